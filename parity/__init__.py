@@ -1,0 +1,1 @@
+"""The Go/Python parity harness."""
