@@ -1,0 +1,3 @@
+module recallref
+
+go 1.27
