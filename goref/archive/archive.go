@@ -1,0 +1,80 @@
+// Package archive is the reference instance's in-memory block archive: a
+// sequence assigns each archived block its seq, and blocks archived as
+// locked are kept but never readable. It is safe for concurrent use.
+package archive
+
+import (
+	"errors"
+	"math"
+	"sync"
+
+	"recallref/recall"
+)
+
+// ErrExhausted is returned by Add when the sequence has no seq left.
+var ErrExhausted = errors.New("archive: sequence exhausted")
+
+type entry struct {
+	block  recall.Block
+	locked bool
+}
+
+// Archive is an in-memory archive. Its seqs are consecutive from the first.
+// It implements recall.Archive.
+type Archive struct {
+	mu      sync.RWMutex
+	first   int64
+	entries []entry // entries[i] has seq first+i
+}
+
+var _ recall.Archive = (*Archive)(nil)
+
+// New returns an empty archive whose first block gets seq firstSeq, which
+// must be at least 1.
+func New(firstSeq int64) *Archive {
+	if firstSeq < 1 {
+		panic("archive: first seq must be >= 1")
+	}
+	return &Archive{first: firstSeq}
+}
+
+// Add archives a block and returns its seq. A locked block is stored under
+// a locked memory: it takes a seq but is never readable.
+func (a *Archive) Add(label, content string, locked bool) (int64, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := int64(len(a.entries))
+	if n > math.MaxInt64-a.first {
+		return 0, ErrExhausted
+	}
+	seq := a.first + n
+	a.entries = append(a.entries, entry{recall.Block{Seq: seq, Label: label, Content: content}, locked})
+	return seq, nil
+}
+
+// Get returns the block with this seq; absent and locked blocks are not found.
+func (a *Archive) Get(seq int64) (recall.Block, bool) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	if seq < a.first {
+		return recall.Block{}, false
+	}
+	i := seq - a.first
+	if i >= int64(len(a.entries)) || a.entries[i].locked {
+		return recall.Block{}, false
+	}
+	return a.entries[i].block, true
+}
+
+// All returns every readable block by increasing seq, never nil.
+func (a *Archive) All() []recall.Block {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	blocks := make([]recall.Block, 0, len(a.entries))
+	for _, e := range a.entries {
+		if !e.locked {
+			blocks = append(blocks, e.block)
+		}
+	}
+	return blocks
+}
