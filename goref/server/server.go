@@ -1,0 +1,225 @@
+// Package server serves the contract's HTTP API (shared/spec/recall.md) over
+// an archive: archiving blocks, reading them, and running the recall tools,
+// plus GET /debug/requests, which lists the requests received so far.
+package server
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"recallref/recall"
+)
+
+// MaxBodyBytes bounds a request body; a larger body is answered 413.
+const MaxBodyBytes = 64 << 20
+
+// The routes.
+const (
+	PathArchive  = "/internal/v1/recall/archive"
+	PathBlock    = "/internal/v1/recall/block"
+	PathBlocks   = "/internal/v1/recall/blocks"
+	PathExec     = "/internal/v1/tool/exec"
+	PathRequests = "/debug/requests"
+)
+
+// Store is the archive the server serves: the tools' reads plus Add.
+type Store interface {
+	recall.Archive
+	// Add archives a block and returns its seq.
+	Add(label, content string, locked bool) (int64, error)
+}
+
+type server struct {
+	store     Store
+	tokenHash [sha256.Size]byte // of the expected Authorization value
+	auth      bool
+	mux       *http.ServeMux
+
+	mu       sync.Mutex
+	requests []string
+}
+
+// New returns the handler serving store. When token is not empty every
+// request must carry "Authorization: Bearer <token>", otherwise it is
+// answered 401.
+func New(store Store, token string) http.Handler {
+	s := &server{store: store, mux: http.NewServeMux()}
+	if token != "" {
+		s.auth = true
+		s.tokenHash = sha256.Sum256([]byte(token))
+	}
+	s.mux.HandleFunc(PathArchive, s.handleArchive)
+	s.mux.HandleFunc(PathBlock, s.handleBlock)
+	s.mux.HandleFunc(PathBlocks, s.handleBlocks)
+	s.mux.HandleFunc(PathExec, s.handleExec)
+	s.mux.HandleFunc(PathRequests, s.handleRequests)
+	return s
+}
+
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !strings.HasPrefix(r.URL.Path, "/debug/") {
+		s.mu.Lock()
+		s.requests = append(s.requests, r.Method+" "+r.RequestURI)
+		s.mu.Unlock()
+	}
+	if s.auth && !s.authorized(r) {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+		writeJSON(w, http.StatusUnauthorized, errorBody("unauthorized"))
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// authorized compares the bearer token in constant time (hashes of equal
+// length, so neither the content nor the length leaks).
+func (s *server) authorized(r *http.Request) bool {
+	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	got := sha256.Sum256([]byte(token))
+	return subtle.ConstantTimeCompare(got[:], s.tokenHash[:]) == 1
+}
+
+func (s *server) handleArchive(w http.ResponseWriter, r *http.Request) {
+	if !allow(w, r, http.MethodPost) {
+		return
+	}
+	m, ok := readObject(w, r)
+	if !ok {
+		return
+	}
+	label, ok1 := m["label"].(string)
+	content, ok2 := m["content"].(string)
+	if !ok1 || !ok2 {
+		writeJSON(w, http.StatusBadRequest, errorBody(`"label" and "content" must be strings`))
+		return
+	}
+	locked := false
+	switch v := m["locked"].(type) {
+	case nil: // absent or null
+	case bool:
+		locked = v
+	default:
+		writeJSON(w, http.StatusBadRequest, errorBody(`"locked" must be a boolean`))
+		return
+	}
+	seq, err := s.store.Add(label, content, locked)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, errorBody(err.Error()))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"seq": seq, "id": "r" + strconv.FormatInt(seq, 10)})
+}
+
+func (s *server) handleBlock(w http.ResponseWriter, r *http.Request) {
+	if !allow(w, r, http.MethodGet) {
+		return
+	}
+	q := r.URL.Query()
+	if !q.Has("seq") {
+		writeJSON(w, http.StatusBadRequest, errorBody(`missing "seq"`))
+		return
+	}
+	seq, err := strconv.ParseInt(q.Get("seq"), 10, 64)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, errorBody(`"seq" must be a decimal int64`))
+		return
+	}
+	b, ok := s.store.Get(seq)
+	if !ok {
+		writeJSON(w, http.StatusNotFound, errorBody("not found"))
+		return
+	}
+	writeJSON(w, http.StatusOK, b)
+}
+
+func (s *server) handleBlocks(w http.ResponseWriter, r *http.Request) {
+	if !allow(w, r, http.MethodGet) {
+		return
+	}
+	blocks := s.store.All()
+	if blocks == nil {
+		blocks = []recall.Block{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"blocks": blocks})
+}
+
+func (s *server) handleExec(w http.ResponseWriter, r *http.Request) {
+	if !allow(w, r, http.MethodPost) {
+		return
+	}
+	m, ok := readObject(w, r)
+	if !ok {
+		return
+	}
+	name, ok1 := m["name"].(string)
+	args, ok2 := m["args"].(string)
+	if !ok1 || !ok2 {
+		writeJSON(w, http.StatusBadRequest, errorBody(`"name" and "args" must be strings`))
+		return
+	}
+	out, ok := recall.Exec(name, args, s.store)
+	if !ok {
+		writeJSON(w, http.StatusNotFound, errorBody(fmt.Sprintf("unknown tool %q", name)))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"output": out})
+}
+
+func (s *server) handleRequests(w http.ResponseWriter, r *http.Request) {
+	if !allow(w, r, http.MethodGet) {
+		return
+	}
+	s.mu.Lock()
+	reqs := append([]string{}, s.requests...)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"requests": reqs})
+}
+
+// allow answers 405 with an Allow header unless r uses method.
+func allow(w http.ResponseWriter, r *http.Request, method string) bool {
+	if r.Method == method {
+		return true
+	}
+	w.Header().Set("Allow", method)
+	writeJSON(w, http.StatusMethodNotAllowed, errorBody("method not allowed"))
+	return false
+}
+
+// readObject reads a bounded body holding one JSON object (exact keys, a
+// repeated key keeps its last value). It answers 413 or 400 itself.
+func readObject(w http.ResponseWriter, r *http.Request) (map[string]any, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			writeJSON(w, http.StatusRequestEntityTooLarge, errorBody("request body too large"))
+		} else {
+			writeJSON(w, http.StatusBadRequest, errorBody("cannot read request body"))
+		}
+		return nil, false
+	}
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil || m == nil {
+		writeJSON(w, http.StatusBadRequest, errorBody("request body must be a JSON object"))
+		return nil, false
+	}
+	return m, true
+}
+
+func errorBody(msg string) map[string]string { return map[string]string{"error": msg} }
+
+// writeJSON writes v with encoding/json (HTML characters escaped).
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
