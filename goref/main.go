@@ -1,0 +1,115 @@
+// Command recallref is the Go reference instance of the recall contract
+// (shared/spec/recall.md): an in-memory archive behind the contract's HTTP
+// API, used to record the goldens and to fuzz the Python port against.
+//
+// Usage:
+//
+//	recallref [-addr 127.0.0.1:0] [-token T] [-first-seq 1]
+//
+// It listens on a loopback address only, prints its base URL (such as
+// http://127.0.0.1:43121) as the first line on stdout, then serves until
+// SIGINT or SIGTERM, when it shuts down gracefully and exits 0.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"recallref/archive"
+	"recallref/server"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if code != 0 {
+		os.Exit(code)
+	}
+}
+
+// run parses args, listens, prints the base URL on stdout and serves until
+// ctx is done. It returns the exit status: 2 for bad usage, 1 for a failure.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("recallref", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:0", "listen address `host:port`; the host must be loopback")
+	token := fs.String("token", "", "when set, every request needs \"Authorization: Bearer `T`\"")
+	firstSeq := fs.Int64("first-seq", 1, "seq of the first archived block (`N` >= 1)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "recallref: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if *firstSeq < 1 {
+		fmt.Fprintf(stderr, "recallref: -first-seq must be >= 1, got %d\n", *firstSeq)
+		return 2
+	}
+	if err := checkLoopback(*addr); err != nil {
+		fmt.Fprintf(stderr, "recallref: %v\n", err)
+		return 2
+	}
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "recallref: %v\n", err)
+		return 1
+	}
+	srv := &http.Server{
+		Handler:           server.New(archive.New(*firstSeq), *token),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	// os.Stdout is unbuffered: the line is out once Fprintln returns.
+	if _, err := fmt.Fprintln(stdout, "http://"+ln.Addr().String()); err != nil {
+		ln.Close()
+		fmt.Fprintf(stderr, "recallref: %v\n", err)
+		return 1
+	}
+
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		fmt.Fprintf(stderr, "recallref: %v\n", err)
+		return 1
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		fmt.Fprintf(stderr, "recallref: shutdown: %v\n", err)
+		srv.Close()
+	}
+	<-done
+	return 0
+}
+
+// checkLoopback accepts "localhost" or a loopback IP literal as the host of
+// addr, and nothing else (an empty host would listen on every interface).
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("bad -addr %q: %v", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("refusing non-loopback -addr %q: the host must be localhost or a loopback IP", addr)
+}
