@@ -1,17 +1,79 @@
-"""The parity harness's exceptions.
+"""The harness's exception tree: every error the parity package raises on purpose.
 
-ParityError                 base of everything the harness raises
-└── GoReferenceError        the Go reference could not be built, started or driven
+```
+ParityError                 base; the CLI prints it and exits 2
+├── JournalError            a journal that cannot be read or written (file, case, field)
+├── CorpusError             a corpus that cannot be played (unknown block, duplicate case)
+├── RecordError             the recorder refused to record (non-empty archive, unstable Go)
+├── FakeGoError             the fake Go could not be set up or saw an unexpected request
+├── GoReferenceError        the Go reference could not be built, started or driven
+└── ReplayError             the replay itself went wrong (not a parity failure)
+```
+
+A parity failure (an output that differs from the golden one) is not an exception:
+the replay reports it and the CLI exits 1.
 """
 
 from __future__ import annotations
 
-__all__ = ["GoReferenceError", "ParityError"]
+from pathlib import Path
+
+__all__ = [
+    "CorpusError",
+    "FakeGoError",
+    "GoReferenceError",
+    "JournalError",
+    "ParityError",
+    "RecordError",
+    "ReplayError",
+]
 
 
 class ParityError(Exception):
-    """Base of the harness's errors."""
+    """Base of every error the harness raises on purpose."""
+
+
+class JournalError(ParityError):
+    """A journal is malformed, fails its integrity check, or cannot be written.
+
+    The message names the file, and the case and the field when they are known.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        detail: str,
+        *,
+        case: str | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.path = str(path)
+        self.case = case
+        self.field = field
+        self.detail = detail
+        where = [self.path]
+        if case is not None:
+            where.append(f"case {case!r}")
+        if field is not None:
+            where.append(f"field {field!r}")
+        super().__init__(f"{': '.join(where)}: {detail}")
+
+
+class CorpusError(ParityError):
+    """A corpus is inconsistent, or does not match the journal recorded from it."""
+
+
+class RecordError(ParityError):
+    """The recorder refused to record, or could not talk to the Go."""
+
+
+class FakeGoError(ParityError):
+    """The fake Go could not start, or served a request it was not set up for."""
 
 
 class GoReferenceError(ParityError):
     """The Go reference instance could not be built, started or driven."""
+
+
+class ReplayError(ParityError):
+    """The replay could not run (as opposed to a case whose output differs)."""
