@@ -1,0 +1,174 @@
+"""The Go reference instance, driven over the contract's HTTP API."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from parity.plugin import FreshGo
+from parity.reference import GoReference, RunningReference, go_env
+
+pytestmark = pytest.mark.go
+
+ARCHIVE = "/internal/v1/recall/archive"
+BLOCK = "/internal/v1/recall/block"
+BLOCKS = "/internal/v1/recall/blocks"
+EXEC = "/internal/v1/tool/exec"
+
+
+@pytest.fixture
+def go(fresh_go: FreshGo) -> RunningReference:
+    return fresh_go(first_seq=1000)
+
+
+@pytest.fixture
+def client(go: RunningReference) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=go.base_url, timeout=10) as client:
+        yield client
+
+
+def test_first_seq_is_honoured(go: RunningReference) -> None:
+    assert go.archive("a", "one") == 1000
+    assert go.archive("b", "two") == 1001
+
+
+def test_archive_answers_seq_and_id(client: httpx.Client) -> None:
+    answer = client.post(ARCHIVE, json={"label": "l", "content": "c"})
+    assert answer.status_code == 200
+    assert answer.json() == {"seq": 1000, "id": "r1000"}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"not json",
+        b"[]",
+        b'"text"',
+        b"{}",
+        b'{"label": "l"}',
+        b'{"content": "c"}',
+        b'{"label": 1, "content": "c"}',
+        b'{"label": "l", "content": "c", "locked": "yes"}',
+    ],
+)
+def test_archive_rejects_a_bad_body(client: httpx.Client, body: bytes) -> None:
+    answer = client.post(ARCHIVE, content=body)
+    assert answer.status_code == 400
+    assert isinstance(answer.json()["error"], str)
+
+
+def test_block_serves_the_archived_block(go: RunningReference, client: httpx.Client) -> None:
+    seq = go.archive("Label <b>", "line one\n& two \u2028")
+    answer = client.get(BLOCK, params={"seq": str(seq)})
+    assert answer.status_code == 200
+    assert answer.headers["content-type"].startswith("application/json")
+    assert answer.json() == {"seq": seq, "label": "Label <b>", "content": "line one\n& two \u2028"}
+    # Go's encoding/json: HTML characters and U+2028 escaped.
+    assert b"\\u003cb\\u003e" in answer.content
+    assert b"\\u0026" in answer.content
+    assert b"\\u2028" in answer.content
+
+
+def test_locked_block_is_never_readable(go: RunningReference, client: httpx.Client) -> None:
+    readable = go.archive("open", "visible")
+    locked = go.archive("secret", "hidden", locked=True)
+    after = go.archive("open too", "visible too")
+    assert locked == readable + 1
+    answer = client.get(BLOCK, params={"seq": str(locked)})
+    assert answer.status_code == 404
+    assert answer.json() == {"error": "not found"}
+    served = client.get(BLOCKS).json()["blocks"]
+    assert [block["seq"] for block in served] == [readable, after]
+    assert "hidden" not in json.dumps(served)
+
+
+def test_blocks_by_increasing_seq_and_empty_array(
+    go: RunningReference, client: httpx.Client
+) -> None:
+    assert client.get(BLOCKS).json() == {"blocks": []}
+    seqs = [go.archive(f"l{i}", f"c{i}") for i in range(5)]
+    assert [block["seq"] for block in client.get(BLOCKS).json()["blocks"]] == seqs
+
+
+@pytest.mark.parametrize("query", [{"seq": "999999"}, {"seq": "1"}, {"seq": "-5"}])
+def test_absent_block_is_a_json_404(client: httpx.Client, query: dict[str, str]) -> None:
+    answer = client.get(BLOCK, params=query)
+    assert answer.status_code == 404
+    assert answer.json() == {"error": "not found"}
+
+
+@pytest.mark.parametrize(
+    "query", [{}, {"seq": ""}, {"seq": "r7"}, {"seq": "1e3"}, {"seq": "9" * 20}]
+)
+def test_bad_seq_is_400(client: httpx.Client, query: dict[str, str]) -> None:
+    assert client.get(BLOCK, params=query).status_code == 400
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("POST", BLOCK), ("DELETE", BLOCK), ("POST", BLOCKS), ("PUT", BLOCKS), ("GET", EXEC)],
+)
+def test_other_methods_are_405(client: httpx.Client, method: str, path: str) -> None:
+    assert client.request(method, path).status_code == 405
+
+
+def test_unknown_path_is_a_bare_404(client: httpx.Client) -> None:
+    answer = client.get("/internal/v1/nowhere")
+    assert answer.status_code == 404
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(answer.text)
+
+
+def test_tool_exec_runs_both_tools(go: RunningReference, client: httpx.Client) -> None:
+    seq = go.archive("Notes", "Café au lait\nsecond line")
+    recall = client.post(EXEC, json={"name": "recall", "args": json.dumps({"id": f"r{seq}"})})
+    assert recall.status_code == 200
+    assert recall.json() == {"output": f"[r{seq}] Notes\nCafé au lait\nsecond line"}
+    search = client.post(EXEC, json={"name": "recall_search", "args": '{"query": "CAFÉ"}'})
+    assert search.status_code == 200
+    assert search.json()["output"].startswith('1 of 1 matching blocks for "CAFÉ":')
+
+
+def test_tool_exec_unknown_tool_is_404(client: httpx.Client) -> None:
+    answer = client.post(EXEC, json={"name": "shell", "args": "{}"})
+    assert answer.status_code == 404
+    assert answer.json() == {"error": 'unknown tool "shell"'}
+
+
+@pytest.mark.parametrize("body", [b"nope", b"[]", b'{"name": 1, "args": "{}"}'])
+def test_tool_exec_bad_body_is_400(client: httpx.Client, body: bytes) -> None:
+    assert client.post(EXEC, content=body).status_code == 400
+
+
+def test_token_is_required_when_configured(fresh_go: FreshGo) -> None:
+    go = fresh_go(token="s3cret-token")
+    with httpx.Client(base_url=go.base_url, timeout=10) as anonymous:
+        for method, path in [("GET", BLOCKS), ("GET", f"{BLOCK}?seq=1"), ("POST", EXEC)]:
+            assert anonymous.request(method, path).status_code == 401
+        wrong = {"Authorization": "Bearer wrong"}
+        assert anonymous.get(BLOCKS, headers=wrong).status_code == 401
+        right = {"Authorization": "Bearer s3cret-token"}
+        assert anonymous.get(BLOCKS, headers=right).status_code == 200
+    assert go.archive("l", "c") == 1
+
+
+def test_reference_listens_on_loopback_only(go: RunningReference) -> None:
+    assert httpx.URL(go.base_url).host == "127.0.0.1"
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [["-addr", "0.0.0.0:0"], ["-addr", "192.0.2.1:0"], ["-first-seq", "0"], ["-first-seq", "x"]],
+)
+def test_bad_flags_exit_2(go_build: GoReference, flags: list[str]) -> None:
+    binary = go_build.build()
+    done = subprocess.run(
+        [str(binary), *flags], env=go_env(), capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.strip()
