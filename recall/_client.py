@@ -1,0 +1,247 @@
+"""ArchiveClient: the Go's archive reads and /tool/exec over one persistent httpx.Client.
+
+Every httpx exception is translated here into a RecallError; anything the Go
+answers that is not the contract's JSON is a GoUnavailableError. Bodies are read
+streaming, with a size bound, and decoded strictly.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import re
+from types import TracebackType
+from typing import Final, NoReturn
+
+import httpx
+
+from recall._errors import GoUnavailableError, UnknownToolError
+from recall._tools import MAX_SEQ, Block
+
+__all__ = [
+    "BLOCKS_PATH",
+    "BLOCK_PATH",
+    "DEFAULT_MAX_BODY_BYTES",
+    "EXEC_PATH",
+    "ArchiveClient",
+    "replace_surrogates",
+]
+
+BLOCK_PATH: Final = "/internal/v1/recall/block"
+BLOCKS_PATH: Final = "/internal/v1/recall/blocks"
+EXEC_PATH: Final = "/internal/v1/tool/exec"
+DEFAULT_MAX_BODY_BYTES: Final = 512 * 1024 * 1024
+
+_TOKEN = re.compile(r"[\x21-\x7e]+")  # what a header value carries as it is
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def replace_surrogates(text: str) -> str:
+    """Replace each surrogate code point (paired or not) with U+FFFD, as a Go string would."""
+    if text.isascii():
+        return text
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _reject_constant(name: str) -> NoReturn:
+    raise ValueError(f"{name} is not JSON")
+
+
+class ArchiveClient:
+    """The Go instance's archive reads (an Archive) and its /tool/exec.
+
+    ``transport`` replaces httpx's network transport (tests); the environment's
+    proxies and .netrc are ignored, and redirects are not followed.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        token: str | None = None,
+        timeout: float = 5.0,
+        transport: httpx.BaseTransport | None = None,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    ) -> None:
+        if token is not None and not _TOKEN.fullmatch(token):
+            raise ValueError("the token must be one or more visible ASCII characters")
+        if max_body_bytes < 0:
+            raise ValueError("max_body_bytes must not be negative")
+        headers = {"Accept": "application/json"}
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        try:
+            self._http = httpx.Client(
+                base_url=base_url,
+                headers=headers,
+                timeout=httpx.Timeout(timeout),
+                follow_redirects=False,
+                transport=transport,
+                trust_env=False,
+            )
+        except httpx.InvalidURL as exc:
+            raise ValueError(f"invalid base URL: {exc}") from exc
+        self._token = token
+        self._max_body_bytes = max_body_bytes
+
+    def __repr__(self) -> str:
+        url = self._http.base_url.copy_with(username=None, password=None)
+        return f"ArchiveClient({str(url)!r})"
+
+    def __enter__(self) -> ArchiveClient:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connections."""
+        self._http.close()
+
+    # The reads and the call.
+
+    def get_block(self, seq: int) -> Block | None:
+        """The readable block with this seq, or None when the Go answers its JSON 404."""
+        digits = str(operator.index(seq))
+        what = f"GET {BLOCK_PATH}?seq={digits}"
+        status, doc, surrogates = self._call(what, "GET", BLOCK_PATH, params={"seq": digits})
+        if status == 404:
+            if isinstance(doc, dict) and "error" in doc:
+                return None
+            raise GoUnavailableError(what, "status 404 without the JSON error body")
+        block = _block(doc, surrogates)
+        if block is None or block.seq != seq:
+            raise GoUnavailableError(what, "the body is not the requested block")
+        return block
+
+    def all_blocks(self) -> list[Block]:
+        """Every readable block, by increasing seq."""
+        what = f"GET {BLOCKS_PATH}"
+        status, doc, surrogates = self._call(what, "GET", BLOCKS_PATH)
+        items = doc.get("blocks") if status == 200 and isinstance(doc, dict) else None
+        if not isinstance(items, list):
+            raise GoUnavailableError(what, _unexpected(status, "blocks"))
+        blocks: list[Block] = []
+        last = 0
+        for item in items:
+            block = _block(item, surrogates)
+            if block is None or block.seq <= last:
+                raise GoUnavailableError(what, "the blocks are not valid blocks by increasing seq")
+            blocks.append(block)
+            last = block.seq
+        return blocks
+
+    def exec_tool(self, name: str, args: str) -> str:
+        """Go's own output for a tool call; UnknownToolError when it answers its JSON 404."""
+        what = f"POST {EXEC_PATH}"
+        # ASCII JSON: any str encodes, and Go decodes it to the same text.
+        body = json.dumps({"name": name, "args": args}).encode("ascii")
+        status, doc, _ = self._call(what, "POST", EXEC_PATH, content=body)
+        if status == 404 and isinstance(doc, dict) and "error" in doc:
+            raise UnknownToolError(name)
+        output = doc.get("output") if status == 200 and isinstance(doc, dict) else None
+        if not isinstance(output, str):
+            raise GoUnavailableError(what, _unexpected(status, "output"))
+        return replace_surrogates(output)
+
+    # HTTP.
+
+    def _call(
+        self,
+        what: str,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, str] | None = None,
+        content: bytes | None = None,
+    ) -> tuple[int, object, bool]:
+        """Send a request; its status (200 or 404), its decoded JSON body, and the surrogate flag.
+
+        Any other status is a GoUnavailableError, and so is a 200 body that is not
+        JSON; a 404 body that is not JSON decodes to None (the caller decides).
+        """
+        headers = {"Content-Type": "application/json"} if content is not None else None
+        try:
+            with self._http.stream(
+                method, path, params=params, content=content, headers=headers
+            ) as response:
+                status = response.status_code
+                if status not in (200, 404):
+                    raise GoUnavailableError(what, f"status {status}")
+                body = self._read(response, what)
+        except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError) as exc:
+            raise GoUnavailableError(what, self._describe(exc)) from exc
+        try:
+            doc, surrogates = _decode(body)
+        except ValueError as exc:
+            if status == 404:
+                return status, None, False
+            raise GoUnavailableError(what, f"status 200, invalid JSON body: {exc}") from exc
+        return status, doc, surrogates
+
+    def _read(self, response: httpx.Response, what: str) -> bytearray:
+        """The whole body, or GoUnavailableError past max_body_bytes."""
+        limit = self._max_body_bytes
+        declared = response.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise GoUnavailableError(what, f"body larger than {limit} bytes")
+        body = bytearray()
+        for chunk in response.iter_bytes():
+            if len(body) + len(chunk) > limit:
+                raise GoUnavailableError(what, f"body larger than {limit} bytes")
+            body += chunk
+        return body
+
+    def _describe(self, exc: Exception) -> str:
+        """The exception's kind and message, the token masked should it appear."""
+        detail = str(exc)
+        if self._token:
+            detail = detail.replace(self._token, "***")
+        kind = type(exc).__name__
+        return f"{kind}: {detail}" if detail else kind
+
+
+def _decode(body: bytearray) -> tuple[object, bool]:
+    """Strict JSON from UTF-8 bytes, and whether its strings may hold surrogates.
+
+    Empties body as soon as it is decoded to text. ValueError when it is not JSON.
+    """
+    text = body.decode("utf-8")  # UnicodeDecodeError is a ValueError
+    body.clear()  # the caller's buffer too: the text is all that is needed now
+    # The text is valid UTF-8, so a surrogate can only come from a \uD800-\uDFFF escape.
+    surrogates = "\\ud" in text or "\\uD" in text
+    try:
+        return json.loads(text, parse_constant=_reject_constant), surrogates
+    except RecursionError as exc:
+        raise ValueError("JSON nested too deeply") from exc
+
+
+def _block(item: object, surrogates: bool) -> Block | None:
+    """The Block an item of the contract's JSON describes, or None when it is not one.
+
+    With ``surrogates``, a lone surrogate (from a \\uD800-\\uDFFF escape) in the
+    label or the content becomes U+FFFD, as Go's decoder makes it.
+    """
+    if not isinstance(item, dict):
+        return None
+    seq = item.get("seq")
+    label = item.get("label")
+    content = item.get("content")
+    if type(seq) is not int or not 1 <= seq <= MAX_SEQ:  # bool is not an int here
+        return None
+    if not isinstance(label, str) or not isinstance(content, str):
+        return None
+    if surrogates:
+        label, content = replace_surrogates(label), replace_surrogates(content)
+    return Block(seq, label, content)
+
+
+def _unexpected(status: int, member: str) -> str:
+    if status != 200:
+        return f"status {status}"
+    return f"status 200, the body is not the JSON object with {member!r}"

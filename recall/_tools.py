@@ -1,0 +1,254 @@
+"""The two recall tools over an archive, step by step as the contract gives them.
+
+Every Go function the contract names is taken from ``recall._go``; the archive
+is read only where the contract says: ``recall`` through ``get_block``, for a
+well-formed id; ``recall_search`` through ``all_blocks``, for a query with terms.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from recall._errors import UnknownToolError
+from recall._go.json import unmarshal_args
+from recall._go.strconv import float64_to_int, quote
+from recall._go.strings import to_lower, trim_space
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "EXCERPT_RUNES",
+    "MAX_LIMIT",
+    "MAX_SEQ",
+    "TEXT_MISSING_ID",
+    "TEXT_MISSING_QUERY",
+    "TOOLS",
+    "Archive",
+    "Block",
+    "MemoryArchive",
+    "excerpt",
+    "header",
+    "recall_id_to_seq",
+    "recall_tokens",
+    "run_tool",
+    "score",
+    "search_limit",
+    "text_block",
+    "text_no_match",
+    "text_not_found",
+    "text_results",
+    "tool_recall",
+    "tool_recall_search",
+]
+
+MAX_SEQ = 2**63 - 1  # math.MaxInt64
+DEFAULT_LIMIT = 5
+MAX_LIMIT = 20
+EXCERPT_RUNES = 160
+
+TEXT_MISSING_ID = 'recall needs an "id", such as "r7"'
+TEXT_MISSING_QUERY = 'recall_search needs a "query"'
+
+# Runs of runes in a-z, 0-9 or U+00E0..U+00FF, two runes or more: the fields of
+# strings.FieldsFunc that recallTokens keeps.
+_TERMS = re.compile("[a-z0-9\u00e0-\u00ff]{2,}")
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """An archived block, as the archive serves it."""
+
+    seq: int
+    label: str
+    content: str
+
+    @property
+    def id(self) -> str:
+        """The block's id: ``"r"`` followed by the decimal seq."""
+        return f"r{self.seq}"
+
+
+class Archive(Protocol):
+    """Read access to the archive; locked blocks are never readable."""
+
+    def get_block(self, seq: int) -> Block | None:
+        """The readable block with this seq, or None."""
+        ...
+
+    def all_blocks(self) -> Sequence[Block]:
+        """Every readable block, by increasing seq."""
+        ...
+
+
+class MemoryArchive:
+    """An archive of readable blocks held in memory."""
+
+    __slots__ = ("_blocks", "_by_seq")
+
+    def __init__(self, blocks: Iterable[Block] = ()) -> None:
+        by_seq: dict[int, Block] = {}
+        for block in blocks:
+            if block.seq in by_seq:
+                raise ValueError(f"two blocks with seq {block.seq}")
+            by_seq[block.seq] = block
+        self._by_seq = by_seq
+        self._blocks = tuple(sorted(by_seq.values(), key=lambda b: b.seq))
+
+    def __repr__(self) -> str:
+        return f"MemoryArchive(<{len(self._blocks)} blocks>)"
+
+    def get_block(self, seq: int) -> Block | None:
+        """The block with this seq, or None."""
+        return self._by_seq.get(seq)
+
+    def all_blocks(self) -> Sequence[Block]:
+        """Every block, by increasing seq."""
+        return self._blocks
+
+
+# The pieces.
+
+
+def recall_id_to_seq(block_id: str) -> int | None:
+    """recallIDToSeq: the seq a tolerant id such as ``" R007 "`` names, or None when malformed."""
+    s = trim_space(trim_space(block_id).removeprefix("r").removeprefix("R"))
+    if not (s.isascii() and s.isdigit()):  # one or more of 0-9, nothing else
+        return None
+    digits = s.lstrip("0")  # leading zeros are fine for ParseInt, and cost int() nothing
+    if len(digits) > len(str(MAX_SEQ)):
+        return None
+    seq = int(digits or "0")
+    return seq if 1 <= seq <= MAX_SEQ else None
+
+
+def recall_tokens(query: str) -> list[str]:
+    """recallTokens: the query's distinct terms of two runes or more, in order."""
+    return list(dict.fromkeys(_TERMS.findall(to_lower(query))))
+
+
+def search_limit(value: object) -> int:
+    """The number of results to show for ``m["limit"]`` (only a float64 counts)."""
+    if type(value) is float:
+        n = float64_to_int(value)
+        if n >= 1:
+            return min(n, MAX_LIMIT)
+    return DEFAULT_LIMIT
+
+
+def score(block: Block, terms: Sequence[str]) -> int:
+    """1 for each term in the lowered content, 2 for each in the lowered label."""
+    lc = to_lower(block.content)
+    ll = to_lower(block.label)
+    total = 0
+    for term in terms:
+        if term in lc:
+            total += 1
+        if term in ll:
+            total += 2
+    return total
+
+
+def excerpt(content: str) -> str:
+    """The first non-blank line, trimmed, cut to 160 runes plus ``…``; ``""`` when none."""
+    start = 0
+    while start <= len(content):
+        end = content.find("\n", start)
+        if end < 0:
+            end = len(content)
+        line = trim_space(content[start:end])
+        if line:
+            return line if len(line) <= EXCERPT_RUNES else line[:EXCERPT_RUNES] + "\u2026"
+        start = end + 1
+    return ""
+
+
+def header(block: Block) -> str:
+    """``"[rN]"``, followed by ``" " + label`` when the label is not empty."""
+    return f"[r{block.seq}] {block.label}" if block.label else f"[r{block.seq}]"
+
+
+# The texts.
+
+
+def text_not_found(block_id: str) -> str:
+    """TEXT_NOT_FOUND(id)."""
+    return f"no archived block {quote(block_id)}"
+
+
+def text_block(block: Block) -> str:
+    """TEXT_BLOCK(b): the header, then the content verbatim."""
+    return header(block) + "\n" + block.content
+
+
+def text_no_match(query: str) -> str:
+    """TEXT_NO_MATCH(query)."""
+    return f"no archived block matches {quote(query)}"
+
+
+def text_results(query: str, shown: Sequence[tuple[int, Block]], total: int) -> str:
+    """TEXT_RESULTS for the (score, block) pairs shown out of total matches."""
+    parts = [f"{len(shown)} of {total} matching blocks for {quote(query)}:"]
+    for points, block in shown:
+        parts.append(f"\n{header(block)} (score {points})")
+        line = excerpt(block.content)
+        if line:
+            parts.append("\n  " + line)
+    return "".join(parts)
+
+
+# The tools.
+
+
+def tool_recall(m: Mapping[str, object], archive: Archive) -> str:
+    """The recall tool over decoded arguments."""
+    block_id = m.get("id")
+    if not isinstance(block_id, str) or not trim_space(block_id):
+        return TEXT_MISSING_ID
+    seq = recall_id_to_seq(block_id)
+    if seq is None:
+        return text_not_found(block_id)
+    block = archive.get_block(seq)
+    if block is None:
+        return text_not_found(block_id)
+    return text_block(block)
+
+
+def _rank(hit: tuple[int, Block]) -> tuple[int, int]:
+    return (-hit[0], -hit[1].seq)
+
+
+def tool_recall_search(m: Mapping[str, object], archive: Archive) -> str:
+    """The recall_search tool over decoded arguments."""
+    query = m.get("query")
+    if not isinstance(query, str) or not trim_space(query):
+        return TEXT_MISSING_QUERY
+    terms = recall_tokens(query)
+    if not terms:
+        return text_no_match(query)
+    limit = search_limit(m.get("limit"))
+    hits: list[tuple[int, Block]] = []
+    for block in archive.all_blocks():
+        points = score(block, terms)
+        if points:
+            hits.append((points, block))
+    if not hits:
+        return text_no_match(query)
+    hits.sort(key=_rank)
+    return text_results(query, hits[:limit], len(hits))
+
+
+TOOLS = {"recall": tool_recall, "recall_search": tool_recall_search}
+
+
+def run_tool(name: str, args: str, archive: Archive) -> str:
+    """Run ``recall`` or ``recall_search`` with the JSON arguments text ``args`` (any text).
+
+    Raises UnknownToolError for another name. An archive's own errors (such as
+    GoUnavailableError from an archive read over HTTP) pass through.
+    """
+    tool = TOOLS.get(name)
+    if tool is None:
+        raise UnknownToolError(name)
+    return tool(unmarshal_args(args), archive)
