@@ -1,0 +1,92 @@
+package archive
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"testing"
+
+	"recallref/recall"
+)
+
+func TestArchive(t *testing.T) {
+	a := New(1000)
+	if got := a.All(); got == nil || len(got) != 0 {
+		t.Fatalf("All() of an empty archive = %#v; want an empty, non-nil slice", got)
+	}
+	for i, in := range []struct {
+		label, content string
+		locked         bool
+	}{{"a", "one", false}, {"", "", true}, {"c", "three", false}} {
+		seq, err := a.Add(in.label, in.content, in.locked)
+		if err != nil || seq != int64(1000+i) {
+			t.Fatalf("Add #%d = %d, %v; want %d", i, seq, err, 1000+i)
+		}
+	}
+	want := []recall.Block{{Seq: 1000, Label: "a", Content: "one"}, {Seq: 1002, Label: "c", Content: "three"}}
+	if got := a.All(); !slices.Equal(got, want) {
+		t.Errorf("All() = %v; want %v", got, want)
+	}
+	for _, tt := range []struct {
+		seq int64
+		ok  bool
+	}{{1000, true}, {1001, false}, {1002, true}, {1003, false}, {999, false}, {0, false}, {-1, false}, {math.MinInt64, false}, {math.MaxInt64, false}} {
+		b, ok := a.Get(tt.seq)
+		if ok != tt.ok || ok && b.Seq != tt.seq {
+			t.Errorf("Get(%d) = %v, %v; want found: %v", tt.seq, b, ok, tt.ok)
+		}
+	}
+}
+
+func TestArchiveExhausted(t *testing.T) {
+	a := New(math.MaxInt64 - 1)
+	for _, want := range []int64{math.MaxInt64 - 1, math.MaxInt64} {
+		if seq, err := a.Add("", "x", false); seq != want || err != nil {
+			t.Fatalf("Add = %d, %v; want %d", seq, err, want)
+		}
+	}
+	if _, err := a.Add("", "x", false); err != ErrExhausted {
+		t.Fatalf("Add past MaxInt64: err = %v; want ErrExhausted", err)
+	}
+	if b, ok := a.Get(math.MaxInt64); !ok || b.Seq != math.MaxInt64 {
+		t.Errorf("Get(MaxInt64) = %v, %v", b, ok)
+	}
+}
+
+func TestNewRejectsFirstSeqBelowOne(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("New(0) did not panic")
+		}
+	}()
+	New(0)
+}
+
+func TestArchiveConcurrent(t *testing.T) {
+	a := New(1)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for range 100 {
+				if _, err := a.Add("l", "c", g%2 == 0); err != nil {
+					t.Error(err)
+				}
+				a.All()
+				a.Get(5)
+			}
+		})
+	}
+	wg.Wait()
+	seen := 0
+	for seq := int64(1); seq <= 800; seq++ {
+		if _, ok := a.Get(seq); ok {
+			seen++
+		}
+	}
+	if n := len(a.All()); n != 400 || seen != 400 {
+		t.Errorf("readable blocks: All %d, Get %d; want 400", n, seen)
+	}
+	if seq, _ := a.Add("", "", false); seq != 801 {
+		t.Errorf("next seq = %d; want 801", seq)
+	}
+}

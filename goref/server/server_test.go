@@ -1,0 +1,280 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+
+	"recallref/archive"
+)
+
+type response struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// json decodes the body, failing the test when it is not JSON.
+func (r response) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(r.body), &m); err != nil {
+		t.Fatalf("body %q is not a JSON object: %v", r.body, err)
+	}
+	return m
+}
+
+type client struct {
+	t     *testing.T
+	url   string
+	token string
+}
+
+// newServer starts a test server over a fresh archive.
+func newServer(t *testing.T, firstSeq int64, token string) *client {
+	srv := httptest.NewServer(New(archive.New(firstSeq), token))
+	t.Cleanup(srv.Close)
+	return &client{t, srv.URL, token}
+}
+
+func (c *client) do(method, path, body string) response {
+	c.t.Helper()
+	return c.doBytes(method, path, []byte(body), "Bearer "+c.token)
+}
+
+func (c *client) doBytes(method, path string, body []byte, auth string) response {
+	c.t.Helper()
+	req, err := http.NewRequest(method, c.url+path, bytes.NewReader(body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return response{resp.StatusCode, resp.Header, string(b)}
+}
+
+// check fails unless r has this status and a JSON body equal to want (as
+// decoded JSON, or "" to skip the body).
+func check(t *testing.T, what string, r response, status int, want string) {
+	t.Helper()
+	if r.status != status {
+		t.Errorf("%s: status %d; want %d (body %q)", what, r.status, status, r.body)
+		return
+	}
+	if ct := r.header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("%s: Content-Type %q", what, ct)
+	}
+	if want == "" {
+		return
+	}
+	var got, exp any
+	if err := json.Unmarshal([]byte(r.body), &got); err != nil {
+		t.Errorf("%s: body %q is not JSON: %v", what, r.body, err)
+		return
+	}
+	if err := json.Unmarshal([]byte(want), &exp); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, exp) {
+		t.Errorf("%s: body %s; want %s", what, r.body, want)
+	}
+}
+
+func (c *client) archive(label, content string, locked bool) int64 {
+	c.t.Helper()
+	body, _ := json.Marshal(map[string]any{"label": label, "content": content, "locked": locked})
+	r := c.do("POST", PathArchive, string(body))
+	if r.status != 200 {
+		c.t.Fatalf("archive: %d %s", r.status, r.body)
+	}
+	return int64(r.json(c.t)["seq"].(float64))
+}
+
+func TestArchiveRoute(t *testing.T) {
+	c := newServer(t, 1000, "")
+	check(t, "first", c.do("POST", PathArchive, `{"label":"a","content":"b"}`), 200, `{"seq":1000,"id":"r1000"}`)
+	check(t, "empty label, locked", c.do("POST", PathArchive, `{"label":"","content":"","locked":true}`), 200, `{"seq":1001,"id":"r1001"}`)
+	check(t, "locked false", c.do("POST", PathArchive, `{"label":"","content":"x","locked":false}`), 200, `{"seq":1002,"id":"r1002"}`)
+	check(t, "locked null", c.do("POST", PathArchive, `{"label":"","content":"x","locked":null,"other":1}`), 200, `{"seq":1003,"id":"r1003"}`)
+
+	for _, body := range []string{
+		``, `not json`, `null`, `[]`, `"x"`, `1`, `{}`,
+		`{"label":"a"}`, `{"content":"a"}`, `{"Label":"a","content":"b"}`,
+		`{"label":null,"content":"b"}`, `{"label":1,"content":"b"}`, `{"label":"a","content":["b"]}`,
+		`{"label":"a","content":"b","locked":"true"}`, `{"label":"a","content":"b","locked":1}`,
+		`{"label":"a","content":"b"} x`, `{"label":"a","content":"b"}{}`,
+	} {
+		r := c.do("POST", PathArchive, body)
+		check(t, "bad body "+body, r, 400, "")
+		if _, ok := r.json(t)["error"].(string); !ok {
+			t.Errorf("bad body %s: no error string in %s", body, r.body)
+		}
+	}
+	// Bad bodies took no seq.
+	check(t, "after bad bodies", c.do("POST", PathArchive, `{"label":"a","content":"b"}`), 200, `{"seq":1004,"id":"r1004"}`)
+
+	r := c.do("GET", PathArchive, "")
+	check(t, "GET archive", r, 405, `{"error":"method not allowed"}`)
+	if r.header.Get("Allow") != "POST" {
+		t.Errorf("Allow = %q", r.header.Get("Allow"))
+	}
+
+	big := []byte(`{"label":"a","content":"` + strings.Repeat("x", MaxBodyBytes) + `"}`)
+	check(t, "too large", c.doBytes("POST", PathArchive, big, ""), 413, `{"error":"request body too large"}`)
+}
+
+func TestBlockRoute(t *testing.T) {
+	c := newServer(t, 7, "")
+	c.archive("<b>&amp;", "line\u2028two", false)
+	c.archive("secret", "hidden", true)
+
+	check(t, "found", c.do("GET", PathBlock+"?seq=7", ""), 200, `{"seq":7,"label":"<b>&amp;","content":"line\u2028two"}`)
+	r := c.do("GET", PathBlock+"?seq=7", "")
+	if !strings.Contains(r.body, `\u003cb\u003e\u0026amp;`) || !strings.Contains(r.body, `\u2028`) {
+		t.Errorf("block body %s is not encoding/json's HTML-escaped form", r.body)
+	}
+	check(t, "plus sign", c.do("GET", PathBlock+"?seq=%2B7", ""), 200, `{"seq":7,"label":"<b>&amp;","content":"line\u2028two"}`)
+	check(t, "leading zeros", c.do("GET", PathBlock+"?seq=007", ""), 200, "")
+	check(t, "first of two", c.do("GET", PathBlock+"?seq=7&seq=8", ""), 200, "")
+	for _, q := range []string{"8", "9", "6", "0", "-7", "9223372036854775807", "-9223372036854775808"} {
+		check(t, "absent or locked "+q, c.do("GET", PathBlock+"?seq="+q, ""), 404, `{"error":"not found"}`)
+	}
+	for _, q := range []string{"", "?", "?seq", "?seq=", "?seq=r7", "?seq=7a", "?seq=7.0", "?seq=+", "?seq=%207", "?seq=0x7", "?seq=1_0", "?seq=9223372036854775808", "?SEQ=7", "?sequence=7"} {
+		check(t, "bad seq "+q, c.do("GET", PathBlock+q, ""), 400, "")
+	}
+	for _, m := range []string{"POST", "PUT", "DELETE", "HEAD"} {
+		r := c.do(m, PathBlock+"?seq=7", "")
+		if r.status != 405 || r.header.Get("Allow") != "GET" {
+			t.Errorf("%s block: %d, Allow %q", m, r.status, r.header.Get("Allow"))
+		}
+	}
+}
+
+func TestBlocksRoute(t *testing.T) {
+	c := newServer(t, 1, "")
+	r := c.do("GET", PathBlocks, "")
+	check(t, "empty", r, 200, `{"blocks":[]}`)
+	if strings.TrimSpace(r.body) != `{"blocks":[]}` {
+		t.Errorf("empty blocks body = %q", r.body)
+	}
+	c.archive("a", "one", false)
+	c.archive("locked", "never", true)
+	c.archive("", "three", false)
+	check(t, "blocks", c.do("GET", PathBlocks, ""), 200,
+		`{"blocks":[{"seq":1,"label":"a","content":"one"},{"seq":3,"label":"","content":"three"}]}`)
+	check(t, "query ignored", c.do("GET", PathBlocks+"?x=1", ""), 200, "")
+	r = c.do("POST", PathBlocks, "")
+	if r.status != 405 || r.header.Get("Allow") != "GET" {
+		t.Errorf("POST blocks: %d, Allow %q", r.status, r.header.Get("Allow"))
+	}
+}
+
+func TestExecRoute(t *testing.T) {
+	c := newServer(t, 5, "")
+	c.archive("notes", "hello <world>", false)
+	c.archive("hello", "locked hello", true)
+
+	exec := func(name, args string) response {
+		body, _ := json.Marshal(map[string]string{"name": name, "args": args})
+		return c.do("POST", PathExec, string(body))
+	}
+	check(t, "recall", exec("recall", `{"id":"r5"}`), 200, `{"output":"[r5] notes\nhello <world>"}`)
+	check(t, "recall locked", exec("recall", `{"id":"r6"}`), 200, `{"output":"no archived block \"r6\""}`)
+	check(t, "recall invalid args", exec("recall", `{"id":`), 200, `{"output":"recall needs an \"id\", such as \"r7\""}`)
+	check(t, "recall_search", exec("recall_search", `{"query":"HELLO"}`), 200,
+		`{"output":"1 of 1 matching blocks for \"HELLO\":\n[r5] notes (score 1)\n  hello <world>"}`)
+	r := exec("recall", `{"id":"r5"}`)
+	if !strings.Contains(r.body, `\u003cworld\u003e`) {
+		t.Errorf("exec body %s is not HTML-escaped", r.body)
+	}
+	check(t, "lone surrogate", c.do("POST", PathExec, `{"name":"recall","args":"{\"id\":\"\\ud800\"}"}`), 200,
+		`{"output":"no archived block \"\ufffd\""}`)
+
+	check(t, "unknown tool", exec("nope", `{}`), 404, `{"error":"unknown tool \"nope\""}`)
+	check(t, "unknown tool case", exec("Recall", `{}`), 404, `{"error":"unknown tool \"Recall\""}`)
+	check(t, "unknown tool quoting", exec("a\"b\x00", `{}`), 404, `{"error":"unknown tool \"a\\\"b\\x00\""}`)
+
+	for _, body := range []string{
+		``, `{`, `null`, `[]`, `{}`, `{"name":"recall"}`, `{"args":"{}"}`,
+		`{"name":"recall","args":{"id":"r5"}}`, `{"name":1,"args":"{}"}`, `{"name":"recall","args":null}`,
+		`{"Name":"recall","args":"{}"}`,
+	} {
+		check(t, "bad exec body "+body, c.do("POST", PathExec, body), 400, "")
+	}
+	r = c.do("GET", PathExec, "")
+	if r.status != 405 || r.header.Get("Allow") != "POST" {
+		t.Errorf("GET exec: %d, Allow %q", r.status, r.header.Get("Allow"))
+	}
+}
+
+func TestUnknownPath(t *testing.T) {
+	c := newServer(t, 1, "")
+	for _, p := range []string{"/", "/nope", "/internal/v1/recall/block/", "/internal/v1/recall", "/internal/v1/tool/exec/x", "/debug/other"} {
+		r := c.do("GET", p, "")
+		if r.status != 404 || r.body != "404 page not found\n" || strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
+			t.Errorf("GET %s: %d %q %q; want the bare net/http 404", p, r.status, r.header.Get("Content-Type"), r.body)
+		}
+	}
+}
+
+func TestToken(t *testing.T) {
+	c := newServer(t, 1, "s3cret")
+	for _, auth := range []string{"", "Bearer", "Bearer ", "Bearer s3cre", "Bearer  s3cret", "Basic s3cret", "s3cret", "Bearer S3CRET"} {
+		for _, p := range []string{PathBlocks, PathBlock + "?seq=1", "/nope", PathRequests} {
+			r := c.doBytes("GET", p, nil, auth)
+			check(t, "auth "+auth+" "+p, r, 401, `{"error":"unauthorized"}`)
+		}
+		check(t, "auth "+auth+" POST", c.doBytes("POST", PathArchive, []byte(`{"label":"","content":""}`), auth), 401, `{"error":"unauthorized"}`)
+	}
+	// A trailing space is optional white space that HTTP strips.
+	check(t, "trailing space", c.doBytes("GET", PathBlocks, nil, "Bearer s3cret "), 200, `{"blocks":[]}`)
+	check(t, "token", c.do("GET", PathBlocks, ""), 200, `{"blocks":[]}`)
+	check(t, "scheme case", c.doBytes("GET", PathBlocks, nil, "bearer s3cret"), 200, `{"blocks":[]}`)
+	check(t, "token archive", c.do("POST", PathArchive, `{"label":"","content":""}`), 200, `{"seq":1,"id":"r1"}`)
+}
+
+func TestDebugRequests(t *testing.T) {
+	c := newServer(t, 1, "")
+	check(t, "empty", c.do("GET", PathRequests, ""), 200, `{"requests":[]}`)
+	c.archive("a", "b", false)
+	c.do("GET", PathBlock+"?seq=1", "")
+	c.do("GET", PathBlock+"?seq=%2B1&x=%20", "")
+	c.do("GET", PathBlocks, "")
+	c.do("DELETE", PathBlocks, "")
+	c.do("GET", "/nope?q", "")
+	c.do("GET", "/debug/other", "")
+	r := c.do("POST", PathRequests, "")
+	if r.status != 405 {
+		t.Errorf("POST /debug/requests: %d", r.status)
+	}
+	check(t, "requests", c.do("GET", PathRequests, ""), 200, `{"requests":[
+		"POST /internal/v1/recall/archive",
+		"GET /internal/v1/recall/block?seq=1",
+		"GET /internal/v1/recall/block?seq=%2B1&x=%20",
+		"GET /internal/v1/recall/blocks",
+		"DELETE /internal/v1/recall/blocks",
+		"GET /nope?q"]}`)
+
+	// With a token, unauthorized requests are recorded too.
+	c = newServer(t, 1, "tok")
+	c.doBytes("GET", PathBlocks, nil, "")
+	c.do("GET", PathBlock+"?seq=3", "")
+	check(t, "requests with token", c.do("GET", PathRequests, ""), 200, `{"requests":[
+		"GET /internal/v1/recall/blocks",
+		"GET /internal/v1/recall/block?seq=3"]}`)
+}
