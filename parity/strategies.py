@@ -1,0 +1,848 @@
+# ruff: noqa: RUF001  (the ambiguous look-alike runes are the point)
+"""Public Hypothesis strategies for the recall tools' inputs (differential fuzzing).
+
+Every strategy draws the text a model could send or a block an archive could hold,
+aimed at the places where Go and Python disagree: ``unicode.IsSpace`` against
+``str.strip``, ``strings.ToLower`` against ``str.lower``, ``encoding/json`` against
+``json.loads``, ``strconv.Quote`` against ``repr``, ``int(float64)`` against ``int``.
+
+- :func:`ids` draws a block id; :func:`queries` a search query; :func:`limits` the
+  JSON text of a ``limit`` value;
+- :func:`recall_args`, :func:`search_args` and :func:`raw_args` draw the ``args``
+  text of a tool call (valid or invalid JSON);
+- :func:`blocks` and :func:`block_sets` draw blocks to archive (:class:`BlockSpec`);
+- :func:`calls` draws ``(tool, args)`` pairs over an archive's seqs and words.
+
+The tables below were computed from Go 1.27.3 (Unicode 17.0.0) against Python 3.11
+(Unicode 14.0.0).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from hypothesis import strategies as st
+
+__all__ = [
+    "DIGIT_ZEROS",
+    "GO_SPACES",
+    "INT64_MAX",
+    "LOWER_CHANGED",
+    "MAX_NESTING",
+    "NEW_CODE_POINTS",
+    "NOT_GO_SPACES",
+    "BlockSpec",
+    "block_sets",
+    "blocks",
+    "calls",
+    "deep_nesting",
+    "ids",
+    "json_strings",
+    "limits",
+    "new_code_points",
+    "queries",
+    "raw_args",
+    "recall_args",
+    "search_args",
+    "words_of",
+]
+
+INT64_MAX = 2**63 - 1
+MAX_NESTING = 10000
+"""Go's ``encoding/json`` nesting limit: depth 10000 decodes, 10001 is an error."""
+
+GO_SPACES = (
+    "\t\n\v\f\r \x85\xa0\u1680"
+    + "".join(chr(c) for c in range(0x2000, 0x200B))
+    + "\u2028\u2029\u202f\u205f\u3000"
+)
+"""Every rune for which Go's ``unicode.IsSpace`` is true."""
+
+NOT_GO_SPACES = "\x1c\x1d\x1e\x1f\u180e\u200b\u200c\u200d\u2060\ufeff"
+"""Space-like runes Go keeps; Python's ``str.strip`` removes U+001C to U+001F."""
+
+DIGIT_ZEROS = (
+    0x30,  # ASCII
+    0x660,  # Arabic-Indic
+    0x6F0,  # Extended Arabic-Indic
+    0x7C0,  # NKo
+    0x966,  # Devanagari
+    0x9E6,  # Bengali
+    0xE50,  # Thai
+    0xFF10,  # fullwidth
+    0x104A0,  # Osmanya
+    0x1D7CE,  # mathematical bold
+    0x1E950,  # Adlam
+)
+"""The zero of decimal digit runs (Nd) that Python's ``int`` accepts and Go does not."""
+
+_NON_DECIMAL_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃①②③⑦⑩Ⅶⅶ½"  # isdigit/isnumeric, not decimal
+
+LOWER_CHANGED = (
+    "\u0130"  # İ: Go gives "i", Python "i̇"
+    "\u1c89\ua7cb\ua7cc\ua7ce\ua7d2\ua7d4\ua7da\ua7dc"  # case pairs new in Unicode 16/17
+    "\U00010d50\U00010d5a\U00010d65"  # Garay capitals (Unicode 16)
+    "\U00016ea0\U00016eaa\U00016eb8"  # Beria Erfe capitals (Unicode 17)
+)
+"""Upper-case runes whose lower case differs between Go 1.27 and Python 3.11."""
+
+_NEW_RANGES = (
+    (0x088F, 0x088F),
+    (0x0897, 0x0897),
+    (0x0C5C, 0x0C5C),
+    (0x0CF3, 0x0CF3),
+    (0x1ACF, 0x1ADD),
+    (0x1C89, 0x1C8A),
+    (0x20C1, 0x20C1),
+    (0x2B96, 0x2B96),
+    (0x2FFC, 0x2FFF),
+    (0x31E4, 0x31E5),
+    (0xA7CB, 0xA7CF),
+    (0xA7F1, 0xA7F1),
+    (0xFBC3, 0xFBD2),
+    (0x10D40, 0x10D65),
+    (0x10D69, 0x10D85),
+    (0x11B60, 0x11B67),
+    (0x13460, 0x143FA),
+    (0x16EA0, 0x16ED3),
+    (0x1CC00, 0x1CCFC),
+    (0x1E6C0, 0x1E6DE),
+    (0x1F8B2, 0x1F8BB),
+    (0x1FAEF, 0x1FAEF),
+    (0x31350, 0x33479),
+)
+NEW_CODE_POINTS: tuple[tuple[int, int], ...] = _NEW_RANGES
+"""Ranges of code points printable in Go 1.27 (Unicode 17), unassigned in Python 3.11
+(a sample of the 110 ranges, with every new case pair)."""
+
+
+def new_code_points() -> st.SearchStrategy[str]:
+    """One code point assigned since Unicode 14: printable for Go, not for Python."""
+    return st.sampled_from(NEW_CODE_POINTS).flatmap(lambda r: st.integers(*r)).map(chr)
+
+
+_CASE_TRAPS = (
+    "İ",
+    "ı",
+    "Σ",
+    "ς",
+    "σ",
+    "ΣΑΣ",
+    "ΟΔΥΣΣΕΥΣ",
+    "ß",
+    "ẞ",
+    "ſ",
+    "K",  # Kelvin sign: lower "k"
+    "Å",  # Angstrom sign: lower "å"
+    "Ω",  # Ohm sign
+    "ǅ",
+    "Ÿ",
+    "ÿ",
+    "µ",
+    "÷",
+    "×",
+    "ª",
+    "ﬁ",
+    "Ⅶ",
+    "Ⓐ",
+    "ǰ",
+    "ŉ",
+)
+"""Runes whose lower case, or membership in a search term, is a trap."""
+
+_PUNCTUATION = (
+    "_",
+    "__",
+    "-",
+    ".",
+    ",",
+    ";",
+    ":",
+    "!",
+    "?",
+    "'",
+    '"',
+    "/",
+    "\\",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    "<",
+    ">",
+    "&",
+    "«",
+    "»",
+    "„",
+    "“",
+    "”",
+    "‘",
+    "’",
+    "‹",
+    "›",
+    "—",
+    "–",
+    "…",
+    "·",
+    "•",
+    "¿",
+    "¡",
+    "、",
+    "。",
+    "，",
+    "：",
+    "！",
+    "《",
+    "》",
+    "【",
+    "】",
+    "\u00ad",  # soft hyphen: not printable in Go
+    "\u2060",
+    "\u200d",
+    "\u0301",  # combining acute: cuts a term
+)
+
+_ODD_RUNES = (
+    "\x00",
+    "\x07",
+    "\x1b",
+    "\x7f",
+    "\x85",
+    "\u0378",  # unassigned
+    "\ue000",  # private use
+    "\ufffe",  # noncharacter
+    "\ufffd",
+    "\U0010ffff",
+    "\U0001f600",
+    "\U0001f44d\U0001f3fd",
+    "\u202e",  # right-to-left override
+    "\ud800",  # raw lone surrogates: a Go string cannot hold them
+    "\udfff",
+    "\ud83d\ude00",  # a raw surrogate pair: two U+FFFD, not an emoji
+)
+
+VOCABULARY = (
+    "recall",
+    "archive",
+    "block",
+    "café",
+    "Café",
+    "CAFÉ",
+    "naïve",
+    "Éclair",
+    "été",
+    "ÉTÉ",
+    "crème",
+    "brûlée",
+    "garçon",
+    "Straße",
+    "STRASSE",
+    "İstanbul",
+    "ISTANBUL",
+    "ΣΟΦΙΑ",
+    "σοφία",
+    "ΟΔΥΣΣΕΥΣ",
+    "Kelvin",
+    "Ångström",
+    "ÿes",
+    "snake_case",
+    "__init__",
+    "func",
+    "main",
+    "parse",
+    "json",
+    "http",
+    "diff",
+    "ok",
+    "go",
+    "py",
+    "r7",
+    "007",
+    "2024",
+    "x",
+    "a",
+    "le",
+    "la",
+    "über",
+    "Œuvre",
+    "æther",
+    "þorn",
+    "ðe",
+    "øre",
+    "÷by",
+)
+"""Words the blocks and the queries share, so searches match, tie and overflow."""
+
+_ACCENTS = {
+    "a": "àáâãäåÀÁÂÃÄÅ",
+    "c": "çÇ",
+    "e": "èéêëÈÉÊË",
+    "i": "ìíîïÌÍÎÏİı",
+    "n": "ñÑ",
+    "o": "òóôõöøÒÓÔÕÖØ",
+    "s": "ßẞſ",
+    "u": "ùúûüÙÚÛÜ",
+    "y": "ýÿÝŸ",
+    "k": "K",
+}
+
+_HTML = (
+    "<div>",
+    "</div>",
+    '<a href="x?a=1&b=2">',
+    "<b>bold</b>",
+    "&amp;",
+    "&lt;tag&gt;",
+    "&#233;",
+    "&nbsp;",
+    "<script>alert(1)</script>",
+    "<!-- comment -->",
+    "<br/>",
+)
+
+
+@dataclass(frozen=True)
+class BlockSpec:
+    """A block to archive: its label, its content, and whether its memory is locked."""
+
+    label: str
+    content: str
+    locked: bool = False
+
+
+# -- characters and small pieces ------------------------------------------------------
+
+
+def _spaces(*, go_only: bool = False) -> st.SearchStrategy[str]:
+    """A run of zero to three space runes (Go's, or also the ones only Python strips)."""
+    alphabet = GO_SPACES if go_only else GO_SPACES + NOT_GO_SPACES
+    return st.one_of(
+        st.just(""),
+        st.just(" "),
+        st.text(st.sampled_from(alphabet), min_size=1, max_size=3),
+    )
+
+
+def _mapped_digits(text: str, zero: int) -> str:
+    return "".join(chr(zero + ord(c) - 0x30) if "0" <= c <= "9" else c for c in text)
+
+
+@st.composite
+def _digit_text(draw: st.DrawFn, number: int) -> str:
+    """The decimal digits of ``number`` in a drawn style: zeros, Unicode digits, junk."""
+    text = str(number)
+    zeros = draw(st.sampled_from([0, 0, 0, 1, 2, 3, 25]))
+    text = "0" * zeros + text
+    style = draw(st.sampled_from(["ascii"] * 6 + ["zero", "mixed", "odd", "underscore", "space"]))
+    if style == "zero":
+        text = _mapped_digits(text, draw(st.sampled_from(DIGIT_ZEROS[1:])))
+    elif style == "mixed":
+        text = "".join(
+            _mapped_digits(c, draw(st.sampled_from(DIGIT_ZEROS))) if c.isdigit() else c
+            for c in text
+        )
+    elif style == "odd":
+        at = draw(st.integers(0, len(text)))
+        text = text[:at] + draw(st.sampled_from(_NON_DECIMAL_DIGITS)) + text[at:]
+    elif style in ("underscore", "space") and len(text) > 1:
+        at = draw(st.integers(1, len(text) - 1))
+        text = text[:at] + ("_" if style == "underscore" else draw(_spaces())) + text[at:]
+    return text
+
+
+def _numbers(seqs: Sequence[int]) -> st.SearchStrategy[int]:
+    """Seqs: existing ones, absent ones, and numbers near and past int64."""
+    near = st.sampled_from(
+        [
+            0,
+            1,
+            2**31 - 1,
+            2**31,
+            2**53,
+            2**53 + 1,
+            INT64_MAX - 1,
+            INT64_MAX,
+            INT64_MAX + 1,
+            2**64 - 1,
+            2**64,
+            10**19,
+            10**20 - 1,
+            10**30,
+        ]
+    )
+    options = [near, st.integers(0, 2**70), st.integers(1, 10**6)]
+    if seqs:
+        existing = st.sampled_from(sorted(set(seqs)))
+        options = [existing, existing, existing.map(lambda s: s + 1), *options]
+        options.append(existing.map(lambda s: max(s - 1, 0)))
+    return st.one_of(options)
+
+
+# -- ids ----------------------------------------------------------------------------
+
+
+@st.composite
+def _composed_id(draw: st.DrawFn, seqs: Sequence[int]) -> str:
+    prefix = draw(
+        st.sampled_from(["r"] * 4 + ["R", "rR", "Rr", "", "rr", "RR", "rRr", "r r", "R r", "ｒ"])
+    )
+    sign = draw(st.sampled_from([""] * 8 + ["-", "+", "\u2212", "--"]))
+    digits = draw(_digit_text(draw(_numbers(seqs))))
+    tail = draw(st.sampled_from([""] * 8 + ["a", ".0", "e0", " x", '"', "\\", "\n7", "\x00"]))
+    return draw(_spaces()) + prefix + draw(_spaces()) + sign + digits + tail + draw(_spaces())
+
+
+def ids(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
+    """Block ids: prefixes ``r``/``R``/``rR``/``Rr``, Go and non-Go spaces, digit variants
+    (Unicode digits, leading zeros, signs, underscores), existing and absent seqs,
+    numbers near and past int64, and odd text (quotes, controls, surrogates, blanks).
+    """
+    odd = st.one_of(
+        st.sampled_from(["", "r", "R", "rR", "0", "r0", "r-0", "00", "id", "r7a", '"r7"', "r\\7"]),
+        _spaces().map(lambda s: s or " "),
+        st.text(st.sampled_from("rR0123456789 -+_" + GO_SPACES + NOT_GO_SPACES), max_size=8),
+        st.sampled_from(_ODD_RUNES + _CASE_TRAPS).map(lambda c: "r" + c),
+        st.text(max_size=6),
+    )
+    return st.one_of(_composed_id(tuple(seqs)), _composed_id(tuple(seqs)), odd)
+
+
+# -- queries --------------------------------------------------------------------------
+
+
+def words_of(texts: Iterable[str]) -> list[str]:
+    """The distinct words (``\\w+`` runs) of some texts, in order of appearance."""
+    seen: dict[str, None] = {}
+    for text in texts:
+        for word in re.findall(r"\w+", text):
+            seen.setdefault(word, None)
+    return list(seen)
+
+
+@st.composite
+def _transformed(draw: st.DrawFn, word: str) -> str:
+    """A word in another case, with accents added, decomposed, cut or repeated."""
+    how = draw(
+        st.sampled_from(
+            ["same", "upper", "lower", "title", "swap", "random", "accent", "nfd", "cut", "one"]
+        )
+    )
+    if how == "upper":
+        return word.upper()
+    if how == "lower":
+        return word.lower()
+    if how == "title":
+        return word.title()
+    if how == "swap":
+        return word.swapcase()
+    if how == "random":
+        flips = draw(st.lists(st.booleans(), min_size=len(word), max_size=len(word)))
+        return "".join(c.swapcase() if f else c for c, f in zip(word, flips, strict=True))
+    if how == "accent":
+        out = []
+        for c in word:
+            choices = _ACCENTS.get(c.lower())
+            out.append(draw(st.sampled_from(choices)) if choices and draw(st.booleans()) else c)
+        return "".join(out)
+    if how == "nfd":
+        return unicodedata.normalize("NFD", word)
+    if how == "cut" and len(word) > 2:
+        start = draw(st.integers(0, len(word) - 2))
+        return word[start : draw(st.integers(start + 2, len(word)))]
+    if how == "one":
+        return word[:1]
+    return word
+
+
+def _separators() -> st.SearchStrategy[str]:
+    return st.one_of(
+        st.sampled_from([" ", " ", " ", "", "_", "-", ", ", "/", "'", "\t", "\n", "  "]),
+        st.sampled_from(_PUNCTUATION),
+        st.sampled_from(GO_SPACES + NOT_GO_SPACES),
+    )
+
+
+def queries(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
+    """Search queries: words of the archived blocks in random case, with accents and
+    separators, runes Go and Python lower-case differently (``İ``, final ``Σ``, case
+    pairs new in Unicode 16/17), underscores, Unicode punctuation, new code points,
+    blanks and text without terms.
+    """
+    pool = list(dict.fromkeys([*words, *VOCABULARY]))
+    word = st.one_of(
+        st.sampled_from(pool).flatmap(_transformed),
+        st.sampled_from(pool).flatmap(_transformed),
+        st.sampled_from(_CASE_TRAPS),
+        st.sampled_from(LOWER_CHANGED),
+        new_code_points(),
+        st.sampled_from(_ODD_RUNES),
+        st.text(max_size=4),
+    )
+
+    @st.composite
+    def sentence(draw: st.DrawFn) -> str:
+        pieces = draw(st.lists(word, min_size=1, max_size=5))
+        out = draw(_spaces())
+        for i, piece in enumerate(pieces):
+            out += (draw(_separators()) if i else "") + piece
+        return out + draw(_spaces())
+
+    blank = st.one_of(st.just(""), _spaces(), _spaces(go_only=True))
+    return st.one_of(sentence(), sentence(), sentence(), blank, st.text(max_size=12))
+
+
+# -- limits ---------------------------------------------------------------------------
+
+_LIMIT_SHAPES = (
+    "0",
+    "1",
+    "2",
+    "-1",
+    "-0",
+    "-0.0",
+    "0.5",
+    "0.99999999999999999",
+    "1.0",
+    "2.9",
+    "-2.9",
+    "3e0",
+    "1E1",
+    "1e+1",
+    "10e-1",
+    "19.999999999999999",
+    "20",
+    "20.5",
+    "21",
+    "1e300",
+    "-1e300",
+    "1.7976931348623157e308",
+    "4.9e-324",
+    "1e-400",
+    "9.2e18",
+    "9.223372036854775e18",
+    "9.223372036854776e18",
+    "9223372036854775807",
+    "9223372036854775808",
+    "-9223372036854775808",
+    "-9223372036854775809",
+    "18446744073709551616",
+    "1" * 400,
+    "1" * 5000,  # past Python's int digit limit
+    "1e400",  # out of float64 range: the whole args decode to {}
+    "-1e400",
+    '"3"',
+    '"abc"',
+    '""',
+    "true",
+    "false",
+    "null",
+    "[]",
+    "[3]",
+    '{"n": 3}',
+    # not JSON: the whole args decode to {}
+    "+1",
+    "01",
+    ".5",
+    "1.",
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "0x10",
+    "1e",
+    "1_000",
+)
+
+
+def limits() -> st.SearchStrategy[str]:
+    """The JSON text of a ``limit``: ints, floats, exponents, negatives, ``-0``, ``2.9``,
+    huge and near-2^63 numbers, text, booleans, null, arrays, and invalid numbers.
+    """
+    return st.one_of(
+        st.sampled_from(_LIMIT_SHAPES),
+        st.integers(-25, 25).map(str),
+        st.integers().map(str),
+        st.floats(allow_nan=False, allow_infinity=False).map(json.dumps),
+        st.floats(-30, 30).map(json.dumps),
+    )
+
+
+# -- JSON text ------------------------------------------------------------------------
+
+
+def _escape(c: str, *, upper: bool) -> str:
+    code = ord(c)
+    if code > 0xFFFF:
+        code -= 0x10000
+        pair = (0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF))
+        return "".join(_escape(chr(p), upper=upper) for p in pair)
+    text = f"\\u{code:04x}"
+    return text.upper().replace("\\U", "\\u") if upper else text
+
+
+_SHORT = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b"}
+_SHORT["\f"] = "\\f"
+
+
+@st.composite
+def json_strings(draw: st.DrawFn, value: str) -> str:
+    """A JSON string literal for ``value``: raw (surrogates stay raw code points in the
+    Python text), ASCII-escaped (surrogates become ``\\uD800``-style escapes), or with
+    drawn runes escaped as ``\\uXXXX`` in either case, and ``/`` sometimes as ``\\/``.
+    """
+    style = draw(st.sampled_from(["raw", "raw", "ascii", "all", "mixed"]))
+    if style == "ascii":
+        return json.dumps(value, ensure_ascii=True)
+    upper = draw(st.booleans())
+    out = ['"']
+    for c in value:
+        if style == "all" or (style == "mixed" and draw(st.booleans())):
+            out.append(_escape(c, upper=upper))
+        elif c in _SHORT:
+            out.append(_SHORT[c])
+        elif c < " ":
+            out.append(_escape(c, upper=upper))
+        elif c == "/" and draw(st.booleans()):
+            out.append("\\/")
+        else:
+            out.append(c)
+    out.append('"')
+    return "".join(out)
+
+
+def _json_whitespace() -> st.SearchStrategy[str]:
+    """JSON whitespace, and rarely a space JSON does not allow."""
+    return st.one_of(
+        st.sampled_from(["", "", "", " ", "\n", "\t", "\r\n", "  \n  "]),
+        st.sampled_from(["\f", "\v", "\xa0", "\u3000", "\x1c"]),
+    )
+
+
+def deep_nesting(value: str = "1") -> st.SearchStrategy[str]:
+    """``value`` nested in arrays or objects near Go's depth limit of 10000."""
+    depth = st.sampled_from([1, 64, 999, 1000, 1001, 9998, 9999, 10000, 10001, 10002, 30000])
+
+    def nest(args: tuple[int, str]) -> str:
+        n, kind = args
+        if kind == "array":
+            return "[" * n + value + "]" * n
+        return '{"a":' * n + value + "}" * n
+
+    return st.tuples(depth, st.sampled_from(["array", "object"])).map(nest)
+
+
+def _other_values() -> st.SearchStrategy[str]:
+    """JSON text of values of every type, a few of them invalid."""
+    return st.one_of(
+        st.sampled_from(["null", "true", "false", "0", "7", "-1", "2.5", "[]", "{}", '"x"']),
+        st.sampled_from(['["r1"]', '{"id": "r1"}', "1e400", "1e308", "-0", "NaN"]),
+        st.text(max_size=6).flatmap(json_strings),
+        limits(),
+    )
+
+
+@st.composite
+def _object(draw: st.DrawFn, members: list[tuple[str, str]]) -> str:
+    """A JSON object from (key, value text) members, with drawn whitespace and escapes."""
+    ws = _json_whitespace()
+    parts = []
+    for key, value in members:
+        encoded = draw(json_strings(key))
+        parts.append(draw(ws) + encoded + draw(ws) + ":" + draw(ws) + value + draw(ws))
+    body = ",".join(parts)
+    trailer = draw(st.sampled_from([""] * 12 + [",", " x", "}", "{}", "\x00"]))
+    return draw(ws) + "{" + body + ("" if parts else draw(ws)) + "}" + trailer + draw(ws)
+
+
+@st.composite
+def _tool_args(
+    draw: st.DrawFn, key: str, values: st.SearchStrategy[str], extra: dict[str, str]
+) -> str:
+    """An object with ``key`` (and the ``extra`` members), repeated, missing or misspelt."""
+    members: list[tuple[str, str]] = []
+    if draw(st.integers(0, 9)) > 0:
+        members.append((key, draw(values)))
+    for name, text in extra.items():
+        members.append((name, text))
+    n_more = draw(st.integers(0, 2))
+    for _ in range(n_more):
+        other = draw(
+            st.sampled_from([key, key, key.upper(), key.title(), key + " ", "x", "args", ""])
+        )
+        members.append((other, draw(st.one_of(values, _other_values()))))
+    if draw(st.integers(0, 9)) == 0:
+        members.append(("deep", draw(deep_nesting())))
+    members = draw(st.permutations(members))
+    return draw(_object(members))
+
+
+# -- raw args -------------------------------------------------------------------------
+
+_RAW = (
+    "",
+    " ",
+    "\n",
+    "null",
+    " null ",
+    "true",
+    "1",
+    "1e400",
+    '"r1"',
+    '"{\\"id\\": \\"r1\\"}"',
+    "[]",
+    '["r1"]',
+    "{}",
+    "{",
+    "}",
+    "{{}}",
+    '{"id"}',
+    '{"id":}',
+    '{"id": "r1",}',
+    '{"id": "r1"} x',
+    '{"id": "r1"}{}',
+    '{"id": "r1"}\x00',
+    "{'id': 'r1'}",
+    "{id: 'r1'}",
+    "\ufeff{}",
+    '{"id": "\\ud800"}',
+    '{"id": "\\udc00\\ud800"}',
+    '{"id": "\\ud83d\\ude00"}',
+    '{"query": "\\ud800caf\\u00e9"}',
+    '{"id": "r1\\u0000"}',
+    '{"id": "\\x41"}',
+    '{"id": "\\u12"}',
+    '{"id": "r1\n"}',
+    '{"id": "\\U0001F600"}',
+    '{"query": NaN}',
+    '{"query": "café", "limit": Infinity}',
+    '{"query": "café", "limit": 1e400}',
+    '{"query": "café", "x": [1e400]}',
+    '{"id": "r1", "id": 7}',
+    '{"query": 1, "query": "café"}',
+    '{"\\u0069d": "r1"}',
+    '{"i\\u0064": "r1", "ID": "r2"}',
+    '{"query": "a\\u0301"}',
+)
+
+
+def raw_args() -> st.SearchStrategy[str]:
+    """Raw ``args`` text: valid and invalid JSON, non-objects, repeated keys, lone
+    surrogate escapes, raw surrogate code points, huge numbers, deep nesting near
+    Go's limit, BOMs and whitespace variants, and arbitrary text.
+    """
+    deep_object = deep_nesting().map(lambda v: '{"id": "r1", "query": "café", "d": ' + v + "}")
+    return st.one_of(
+        st.sampled_from(_RAW),
+        deep_object,
+        deep_nesting(),
+        st.sampled_from(_ODD_RUNES).map(lambda c: '{"id": "r1' + c + '", "query": "' + c + '"}'),
+        st.text(max_size=20),
+        st.text(st.sampled_from('{}[]":,\\ ud80rRq1e-.'), max_size=20),
+        _other_values(),
+    )
+
+
+def recall_args(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
+    """``args`` for ``recall``: an object whose ``id`` is drawn by :func:`ids` (encoded
+    by :func:`json_strings`) or of another JSON type, or any :func:`raw_args`.
+    """
+    id_text = ids(seqs).flatmap(json_strings)
+    value = st.one_of(id_text, id_text, id_text, _other_values())
+    obj = _tool_args("id", value, {})
+    return st.one_of(obj, obj, obj, obj, raw_args())
+
+
+@st.composite
+def _search_object(draw: st.DrawFn, words: Sequence[str]) -> str:
+    query_text = queries(words).flatmap(json_strings)
+    value = draw(st.one_of(query_text, query_text, query_text, _other_values()))
+    extra = {"limit": draw(limits())} if draw(st.booleans()) else {}
+    return draw(_tool_args("query", st.just(value), extra))
+
+
+def search_args(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
+    """``args`` for ``recall_search``: an object with a ``query`` drawn by :func:`queries`
+    and often a ``limit`` drawn by :func:`limits`, or any :func:`raw_args`.
+    """
+    words = tuple(words)
+    obj = _search_object(words)
+    return st.one_of(obj, obj, obj, obj, raw_args())
+
+
+def calls(
+    seqs: Sequence[int] = (), words: Sequence[str] = ()
+) -> st.SearchStrategy[tuple[str, str]]:
+    """``(tool, args)``: ``recall`` or ``recall_search`` with the other's or its own args."""
+    seqs, words = tuple(seqs), tuple(words)
+    return st.one_of(
+        st.tuples(st.just("recall"), recall_args(seqs)),
+        st.tuples(st.just("recall_search"), search_args(words)),
+        st.tuples(st.sampled_from(["recall", "recall_search"]), raw_args()),
+    )
+
+
+# -- blocks ---------------------------------------------------------------------------
+
+
+@st.composite
+def _line(draw: st.DrawFn) -> str:
+    kind = draw(st.sampled_from(["words"] * 4 + ["html", "blank", "long", "odd", "text"]))
+    if kind == "words":
+        pieces = draw(st.lists(st.sampled_from(VOCABULARY).flatmap(_transformed), max_size=8))
+        return " ".join(pieces)
+    if kind == "html":
+        return "".join(draw(st.lists(st.sampled_from(_HTML + VOCABULARY), max_size=6)))
+    if kind == "blank":
+        return draw(_spaces())
+    if kind == "long":
+        unit = draw(st.sampled_from(["a", "é", "€", "😀", "e\u0301", "İ", "ab ", "\t"]))
+        runes = draw(st.sampled_from([150, 159, 160, 161, 162, 200, 400]))
+        return (unit * runes)[:runes] if len(unit) == 1 else unit * (runes // len(unit))
+    if kind == "odd":
+        return draw(st.sampled_from(_ODD_RUNES + _CASE_TRAPS + tuple(LOWER_CHANGED)))
+    return draw(st.text(max_size=30))
+
+
+@st.composite
+def _content(draw: st.DrawFn) -> str:
+    lines = draw(st.lists(_line(), max_size=5))
+    sep = draw(st.sampled_from(["\n"] * 5 + ["\r\n", "\u2028", "\x0b", "\x1c", "\x85"]))
+    return sep.join(lines)
+
+
+def blocks() -> st.SearchStrategy[BlockSpec]:
+    """One block: labels and contents with accents, mixed case, HTML, blank lines, long
+    first lines, other line separators, empty content and labels, sometimes locked.
+    """
+    label = st.one_of(
+        st.just(""),
+        st.lists(st.sampled_from(VOCABULARY).flatmap(_transformed), max_size=3).map(" ".join),
+        st.sampled_from(_HTML + _CASE_TRAPS),
+        st.text(max_size=10),
+    )
+    content = st.one_of(st.just(""), _content(), _content(), _content())
+    locked = st.sampled_from([False] * 5 + [True])
+    return st.builds(BlockSpec, label, content, locked)
+
+
+def _similar(word: str, n: int) -> list[BlockSpec]:
+    return [
+        BlockSpec(f"note {i} {word}" if i % 3 else "", f"{word} {i}\nline of {word}")
+        for i in range(n)
+    ]
+
+
+def block_sets(max_size: int = 8) -> st.SearchStrategy[list[BlockSpec]]:
+    """Blocks to archive together: small varied sets, and sets of many similar blocks
+    (so scores tie and more than the maximum limit of 20 blocks match).
+    """
+    similar = st.tuples(st.sampled_from(VOCABULARY), st.integers(18, 26)).map(
+        lambda args: _similar(*args)
+    )
+    varied = st.lists(blocks(), max_size=max_size)
+    return st.one_of(varied, varied, varied, st.tuples(varied, similar).map(lambda p: p[0] + p[1]))
