@@ -1,0 +1,277 @@
+"""The recall corpus: the blocks and calls that the golden journal records from Go.
+
+It covers every bullet of the contract's "golden journal" section: 35 readable
+blocks (accents and Unicode case, HTML tags and entities, an empty block, long
+first lines, twenty-five similar blocks) plus a locked one, and the calls of both
+tools. ``{{seq:NAME}}`` in args stands for the seq the Go gave block ``NAME``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from parity.corpus import Corpus, CorpusBlock, CorpusCall, ToolHost
+
+__all__ = ["BLOCKS", "CALLS", "CORPUS"]
+
+
+def _fill(prefix: str, runes: int, pad: str) -> str:
+    """``prefix`` padded with ``pad`` to exactly ``runes`` code points."""
+    text = prefix + pad * runes
+    return text[:runes]
+
+
+# A first line of 161 runes whose last rune is two bytes long: the cut falls just before it.
+_LONG_161 = _fill("Où est la boîte à chaussures ? Élan, naïveté, façade, cœur, ", 160, "ô") + "é"
+# Exactly 160 runes once trimmed: shown whole, no ellipsis.
+_EXACT_160 = _fill("exactly one hundred sixty runes, then padding: ", 160, "€")
+# HTML entities repeated past 160 runes, so the cut lands inside one.
+_ENTITIES = "&lt;p&gt; &amp;amp; &quot;quoted&quot; &#39;apos&#39; &nbsp; " * 4
+
+_SIMILAR = tuple(
+    CorpusBlock(
+        f"deploy-{i:02d}",
+        f"deploy log {i:02d}" if i % 5 else f"release notes {i:02d}",
+        f"Deploy step {i} of the nightly release\n"
+        f"status: {'failed' if i % 4 == 0 else 'ok'}\n"
+        f"host: web-{i % 3}",
+    )
+    for i in range(1, 26)
+)
+
+BLOCKS: tuple[CorpusBlock, ...] = (
+    CorpusBlock(
+        "accents",
+        "Recette : crème brûlée",
+        "Crème brûlée à la vanille\n"
+        "Cuire au four à 150 °C, puis caraméliser ; 6÷3=2 parts.\n"
+        "ÉCOLE, ÉTÉ, ÇA, ŒUVRE, Ÿ, À BIENTÔT",
+    ),
+    CorpusBlock(
+        "unicode-case",
+        "İstanbul notes",
+        "İSTANBUL ve IĞDIR, \u0131spanak\n"
+        "ΣΟΦΊΑ σοφία ΌΣΟΣ\n"
+        "Straße, MASSE, ﬁle, \u212aelvin, \u212bngström, ǅemal",
+    ),
+    CorpusBlock(
+        "html-tags",
+        "<b>Bold</b> & co",
+        '<div class="note">Tom &amp; Jerry</div>\n<script>alert(\'x\' < "y" && 1 > 0)</script>',
+    ),
+    CorpusBlock(
+        "html-entities",
+        "entities &lt;&gt;",
+        _ENTITIES + "\nline\u2028separator\u2029paragraph\n",
+    ),
+    CorpusBlock("empty", "empty block", ""),
+    CorpusBlock("no-label", "", "\n   \n\t\r\n  no label here, blank lines first  \nsecond"),
+    CorpusBlock("long-line", "long first line", "  " + _LONG_161 + "  \nthe second line"),
+    CorpusBlock("line-160", "line of 160 runes", "\t" + _EXACT_160 + " \r\nafter"),
+    CorpusBlock(
+        "snake-case",
+        "config_file_name",
+        "MAX_RETRY_COUNT = 3\n"
+        "snake_case_identifier, kebab-case-identifier, CamelCaseIdentifier\n"
+        "path/to/file.txt v1.2.3 e-mail@example.com",
+    ),
+    CorpusBlock(
+        "controls",
+        'tab\tlabel "quoted"',
+        "\x00nul\x01 \x7f del \ufeffbom\u200bzero-width\u00a0nbsp\r\n"
+        "windows line\rCR only\u0085nel 😀 emoji",
+    ),
+    *_SIMILAR,
+    CorpusBlock(
+        "locked",
+        "locked secret",
+        "Top secret: this block is locked, it never appears. unicorn zebra",
+        locked=True,
+    ),
+)
+
+
+def _deep(depth: int) -> str:
+    """A query for "deploy" beside arrays nested ``depth`` deep (the object adds one)."""
+    return '{"query": "deploy", "x": ' + "[" * depth + "]" * depth + "}"
+
+
+_R = "{{seq:accents}}"
+
+_RECALL: tuple[tuple[str, str], ...] = (
+    # id absent, not a string, blank; args that are not a JSON object
+    ("recall-id-absent", "{}"),
+    ("recall-args-empty-text", ""),
+    ("recall-args-null", "null"),
+    ("recall-args-invalid-json", '{"id": "r' + _R + '"'),
+    ("recall-args-array", '["r' + _R + '"]'),
+    ("recall-args-string", '"r' + _R + '"'),
+    ("recall-args-trailing-garbage", '{"id": "r' + _R + '"} x'),
+    ("recall-id-null", '{"id": null}'),
+    ("recall-id-number", '{"id": ' + _R + "}"),
+    ("recall-id-bool", '{"id": true}'),
+    ("recall-id-object", '{"id": {"id": "r' + _R + '"}}'),
+    ("recall-id-empty", '{"id": ""}'),
+    ("recall-id-blank", '{"id": " \\t\\n\\r "}'),
+    ("recall-id-blank-unicode", '{"id": "\u00a0\\u2003\u3000\\u0085\u2028"}'),
+    ("recall-id-info-separators", '{"id": "\\u001c\\u001f"}'),
+    ("recall-id-key-case", '{"ID": "r' + _R + '", "Id": "r1"}'),
+    ("recall-id-repeated-key", '{"id": "r1", "id": "r' + _R + '"}'),
+    # found blocks, shown verbatim
+    ("recall-id-plain", '{"id": "r' + _R + '"}'),
+    ("recall-unicode-case-block", '{"id": "r{{seq:unicode-case}}"}'),
+    ("recall-html-tags-block", '{"id": "r{{seq:html-tags}}"}'),
+    ("recall-html-entities-block", '{"id": "r{{seq:html-entities}}"}'),
+    ("recall-empty-block", '{"id": "r{{seq:empty}}"}'),
+    ("recall-no-label-block", '{"id": "r{{seq:no-label}}"}'),
+    ("recall-controls-block", '{"id": "r{{seq:controls}}"}'),
+    ("recall-long-line-block", '{"id": "r{{seq:long-line}}"}'),
+    ("recall-last-similar-block", '{"id": "r{{seq:deploy-25}}"}'),
+    # prefix and space variants, leading zeros
+    ("recall-id-uppercase-prefix", '{"id": "R' + _R + '"}'),
+    ("recall-id-no-prefix", '{"id": "' + _R + '"}'),
+    ("recall-id-prefix-r-then-r-upper", '{"id": "rR' + _R + '"}'),
+    ("recall-id-prefix-r-upper-then-r", '{"id": "Rr' + _R + '"}'),
+    ("recall-id-prefix-doubled", '{"id": "rr' + _R + '"}'),
+    ("recall-id-spaces-around", '{"id": "  r' + _R + '\\t"}'),
+    ("recall-id-space-after-prefix", '{"id": " r  ' + _R + ' "}'),
+    ("recall-id-unicode-spaces", '{"id": "\u3000r\\u00a0' + _R + '\u2029"}'),
+    ("recall-id-zero-width-space", '{"id": "r\\u200b' + _R + '"}'),
+    ("recall-id-inner-space", '{"id": "r1 ' + _R + '"}'),
+    ("recall-id-leading-zeros", '{"id": "r000' + _R + '"}'),
+    ("recall-id-leading-zeros-no-prefix", '{"id": "0' + _R + '"}'),
+    # malformed, negative, plus sign, zero
+    ("recall-id-prefix-only", '{"id": "r"}'),
+    ("recall-id-zero", '{"id": "r0"}'),
+    ("recall-id-zeros", '{"id": "r0000"}'),
+    ("recall-id-negative", '{"id": "r-' + _R + '"}'),
+    ("recall-id-plus-sign", '{"id": "r+' + _R + '"}'),
+    ("recall-id-trailing-letter", '{"id": "r' + _R + 'a"}'),
+    ("recall-id-decimal-point", '{"id": "r' + _R + '.0"}'),
+    ("recall-id-exponent", '{"id": "r1e3"}'),
+    ("recall-id-hex", '{"id": "r0x3e8"}'),
+    ("recall-id-underscore", '{"id": "r1_000"}'),
+    ("recall-id-fullwidth-digits", '{"id": "r\uff11\uff10\uff10\uff10"}'),
+    ("recall-id-arabic-digits", '{"id": "r\u0661\u0660\u0660\u0660"}'),
+    ("recall-id-superscript", '{"id": "r\u00b9"}'),
+    # well formed but absent, oversized
+    ("recall-id-absent-block", '{"id": "r999999"}'),
+    ("recall-id-below-first", '{"id": "r1"}'),
+    ("recall-id-max-int64", '{"id": "r9223372036854775807"}'),
+    ("recall-id-past-int64", '{"id": "r9223372036854775808"}'),
+    ("recall-id-oversized", '{"id": "r99999999999999999999"}'),
+    # quotes and other characters that %q escapes
+    ("recall-id-double-quotes", '{"id": "r\\"' + _R + '\\""}'),
+    ("recall-id-quotes-backslash", '{"id": "\'r' + _R + "' \\\\ `x`\"}"),
+    ("recall-id-unprintable", '{"id": "r\\u0007\\u007f\u00ad\\ufeff\\u2028é😀"}'),
+    ("recall-id-lone-surrogate", '{"id": "r\\ud800' + _R + '"}'),
+    ("recall-id-surrogate-pair", '{"id": "\\ud83d\\ude00"}'),
+    # a locked block's id
+    ("recall-id-locked", '{"id": "r{{seq:locked}}"}'),
+)
+
+_SEARCH: tuple[tuple[str, str], ...] = (
+    # query absent, not a string, blank
+    ("search-query-absent", "{}"),
+    ("search-args-invalid-json", '{"query": "deploy"'),
+    ("search-args-bad-escape", '{"query": "dep\\loy"}'),
+    ("search-args-byte-order-mark", '\ufeff{"query": "deploy"}'),
+    ("search-args-trailing-whitespace", '{"query": "deploy"}\n\t '),
+    ("search-query-null", '{"query": null}'),
+    ("search-query-number", '{"query": 42}'),
+    ("search-query-array", '{"query": ["deploy"]}'),
+    ("search-query-empty", '{"query": ""}'),
+    ("search-query-blank", '{"query": " \\t\\n "}'),
+    ("search-query-blank-unicode", '{"query": "\u3000\\u00a0\\u2028\u0085"}'),
+    ("search-query-info-separator", '{"query": "\\u001f"}'),
+    ("search-query-key-case", '{"Query": "deploy"}'),
+    # words too short
+    ("search-words-too-short", '{"query": "a b c 1 2 é"}'),
+    ("search-words-too-short-joined", '{"query": "x-y_z.w"}'),
+    # case, accents, İ, Greek outside words, other letters
+    ("search-case-upper", '{"query": "DEPLOY"}'),
+    ("search-case-accents-upper", '{"query": "CRÈME BRÛLÉE"}'),
+    ("search-accents", '{"query": "crème"}'),
+    ("search-accents-stripped", '{"query": "creme"}'),
+    ("search-accents-combining", '{"query": "cre\u0300me"}'),
+    ("search-accents-oe-ligature", '{"query": "œuvre"}'),
+    ("search-dotted-capital-i", '{"query": "İSTANBUL"}'),
+    ("search-dotless-i", '{"query": "\u0131spanak"}'),
+    ("search-greek-only", '{"query": "ΣΟΦΊΑ σοφία"}'),
+    ("search-greek-between-words", '{"query": "fourΣvanille"}'),
+    ("search-sharp-s", '{"query": "STRAßE"}'),
+    ("search-kelvin-sign", '{"query": "\u212aELVIN"}'),
+    ("search-angstrom-sign", '{"query": "ÅNGSTRÖM"}'),
+    ("search-ligature-fi", '{"query": "ﬁle"}'),
+    ("search-titlecase-dz", '{"query": "ǅEMAL"}'),
+    ("search-division-sign-kept", '{"query": "6÷3"}'),
+    ("search-multiplication-sign-cuts", '{"query": "6\u00d73"}'),
+    # underscore cuts, punctuation
+    ("search-underscore-cuts", '{"query": "snake_case_identifier"}'),
+    ("search-underscore-short-parts", '{"query": "MAX_RETRY_COUNT"}'),
+    ("search-version-digits", '{"query": "v1.2.3"}'),
+    ("search-email", '{"query": "e-mail@example.com"}'),
+    ("search-punctuation", '{"query": "«deploy», (nightly)! — failed?"}'),
+    ("search-repeated-terms", '{"query": "deploy Deploy DEPLOY nightly deploy"}'),
+    ("search-html-query", '{"query": "<div class=\\"note\\">"}'),
+    ("search-html-entity-query", '{"query": "&amp;"}'),
+    ("search-line-separator-query", '{"query": "line\\u2028separator"}'),
+    ("search-quotes-in-query", '{"query": "\\"nightly\\" \'release\' `web`"}'),
+    ("search-nul-in-query", '{"query": "deploy\\u0000nightly"}'),
+    # scores and order
+    ("search-label-and-content", '{"query": "release notes", "limit": 20}'),
+    ("search-score-order", '{"query": "deploy failed", "limit": 20}'),
+    ("search-equal-scores-by-seq", '{"query": "nightly", "limit": 20}'),
+    # bounded excerpts
+    ("search-excerpt-161-runes", '{"query": "chaussures"}'),
+    ("search-excerpt-160-runes", '{"query": "padding"}'),
+    ("search-excerpt-entities-cut", '{"query": "quoted"}'),
+    ("search-excerpt-after-blank-lines", '{"query": "blank lines"}'),
+    ("search-excerpt-empty-block", '{"query": "empty"}'),
+    ("search-excerpt-controls", '{"query": "windows"}'),
+    ("search-excerpt-html", '{"query": "jerry"}'),
+    # limits
+    ("search-limit-default", '{"query": "deploy"}'),
+    ("search-limit-one", '{"query": "deploy", "limit": 1}'),
+    ("search-limit-truncated", '{"query": "deploy", "limit": 2.9}'),
+    ("search-limit-negative-fraction", '{"query": "deploy", "limit": -0.9}'),
+    ("search-limit-negative", '{"query": "deploy", "limit": -3}'),
+    ("search-limit-zero", '{"query": "deploy", "limit": 0}'),
+    ("search-limit-max", '{"query": "deploy", "limit": 20}'),
+    ("search-limit-above-max", '{"query": "deploy", "limit": 21}'),
+    ("search-limit-exponent", '{"query": "deploy", "limit": 1.5e1}'),
+    ("search-limit-huge", '{"query": "deploy", "limit": 1e300}'),
+    ("search-limit-past-int64", '{"query": "deploy", "limit": 9223372036854775807}'),
+    ("search-limit-as-text", '{"query": "deploy", "limit": "1"}'),
+    ("search-limit-null", '{"query": "deploy", "limit": null}'),
+    ("search-limit-bool", '{"query": "deploy", "limit": true}'),
+    ("search-limit-out-of-float-range", '{"query": "deploy", "limit": 1e400}'),
+    ("search-limit-repeated-key", '{"query": "deploy", "limit": 1, "limit": 3}'),
+    # nesting: Go's decoder allows 10000 levels
+    ("search-nesting-at-limit", _deep(9999)),
+    ("search-nesting-past-limit", _deep(10000)),
+    # no result; the locked block never matches
+    ("search-no-result", '{"query": "zzyzx"}'),
+    ("search-locked-never-matches", '{"query": "unicorn zebra"}'),
+)
+
+CALLS: tuple[CorpusCall, ...] = tuple(
+    [CorpusCall(case, "recall", args) for case, args in _RECALL]
+    + [CorpusCall(case, "recall_search", args) for case, args in _SEARCH]
+)
+
+
+def _host(base_url: str, **options: Any) -> ToolHost:
+    from recall import GoTurnHost  # imported late: the replay starts fast
+
+    host: ToolHost = GoTurnHost(base_url, **options)
+    return host
+
+
+CORPUS = Corpus(
+    name="recall",
+    blocks=BLOCKS,
+    calls=CALLS,
+    host=_host,
+    tools=frozenset({"recall", "recall_search"}),
+)

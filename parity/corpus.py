@@ -1,0 +1,142 @@
+"""Corpora: what the recorder plays into Go, and what the replay runs in Python.
+
+A corpus names a tool set (``recall``): the blocks to archive, each under a
+symbolic name, and the calls, whose args may cite a block as ``{{seq:NAME}}``,
+resolved to the seq the Go assigned at record time. It also says how to build the
+Python implementation under test for a (fake) Go's base URL.
+
+Moving another tool from Go to Python adds a module under ``parity/corpora/`` and a
+line in ``CORPORA``; the journal, recorder, fake Go and replay stay as they are.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from parity.errors import CorpusError
+
+__all__ = [
+    "CORPORA",
+    "GOLDEN_DIR",
+    "Corpus",
+    "CorpusBlock",
+    "CorpusCall",
+    "ToolHost",
+    "get_corpus",
+]
+
+GOLDEN_DIR = Path(__file__).resolve().parent.parent / "golden"
+"""Where the committed journals live, one ``<corpus>.json`` per corpus."""
+
+CORPORA: Mapping[str, str] = {"recall": "parity.corpora.recall"}
+"""Corpus name to the module that defines it (as ``CORPUS``), imported on demand."""
+
+_SEQ_RE = re.compile(r"\{\{seq:([^{}]*)\}\}")
+_CASE_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
+
+
+class ToolHost(Protocol):
+    """The Python implementation under test, as the replay drives it."""
+
+    def exec_tool(self, name: str, args: str) -> str:
+        """The tool's output for these raw args."""
+        ...
+
+
+@dataclass(frozen=True)
+class CorpusBlock:
+    """A block to archive, known to the calls by ``name``."""
+
+    name: str
+    label: str
+    content: str
+    locked: bool = False
+
+
+@dataclass(frozen=True)
+class CorpusCall:
+    """A tool call; ``args`` is raw text where ``{{seq:NAME}}`` stands for a block's seq."""
+
+    case: str
+    tool: str
+    args: str
+
+    def block_names(self) -> list[str]:
+        """The block names the args cite, in order."""
+        return _SEQ_RE.findall(self.args)
+
+    def resolve(self, seqs: Mapping[str, int]) -> str:
+        """The args text with every ``{{seq:NAME}}`` replaced by that block's seq."""
+
+        def seq(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name not in seqs:
+                raise CorpusError(f"case {self.case!r}: args cite an unknown block {name!r}")
+            return str(seqs[name])
+
+        return _SEQ_RE.sub(seq, self.args)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Corpus:
+    """A tool set's inputs, and how to build its Python implementation."""
+
+    name: str
+    blocks: tuple[CorpusBlock, ...]
+    calls: tuple[CorpusCall, ...]
+    host: Callable[..., ToolHost] = field(repr=False)
+    """``host(base_url, timeout=...)``: the implementation under test, talking to that Go."""
+    tools: frozenset[str] = frozenset()
+    """The tool names the Python side runs itself (any other goes to Go)."""
+
+    def __post_init__(self) -> None:
+        names = [b.name for b in self.blocks]
+        for name in names:
+            if names.count(name) > 1:
+                raise CorpusError(f"corpus {self.name!r}: two blocks are named {name!r}")
+        seen: set[str] = set()
+        for call in self.calls:
+            if not _CASE_RE.match(call.case):
+                raise CorpusError(f"corpus {self.name!r}: case {call.case!r} is not kebab-case")
+            if call.case in seen:
+                raise CorpusError(f"corpus {self.name!r}: two calls are named {call.case!r}")
+            seen.add(call.case)
+            for cited in call.block_names():
+                if cited not in names:
+                    raise CorpusError(
+                        f"corpus {self.name!r}: case {call.case!r} cites an unknown block {cited!r}"
+                    )
+
+    @property
+    def journal_path(self) -> Path:
+        """The committed journal of this corpus."""
+        return GOLDEN_DIR / f"{self.name}.json"
+
+    @property
+    def cases(self) -> tuple[str, ...]:
+        """The case names, in corpus order."""
+        return tuple(c.case for c in self.calls)
+
+    def call(self, case: str) -> CorpusCall:
+        """The call named ``case`` (``KeyError`` when there is none)."""
+        for c in self.calls:
+            if c.case == case:
+                return c
+        raise KeyError(case)
+
+
+def get_corpus(name: str) -> Corpus:
+    """The corpus registered under ``name``."""
+    if name not in CORPORA:
+        known = ", ".join(sorted(CORPORA))
+        raise CorpusError(f"no corpus named {name!r} (known: {known})")
+    module = importlib.import_module(CORPORA[name])
+    corpus = getattr(module, "CORPUS", None)
+    if not isinstance(corpus, Corpus):
+        raise CorpusError(f"{CORPORA[name]} defines no CORPUS")
+    return corpus

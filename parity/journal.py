@@ -1,0 +1,413 @@
+"""The golden journal: the only module that reads or writes one.
+
+A journal is what the recorder saw a Go instance do with a corpus: the blocks as
+``GET /internal/v1/recall/blocks`` served them, and each call with its raw args text
+and the exact output of ``POST /internal/v1/tool/exec``. Each output carries the
+SHA-256 of its UTF-8 bytes, checked on load, so a hand edit is caught.
+
+Format 1, keys in this order::
+
+    {
+      "format": 1,
+      "corpus": "recall",
+      "recorded_by": {"go_version": "go1.27.3", "unicode_version": "15.0.0",
+                      "goos": "linux", "goarch": "amd64", "instance": "reference"},
+      "seqs": {"<block name>": <seq Go assigned>, ...},
+      "blocks": [{"seq": 1000, "label": "...", "content": "..."}, ...],
+      "calls": [{"case": "...", "tool": "recall", "args": "...", "output": "...",
+                 "sha256": "<hex digest of output's UTF-8>"}, ...]
+    }
+
+Writing is canonical (this key order, two-space indent, UTF-8 without ``\\u``
+escapes, a final newline) and atomic (a temporary file in the same directory, then
+``os.replace``), so recording twice from the same Go gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from parity.errors import JournalError
+
+__all__ = [
+    "FORMAT",
+    "INSTANCES",
+    "Journal",
+    "JournalBlock",
+    "JournalCall",
+    "RecordedBy",
+    "digest",
+    "dumps",
+    "load",
+    "loads",
+    "write",
+]
+
+FORMAT = 1
+"""The format version this module reads and writes."""
+
+INSTANCES = ("reference", "live")
+"""The kinds of Go instance a journal can be recorded from."""
+
+Instance = Literal["reference", "live"]
+
+_CASE_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
+_HEX_RE = re.compile(r"[0-9a-f]{64}\Z")
+_TOP_KEYS = ("format", "corpus", "recorded_by", "seqs", "blocks", "calls")
+_RECORDED_BY_KEYS = ("go_version", "unicode_version", "goos", "goarch", "instance")
+_BLOCK_KEYS = ("seq", "label", "content")
+_CALL_KEYS = ("case", "tool", "args", "output", "sha256")
+
+
+def digest(output: str) -> str:
+    """The hex SHA-256 of ``output``'s UTF-8 bytes, as the journal stores it."""
+    return hashlib.sha256(output.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordedBy:
+    """What produced a journal: the Go and Unicode versions, the platform, the instance."""
+
+    go_version: str
+    unicode_version: str
+    goos: str
+    goarch: str
+    instance: Instance
+
+
+@dataclass(frozen=True)
+class JournalBlock:
+    """A block as the Go served it."""
+
+    seq: int
+    label: str
+    content: str
+
+
+@dataclass(frozen=True)
+class JournalCall:
+    """One tool call: its case name, tool, raw args text and the Go's exact output."""
+
+    case: str
+    tool: str
+    args: str
+    output: str
+
+    @property
+    def sha256(self) -> str:
+        """The digest of the output, as written to the journal."""
+        return digest(self.output)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Journal:
+    """A whole journal, as loaded (and verified) or about to be written."""
+
+    corpus: str
+    recorded_by: RecordedBy
+    seqs: Mapping[str, int] = field(default_factory=dict)
+    blocks: tuple[JournalBlock, ...] = ()
+    calls: tuple[JournalCall, ...] = ()
+
+    @property
+    def cases(self) -> tuple[str, ...]:
+        """The case names, in journal order."""
+        return tuple(c.case for c in self.calls)
+
+    def call(self, case: str) -> JournalCall:
+        """The call recorded under ``case`` (``KeyError`` when there is none)."""
+        for c in self.calls:
+            if c.case == case:
+                return c
+        raise KeyError(case)
+
+
+# --- writing -----------------------------------------------------------------------------
+
+
+def _to_obj(journal: Journal) -> dict[str, Any]:
+    rb = journal.recorded_by
+    return {
+        "format": FORMAT,
+        "corpus": journal.corpus,
+        "recorded_by": {k: getattr(rb, k) for k in _RECORDED_BY_KEYS},
+        "seqs": dict(journal.seqs),
+        "blocks": [{"seq": b.seq, "label": b.label, "content": b.content} for b in journal.blocks],
+        "calls": [
+            {"case": c.case, "tool": c.tool, "args": c.args, "output": c.output, "sha256": c.sha256}
+            for c in journal.calls
+        ],
+    }
+
+
+def dumps(journal: Journal, *, path: str | Path = "<journal>") -> str:
+    """The canonical text of ``journal`` (validated first, as ``load`` would)."""
+    obj = _to_obj(journal)
+    _validate(obj, str(path))
+    return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+
+
+def write(journal: Journal, path: str | Path) -> None:
+    """Write ``journal`` canonically and atomically to ``path``."""
+    path = Path(path)
+    data = dumps(journal, path=path).encode("utf-8")
+    directory = path.parent if str(path.parent) else Path(".")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e:
+        raise JournalError(path, f"cannot write: {e.strerror or e}") from e
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        mode = 0o644
+        with contextlib.suppress(OSError):
+            mode = path.stat().st_mode & 0o777
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise JournalError(path, f"cannot write: {e.strerror or e}") from e
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+def load(path: str | Path) -> Journal:
+    """Read and verify the journal at ``path``; any defect raises ``JournalError``."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as e:
+        raise JournalError(path, "no such file (record it with `parity record`)") from e
+    except OSError as e:
+        raise JournalError(path, f"cannot read: {e.strerror or e}") from e
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise JournalError(
+            path, f"not UTF-8 at byte {e.start}", case=_case_before(data[: e.start])
+        ) from e
+    return loads(text, path=path)
+
+
+class _DuplicateKeyError(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in obj:
+            raise _DuplicateKeyError(k)
+        obj[k] = v
+    return obj
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads(text: str, *, path: str | Path = "<journal>") -> Journal:
+    """Parse and verify a journal's text; ``path`` is only used in error messages."""
+    where = str(path)
+    try:
+        obj = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant)
+    except _DuplicateKeyError as e:
+        raise JournalError(where, f"a JSON object repeats the key {e.key!r}", field=e.key) from e
+    except json.JSONDecodeError as e:
+        raise JournalError(
+            where,
+            f"not valid JSON at line {e.lineno} column {e.colno}: {e.msg} "
+            "(truncated or corrupted?)",
+            case=_case_before(text[: e.pos].encode("utf-8", "surrogatepass")),
+        ) from e
+    except (ValueError, RecursionError) as e:
+        raise JournalError(where, f"not a journal: {e}") from e
+    return _validate(obj, where)
+
+
+_CASE_TEXT_RE = re.compile(rb'"case"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def _case_before(prefix: bytes) -> str | None:
+    """The last case name that starts before a parse error, if any."""
+    found = _CASE_TEXT_RE.findall(prefix)
+    if not found:
+        return None
+    try:
+        name = json.loads(b'"' + found[-1] + b'"')
+    except ValueError:
+        return None
+    return name if isinstance(name, str) else None
+
+
+class _Checker:
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def fail(self, detail: str, *, case: str | None = None, fld: str | None = None) -> JournalError:
+        return JournalError(self.path, detail, case=case, field=fld)
+
+    def obj(
+        self, value: Any, keys: tuple[str, ...], *, what: str, case: str | None = None
+    ) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(f"{what} must be a JSON object", case=case, fld=what)
+        for k in keys:
+            if k not in value:
+                raise self.fail(f"missing in {what}", case=case, fld=k)
+        for k in value:
+            if k not in keys:
+                raise self.fail(f"unknown field in {what}", case=case, fld=k)
+        return cast(dict[str, Any], value)
+
+    def text(self, value: Any, *, fld: str, case: str | None = None) -> str:
+        if not isinstance(value, str):
+            raise self.fail(f"must be a string, not {_json_type(value)}", case=case, fld=fld)
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise self.fail(
+                f"holds a lone surrogate at index {e.start} (not UTF-8 text)", case=case, fld=fld
+            ) from e
+        return value
+
+    def integer(self, value: Any, *, fld: str, case: str | None = None) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(f"must be an integer, not {_json_type(value)}", case=case, fld=fld)
+        return value
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _validate(obj: Any, path: str) -> Journal:
+    ck = _Checker(path)
+    if isinstance(obj, dict) and "format" in obj:
+        version = obj["format"]
+        if isinstance(version, bool) or not isinstance(version, int):
+            raise ck.fail(
+                f"format version must be an integer, not {_json_type(version)}", fld="format"
+            )
+        if version != FORMAT:
+            raise ck.fail(
+                f"unknown format version {version} (this harness reads format {FORMAT})",
+                fld="format",
+            )
+    top = ck.obj(obj, _TOP_KEYS, what="journal")
+    corpus = ck.text(top["corpus"], fld="corpus")
+
+    rb = ck.obj(top["recorded_by"], _RECORDED_BY_KEYS, what="recorded_by")
+    meta = {k: ck.text(rb[k], fld=f"recorded_by.{k}") for k in _RECORDED_BY_KEYS}
+    if meta["instance"] not in INSTANCES:
+        raise ck.fail(
+            f"must be one of {', '.join(INSTANCES)}, not {meta['instance']!r}",
+            fld="recorded_by.instance",
+        )
+    recorded_by = RecordedBy(
+        go_version=meta["go_version"],
+        unicode_version=meta["unicode_version"],
+        goos=meta["goos"],
+        goarch=meta["goarch"],
+        instance=cast(Instance, meta["instance"]),
+    )
+
+    raw_seqs = top["seqs"]
+    if not isinstance(raw_seqs, dict):
+        raise ck.fail("must be a JSON object of block name to seq", fld="seqs")
+    seqs: dict[str, int] = {}
+    for name, seq in raw_seqs.items():
+        n = ck.integer(seq, fld=f"seqs.{name}")
+        if n < 1:
+            raise ck.fail(f"seq {n} is below 1", fld=f"seqs.{name}")
+        seqs[name] = n
+
+    raw_blocks = top["blocks"]
+    if not isinstance(raw_blocks, list):
+        raise ck.fail("must be an array", fld="blocks")
+    blocks: list[JournalBlock] = []
+    for i, raw in enumerate(raw_blocks):
+        what = f"blocks[{i}]"
+        b = ck.obj(raw, _BLOCK_KEYS, what=what)
+        seq = ck.integer(b["seq"], fld=f"{what}.seq")
+        if seq < 1:
+            raise ck.fail(f"seq {seq} is below 1", fld=f"{what}.seq")
+        if blocks and seq <= blocks[-1].seq:
+            raise ck.fail(f"seq {seq} does not follow {blocks[-1].seq}", fld=f"{what}.seq")
+        blocks.append(
+            JournalBlock(
+                seq,
+                ck.text(b["label"], fld=f"{what}.label"),
+                ck.text(b["content"], fld=f"{what}.content"),
+            )
+        )
+
+    raw_calls = top["calls"]
+    if not isinstance(raw_calls, list):
+        raise ck.fail("must be an array", fld="calls")
+    calls: list[JournalCall] = []
+    seen: set[str] = set()
+    for i, raw in enumerate(raw_calls):
+        what = f"calls[{i}]"
+        case_hint = raw.get("case") if isinstance(raw, dict) else None
+        hint = case_hint if isinstance(case_hint, str) else None
+        c = ck.obj(raw, _CALL_KEYS, what=what, case=hint)
+        case = ck.text(c["case"], fld=f"{what}.case")
+        if not _CASE_RE.match(case):
+            raise ck.fail(
+                "case names are kebab-case ([a-z0-9] words joined by '-')", case=case, fld="case"
+            )
+        if case in seen:
+            raise ck.fail("duplicate case", case=case, fld="case")
+        seen.add(case)
+        tool = ck.text(c["tool"], fld="tool", case=case)
+        if not tool:
+            raise ck.fail("empty tool name", case=case, fld="tool")
+        args = ck.text(c["args"], fld="args", case=case)
+        output = ck.text(c["output"], fld="output", case=case)
+        recorded = ck.text(c["sha256"], fld="sha256", case=case)
+        if not _HEX_RE.match(recorded):
+            raise ck.fail("must be 64 lowercase hex digits", case=case, fld="sha256")
+        actual = digest(output)
+        if recorded != actual:
+            raise ck.fail(
+                f"digest mismatch: the output's SHA-256 is {actual}, the journal says {recorded} "
+                "(edited by hand? re-record with `parity record`)",
+                case=case,
+                fld="output",
+            )
+        calls.append(JournalCall(case, tool, args, output))
+
+    return Journal(
+        corpus=corpus,
+        recorded_by=recorded_by,
+        seqs=seqs,
+        blocks=tuple(blocks),
+        calls=tuple(calls),
+    )
