@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMain runs main itself when re-executed by TestSignal.
+func TestMain(m *testing.M) {
+	if os.Getenv("RECALLREF_RUN_MAIN") == "1" {
+		os.Args = append([]string{"recallref"}, strings.Fields(os.Getenv("RECALLREF_ARGS"))...)
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestCheckLoopback(t *testing.T) {
+	tests := []struct {
+		addr string
+		ok   bool
+	}{
+		{"127.0.0.1:0", true},
+		{"127.0.0.1:8080", true},
+		{"127.1.2.3:0", true},
+		{"[::1]:0", true},
+		{"localhost:0", true},
+		{"0.0.0.0:0", false},
+		{":0", false},
+		{"[::]:0", false},
+		{"192.168.1.1:0", false},
+		{"example.com:0", false},
+		{"127.0.0.1", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if err := checkLoopback(tt.addr); (err == nil) != tt.ok {
+			t.Errorf("checkLoopback(%q) = %v; want ok %v", tt.addr, err, tt.ok)
+		}
+	}
+}
+
+func TestRunUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"-addr", "0.0.0.0:0"},
+		{"-addr", ":8080"},
+		{"-first-seq", "0"},
+		{"-first-seq", "-5"},
+		{"-first-seq", "x"},
+		{"-nope"},
+		{"extra"},
+	} {
+		var stdout, stderr strings.Builder
+		if code := run(context.Background(), args, &stdout, &stderr); code != 2 {
+			t.Errorf("run(%q) = %d; want 2", args, code)
+		}
+		if stdout.Len() != 0 || stderr.Len() == 0 {
+			t.Errorf("run(%q): stdout %q, stderr %q; want only an error on stderr", args, stdout.String(), stderr.String())
+		}
+	}
+}
+
+func TestRun(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"-first-seq", "42", "-token", "tk"}, pw, io.Discard)
+		pw.Close()
+	}()
+	url, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, pr)
+	url = strings.TrimSuffix(url, "\n")
+	if !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Fatalf("first line %q is not a loopback base URL", url)
+	}
+
+	req, _ := http.NewRequest("POST", url+"/internal/v1/recall/archive", strings.NewReader(`{"label":"l","content":"c"}`))
+	req.Header.Set("Authorization", "Bearer tk")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || strings.TrimSpace(string(body)) != `{"id":"r42","seq":42}` {
+		t.Errorf("archive: %d %s", resp.StatusCode, body)
+	}
+	resp, err = http.Get(url + "/internal/v1/recall/blocks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 {
+		t.Errorf("no token: %d; want 401", resp.StatusCode)
+	}
+
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("run returned %d after cancel; want 0", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("run did not return after cancel")
+	}
+}
+
+// TestSignal runs main in a child process and stops it with SIGTERM: it must
+// print the URL first and exit 0 (so a -cover build writes its counters).
+func TestSignal(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), "RECALLREF_RUN_MAIN=1", "RECALLREF_ARGS=-addr 127.0.0.1:0 -first-seq 3")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "http://127.0.0.1:") {
+		cmd.Process.Kill()
+		t.Fatalf("first line %q, %v", line, err)
+	}
+	resp, err := http.Get(strings.TrimSpace(line) + "/internal/v1/recall/blocks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("after SIGTERM: %v; want exit 0", err)
+	}
+}
