@@ -78,7 +78,7 @@ BLOCKS: tuple[CorpusBlock, ...] = (
     CorpusBlock(
         "controls",
         'tab\tlabel "quoted"',
-        "\x00nul\x01 \x7f del \ufeffbom\u200bzero-width\u00a0nbsp\r\n"
+        "\x00nul\x01 \x7f del \b\f bell\x07 \ufeffbom\u200bzero-width\u00a0nbsp\r\n"
         "windows line\rCR only\u0085nel 😀 emoji",
     ),
     *_SIMILAR,

@@ -1,0 +1,265 @@
+"""A fake Go: a journal's archive served on loopback, encoded as Go encodes JSON.
+
+One ``pytest_httpserver.HTTPServer`` (usable outside pytest) answers the contract's
+read routes from a journal:
+
+- ``GET /internal/v1/recall/block?seq=N``: the block, or 404 ``{"error":"not found"}``;
+  400 when ``seq`` is missing or not a decimal int64, as Go answers;
+- ``GET /internal/v1/recall/blocks``: ``{"blocks": [...]}``;
+- ``POST /internal/v1/tool/exec``: in ``archive`` mode 500, so a fallback cannot hide a
+  divergence; in ``fallback`` mode the recorded output of that exact (name, args),
+  while the two read routes answer 500.
+
+Any other request is one the fake was not set up for: ``check()`` raises
+``FakeGoError`` for it, as for a ``/tool/exec`` body it has no output for::
+
+    with FakeGo(journal) as go:
+        GoTurnHost(go.base_url).exec_tool("recall", '{"id": "r1000"}')
+        go.check()
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal
+
+from parity.errors import FakeGoError
+from parity.journal import Journal, JournalBlock
+
+if TYPE_CHECKING:
+    from pytest_httpserver import HTTPServer
+    from werkzeug import Request, Response
+
+__all__ = [
+    "BLOCKS_PATH",
+    "BLOCK_PATH",
+    "EXEC_PATH",
+    "FakeGo",
+    "Mode",
+    "Served",
+    "blocks_body",
+    "go_json",
+]
+
+BLOCK_PATH = "/internal/v1/recall/block"
+BLOCKS_PATH = "/internal/v1/recall/blocks"
+EXEC_PATH = "/internal/v1/tool/exec"
+
+Mode = Literal["archive", "fallback"]
+
+_INT64 = 2**63
+_SEQ_RE = re.compile(r"[+-]?[0-9]+\Z")
+
+# encoding/json's string escapes (HTML-safe encoder, Go 1.22 and later).
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r"}
+_ESCAPES["\t"] = "\\t"
+for _c in [*map(chr, range(0x20)), "<", ">", "&", "\u2028", "\u2029"]:
+    _ESCAPES.setdefault(_c, f"\\u{ord(_c):04x}")
+_ESCAPE_RE = re.compile("[" + re.escape("".join(_ESCAPES)) + "]")
+
+
+def _go_string(s: str) -> str:
+    return '"' + _ESCAPE_RE.sub(lambda m: _ESCAPES[m.group()], s) + '"'
+
+
+def go_json(value: Any) -> bytes:
+    """``value`` as Go's ``json.NewEncoder(w).Encode`` writes it (final newline included).
+
+    Dicts are written in their own key order (Go sorts map keys and keeps struct
+    field order: build them that way); str, int, bool, None and lists are supported.
+    """
+    return (_encode(value) + "\n").encode("utf-8")
+
+
+def _encode(value: Any) -> str:
+    if isinstance(value, str):
+        return _go_string(value)
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(_encode(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_go_string(k)}:{_encode(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"go_json cannot encode {type(value).__name__}")
+
+
+def _block_obj(b: JournalBlock) -> dict[str, Any]:
+    return {"seq": b.seq, "label": b.label, "content": b.content}  # Go's struct field order
+
+
+@dataclass(frozen=True)
+class Served:
+    """One request the fake Go answered: method, path with query, status, JSON body sent."""
+
+    method: str
+    target: str
+    status: int
+    body: str
+
+    @property
+    def path(self) -> str:
+        """The path, without the query."""
+        return self.target.split("?", 1)[0]
+
+    def __str__(self) -> str:
+        return f"{self.method} {self.target} -> {self.status}"
+
+
+class FakeGo:
+    """A fake Go on loopback, serving one journal's blocks and recorded outputs."""
+
+    def __init__(self, journal: Journal, *, mode: Mode = "archive") -> None:
+        self.journal = journal
+        self.mode: Mode = mode
+        self._blocks = {b.seq: b for b in journal.blocks}
+        self._blocks_body = go_json({"blocks": [_block_obj(b) for b in journal.blocks]})
+        self._outputs: dict[tuple[str, str], str] = {}
+        for c in journal.calls:
+            self._outputs.setdefault((c.tool, c.args), c.output)
+        self._server: HTTPServer | None = None
+
+    # --- life cycle -----------------------------------------------------------------
+
+    def start(self) -> FakeGo:
+        """Listen on a free loopback port."""
+        from pytest_httpserver import HTTPServer  # imported late: werkzeug is slow to load
+
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)
+        server = HTTPServer(host="127.0.0.1", port=0, threaded=True)
+        server.expect_request(BLOCK_PATH, method="GET").respond_with_handler(self._block)
+        server.expect_request(BLOCKS_PATH, method="GET").respond_with_handler(self._all_blocks)
+        server.expect_request(EXEC_PATH, method="POST").respond_with_handler(self._exec)
+        try:
+            server.start()
+        except OSError as e:
+            raise FakeGoError(f"the fake Go could not listen on 127.0.0.1: {e}") from e
+        self._server = server
+        return self
+
+    def stop(self) -> None:
+        """Stop listening (idempotent)."""
+        if self._server is not None and self._server.is_running():
+            self._server.stop()
+        self._server = None
+
+    def __enter__(self) -> FakeGo:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def server(self) -> HTTPServer:
+        """The underlying ``HTTPServer`` (started)."""
+        if self._server is None:
+            raise FakeGoError("the fake Go is not running")
+        return self._server
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT``."""
+        return self.server.url_for("/").rstrip("/")
+
+    # --- what was served --------------------------------------------------------------
+
+    def mark(self) -> int:
+        """A position in the request log, for ``served_since``."""
+        return len(self.server.log)
+
+    def served_since(self, mark: int) -> list[Served]:
+        """The requests answered since ``mark``, in order."""
+        served = []
+        for request, response in self.server.log[mark:]:
+            target = request.full_path.rstrip("?") if request.query_string else request.path
+            body = response.get_data(as_text=True)
+            served.append(Served(request.method, target, response.status_code, body))
+        return served
+
+    def check(self) -> None:
+        """Raise ``FakeGoError`` naming every request the fake was not set up for.
+
+        Runs pytest-httpserver's assertion and handler-error checks, and clears them.
+        """
+        server = self.server
+        problems: list[str] = []
+        while server.assertions:
+            problems.append(str(server.assertions.pop(0)).split("\n", 1)[0])
+        while server.handler_errors:
+            problems.append(repr(server.handler_errors.pop(0)))
+        if problems:
+            raise FakeGoError(
+                "the fake Go saw requests it was not set up for:\n  " + "\n  ".join(problems)
+            )
+
+    def expected_output(self, tool: str, args: str) -> str | None:
+        """The recorded output served in fallback mode for this call, if any."""
+        return self._outputs.get((tool, args))
+
+    # --- handlers ---------------------------------------------------------------------
+
+    def _respond(self, status: int, value: Any) -> Response:
+        from werkzeug import Response
+
+        return Response(go_json(value), status=status, content_type="application/json")
+
+    def _unavailable(self, route: str) -> Response:
+        return self._respond(500, {"error": f"fake Go: {route} disabled in {self.mode} mode"})
+
+    def _block(self, request: Request) -> Response:
+        if self.mode == "fallback":
+            return self._unavailable("archive reads")
+        if "seq" not in request.args:
+            return self._respond(400, {"error": 'missing "seq"'})
+        raw = request.args["seq"]
+        if not _SEQ_RE.match(raw) or not -_INT64 <= int(raw) < _INT64:
+            return self._respond(400, {"error": '"seq" must be a decimal int64'})
+        block = self._blocks.get(int(raw))
+        if block is None:
+            return self._respond(404, {"error": "not found"})
+        return self._respond(200, _block_obj(block))
+
+    def _all_blocks(self, request: Request) -> Response:
+        if self.mode == "fallback":
+            return self._unavailable("archive reads")
+        from werkzeug import Response
+
+        return Response(self._blocks_body, status=200, content_type="application/json")
+
+    def _exec(self, request: Request) -> Response:
+        if self.mode == "archive":
+            return self._unavailable("/tool/exec")
+        try:
+            body = json.loads(request.get_data(as_text=True))
+            name, args = body["name"], body["args"]
+            if not isinstance(name, str) or not isinstance(args, str):
+                raise TypeError("name and args must be strings")
+        except (ValueError, KeyError, TypeError) as e:
+            self.server.add_assertion(f"POST {EXEC_PATH} with a bad body: {e}")
+            return self._respond(400, {"error": "bad body"})
+        output = self._outputs.get((name, args))
+        if output is None:
+            self.server.add_assertion(
+                f"POST {EXEC_PATH} for a call the journal does not hold: {name} {args[:200]!r}"
+            )
+            return self._respond(500, {"error": "fake Go: no recorded output for this call"})
+        return self._respond(200, {"output": output})
+
+
+def blocks_body(blocks: Iterable[JournalBlock] | Mapping[int, JournalBlock]) -> bytes:
+    """The body Go serves on ``/internal/v1/recall/blocks`` for these blocks."""
+    items = blocks.values() if isinstance(blocks, Mapping) else blocks
+    return go_json({"blocks": [_block_obj(b) for b in items]})
