@@ -1,6 +1,7 @@
 // Package server serves the contract's HTTP API (shared/spec/recall.md) over
 // an archive: archiving blocks, reading them, and running the recall tools,
-// plus GET /debug/requests, which lists the requests received so far.
+// plus GET /debug/requests, which lists the requests received so far, and
+// GET /debug/version, which names the Go and Unicode versions behind the answers.
 package server
 
 import (
@@ -11,9 +12,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 
 	"recallref/recall"
 )
@@ -28,6 +31,7 @@ const (
 	PathBlocks   = "/internal/v1/recall/blocks"
 	PathExec     = "/internal/v1/tool/exec"
 	PathRequests = "/debug/requests"
+	PathVersion  = "/debug/version"
 )
 
 // Store is the archive the server serves: the tools' reads plus Add.
@@ -61,6 +65,7 @@ func New(store Store, token string) http.Handler {
 	s.mux.HandleFunc(PathBlocks, s.handleBlocks)
 	s.mux.HandleFunc(PathExec, s.handleExec)
 	s.mux.HandleFunc(PathRequests, s.handleRequests)
+	s.mux.HandleFunc(PathVersion, handleVersion)
 	return s
 }
 
@@ -183,6 +188,20 @@ func (s *server) handleRequests(w http.ResponseWriter, r *http.Request) {
 	reqs := append([]string{}, s.requests...)
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"requests": reqs})
+}
+
+// handleVersion names what produced the answers: the Go version, its Unicode
+// tables, and the platform.
+func handleVersion(w http.ResponseWriter, r *http.Request) {
+	if !allow(w, r, http.MethodGet) {
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{
+		"go_version":      runtime.Version(),
+		"unicode_version": unicode.Version,
+		"goos":            runtime.GOOS,
+		"goarch":          runtime.GOARCH,
+	})
 }
 
 // allow answers 405 with an Allow header unless r uses method.

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
+	"unicode"
 
 	"recallref/archive"
 )
@@ -277,4 +280,31 @@ func TestDebugRequests(t *testing.T) {
 	check(t, "requests with token", c.do("GET", PathRequests, ""), 200, `{"requests":[
 		"GET /internal/v1/recall/blocks",
 		"GET /internal/v1/recall/block?seq=3"]}`)
+}
+
+func TestVersion(t *testing.T) {
+	h := New(archive.New(1), "")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", PathVersion, nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET %s: %d", PathVersion, rec.Code)
+	}
+	var got map[string]string
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"go_version":      runtime.Version(),
+		"unicode_version": unicode.Version,
+		"goos":            runtime.GOOS,
+		"goarch":          runtime.GOARCH,
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("version = %v, want %v", got, want)
+	}
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("POST", PathVersion, nil))
+	if rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("POST %s: %d", PathVersion, rec.Code)
+	}
 }
