@@ -133,8 +133,13 @@ class FakeGo:
         """Listen on a free loopback port."""
         from pytest_httpserver import HTTPServer  # imported late: werkzeug is slow to load
 
+        class _Server(HTTPServer):
+            def thread_target(self) -> None:
+                assert self.server is not None
+                self.server.serve_forever(poll_interval=0.02)  # stop() in 20 ms, not 500
+
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
-        server = HTTPServer(host="127.0.0.1", port=0, threaded=True)
+        server = _Server(host="127.0.0.1", port=0, threaded=True)
         server.expect_request(BLOCK_PATH, method="GET").respond_with_handler(self._block)
         server.expect_request(BLOCKS_PATH, method="GET").respond_with_handler(self._all_blocks)
         server.expect_request(EXEC_PATH, method="POST").respond_with_handler(self._exec)

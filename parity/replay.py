@@ -1,0 +1,269 @@
+"""The replay: every journal call through the Python implementation, against a fake Go.
+
+Two passes over one fake Go (``parity.fakego``):
+
+1. ``archive``: the fake serves the journal's blocks and answers ``/tool/exec`` with
+   500, so the output must come from the Python tools themselves;
+2. ``fallback``: the archive routes answer 500 and ``/tool/exec`` serves the recorded
+   outputs, so a call that reads the archive must fall back on Go, exactly once.
+
+A case passes when both passes give its golden output, byte for byte, and the fake
+saw only the requests it was set up for. Before anything runs, the journal and the
+corpus must name the same cases with the same tools and args.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+
+from parity import report
+from parity.corpus import Corpus, ToolHost
+from parity.errors import CorpusError, ReplayError
+from parity.fakego import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH, FakeGo, Mode, Served
+from parity.journal import Journal, JournalCall
+
+__all__ = ["MODES", "CaseResult", "ModeRun", "ReplayResult", "Replayer", "check_consistency"]
+
+MODES: tuple[Mode, ...] = ("archive", "fallback")
+_READS = (BLOCK_PATH, BLOCKS_PATH)
+
+
+@dataclass(frozen=True)
+class ModeRun:
+    """One call in one mode: what Python returned (or raised) and what it asked of the fake."""
+
+    mode: Mode
+    output: str | None
+    error: str | None
+    served: tuple[Served, ...]
+    problems: tuple[str, ...]
+    """Why this run fails besides the output: unexpected requests, a hidden fallback."""
+
+    def failed(self, expected: str) -> bool:
+        """Whether this run departs from the golden output or the expected requests."""
+        return self.error is not None or self.output != expected or bool(self.problems)
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """A journal call and its runs, one per mode."""
+
+    call: JournalCall
+    runs: tuple[ModeRun, ...]
+
+    @property
+    def case(self) -> str:
+        """The case name."""
+        return self.call.case
+
+    @property
+    def passed(self) -> bool:
+        """Whether every run gave the golden output with the expected requests."""
+        return not any(run.failed(self.call.output) for run in self.runs)
+
+    def report(self) -> str:
+        """Why the case fails (empty when it passes)."""
+        parts = []
+        for run in self.runs:
+            if not run.failed(self.call.output):
+                continue
+            head = f"[{run.mode} replay]"
+            if run.error is not None:
+                parts.append(
+                    f"FAILED {self.case} {head}\n  tool: {self.call.tool}\n"
+                    f"  args: {report.visible(report.shorten(self.call.args))}\n"
+                    f"  python raised {run.error}"
+                )
+            elif run.output != self.call.output:
+                assert run.output is not None
+                parts.append(
+                    report.mismatch_report(
+                        case=self.case,
+                        tool=self.call.tool,
+                        args=self.call.args,
+                        expected=self.call.output,
+                        actual=run.output,
+                    ).replace(f"MISMATCH {self.case}", f"MISMATCH {self.case} {head}", 1)
+                )
+            else:
+                parts.append(f"FAILED {self.case} {head}")
+            parts += [f"  {p}" for p in run.problems]
+            parts.append("  requests: " + (", ".join(map(str, run.served)) or "none"))
+        return "\n".join(parts)
+
+
+@dataclass
+class ReplayResult:
+    """The outcome of a whole replay: one result per journal call, in journal order."""
+
+    corpus: str
+    results: list[CaseResult] = field(default_factory=list)
+
+    @property
+    def passed(self) -> int:
+        """How many cases passed."""
+        return sum(r.passed for r in self.results)
+
+    @property
+    def failed(self) -> int:
+        """How many cases failed."""
+        return len(self.results) - self.passed
+
+    @property
+    def failures(self) -> list[CaseResult]:
+        """The failed cases."""
+        return [r for r in self.results if not r.passed]
+
+
+def check_consistency(journal: Journal, corpus: Corpus, *, path: str = "the journal") -> None:
+    """Raise ``CorpusError`` unless the journal was recorded from this very corpus."""
+    problems: list[str] = []
+    if journal.corpus != corpus.name:
+        problems.append(f"it records corpus {journal.corpus!r}, not {corpus.name!r}")
+    names = [b.name for b in corpus.blocks]
+    if list(journal.seqs) != names:
+        problems.append("its block names are not the corpus's (re-record: `make golden`)")
+    recorded = {c.case: c for c in journal.calls}
+    wanted = {c.case: c for c in corpus.calls}
+    problems += [f"case {c!r} has no corpus entry" for c in recorded if c not in wanted]
+    problems += [f"corpus case {c!r} is not recorded" for c in wanted if c not in recorded]
+    if not problems:
+        for case, call in wanted.items():
+            got = recorded[case]
+            try:
+                args = call.resolve(journal.seqs)
+            except CorpusError as e:
+                problems.append(str(e))
+                continue
+            if got.tool != call.tool or got.args != args:
+                problems.append(f"case {case!r}: tool or args differ from the corpus's")
+    if problems:
+        lines = "\n  ".join(problems)
+        raise CorpusError(
+            f"{path} and corpus {corpus.name!r} disagree (re-record with `make golden`):\n  {lines}"
+        )
+
+
+class Replayer:
+    """One fake Go and one Python host, to replay a journal's calls one by one."""
+
+    def __init__(self, journal: Journal, corpus: Corpus, *, timeout: float = 5.0) -> None:
+        self.journal = journal
+        self.corpus = corpus
+        self.timeout = timeout
+        self.fake = FakeGo(journal)
+        self._host: ToolHost | None = None
+
+    def start(self) -> Replayer:
+        """Start the fake Go and build the host under test."""
+        self.fake.start()
+        try:
+            self._host = self.corpus.host(self.fake.base_url, timeout=self.timeout)
+        except BaseException:
+            self.fake.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        """Close the host and stop the fake Go."""
+        close = getattr(self._host, "close", None)
+        if callable(close):
+            close()
+        self._host = None
+        self.fake.stop()
+
+    def __enter__(self) -> Replayer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def host(self) -> ToolHost:
+        """The implementation under test."""
+        if self._host is None:
+            raise ReplayError("the replayer is not started")
+        return self._host
+
+    def run(self, call: JournalCall, *, mode: Mode) -> ModeRun:
+        """Run one call in one mode."""
+        self.fake.mode = mode
+        server = self.fake.server
+        before = len(server.assertions)
+        errors_before = len(server.handler_errors)
+        mark = self.fake.mark()
+        output: str | None = None
+        error: str | None = None
+        try:
+            output = self.host.exec_tool(call.tool, call.args)
+        except Exception as e:  # the implementation's failure is the case's failure
+            error = f"{type(e).__name__}: {e}"
+        served = tuple(self.fake.served_since(mark))
+        problems = [f"unexpected request: {str(a).splitlines()[0]}" for a in server.assertions]
+        problems += [f"fake Go handler error: {e!r}" for e in server.handler_errors]
+        del server.assertions[before:], server.handler_errors[errors_before:]
+        problems += _request_problems(call, mode, served, self.corpus)
+        return ModeRun(mode, output, error, served, tuple(problems))
+
+    def run_case(self, call: JournalCall, *, modes: Sequence[Mode] = MODES) -> CaseResult:
+        """Run one call in each mode; the fake is checked after each."""
+        runs = []
+        for mode in modes:
+            try:
+                runs.append(self.run(call, mode=mode))
+            finally:
+                self.fake.check()
+        return CaseResult(call, tuple(runs))
+
+    def replay(
+        self, *, modes: Sequence[Mode] = MODES, cases: Iterable[str] | None = None
+    ) -> ReplayResult:
+        """Every call (or the named ``cases``) once per mode, mode after mode."""
+        calls = list(self.journal.calls)
+        if cases is not None:
+            wanted = list(cases)
+            unknown = [c for c in wanted if c not in self.journal.cases]
+            if unknown:
+                raise ReplayError(f"no such case in the journal: {', '.join(unknown)}")
+            calls = [c for c in calls if c.case in wanted]
+        runs: dict[str, list[ModeRun]] = {c.case: [] for c in calls}
+        for mode in modes:
+            try:
+                for call in calls:
+                    runs[call.case].append(self.run(call, mode=mode))
+            finally:
+                self.fake.check()
+        result = ReplayResult(self.journal.corpus)
+        for call in calls:
+            if len(runs[call.case]) != len(modes):
+                raise ReplayError(f"case {call.case!r} was not replayed once per mode")
+            result.results.append(CaseResult(call, tuple(runs[call.case])))
+        return result
+
+
+def _request_problems(
+    call: JournalCall, mode: Mode, served: Sequence[Served], corpus: Corpus
+) -> list[str]:
+    """What is wrong with the requests one call made, for a tool run in Python."""
+    if call.tool not in corpus.tools:
+        return []
+    execs = [s for s in served if s.path == EXEC_PATH]
+    reads = [s for s in served if s.path in _READS]
+    if mode == "archive":
+        if execs:
+            return ["fell back on POST /internal/v1/tool/exec (the fake answered 500)"]
+        return []
+    if reads and len(execs) != 1:
+        return [f"read the archive, then called /tool/exec {len(execs)} times (want once)"]
+    if not reads and execs:
+        return ["called /tool/exec without reading the archive first"]
+    if execs and served[-1].path != EXEC_PATH:
+        return ["read the archive again after the fallback"]
+    return []
