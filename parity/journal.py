@@ -197,8 +197,12 @@ def load(path: str | Path) -> Journal:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
+        cut = e.end == len(data) and e.reason == "unexpected end of data"
+        detail = (
+            "ends inside a UTF-8 sequence (truncated?)" if cut else f"not UTF-8 at byte {e.start}"
+        )
         raise JournalError(
-            path, f"not UTF-8 at byte {e.start}", case=_case_before(data[: e.start])
+            path, _where(detail, data[: e.start]), case=_case_before(data[: e.start])
         ) from e
     return loads(text, path=path)
 
@@ -230,18 +234,25 @@ def loads(text: str, *, path: str | Path = "<journal>") -> Journal:
     except _DuplicateKeyError as e:
         raise JournalError(where, f"a JSON object repeats the key {e.key!r}", field=e.key) from e
     except json.JSONDecodeError as e:
-        raise JournalError(
-            where,
-            f"not valid JSON at line {e.lineno} column {e.colno}: {e.msg} "
-            "(truncated or corrupted?)",
-            case=_case_before(text[: e.pos].encode("utf-8", "surrogatepass")),
-        ) from e
+        head = text[: e.pos].encode("utf-8", "surrogatepass")
+        truncated = not text[e.pos :].strip()
+        detail = (
+            f"ends early at line {e.lineno} column {e.colno} (truncated?)"
+            if truncated
+            else f"not valid JSON at line {e.lineno} column {e.colno}: {e.msg} (corrupted?)"
+        )
+        raise JournalError(where, _where(detail, head), case=_case_before(head)) from e
     except (ValueError, RecursionError) as e:
         raise JournalError(where, f"not a journal: {e}") from e
     return _validate(obj, where)
 
 
 _CASE_TEXT_RE = re.compile(rb'"case"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def _where(detail: str, prefix: bytes) -> str:
+    """``detail``, saying so when the damage comes before the first call."""
+    return detail if _case_before(prefix) else f"{detail}, before the first call"
 
 
 def _case_before(prefix: bytes) -> str | None:

@@ -1,6 +1,7 @@
 """The harness's pytest plugin (registered under ``pytest11``).
 
-Fixtures for the Go reference instance:
+Fixtures for the Go reference instance (the golden-journal fixtures and options
+are at the end: ``parity_journal``, ``parity_replayers``, ``fake_go``, ``golden_case``):
 
 - ``go_reference``: one instance for the session, its sequence starting at 1000;
 - ``fresh_go``: a factory, ``fresh_go(first_seq=..., token=...)``, for an empty
@@ -14,13 +15,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pytest
 
-from parity.errors import GoReferenceError
+from parity.errors import GoReferenceError, ParityError
 from parity.reference import GoReference, RunningReference
 
-__all__ = ["FreshGo", "go_unavailable"]
+if TYPE_CHECKING:
+    from parity.fakego import FakeGo
+    from parity.journal import Journal, JournalCall
+    from parity.replay import Replayer
+
+__all__ = ["FreshGo", "GoldenCase", "go_unavailable"]
 
 FreshGo = Callable[..., RunningReference]
 
@@ -82,3 +90,144 @@ def fresh_go(go_build: GoReference) -> Iterator[FreshGo]:
     yield start
     for running in started:
         running.stop()
+
+
+# --- the golden journals ---------------------------------------------------------------
+#
+# Options: --parity-journal PATH (repeatable; default: every registered corpus's
+# golden/<corpus>.json) and --parity-go-url URL (a live Go for the tests that record).
+# A test that asks for ``golden_case`` runs once per journal call, with the id
+# ``<corpus>/<case>``; ``parity_replayers`` replays them against one fake Go per corpus.
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("parity", "Go<->Python parity harness")
+    group.addoption(
+        "--parity-journal",
+        action="append",
+        default=None,
+        metavar="PATH",
+        help="a golden journal to replay (repeatable; default: golden/<corpus>.json)",
+    )
+    group.addoption(
+        "--parity-go-url",
+        default=None,
+        metavar="URL",
+        help="a live, empty Go for the recording tests (token in $PARITY_GO_TOKEN); "
+        "default: a fresh Go reference",
+    )
+
+
+@dataclass(frozen=True)
+class GoldenCase:
+    """One recorded call, as a test parameter: its corpus, journal path and call."""
+
+    corpus: str
+    path: str
+    call: JournalCall | None
+    error: str | None = None
+
+    @property
+    def id(self) -> str:
+        """The test id, ``<corpus>/<case>``."""
+        return f"{self.corpus}/{self.call.case if self.call else 'journal-error'}"
+
+
+def _journal_paths(config: pytest.Config) -> list[str]:
+    from parity.corpus import CORPORA, get_corpus
+
+    given: list[str] | None = config.getoption("parity_journal")
+    if given:
+        return given
+    return [str(get_corpus(name).journal_path) for name in CORPORA]
+
+
+def _load_journals(config: pytest.Config) -> dict[str, tuple[str, Journal]]:
+    """Corpus name to (path, journal), loaded once per session; ParityError if unusable."""
+    cached: dict[str, tuple[str, Journal]] | None = getattr(config, "_parity_journals", None)
+    if cached is not None:
+        return cached
+    from parity import journal
+
+    loaded: dict[str, tuple[str, Journal]] = {}
+    for path in _journal_paths(config):
+        j = journal.load(path)
+        if j.corpus in loaded:
+            raise ParityError(
+                f"two journals record corpus {j.corpus!r}: {loaded[j.corpus][0]}, {path}"
+            )
+        loaded[j.corpus] = (path, j)
+    config._parity_journals = loaded  # type: ignore[attr-defined]
+    return loaded
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "golden_case" not in metafunc.fixturenames:
+        return
+    try:
+        cases = [
+            GoldenCase(name, path, call)
+            for name, (path, j) in _load_journals(metafunc.config).items()
+            for call in j.calls
+        ]
+    except ParityError as exc:
+        cases = [GoldenCase("golden", "", None, error=str(exc))]
+    metafunc.parametrize("golden_case", cases, ids=[c.id for c in cases])
+
+
+@pytest.fixture(scope="session")
+def parity_go_url(pytestconfig: pytest.Config) -> str | None:
+    """The ``--parity-go-url`` option: a live Go to record from, or None (the reference)."""
+    url: str | None = pytestconfig.getoption("parity_go_url")
+    return url
+
+
+@pytest.fixture(scope="session")
+def parity_journals(pytestconfig: pytest.Config) -> dict[str, Journal]:
+    """Every journal of the session, by corpus name (verified on load)."""
+    try:
+        return {name: j for name, (_, j) in _load_journals(pytestconfig).items()}
+    except ParityError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def parity_journal(parity_journals: dict[str, Journal]) -> Journal:
+    """The recall journal (``golden/recall.json`` unless ``--parity-journal`` says otherwise)."""
+    if "recall" not in parity_journals:
+        pytest.fail("no journal of corpus 'recall' in this session", pytrace=False)
+    return parity_journals["recall"]
+
+
+@pytest.fixture(scope="session")
+def parity_replayers(pytestconfig: pytest.Config) -> Iterator[dict[str, Replayer]]:
+    """One started ``Replayer`` (fake Go + Python host) per journal, for the session.
+
+    A journal that disagrees with its corpus fails every test that uses this fixture.
+    """
+    from parity.corpus import get_corpus
+    from parity.replay import Replayer, check_consistency
+
+    replayers: dict[str, Replayer] = {}
+    try:
+        for name, (path, j) in _load_journals(pytestconfig).items():
+            corpus = get_corpus(name)
+            check_consistency(j, corpus, path=path)
+            replayers[name] = Replayer(j, corpus).start()
+    except ParityError as exc:
+        for replayer in replayers.values():
+            replayer.stop()
+        pytest.fail(str(exc), pytrace=False)
+    yield replayers
+    for replayer in replayers.values():
+        replayer.stop()
+
+
+@pytest.fixture
+def fake_go(parity_journal: Journal) -> Iterator[FakeGo]:
+    """A fake Go serving the recall journal; ``check()`` runs when the test ends."""
+    from parity.fakego import FakeGo
+
+    with FakeGo(parity_journal) as fake:
+        yield fake
+        fake.check()
