@@ -50,7 +50,7 @@ strength: $(STAMP)
 	$(BIN)/parity strength
 
 tables: $(STAMP)
-	cd $(GOREF) && $(GO) run ./cmd/gentables -o ../recall/_unicode_tables.py
+	cd $(GOREF) && $(GO) run ./cmd/gentables -o ../recall/_go/_tables.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check recall parity tests bench
