@@ -18,6 +18,8 @@ class GoTurnHost:
 
     The archive is read over HTTP from the Go at ``base_url`` (one persistent
     connection pool; ``Authorization: Bearer <token>`` when a token is given).
+    ``timeout`` bounds, in seconds, each of connecting, reading, writing and
+    waiting for a pooled connection; ``transport`` replaces httpx's (tests).
     """
 
     def __init__(
