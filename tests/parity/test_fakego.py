@@ -1,0 +1,118 @@
+"""parity.fakego: the journal's archive, served as Go serves it."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from parity.corpus import get_corpus
+from parity.errors import FakeGoError
+from parity.fakego import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH, FakeGo, blocks_body, go_json
+from parity.journal import Journal, JournalBlock, RecordedBy
+from parity.plugin import FreshGo
+
+
+@pytest.mark.parametrize(
+    ("value", "encoded"),
+    [
+        ("<a href='x'>&amp;</a>", "\"\\u003ca href='x'\\u003e\\u0026amp;\\u003c/a\\u003e\""),
+        ("\u2028\u2029", '"\\u2028\\u2029"'),
+        ("\b\f\n\r\t\x00\x1f\x7f", '"\\b\\f\\n\\r\\t\\u0000\\u001f\x7f"'),
+        ('"\\/', '"\\"\\\\/"'),
+        ("é😀\u00a0\ufeff", '"é😀\u00a0\ufeff"'),
+        ({"seq": 1, "label": "", "content": "x"}, '{"seq":1,"label":"","content":"x"}'),
+        ([None, True, False, 9223372036854775807], "[null,true,false,9223372036854775807]"),
+    ],
+)
+def test_go_json(value: object, encoded: str) -> None:
+    assert go_json(value) == (encoded + "\n").encode("utf-8")
+
+
+@pytest.mark.go
+def test_blocks_body_is_byte_identical_to_the_reference(fresh_go: FreshGo) -> None:
+    go = fresh_go(first_seq=1000)
+    for block in get_corpus("recall").blocks:
+        go.archive(block.label, block.content, locked=block.locked)
+    with httpx.Client(base_url=go.base_url) as client:
+        served = client.get(BLOCKS_PATH)
+        one = client.get(BLOCK_PATH, params={"seq": "1002"})
+        missing = client.get(BLOCK_PATH, params={"seq": "1035"})  # the locked block
+    blocks = [JournalBlock(**b) for b in served.json()["blocks"]]
+    assert blocks_body(blocks) == served.content
+    journal = Journal(corpus="recall", recorded_by=_meta(), blocks=tuple(blocks))
+    with FakeGo(journal) as fake, httpx.Client(base_url=fake.base_url) as client:
+        assert client.get(BLOCKS_PATH).content == served.content
+        mine = client.get(BLOCK_PATH, params={"seq": "1002"})
+        assert (mine.status_code, mine.content) == (one.status_code, one.content)
+        gone = client.get(BLOCK_PATH, params={"seq": "1035"})
+        assert (gone.status_code, gone.content) == (missing.status_code, missing.content)
+        fake.check()
+
+
+def _meta() -> RecordedBy:
+    return RecordedBy(
+        go_version="go", unicode_version="u", goos="linux", goarch="amd64", instance="reference"
+    )
+
+
+@pytest.fixture
+def client(fake_go: FakeGo) -> httpx.Client:
+    return httpx.Client(base_url=fake_go.base_url)
+
+
+def test_block_routes(fake_go: FakeGo, client: httpx.Client, golden: Journal) -> None:
+    first = golden.blocks[0]
+    answer = client.get(BLOCK_PATH, params={"seq": str(first.seq)})
+    assert answer.status_code == 200
+    assert answer.headers["content-type"] == "application/json"
+    assert answer.json() == {"seq": first.seq, "label": first.label, "content": first.content}
+    assert client.get(BLOCK_PATH, params={"seq": f"+00{first.seq}"}).json()["seq"] == first.seq
+    absent = client.get(BLOCK_PATH, params={"seq": "999999"})
+    assert (absent.status_code, absent.content) == (404, b'{"error":"not found"}\n')
+    for bad in ["", "r1", "1.0", "9223372036854775808", "1_000"]:
+        assert client.get(BLOCK_PATH, params={"seq": bad}).status_code == 400
+    assert client.get(BLOCK_PATH).status_code == 400
+    assert client.get(BLOCKS_PATH).json()["blocks"][0]["seq"] == first.seq
+
+
+def test_exec_answers_500_in_archive_mode(fake_go: FakeGo, client: httpx.Client) -> None:
+    answer = client.post(EXEC_PATH, json={"name": "recall", "args": "{}"})
+    assert answer.status_code == 500
+    assert "error" in answer.json()
+
+
+def test_fallback_mode(fake_go: FakeGo, client: httpx.Client, golden: Journal) -> None:
+    fake_go.mode = "fallback"
+    call = golden.call("recall-id-plain")
+    answer = client.post(EXEC_PATH, json={"name": call.tool, "args": call.args})
+    assert answer.json() == {"output": call.output}
+    assert client.get(BLOCKS_PATH).status_code == 500
+    assert client.get(BLOCK_PATH, params={"seq": "1000"}).status_code == 500
+
+
+def test_unexpected_requests_fail_check(golden: Journal) -> None:
+    with FakeGo(golden) as fake, httpx.Client(base_url=fake.base_url) as client:
+        client.post(BLOCKS_PATH)
+        client.get("/internal/v1/recall/archive")
+        with pytest.raises(FakeGoError, match="not set up for") as info:
+            fake.check()
+        assert info.value.args[0].count("\n") == 2  # both requests named
+        fake.check()  # cleared
+        fake.mode = "fallback"
+        client.post(EXEC_PATH, json={"name": "recall", "args": '{"id": "never recorded"}'})
+        with pytest.raises(FakeGoError, match="does not hold"):
+            fake.check()
+
+
+def test_served_since(fake_go: FakeGo, client: httpx.Client) -> None:
+    mark = fake_go.mark()
+    client.get(BLOCK_PATH, params={"seq": "5"})
+    served = fake_go.served_since(mark)
+    assert [str(s) for s in served] == [f"GET {BLOCK_PATH}?seq=5 -> 404"]
+    assert json.loads(served[0].body) == {"error": "not found"}
+
+
+def test_listens_on_loopback_only(fake_go: FakeGo) -> None:
+    assert fake_go.base_url.startswith("http://127.0.0.1:")

@@ -1,0 +1,144 @@
+"""parity.record and `parity record`: recorded from Go, reproducible, refusing what is unsafe."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from parity import journal, record
+from parity.corpus import get_corpus
+from parity.errors import RecordError
+from parity.journal import Journal
+from parity.plugin import FreshGo
+from parity.replay import Replayer
+
+from .conftest import GOLDEN, RunCli, copy_with_output
+
+pytestmark = pytest.mark.go
+
+CORPUS = get_corpus("recall")
+
+
+def test_recording_reproduces_the_golden_journal_byte_for_byte(
+    fresh_go: FreshGo, tmp_path: Path, run_cli: RunCli
+) -> None:
+    fresh_go()  # skips (or fails under CI) when Go is unavailable
+    path = tmp_path / "recall.json"
+    path.write_bytes(GOLDEN.read_bytes())
+    status, out, err = run_cli("record", "--journal", str(path))
+    assert (status, err) == (0, "")
+    assert "no change" in out
+    assert path.read_bytes() == GOLDEN.read_bytes()
+
+
+def test_check_passes_on_the_committed_journal(fresh_go: FreshGo, run_cli: RunCli) -> None:
+    fresh_go()
+    status, out, _ = run_cli("record", "--check")
+    assert status == 0
+    assert "matches the Go" in out
+
+
+def test_check_reports_drift_listing_cases(
+    fresh_go: FreshGo, golden: Journal, tmp_path: Path, run_cli: RunCli
+) -> None:
+    fresh_go()
+    path = copy_with_output(golden, "search-limit-one", "stale", tmp_path / "j.json")
+    before = path.read_bytes()
+    status, out, _ = run_cli("record", "--check", "--journal", str(path))
+    assert status == 1
+    assert "DRIFT" in out
+    assert "  changed: search-limit-one" in out.splitlines()
+    assert path.read_bytes() == before  # --check never writes
+
+
+def test_record_lists_changed_cases(
+    fresh_go: FreshGo, golden: Journal, tmp_path: Path, run_cli: RunCli
+) -> None:
+    fresh_go()
+    path = copy_with_output(golden, "recall-id-zero", "stale", tmp_path / "j.json")
+    status, out, _ = run_cli("record", "--journal", str(path))
+    assert status == 0
+    assert "  changed: recall-id-zero" in out.splitlines()
+    assert path.read_bytes() == GOLDEN.read_bytes()
+
+
+def test_refuses_an_archive_that_is_not_empty(fresh_go: FreshGo) -> None:
+    go = fresh_go(first_seq=1000)
+    go.archive("someone else's", "block")
+    with pytest.raises(RecordError, match="already holds 1 readable blocks"):
+        record.record(CORPUS, go_url=go.base_url)
+
+
+def test_live_go_with_a_token(
+    fresh_go: FreshGo, tmp_path: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    token = "tok-5ecret-never-written"
+    go = fresh_go(first_seq=1, token=token)
+    monkeypatch.setenv(record.TOKEN_ENV, token)
+    path = tmp_path / "live.json"
+    status, out, err = run_cli("record", "--go-url", go.base_url, "--journal", str(path))
+    assert (status, err) == (0, ""), out
+    assert token not in out
+    text = path.read_text(encoding="utf-8")
+    assert token not in text
+    live = journal.load(path)
+    assert live.recorded_by.instance == "live"
+    assert live.recorded_by.go_version.startswith("go")
+    assert live.seqs["accents"] == 1
+    assert live.call("recall-id-plain").args == '{"id": "r1"}'
+    # Other seqs, same corpus: the journal replays all the same.
+    with Replayer(live, CORPUS) as replayer:
+        assert replayer.replay().failures == []
+
+
+def test_live_go_with_a_wrong_token_is_refused(
+    fresh_go: FreshGo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    go = fresh_go(token="right")
+    with pytest.raises(RecordError, match="401") as info:
+        record.record(CORPUS, go_url=go.base_url, token="wrong")
+    assert "wrong" not in str(info.value)
+
+
+def test_live_go_without_debug_version(fresh_go: FreshGo, monkeypatch: pytest.MonkeyPatch) -> None:
+    go = fresh_go()
+    monkeypatch.setattr(record._Go, "version", lambda self: None)
+    j = record.record(
+        CORPUS, go_url=go.base_url, versions={"go_version": "go1.99", "goos": "plan9"}
+    )
+    assert dataclasses.astuple(j.recorded_by) == ("go1.99", "unknown", "plan9", "unknown", "live")
+
+
+def test_refuses_a_go_that_answers_differently_twice(
+    fresh_go: FreshGo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    go = fresh_go()
+    calls = iter(range(10**6))
+    original = record._Go.exec_tool
+
+    def flaky(self: record._Go, case: str, name: str, args: str) -> str:
+        out = original(self, case, name, args)
+        return out + "!" if case == "search-no-result" and next(calls) > 0 else out
+
+    monkeypatch.setattr(record._Go, "exec_tool", flaky)
+    with pytest.raises(RecordError, match=r"second pass \(cases search-no-result\); not written"):
+        record.record(CORPUS, go_url=go.base_url)
+
+
+def test_unreachable_go_exits_2(run_cli: RunCli, tmp_path: Path) -> None:
+    status, _, err = run_cli(
+        "record", "--go-url", "http://127.0.0.1:9", "--journal", str(tmp_path / "j.json")
+    )
+    assert status == 2
+    assert "did not answer" in err
+    assert not (tmp_path / "j.json").exists()
+
+
+def test_compare() -> None:
+    old = journal.load(GOLDEN)
+    new = dataclasses.replace(old, calls=old.calls[1:])
+    drift = record.compare(old, new)
+    assert drift.removed == (old.calls[0].case,)
+    assert not record.compare(old, old)

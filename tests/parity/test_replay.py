@@ -1,0 +1,270 @@
+"""parity.replay and `parity replay`: every case once per mode, failures named."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+import recall._tools
+from parity.corpus import Corpus, ToolHost, get_corpus
+from parity.errors import CorpusError, FakeGoError, ReplayError
+from parity.fakego import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
+from parity.journal import Journal, JournalCall
+from parity.replay import Replayer, check_consistency
+from recall._go.strconv import quote
+
+from .conftest import RunCli, copy_with_output, with_output
+
+CORPUS = get_corpus("recall")
+
+
+def _corpus_with_host(wrap: Callable[[ToolHost, str], ToolHost]) -> Corpus:
+    """The recall corpus, its host wrapped by ``wrap(host, base_url)``."""
+
+    def host(base_url: str, **options: Any) -> ToolHost:
+        return wrap(CORPUS.host(base_url, **options), base_url)
+
+    return dataclasses.replace(CORPUS, host=host)
+
+
+def _one_byte_changed(output: str) -> str:
+    """``output`` with one ASCII byte changed (near the middle), so still valid UTF-8."""
+    data = bytearray(output.encode("utf-8"))
+    ascii_at = [i for i, b in enumerate(data) if 0x21 <= b < 0x7E]
+    i = ascii_at[len(ascii_at) // 2]
+    data[i] += 1
+    return data.decode("utf-8")
+
+
+def test_every_case_passes_in_both_modes(golden: Journal) -> None:
+    with Replayer(golden, CORPUS) as replayer:
+        result = replayer.replay()
+    assert [r.case for r in result.results] == list(golden.cases)
+    assert [r.report() for r in result.failures] == []
+    assert all(len(r.runs) == 2 for r in result.results)
+
+
+def test_every_call_is_replayed_exactly_once_per_mode(golden: Journal) -> None:
+    seen: Counter[tuple[str, str]] = Counter()
+
+    class Counting:
+        def __init__(self, inner: ToolHost) -> None:
+            self.inner = inner
+
+        def exec_tool(self, name: str, args: str) -> str:
+            seen[name, args] += 1
+            return self.inner.exec_tool(name, args)
+
+    with Replayer(golden, _corpus_with_host(lambda h, _: Counting(h))) as replayer:
+        assert replayer.replay().failed == 0
+    assert seen == Counter({(c.tool, c.args): 2 for c in golden.calls})
+
+
+def test_fallback_replay_serves_recorded_outputs(golden: Journal) -> None:
+    with Replayer(golden, CORPUS) as replayer:
+        result = replayer.replay(modes=["fallback"])
+    assert result.failed == 0
+    fell_back = 0
+    for case in result.results:
+        (run,) = case.runs
+        paths = [s.path for s in run.served]
+        if paths:
+            assert paths[-1] == EXEC_PATH
+            assert paths.count(EXEC_PATH) == 1
+            assert all(s.status == 500 for s in run.served if s.path != EXEC_PATH)
+            fell_back += 1
+    assert fell_back >= 60  # every call that reads the archive
+
+
+def test_archive_replay_never_falls_back(golden: Journal) -> None:
+    with Replayer(golden, CORPUS) as replayer:
+        result = replayer.replay(modes=["archive"])
+    assert result.failed == 0
+    paths = [s.path for r in result.results for s in r.runs[0].served]
+    assert EXEC_PATH not in paths
+    assert set(paths) == {BLOCK_PATH, BLOCKS_PATH}
+
+
+def test_one_byte_changed_in_any_output_fails_that_case(golden: Journal) -> None:
+    with Replayer(golden, CORPUS) as replayer:
+        for call in golden.calls:
+            bad = dataclasses.replace(call, output=_one_byte_changed(call.output))
+            result = replayer.run_case(bad)
+            assert not result.passed, call.case
+            assert f"MISMATCH {call.case} [archive replay]" in result.report()
+
+
+def test_one_byte_changed_fails_make_parity(
+    golden: Journal, tmp_path: Path, run_cli: RunCli
+) -> None:
+    call = golden.call("search-excerpt-161-runes")
+    path = copy_with_output(golden, call.case, _one_byte_changed(call.output), tmp_path / "j.json")
+    status, out, err = run_cli("replay", "--journal", str(path))
+    assert status == 1, err
+    assert "MISMATCH search-excerpt-161-runes [archive replay]" in out
+    assert "first difference at byte" in out
+    assert out.splitlines()[-1] == f"{len(golden.calls) - 1} passed, 1 failed"
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("TEXT_MISSING_ID", 'recall needs an "id", such as "r8"'),
+        ("TEXT_MISSING_QUERY", 'recall_search needs a "Query"'),
+        ("text_no_match", lambda q: f"no archived block matches {quote(q)}."),
+    ],
+)
+def test_one_character_changed_in_python_fails_the_cases_using_it(
+    monkeypatch: pytest.MonkeyPatch, golden: Journal, run_cli: RunCli, name: str, value: object
+) -> None:
+    original = getattr(recall._tools, name)
+    monkeypatch.setattr(recall._tools, name, value)
+    status, out, _ = run_cli("replay")
+    assert status == 1
+    failed = {line.split()[1] for line in out.splitlines() if line.startswith("MISMATCH")}
+    if isinstance(original, str):
+        uses = {c.case for c in golden.calls if c.output == original}
+    else:
+        uses = {c.case for c in golden.calls if c.output.startswith("no archived block matches")}
+    assert uses
+    assert failed == uses
+    assert out.splitlines()[-1] == f"{len(golden.calls) - len(uses)} passed, {len(uses)} failed"
+
+
+def test_last_line_and_exit_status(run_cli: RunCli, golden: Journal) -> None:
+    status, out, err = run_cli("replay")
+    assert (status, err) == (0, "")
+    assert out.splitlines() == [f"{len(golden.calls)} passed, 0 failed"]
+
+
+def test_case_filter(run_cli: RunCli) -> None:
+    status, out, _ = run_cli("replay", "--case", "recall-id-plain", "--case", "search-no-result")
+    assert status == 0
+    assert out.splitlines()[-1] == "2 passed, 0 failed"
+    status, _, err = run_cli("replay", "--case", "no-such-case")
+    assert status == 2
+    assert "no-such-case" in err
+
+
+def test_an_unexpected_request_fails_the_case(golden: Journal) -> None:
+    class Nosy:
+        def __init__(self, inner: ToolHost, base_url: str) -> None:
+            self.inner, self.base_url = inner, base_url
+
+        def exec_tool(self, name: str, args: str) -> str:
+            httpx.get(self.base_url + "/internal/v1/recall/blocks?seq=1", timeout=5)
+            httpx.delete(self.base_url + BLOCKS_PATH, timeout=5)
+            return self.inner.exec_tool(name, args)
+
+    with Replayer(golden, _corpus_with_host(Nosy)) as replayer:
+        result = replayer.run_case(golden.call("recall-id-absent"))
+    assert not result.passed
+    assert "unexpected request: No handler found for request" in result.report()
+    assert "DELETE" in result.report()
+
+
+def test_a_hidden_fallback_fails_the_case(golden: Journal) -> None:
+    class Lazy:
+        """Sends everything to Go: a fallback that must not pass for the Python tools."""
+
+        def __init__(self, inner: ToolHost, base_url: str) -> None:
+            self.base_url = base_url
+
+        def exec_tool(self, name: str, args: str) -> str:
+            answer = httpx.post(self.base_url + EXEC_PATH, json={"name": name, "args": args})
+            return str(answer.json().get("output", answer.text))
+
+    with Replayer(golden, _corpus_with_host(Lazy)) as replayer:
+        result = replayer.run_case(golden.call("recall-id-absent"))
+    assert not result.passed
+    report = result.report()
+    assert "[archive replay]" in report
+    assert "fell back on POST /internal/v1/tool/exec" in report
+    assert "without reading the archive first" in report
+
+
+def test_fake_go_is_checked_after_every_replay_even_on_failure(golden: Journal) -> None:
+    class Crashing:
+        def __init__(self, inner: ToolHost, base_url: str) -> None:
+            self.base_url = base_url
+
+        def exec_tool(self, name: str, args: str) -> str:
+            raise KeyboardInterrupt  # not an Exception: escapes run()
+
+    with Replayer(golden, _corpus_with_host(Crashing)) as replayer:
+        replayer.fake.server.add_assertion("a request nobody expected")
+        with pytest.raises(FakeGoError, match="nobody expected"):
+            replayer.replay(modes=["archive"])
+
+
+def test_implementation_errors_are_reported(golden: Journal) -> None:
+    class Failing:
+        def __init__(self, inner: ToolHost, base_url: str) -> None:
+            pass
+
+        def exec_tool(self, name: str, args: str) -> str:
+            raise RuntimeError("boom")
+
+    with Replayer(golden, _corpus_with_host(Failing)) as replayer:
+        result = replayer.run_case(golden.call("recall-id-plain"))
+    assert "python raised RuntimeError: boom" in result.report()
+
+
+def _drop_case(j: Journal, case: str) -> Journal:
+    return dataclasses.replace(j, calls=tuple(c for c in j.calls if c.case != case))
+
+
+def test_journal_case_without_corpus_entry_is_an_error(golden: Journal) -> None:
+    extra = JournalCall("not-in-corpus", "recall", "{}", 'recall needs an "id", such as "r7"')
+    journal = dataclasses.replace(golden, calls=(*golden.calls, extra))
+    with pytest.raises(CorpusError, match="'not-in-corpus' has no corpus entry"):
+        check_consistency(journal, CORPUS)
+
+
+def test_corpus_case_not_recorded_is_an_error(golden: Journal) -> None:
+    with pytest.raises(CorpusError, match="corpus case 'search-no-result' is not recorded"):
+        check_consistency(_drop_case(golden, "search-no-result"), CORPUS)
+
+
+def test_stale_args_are_an_error(golden: Journal) -> None:
+    calls = tuple(
+        dataclasses.replace(c, args='{"id": "r1001"}') if c.case == "recall-id-plain" else c
+        for c in golden.calls
+    )
+    with pytest.raises(CorpusError, match="'recall-id-plain': tool or args differ"):
+        check_consistency(dataclasses.replace(golden, calls=calls), CORPUS)
+
+
+def test_cli_reports_corpus_disagreement_with_exit_2(
+    golden: Journal, tmp_path: Path, run_cli: RunCli
+) -> None:
+    from parity import journal
+
+    path = tmp_path / "j.json"
+    journal.write(_drop_case(golden, "search-no-result"), path)
+    status, out, err = run_cli("replay", "--journal", str(path))
+    assert status == 2
+    assert "'search-no-result' is not recorded" in err
+    assert "passed" not in out
+
+
+def test_replay_of_unknown_case_is_an_error(golden: Journal) -> None:
+    with Replayer(golden, CORPUS) as replayer, pytest.raises(ReplayError):
+        replayer.replay(cases=["nope"])
+
+
+def test_mismatch_in_fallback_mode_only(golden: Journal) -> None:
+    call = golden.call("recall-id-plain")
+    bad = with_output(golden, call.case, call.output + "x")
+    # The fake serves the journal it was built from; the expectation is the golden one.
+    with Replayer(bad, CORPUS) as replayer:
+        result = replayer.run_case(call)
+    assert [r.mode for r in result.runs if r.failed(call.output)] == ["fallback"]
+    assert json.dumps(result.report()).count("MISMATCH") == 1

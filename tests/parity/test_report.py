@@ -1,0 +1,74 @@
+"""parity.report: first differing byte, visible characters, the mismatch report."""
+
+from __future__ import annotations
+
+import pytest
+
+from parity.report import Difference, first_difference, mismatch_report, shorten, visible
+
+
+@pytest.mark.parametrize(
+    ("expected", "actual", "where"),
+    [
+        (b"abc", b"abc", None),
+        (b"abc", b"abd", Difference(2, 1, 3)),
+        (b"ab\ncd\nef", b"ab\ncd\neX", Difference(7, 3, 2)),
+        (b"ab\n", b"ab", Difference(2, 1, 3)),  # a missing byte counts
+        (b"ab", b"ab\n", Difference(2, 1, 3)),
+        (b"", b"x", Difference(0, 1, 1)),
+        ("é\nà".encode(), "é\ná".encode(), Difference(4, 2, 2)),  # columns count bytes
+    ],
+)
+def test_first_difference(expected: bytes, actual: bytes, where: Difference | None) -> None:
+    assert first_difference(expected, actual) == where
+
+
+def test_difference_reads_as_offset_line_col() -> None:
+    assert str(Difference(7, 3, 2)) == "byte 7 (line 3, col 2)"
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("plain text", "plain text"),
+        ("a\nb", "a⏎\nb"),
+        ("a\n", "a⏎\n"),
+        ("tab\there", "tab⟨TAB⟩here"),
+        ("cr\r\n", "cr⟨CR⟩⏎\n"),
+        ("nul\x00", "nul⟨NUL⟩"),
+        ("zw\u200bsp", "zw⟨U+200B⟩sp"),
+        ("nb\u00a0sp", "nb⟨U+00A0⟩sp"),
+        ("bom\ufeff", "bom⟨U+FEFF⟩"),
+        ("ls\u2028ps\u2029", "ls⟨U+2028⟩ps⟨U+2029⟩"),
+        ("trailing  \nx", "trailing␠␠⏎\nx"),
+        ("inner space", "inner space"),
+        ("marker ⟨⏎", "marker ⟨U+27E8⟩⟨U+23CE⟩"),
+        ("é😀", "é😀"),
+    ],
+)
+def test_visible(text: str, shown: str) -> None:
+    assert visible(text) == shown
+
+
+def test_shorten() -> None:
+    assert shorten("abc", 5) == "abc"
+    assert shorten("a" * 10, 4) == "aaaa… (6 more characters)"
+
+
+def test_mismatch_report() -> None:
+    text = mismatch_report(
+        case="search-x",
+        tool="recall_search",
+        args='{"query": "x"}',
+        expected="1 of 1\n[r1] a\u200b",
+        actual="1 of 1\n[r1] a",
+    )
+    lines = text.split("\n")
+    assert lines[0] == "MISMATCH search-x"
+    assert "  tool: recall_search" in lines
+    assert '  args: {"query": "x"}' in lines
+    assert "  first difference at byte 13 (line 2, col 7)" in lines
+    assert "  go (golden) (16 bytes):" in lines
+    assert "  python (13 bytes):" in lines
+    assert "    -[r1] a⟨U+200B⟩" in lines
+    assert "    +[r1] a" in lines
