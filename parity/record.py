@@ -253,10 +253,12 @@ def compare(old: Journal, new: Journal) -> Drift:
     old_calls = {c.case: c for c in old.calls}
     new_calls = {c.case: c for c in new.calls}
     other = [
-        name
-        for name in ("corpus", "recorded_by", "seqs", "blocks")
-        if getattr(old, name) != getattr(new, name)
+        name for name in ("corpus", "seqs", "blocks") if getattr(old, name) != getattr(new, name)
     ]
+    for key in ("go_version", "unicode_version", "goos", "goarch", "instance"):
+        before, after = getattr(old.recorded_by, key), getattr(new.recorded_by, key)
+        if before != after:
+            other.append(f"recorded_by.{key} ({before} -> {after})")
     if not other and old.cases != new.cases and set(old.cases) == set(new.cases):
         other.append("calls (order)")
     return Drift(

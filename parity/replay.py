@@ -161,6 +161,12 @@ class Replayer:
         self.fake.start()
         try:
             self._host = self.corpus.host(self.fake.base_url, timeout=self.timeout)
+        except Exception as e:
+            self.fake.stop()
+            raise ReplayError(
+                f"corpus {self.corpus.name!r}: cannot build the Python implementation: "
+                f"{type(e).__name__}: {e}"
+            ) from e
         except BaseException:
             self.fake.stop()
             raise

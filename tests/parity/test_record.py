@@ -142,3 +142,30 @@ def test_compare() -> None:
     drift = record.compare(old, new)
     assert drift.removed == (old.calls[0].case,)
     assert not record.compare(old, old)
+
+
+def test_a_live_go_given_by_option_replays_against_python(parity_go_url: str | None) -> None:
+    """With --parity-go-url (an empty live Go; token in $PARITY_GO_TOKEN): record it, replay it."""
+    import os
+
+    if parity_go_url is None:
+        pytest.skip("no --parity-go-url given")
+    live = record.record(
+        CORPUS, go_url=parity_go_url, token=os.environ.get(record.TOKEN_ENV) or None
+    )
+    with Replayer(live, CORPUS) as replayer:
+        failures = replayer.replay().failures
+    assert failures == [], "\n\n".join(f.report() for f in failures)
+    golden = journal.load(GOLDEN)
+    if live.seqs == golden.seqs:
+        assert record.compare(golden, live).changed == ()
+
+
+def test_compare_names_recorded_by_changes() -> None:
+    old = journal.load(GOLDEN)
+    rb = dataclasses.replace(old.recorded_by, go_version="go9.9", instance="live")
+    drift = record.compare(old, dataclasses.replace(old, recorded_by=rb))
+    assert drift.other == (
+        f"recorded_by.go_version ({old.recorded_by.go_version} -> go9.9)",
+        "recorded_by.instance (reference -> live)",
+    )
