@@ -6,7 +6,7 @@ from types import TracebackType
 
 import httpx
 
-from recall._client import ArchiveClient, replace_surrogates
+from recall._client import DEFAULT_MAX_BODY_BYTES, ArchiveClient, replace_surrogates
 from recall._errors import FallbackFailedError, GoUnavailableError, RecallError
 from recall._tools import TOOLS, run_tool
 
@@ -19,7 +19,9 @@ class GoTurnHost:
     The archive is read over HTTP from the Go at ``base_url`` (one persistent
     connection pool; ``Authorization: Bearer <token>`` when a token is given).
     ``timeout`` bounds, in seconds, each of connecting, reading, writing and
-    waiting for a pooled connection; ``transport`` replaces httpx's (tests).
+    waiting for a pooled connection, and the arrival of a whole body once its
+    headers are in; ``max_body_bytes`` bounds each answer's body (a larger one
+    is a failed read); ``transport`` replaces httpx's (tests).
     """
 
     def __init__(
@@ -29,8 +31,15 @@ class GoTurnHost:
         token: str | None = None,
         timeout: float = 5.0,
         transport: httpx.BaseTransport | None = None,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     ) -> None:
-        self._client = ArchiveClient(base_url, token=token, timeout=timeout, transport=transport)
+        self._client = ArchiveClient(
+            base_url,
+            token=token,
+            timeout=timeout,
+            transport=transport,
+            max_body_bytes=max_body_bytes,
+        )
 
     def __repr__(self) -> str:
         return f"GoTurnHost({self._client!r})"
