@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import operator
 import re
+import time
 from types import TracebackType
 from typing import Final, NoReturn
 
@@ -82,6 +83,7 @@ class ArchiveClient:
         except httpx.InvalidURL as exc:
             raise ValueError(f"invalid base URL: {exc}") from exc
         self._token = token
+        self._timeout = timeout
         self._max_body_bytes = max_body_bytes
 
     def __repr__(self) -> str:
@@ -185,15 +187,25 @@ class ArchiveClient:
         return status, doc, surrogates
 
     def _read(self, response: httpx.Response, what: str) -> bytearray:
-        """The whole body, or GoUnavailableError past max_body_bytes."""
+        """The whole body, or GoUnavailableError past max_body_bytes or the time-out.
+
+        httpx's read time-out bounds each wait for bytes; a body trickling in, each
+        byte on time, would never end: the whole body must arrive within the
+        time-out of its headers (checked as each chunk arrives).
+        """
         limit = self._max_body_bytes
         declared = response.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > limit:
             raise GoUnavailableError(what, f"body larger than {limit} bytes")
+        deadline = time.monotonic() + self._timeout
         body = bytearray()
         for chunk in response.iter_bytes():
             if len(body) + len(chunk) > limit:
                 raise GoUnavailableError(what, f"body larger than {limit} bytes")
+            if time.monotonic() > deadline:
+                raise GoUnavailableError(
+                    what, f"body not complete within {self._timeout:g}s of its headers"
+                )
             body += chunk
         return body
 
