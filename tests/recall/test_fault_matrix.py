@@ -1,0 +1,469 @@
+"""The fault matrix of GoTurnHost: each row a fault of a real local Go, each with its outcome.
+
+For every row, and for both archive reads (``recall`` reads one block,
+``recall_search`` reads them all):
+
+- the read has the fault, ``/tool/exec`` answers: the output is exactly what
+  ``/tool/exec`` answered, after one POST with the same name and args;
+- ``/tool/exec`` has the same fault too: ``FallbackFailedError``, naming both
+  failures.
+
+Either way within a bound of the time-out, with only RecallErrors reaching the
+caller, and a token that never shows in an error, a repr or a log record.
+
+``ROWS`` is the one list: the tests below, and the table of ``docs/faults.md``
+(``test_docs_table_is_current``; ``FAULTS_DOC_UPDATE=1`` rewrites it).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import time
+import traceback
+import tracemalloc
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from recall import FallbackFailedError, GoTurnHost, GoUnavailableError, RecallError
+from recall._client import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
+
+from .faultserver import (
+    Behaviour,
+    FaultServer,
+    ReadsElsewhere,
+    chunked_forever,
+    closed_port_url,
+    declared_length,
+    reset_mid_body,
+    respond,
+    silent,
+    trickle,
+)
+
+TIMEOUT = 0.5
+"""The host's time-out in every row (seconds)."""
+BOUND = TIMEOUT * 4 + 1.0
+"""No row may take longer than this, fallback included (a generous margin, not a benchmark)."""
+MAX_BODY = 64 * 1024
+"""The host's body bound in every row (bytes)."""
+TOKEN = "tok-FAULT-9c1e-secret"
+OUTPUT = "the output of Go's own /tool/exec \u2028 <b>"
+MOVED = "/moved"
+"""Where the redirect row points: a route that would answer well, and must never be asked."""
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "faults.md"
+
+
+def _json(value: object) -> bytes:
+    return json.dumps(value).encode()
+
+
+GOOD_BLOCK = {"seq": 7, "label": "alpha", "content": "alpha beta"}
+GOOD = {
+    "block": _json(GOOD_BLOCK),
+    "blocks": _json({"blocks": [GOOD_BLOCK]}),
+    "exec": _json({"output": OUTPUT}),
+}
+"""What a healthy Go answers on each route (the rows spoil these)."""
+
+Route = str  # "block", "blocks" or "exec"
+REFUSED = "refused"
+"""A row's route that is a closed port rather than a behaviour."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """A fault: what the server does on each route, and what the host says of it."""
+
+    id: str
+    fault: str
+    """What the Go does (the docs' words)."""
+    serve: Callable[[Route], Behaviour | str]
+    """The behaviour on a route: the read's for ``block`` / ``blocks``, ``exec`` for the exec."""
+    why: str
+    """A regex that the GoUnavailableError's ``why`` matches, for the reads and the exec."""
+    says: str = ""
+    """What ``why`` says, for the docs (default: ``why`` without its anchors)."""
+
+    @property
+    def said(self) -> str:
+        return self.says or f"`{self.why.strip('^$')}`"
+
+
+def same(behaviour: Callable[[bytes], Behaviour]) -> Callable[[Route], Behaviour]:
+    """The fault applied to each route's good body."""
+    return lambda route: behaviour(GOOD[route])
+
+
+def bodies(block: object, blocks: object, exec_: object) -> Callable[[Route], Behaviour]:
+    """200 with a body of its own per route (objects are JSON-encoded, bytes sent as they are)."""
+    chosen = {"block": block, "blocks": blocks, "exec": exec_}
+
+    def serve(route: Route) -> Behaviour:
+        body = chosen[route]
+        return respond(200, body if isinstance(body, bytes) else _json(body))
+
+    return serve
+
+
+def padded(body: bytes) -> bytes:
+    return body + b" " * 40
+
+
+SHAPE = r"not (the requested block|the JSON object|valid blocks)"
+SHAPE_SAYS = (
+    "`... not the requested block`, `... not the JSON object with 'blocks'`, "
+    "`... not valid blocks by increasing seq`, `... not the JSON object with 'output'`"
+)
+
+ROWS = [
+    Row(
+        "refused",
+        "connection refused (nothing listens)",
+        lambda route: REFUSED,
+        r"^ConnectError",
+        "`ConnectError: [Errno 111] Connection refused`",
+    ),
+    Row(
+        "reset-mid-body",
+        "200, Content-Length, half the body, then a TCP reset (SO_LINGER 0)",
+        same(reset_mid_body),
+        r"^(ReadError|RemoteProtocolError)",
+        "`ReadError: [Errno 104] Connection reset by peer` (or `RemoteProtocolError`)",
+    ),
+    Row(
+        "no-headers",
+        "reads the request, never answers",
+        lambda route: silent(),
+        r"^ReadTimeout",
+        "`ReadTimeout: timed out`",
+    ),
+    Row(
+        "body-stalls",
+        f"headers at once, then one body byte every {TIMEOUT * 3:g} s (3 x time-out)",
+        same(lambda body: trickle(body, interval=TIMEOUT * 3)),
+        r"^ReadTimeout",
+        "`ReadTimeout: timed out`",
+    ),
+    Row(
+        "body-trickles",
+        f"headers at once, then one byte every {TIMEOUT / 2:g} s (½ time-out): "
+        "each read is on time, the body never is",
+        same(lambda body: trickle(padded(body), interval=TIMEOUT / 2)),
+        r"body not complete within",
+        f"`body not complete within {TIMEOUT:g}s of its headers`",
+    ),
+    Row(
+        "500",
+        '500 `{"error": "internal"}`',
+        lambda route: respond(500, b'{"error": "internal"}'),
+        r"^status 500$",
+    ),
+    Row(
+        "502",
+        "502 with an HTML page (a proxy's)",
+        lambda route: respond(502, b"<html>Bad Gateway</html>", content_type="text/html"),
+        r"^status 502$",
+    ),
+    Row(
+        "503",
+        "503 text, `Retry-After: 1`",
+        lambda route: respond(
+            503, b"unavailable", content_type="text/plain", headers=[("Retry-After", "1")]
+        ),
+        r"^status 503$",
+    ),
+    Row(
+        "401",
+        '401 `{"error": "unauthorized"}` (a Go that refuses the token)',
+        lambda route: respond(401, b'{"error": "unauthorized"}'),
+        r"^status 401$",
+    ),
+    Row(
+        "bare-404",
+        "404 `404 page not found` as text (a Go without the route)",
+        lambda route: respond(404, b"404 page not found\n", content_type="text/plain"),
+        r"^status 404",
+        "`status 404 without the JSON error body` (block), `status 404`",
+    ),
+    Row(
+        "invalid-json",
+        "200, a body that is not JSON",
+        lambda route: respond(200, b"<html>not json</html>", content_type="text/html"),
+        r"invalid JSON",
+        "`status 200, invalid JSON body: ...`",
+    ),
+    Row(
+        "truncated-json",
+        "200, the JSON cut short (Content-Length matching the cut)",
+        same(lambda body: respond(200, body[:-3])),
+        r"invalid JSON",
+        "`status 200, invalid JSON body: ...`",
+    ),
+    Row(
+        "not-utf8",
+        "200, JSON with a byte that is not UTF-8 in a string",
+        bodies(
+            b'{"seq": 7, "label": "\xff", "content": "x"}',
+            b'{"blocks": [{"seq": 7, "label": "\xff", "content": "x"}]}',
+            b'{"output": "\xff"}',
+        ),
+        r"invalid JSON",
+        "`status 200, invalid JSON body: ...`",
+    ),
+    Row(
+        "missing-fields",
+        "JSON without a field: `label`; `content` in the list; "
+        '`output` for /tool/exec (`{"result": ...}`)',
+        bodies(
+            {"seq": 7, "content": "alpha"},
+            {"blocks": [{"seq": 7, "label": "alpha"}]},
+            {"result": OUTPUT},
+        ),
+        SHAPE,
+        SHAPE_SAYS,
+    ),
+    Row(
+        "seq-string",
+        'JSON with `"seq": "7"` (`"output": 7` for /tool/exec)',
+        bodies(
+            {**GOOD_BLOCK, "seq": "7"},
+            {"blocks": [{**GOOD_BLOCK, "seq": "7"}]},
+            {"output": 7},
+        ),
+        SHAPE,
+        SHAPE_SAYS,
+    ),
+    Row(
+        "negative-seq",
+        'JSON with `"seq": -7` (`"output": null` for /tool/exec)',
+        bodies(
+            {**GOOD_BLOCK, "seq": -7},
+            {"blocks": [{**GOOD_BLOCK, "seq": -7}]},
+            {"output": None},
+        ),
+        SHAPE,
+        SHAPE_SAYS,
+    ),
+    Row(
+        "not-a-list",
+        'JSON of another shape: a list for the block, `"blocks"` an object, a list for /tool/exec',
+        bodies([GOOD_BLOCK], {"blocks": GOOD_BLOCK}, [OUTPUT]),
+        SHAPE,
+        SHAPE_SAYS,
+    ),
+    Row(
+        "wrong-block",
+        "another block than the one asked (seq 8); blocks out of order; `{}` for /tool/exec",
+        bodies(
+            {**GOOD_BLOCK, "seq": 8},
+            {"blocks": [{**GOOD_BLOCK, "seq": 9}, GOOD_BLOCK]},
+            {},
+        ),
+        SHAPE,
+        SHAPE_SAYS,
+    ),
+    Row(
+        "oversized-declared",
+        f"Content-Length of 1 GiB (the bound is {MAX_BODY // 1024} KiB), a few bytes sent",
+        same(lambda body: declared_length(1 << 30, body[:5])),
+        rf"^body larger than {MAX_BODY} bytes$",
+    ),
+    Row(
+        "oversized-chunked",
+        "chunked, no Content-Length, spaces without end after the first bytes",
+        same(lambda body: chunked_forever(body[:5])),
+        rf"^body larger than {MAX_BODY} bytes$",
+    ),
+    Row(
+        "redirect",
+        f"302 (307 for /tool/exec) to `{MOVED}`, where a good answer waits",
+        lambda route: respond(307 if route == "exec" else 302, b"", headers=[("Location", MOVED)]),
+        r"^status 30[27]$",
+        "`status 302`, `status 307`",
+    ),
+]
+
+TOOLS_PATH = {"block": BLOCK_PATH, "blocks": BLOCKS_PATH}
+TOOLS = {
+    "recall": ('{"id": "r7"}', "block", BLOCK_PATH),
+    "recall_search": ('{"query": "alpha"}', "blocks", BLOCKS_PATH),
+}
+
+
+def start_server(row: Row, read_route: Route, *, exec_faulty: bool) -> FaultServer:
+    server = FaultServer().start()
+    read = row.serve(read_route)
+    exec_ = row.serve("exec") if exec_faulty else respond(200, GOOD["exec"])
+    if not isinstance(read, str):
+        server.route(TOOLS_PATH[read_route], read)
+    if not isinstance(exec_, str):
+        server.route(EXEC_PATH, exec_)
+    server.route(MOVED, respond(200, GOOD[read_route]))
+    return server
+
+
+def secret_free(*texts: str) -> None:
+    for text in texts:
+        assert TOKEN not in text
+
+
+def chain(exc: BaseException) -> list[BaseException]:
+    """The exception, its causes and contexts, and FallbackFailedError's two errors."""
+    seen: list[BaseException] = []
+    todo = [exc]
+    while todo:
+        e = todo.pop()
+        if any(e is s for s in seen):
+            continue
+        seen.append(e)
+        todo += [x for x in (e.__cause__, e.__context__) if x is not None]
+        if isinstance(e, FallbackFailedError):
+            todo += [e.read_error, e.exec_error]
+    return seen
+
+
+@pytest.fixture(autouse=True)
+def every_log_record(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)  # httpx and httpcore log at INFO and DEBUG
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+@pytest.mark.parametrize("row", ROWS, ids=lambda row: row.id)
+def test_read_fault_falls_back_on_exec(
+    row: Row, tool: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    args, read_route, read_path = TOOLS[tool]
+    server = start_server(row, read_route, exec_faulty=False)
+    refused = row.serve(read_route) == REFUSED
+    transport = ReadsElsewhere(closed_port_url()) if refused else None
+    try:
+        with GoTurnHost(
+            server.url, token=TOKEN, timeout=TIMEOUT, transport=transport, max_body_bytes=MAX_BODY
+        ) as host:
+            started = time.monotonic()
+            output = host.exec_tool(tool, args)
+            elapsed = time.monotonic() - started
+            secret_free(repr(host))
+    finally:
+        server.stop()
+    assert output == OUTPUT  # Go's answer, nothing made up from a partial read
+    assert elapsed < BOUND, f"{elapsed:.2f}s"
+    execs = server.requests(EXEC_PATH)
+    assert [json.loads(r.body) for r in execs] == [{"name": tool, "args": args}]
+    assert execs[0].headers["authorization"] == f"Bearer {TOKEN}"
+    reads = [str(r) for r in server.requests() if r.method == "GET"]
+    assert reads == (
+        [] if refused else [f"GET {read_path}" + ("?seq=7" if tool == "recall" else "")]
+    )
+    assert not server.requests(MOVED)  # no redirect followed
+    secret_free(caplog.text)
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+@pytest.mark.parametrize("row", ROWS, ids=lambda row: row.id)
+def test_exec_fault_too_is_fallback_failed(
+    row: Row, tool: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    args, read_route, _ = TOOLS[tool]
+    refused = row.serve(read_route) == REFUSED
+    server = start_server(row, read_route, exec_faulty=True)
+    url = closed_port_url() if refused else server.url
+    caught: BaseException | None = None
+    try:
+        with GoTurnHost(url, token=TOKEN, timeout=TIMEOUT, max_body_bytes=MAX_BODY) as host:
+            started = time.monotonic()
+            try:
+                host.exec_tool(tool, args)
+            except BaseException as exc:  # what escapes is the point
+                caught = exc
+            elapsed = time.monotonic() - started
+            secret_free(repr(host))
+    finally:
+        server.stop()
+    assert isinstance(caught, FallbackFailedError), repr(caught)  # a RecallError, never httpx's
+    assert elapsed < BOUND, f"{elapsed:.2f}s"
+    read_error, exec_error = caught.read_error, caught.exec_error
+    assert isinstance(exec_error, GoUnavailableError)
+    assert read_error.what.startswith("GET ")
+    assert exec_error.what == f"POST {EXEC_PATH}"
+    assert_why(row, read_error)
+    assert_why(row, exec_error)
+    assert read_error.why in str(caught)
+    assert exec_error.why in str(caught)
+    assert not server.requests(MOVED)
+    if not refused:
+        assert len(server.requests(EXEC_PATH)) == 1
+    for link in chain(caught):
+        secret_free(str(link), repr(link))
+    secret_free("".join(traceback.format_exception(caught)), caplog.text)
+
+
+def assert_why(row: Row, error: GoUnavailableError) -> None:
+    assert re.search(row.why, error.why), f"{row.id}: {error.why!r}"
+
+
+def test_only_recall_errors_reach_the_caller() -> None:
+    """The tree the matrix relies on: the fallback's error is a GoUnavailableError."""
+    assert issubclass(FallbackFailedError, GoUnavailableError)
+    assert issubclass(GoUnavailableError, RecallError)
+
+
+def test_oversized_chunked_body_stops_at_the_bound() -> None:
+    """The client stops reading at the bound: the server never gets far past it."""
+    server = FaultServer().start()
+    server.route(BLOCKS_PATH, chunked_forever(b'{"blocks": [', cap=64 << 20))
+    server.route(EXEC_PATH, respond(200, GOOD["exec"]))
+    bound = 1 << 20
+    try:
+        with GoTurnHost(server.url, timeout=TIMEOUT, max_body_bytes=bound) as host:
+            tracemalloc.start()
+            try:
+                assert host.exec_tool("recall_search", '{"query": "alpha"}') == OUTPUT
+                _, peak = tracemalloc.get_traced_memory()
+            finally:
+                tracemalloc.stop()
+    finally:
+        server.stop()
+    assert peak < 4 * bound, peak
+    # What the server managed to send: the bound plus what the sockets' buffers held.
+    assert server.stats.sent[BLOCKS_PATH] < 32 << 20
+
+
+# The table of docs/faults.md.
+
+MARK_START = "<!-- fault-matrix:start (generated from tests/recall/test_fault_matrix.py) -->"
+MARK_END = "<!-- fault-matrix:end -->"
+
+
+def markdown_table() -> str:
+    lines = [
+        f"Time-out {TIMEOUT:g} s, body bound {MAX_BODY // 1024} KiB, a token configured; "
+        f"every run within {BOUND:g} s (time-out x 4 + 1 s). For every row, with a healthy "
+        f"`/tool/exec`, `recall` and `recall_search` both give the fallback: one "
+        f"`POST {EXEC_PATH}` with the same name and args, and its output is returned. With "
+        "the fault on `/tool/exec` too, both raise `FallbackFailedError`, whose read and "
+        "exec errors say what the last column says.",
+        "",
+        "| row | the Go does (on the read; on `/tool/exec` too in the second run) "
+        "| `FallbackFailedError`: the errors say |",
+        "|---|---|---|",
+    ]
+    lines += [f"| `{row.id}` | {row.fault} | {row.said} |" for row in ROWS]
+    return "\n".join(lines)
+
+
+def test_docs_table_is_current() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    start, end = text.index(MARK_START) + len(MARK_START), text.index(MARK_END)
+    wanted = "\n" + markdown_table() + "\n"
+    if text[start:end] != wanted and os.environ.get("FAULTS_DOC_UPDATE") == "1":
+        DOC.write_text(text[:start] + wanted + text[end:], encoding="utf-8")
+        return
+    assert text[start:end] == wanted, "docs/faults.md is stale: FAULTS_DOC_UPDATE=1 pytest ..."
