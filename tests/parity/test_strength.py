@@ -1,0 +1,160 @@
+"""`parity strength`: the mutator, a small mutation run, Python and Go coverage."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from parity import strength
+from parity.errors import GoReferenceError
+from parity.plugin import go_unavailable
+from parity.strength import Mutant, generate_mutants, parse_go_profile
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOLS = "recall/_tools.py"
+
+
+@pytest.fixture(scope="module")
+def tool_mutants() -> list[Mutant]:
+    return generate_mutants(["recall._tools"])
+
+
+def _find(mutants: list[Mutant], function: str, before: str, after: str) -> Mutant:
+    found = [m for m in mutants if (m.function, m.before, m.after) == (function, before, after)]
+    assert found, f"no mutant {function}: {before} -> {after}"
+    return found[0]
+
+
+def test_the_mutator_makes_the_operators_of_the_issue(tool_mutants: list[Mutant]) -> None:
+    changes = {(m.operator, m.function, m.before, m.after) for m in tool_mutants}
+    assert ("constant", "<module>", "160", "161") in changes
+    assert ("constant", "<module>", "20", "19") in changes
+    assert ("comparison", "search_limit", "n >= 1", "n > 1") in changes
+    assert ("regex", "<module>", "'[a-z0-9à-ÿ]{2,}'", "'[a-z0-9á-ÿ]{2,}'") in changes
+    assert ("regex", "<module>", "'[a-z0-9à-ÿ]{2,}'", "'[a-z0-9à-ÿ]{1,}'") in changes
+    assert (
+        "sort key order",
+        "_rank",
+        "return (-hit[0], -hit[1].seq)",
+        "return (-hit[1].seq, -hit[0])",
+    ) in changes
+    assert ("min/max", "search_limit", "min(n, MAX_LIMIT)", "max(n, MAX_LIMIT)") in changes
+    assert ("slice bound", "excerpt", "[:EXCERPT_RUNES]", "[:EXCERPT_RUNES + 1]") in changes
+    assert any(op == "string" and "such as" in before for op, _, before, _ in changes)
+    # not the tool logic, docstrings and __all__ are left alone
+    assert not [m for m in tool_mutants if m.function.startswith(("MemoryArchive", "Block.id"))]
+    assert not [m for m in tool_mutants if "step by step" in m.before or m.before == "'excerpt'"]
+    ids = [m.id for m in tool_mutants]
+    assert ids == sorted(set(ids))
+    assert [(m.line, m.col) for m in tool_mutants] == sorted((m.line, m.col) for m in tool_mutants)
+
+
+def test_a_mutant_is_compiled_in_memory_and_the_file_is_untouched(
+    tool_mutants: list[Mutant],
+) -> None:
+    path = ROOT / TOOLS
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    mutant = _find(tool_mutants, "<module>", "160", "161")
+    module = types.ModuleType("mutant_under_test")
+    sys.modules[module.__name__] = module  # dataclasses look their module up
+    try:
+        exec(mutant.code(), module.__dict__)
+    finally:
+        del sys.modules[module.__name__]
+    assert module.EXCERPT_RUNES == 161
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+
+
+def test_regex_variants_move_each_range_bound_and_count() -> None:
+    variants = [pattern for _, pattern in strength._regex_variants("[a-c]{2,}")]
+    assert variants == [
+        "[`-c]{2,}",
+        "[b-c]{2,}",
+        "[a-b]{2,}",
+        "[a-d]{2,}",
+        "[a-c]{1,}",
+        "[a-c]{3,}",
+    ]
+
+
+def test_a_small_mutation_run_kills_and_reports_survivors(tool_mutants: list[Mutant]) -> None:
+    chosen = [
+        _find(tool_mutants, "<module>", "160", "161"),  # the long-line excerpt kills it
+        _find(tool_mutants, "<module>", "'[a-z0-9à-ÿ]{2,}'", "'[a-z0-9à-Ā]{2,}'"),  # equivalent
+        _find(tool_mutants, "recall_id_to_seq", "'0'", "'0X'"),  # equivalent
+    ]
+    run = strength.run_mutants(chosen, jobs=1, timeout=60)
+    status = {r.mutant.after: r.status for r in run.results}
+    assert status == {"161": "killed", "'[a-z0-9à-Ā]{2,}'": "survived", "'0X'": "survived"}
+    assert run.killed == 1
+    assert [r.mutant.after for r in run.equivalent] == ["'[a-z0-9à-Ā]{2,}'", "'0X'"]
+    assert run.unexplained == []
+    assert run.killable_score == 100.0
+    killed = run.results[0]
+    assert killed.detail  # the first case that told it apart
+
+
+def test_python_coverage_under_replay() -> None:
+    cov = strength.python_coverage()
+    assert cov.failed == 0
+    assert cov.passed > 0
+    summary = cov.function_summary(TOOLS, "recall_tokens")
+    assert summary["percent_covered"] == 100.0
+    gaps = cov.gaps()
+    not_tool = [g for g in gaps if g.function == "to_lower_translate"]
+    assert not_tool
+    assert not any(g.tool_logic for g in not_tool)
+    assert all(g.reason for g in not_tool)
+    raise_line = [g for g in gaps if g.file == TOOLS and g.code == "raise UnknownToolError(name)"]
+    assert raise_line
+    assert raise_line[0].tool_logic
+    assert raise_line[0].reason
+    tool = cov.tool_logic()
+    assert 0 < tool["covered_lines"] <= tool["statements"]
+
+
+def test_parse_go_profile_merges_counter_files() -> None:
+    text = (
+        "mode: set\n"
+        "recallref/recall/recall.go:65.2,65.18 1 0\n"
+        "recallref/recall/recall.go:80.40,82.16 3 1\n"
+        "recallref/recall/recall.go:65.2,65.18 1 1\n"
+    )
+    blocks = parse_go_profile(text)
+    assert [(b.start_line, b.statements, b.count) for b in blocks] == [(65, 1, 1), (80, 3, 1)]
+    assert blocks[0].package == "recallref/recall"
+    assert blocks[1].where == "recallref/recall/recall.go:80.40-82.16"
+
+
+@pytest.mark.go
+def test_go_coverage_while_recording() -> None:
+    try:
+        cov = strength.go_coverage()
+    except GoReferenceError as exc:
+        go_unavailable(exc)
+        raise
+    assert cov.calls > 0
+    reached, total = cov.statements(strength.GO_TOOL_PACKAGE)
+    assert 0 < reached <= total
+    functions = {b.function for b in cov.blocks if b.package == strength.GO_TOOL_PACKAGE}
+    assert {"Recall", "RecallSearch", "recallIDToSeq", "excerpt"} <= functions
+    id_to_seq = [b for b in cov.blocks if b.function == "recallIDToSeq"]
+    assert id_to_seq
+    assert all(b.count for b in id_to_seq)
+    assert "recallref/server" in cov.packages()
+
+
+def test_cli_lists_mutants(capsys: pytest.CaptureFixture[str]) -> None:
+    assert strength.cli_main(["--list-mutants", "--module", "recall._tools"]) == 0
+    out = capsys.readouterr().out
+    assert "recall/_tools.py:" in out
+    assert "160 -> 161" in out
+
+
+def test_cli_with_nothing_to_measure_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert strength.cli_main(["--no-go", "--no-python", "--no-mutants"]) == 0
+    assert "strength of the goldens" in capsys.readouterr().out
