@@ -6,9 +6,19 @@ import (
 	"testing"
 )
 
+// benchBlocks caches the blocks file that BenchmarkSearch read last, so that
+// -count runs do not parse it again.
+var benchBlocks struct {
+	path   string
+	blocks []Block
+}
+
 // BenchmarkSearch runs RecallSearch over the blocks of the JSON file named by
 // RECALL_BENCH_BLOCKS (the {"blocks": [...]} that /internal/v1/recall/blocks
-// serves) with the query RECALL_BENCH_QUERY. It skips without the file.
+// serves). The arguments are RECALL_BENCH_ARGS verbatim when set, otherwise
+// {"query": RECALL_BENCH_QUERY}. When RECALL_BENCH_OUTPUT names a file, the
+// search's output is written to it first (for a parity check against the
+// port). It skips without the blocks file.
 //
 //	RECALL_BENCH_BLOCKS=blocks.json RECALL_BENCH_QUERY='hello world' \
 //	    go test -run '^$' -bench BenchmarkSearch ./recall
@@ -17,23 +27,35 @@ func BenchmarkSearch(b *testing.B) {
 	if path == "" {
 		b.Skip("RECALL_BENCH_BLOCKS is not set")
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		b.Fatal(err)
+	if benchBlocks.path != path {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var file struct {
+			Blocks []Block `json:"blocks"`
+		}
+		if err := json.Unmarshal(data, &file); err != nil {
+			b.Fatalf("%s: %v", path, err)
+		}
+		benchBlocks.path, benchBlocks.blocks = path, file.Blocks
 	}
-	var file struct {
-		Blocks []Block `json:"blocks"`
+	args, ok := os.LookupEnv("RECALL_BENCH_ARGS")
+	if !ok {
+		raw, err := json.Marshal(map[string]string{"query": os.Getenv("RECALL_BENCH_QUERY")})
+		if err != nil {
+			b.Fatal(err)
+		}
+		args = string(raw)
 	}
-	if err := json.Unmarshal(data, &file); err != nil {
-		b.Fatalf("%s: %v", path, err)
+	a := &testArchive{blocks: benchBlocks.blocks}
+	if out := os.Getenv("RECALL_BENCH_OUTPUT"); out != "" {
+		if err := os.WriteFile(out, []byte(RecallSearch(args, a)), 0o644); err != nil {
+			b.Fatal(err)
+		}
 	}
-	args, err := json.Marshal(map[string]string{"query": os.Getenv("RECALL_BENCH_QUERY")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	a := &testArchive{blocks: file.Blocks}
 	for b.Loop() {
-		RecallSearch(string(args), a)
+		RecallSearch(args, a)
 	}
-	b.ReportMetric(float64(len(file.Blocks)), "blocks")
+	b.ReportMetric(float64(len(a.blocks)), "blocks")
 }

@@ -1,0 +1,122 @@
+"""Smoke test of `make bench`: its quickest form runs, reports ratios, checks parity.
+
+Speed is never asserted here: only that the bench runs end to end, that every
+figure it reports is a positive time with its ratio, and that it compares outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from parity.errors import GoReferenceError
+from parity.reference import go_executable
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # bench/ is not an installed package: run from the repo root
+    sys.path.insert(0, str(ROOT))
+
+from bench.data import QUERIES, generate_blocks  # noqa: E402
+from bench.gokernel import parse_ns_per_op  # noqa: E402
+from bench.report import targets  # noqa: E402
+from bench.runner import ParityFailure, check_parity, parse_args  # noqa: E402
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() not in {"", "0", "false", "no"}
+
+
+def test_data_is_deterministic_and_realistic() -> None:
+    first = list(generate_blocks(200, seed=7))
+    assert first == list(generate_blocks(200, seed=7))
+    assert first[:50] == list(generate_blocks(50, seed=7))  # the sizes nest
+    assert first != list(generate_blocks(200, seed=8))
+    contents = [b.content for b in first]
+    assert all(1500 < len(c.encode()) < 4000 for c in contents)
+    assert any(not c.isascii() for c in contents)
+    assert any(max(c) > "\xff" for c in contents)
+    assert any(c != c.lower() for c in contents)
+    assert any("<" in c and "&" in c for c in contents)
+    assert any(not b.label for b in first)
+    assert all(json.loads(q.args())["query"] for q in QUERIES)
+
+
+def test_parse_ns_per_op() -> None:
+    text = (
+        "goos: linux\nBenchmarkSearch-2   \t      12\t  98765432 ns/op\t  10000 blocks\n"
+        "BenchmarkSearch \t 3\t 1.5e+09 ns/op\nPASS\n"
+    )
+    assert parse_ns_per_op(text) == [(12, 98765432.0), (3, 1.5e9)]
+
+
+def test_check_parity_names_the_first_difference() -> None:
+    check_parity("same", "abc", "abc")
+    with pytest.raises(ParityFailure, match="at character 2"):
+        check_parity("kernel", "abX", "abc")
+    with pytest.raises(ParityFailure, match="at character 3"):
+        check_parity("kernel", "abc", "abcd")
+
+
+def test_options() -> None:
+    quick = parse_args(["--quick"])
+    assert quick.quick
+    assert max(quick.sizes) < 1000
+    assert quick.parity_runs == 0
+    full = parse_args(["--sizes", "1000,10_000", "--repeat", "3"])
+    assert full.sizes == [1000, 10_000]
+    assert full.repeat == 3
+    assert full.parity_runs == 3
+
+
+def test_targets_without_the_target_sizes_are_not_measured() -> None:
+    assert all("met" not in t for t in targets({"sizes": []}))
+
+
+def test_quick_bench_runs_reports_ratios_and_checks_parity(tmp_path: Path) -> None:
+    try:
+        go_executable()
+    except GoReferenceError as exc:
+        if _in_ci():
+            pytest.fail(f"Go is unavailable: {exc}", pytrace=False)
+        pytest.skip(f"Go is unavailable: {exc}")
+    env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MAKELEVEL"}}
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--out-dir", str(tmp_path)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "ratio" in done.stdout
+    assert "byte parity:" in done.stdout
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert (tmp_path / "RESULTS.md").read_text().startswith("# `make bench` results")
+    sizes = results["sizes"]
+    assert [s["blocks"] for s in sizes] == results["config"]["sizes"]
+    for entry in sizes:
+        assert entry["body_bytes"] > 0
+        assert len(entry["queries"]) == len(QUERIES)
+        for query in entry["queries"]:
+            assert query["matches"] > 0
+            for key in ("kernel", "first", "repeated"):
+                figure = query[key]
+                assert figure["python_s"] > 0
+                assert figure["go_s"] > 0
+                assert figure["ratio"] == pytest.approx(figure["python_s"] / figure["go_s"])
+                assert f"{figure['ratio']:.2f}x" in done.stdout
+    for mode in ("rss", "tracemalloc"):
+        assert [s["ratio"] > 0 for s in results["memory"][mode]] == [True, True]
+    parity = results["parity"]
+    assert parity["all_identical"]
+    assert not parity["python_path_called_go_tool"]
+    # Every kernel sample, end-to-end call and memory search is compared with Go.
+    assert parity["checked_outputs"] >= len(sizes) * len(QUERIES) * (1 + 2 + 2 * 4)
+    assert {t["target"].split(",")[0] for t in results["targets"]} >= {"kernel", "make parity"}
