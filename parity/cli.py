@@ -1,7 +1,9 @@
 """``parity``: record the golden journals from Go, replay them against Python.
 
 Exit status: 0 when everything passes, 1 on a parity failure (or drift, or a
-difference for ``diff``), 2 on a harness or journal error (a message, no traceback).
+difference for ``diff``), 2 on a harness or journal error (a message, no traceback),
+130 on Ctrl-C (SIGINT) and 143 on SIGTERM: both unwind, so a Go reference started
+for the command is stopped and no journal is half written.
 """
 
 from __future__ import annotations
@@ -9,9 +11,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from types import FrameType
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
@@ -189,9 +195,44 @@ def _delegate(command: str, argv: list[str]) -> int:
     return int(cli_main(argv))
 
 
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that every ``with`` and ``finally`` runs."""
+
+
+def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated
+
+
+@contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """While the command runs, SIGTERM unwinds like Ctrl-C instead of killing outright.
+
+    Killed outright, the command would leave the Go reference it started running
+    (the reference has a session of its own). The previous handler is restored after.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``parity`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        with _sigterm_unwinds():
+            return _main(argv)
+    except KeyboardInterrupt:
+        return 130
+    except _Terminated:
+        return 128 + signal.SIGTERM
+
+
+def _main(argv: list[str]) -> int:
     if argv and argv[0] in _DELEGATED:
         return _delegate(argv[0], argv[1:])
     args = _parser().parse_args(argv)
@@ -203,8 +244,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
         print(f"parity: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover
