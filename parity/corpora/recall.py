@@ -82,6 +82,7 @@ BLOCKS: tuple[CorpusBlock, ...] = (
         "windows line\rCR only\u0085nel 😀 emoji",
     ),
     *_SIMILAR,
+    CorpusBlock("blank-first-line", "kiwi orchard", "\nKiwi trees need a sunny slope"),
     CorpusBlock(
         "locked",
         "locked secret",
@@ -168,6 +169,18 @@ _RECALL: tuple[tuple[str, str], ...] = (
     ("recall-id-surrogate-pair", '{"id": "\\ud83d\\ude00"}'),
     # a locked block's id
     ("recall-id-locked", '{"id": "r{{seq:locked}}"}'),
+    # leading zeros past 19 digits; capitals around the id
+    ("recall-id-many-leading-zeros", '{"id": "r' + "0" * 24 + _R + '"}'),
+    ("recall-id-capitals-around", '{"id": "Xr' + _R + 'X"}'),
+    # every escape of %q and of JSON strings, hex digits of both cases, surrogate pairs
+    ("recall-id-control-escapes", '{"id": "r1\\b\\f\\n\\r\\t\\u000b\\/\\\\\\"x"}'),
+    ("recall-id-delete-only", '{"id": "r\\u007f"}'),
+    (
+        "recall-id-hex-escapes",
+        '{"id": "r\\u00A9\\u00AF\\u00F9\\u0039\\u00fA\\ud7ff\\ue000\\uffff'
+        "\\ud800\\udc00\\uDBFF\\uDFFF\\udbff\\udfff\\uD8A0\\uDCA0\\ud899\\udc99"
+        '\\ud8aa\\udcaa\\uDB80\\uDC00\\ud800\\udb00\\uD800\\uDB00"}',
+    ),
 )
 
 _SEARCH: tuple[tuple[str, str], ...] = (
@@ -204,8 +217,19 @@ _SEARCH: tuple[tuple[str, str], ...] = (
     ("search-angstrom-sign", '{"query": "ÅNGSTRÖM"}'),
     ("search-ligature-fi", '{"query": "ﬁle"}'),
     ("search-titlecase-dz", '{"query": "ǅEMAL"}'),
+    ("search-dotted-capital-i-short", '{"query": "İS"}'),
     ("search-division-sign-kept", '{"query": "6÷3"}'),
     ("search-multiplication-sign-cuts", '{"query": "6\u00d73"}'),
+    # the bounds of the term runes: a-z, 0-9, U+00E0-U+00FF (a rune inside joins, outside cuts)
+    ("search-term-rune-z-joins", '{"query": "qzdeploy"}'),
+    ("search-term-rune-brace-cuts", '{"query": "deploy{q"}'),
+    ("search-term-rune-0-joins", '{"query": "q0deploy"}'),
+    ("search-term-rune-9-joins", '{"query": "q9deploy"}'),
+    ("search-term-rune-slash-cuts", '{"query": "deploy/q"}'),
+    ("search-term-rune-colon-cuts", '{"query": "deploy:q"}'),
+    ("search-term-rune-a-grave-joins", '{"query": "qàdeploy"}'),
+    ("search-term-rune-y-diaeresis-joins", '{"query": "qÿdeploy"}'),
+    ("search-term-rune-sharp-s-cuts", '{"query": "deployßq"}'),
     # underscore cuts, punctuation
     ("search-underscore-cuts", '{"query": "snake_case_identifier"}'),
     ("search-underscore-short-parts", '{"query": "MAX_RETRY_COUNT"}'),
@@ -230,6 +254,7 @@ _SEARCH: tuple[tuple[str, str], ...] = (
     ("search-excerpt-empty-block", '{"query": "empty"}'),
     ("search-excerpt-controls", '{"query": "windows"}'),
     ("search-excerpt-html", '{"query": "jerry"}'),
+    ("search-excerpt-first-line-empty", '{"query": "kiwi"}'),
     # limits
     ("search-limit-default", '{"query": "deploy"}'),
     ("search-limit-one", '{"query": "deploy", "limit": 1}'),
@@ -247,6 +272,49 @@ _SEARCH: tuple[tuple[str, str], ...] = (
     ("search-limit-bool", '{"query": "deploy", "limit": true}'),
     ("search-limit-out-of-float-range", '{"query": "deploy", "limit": 1e400}'),
     ("search-limit-repeated-key", '{"query": "deploy", "limit": 1, "limit": 3}'),
+    ("search-limit-nineteen", '{"query": "deploy", "limit": 19}'),
+    ("search-limit-above-2-pow-62", '{"query": "deploy", "limit": 5e18}'),
+    ("search-limit-leading-zero", '{"query": "deploy", "limit": 01}'),
+    # the JSON grammar: layout, members, nested values, numbers, escapes
+    ("search-args-compact", '{"query":"deploy","limit":2}'),
+    ("search-args-trailing-char", '{"query": "deploy"}x'),
+    ("search-args-no-opening-brace", 'x"query": "deploy"}'),
+    ("search-args-semicolon-for-colon", '{"query";"deploy"}'),
+    ("search-args-escaped-key", '{"\\u0071uery": "deploy"}'),
+    ("search-args-number-key", '{"query": "deploy", 1: 2}'),
+    ("search-args-false-member", '{"query": "deploy", "x": false}'),
+    ("search-args-bad-literal", '{"query": "deploy", "x": nul}'),
+    ("search-args-bad-number", '{"query": "deploy", "x": -:1}'),
+    ("search-args-raw-nul", '{"query": "deploy\x00"}'),
+    ("search-args-short-hex-escape", '{"query": "deploy", "x": "\\u00eZ"}'),
+    ("search-args-hex-escape-slash", '{"query": "deploy", "x": "\\u00/0"}'),
+    ("search-args-hex-escape-colon", '{"query": "deploy", "x": "\\u00:0"}'),
+    ("search-args-hex-escape-backquote", '{"query": "deploy", "x": "\\u00`0"}'),
+    ("search-args-hex-escape-g", '{"query": "deploy", "x": "\\u00g0"}'),
+    ("search-args-hex-escape-at", '{"query": "deploy", "x": "\\u00@0"}'),
+    ("search-args-hex-escape-capital-g", '{"query": "deploy", "x": "\\u00G0"}'),
+    ("search-args-number-slash", '{"query": "deploy", "x": 1/2}'),
+    ("search-args-number-colon", '{"query": "deploy", "x": 1:2}'),
+    ("search-args-fraction-slash", '{"query": "deploy", "x": 1./}'),
+    ("search-args-fraction-colon", '{"query": "deploy", "x": 1.:}'),
+    ("search-args-exponent-slash", '{"query": "deploy", "x": 1e/}'),
+    ("search-args-exponent-colon", '{"query": "deploy", "x": 1e:}'),
+    (
+        "search-args-nested-values",
+        '{"query": "deploy", "x": [0, 9, 10, 19, 1.0, 1.9, 1e0, 1e9, -1.5E+3, "s\\"]\\u00e9",'
+        ' true, false, null, {"k": [{}], "j": {"a": 0}}, []], "y": {}}',
+    ),
+    ("search-args-nested-trailing-comma", '{"query": "deploy", "x": [1, 2,]}'),
+    ("search-args-nested-missing-comma", '{"query": "deploy", "x": [1 2]}'),
+    ("search-args-nested-object-trailing-comma", '{"query": "deploy", "x": {"a": 1,}}'),
+    ("search-args-nested-missing-colon", '{"query": "deploy", "x": {"a" 1}}'),
+    ("search-args-nested-number-key", '{"query": "deploy", "x": {1: 2}}'),
+    ("search-args-nested-bad-literal", '{"query": "deploy", "x": [tru]}'),
+    ("search-args-nested-bad-number", '{"query": "deploy", "x": [-]}'),
+    ("search-args-nested-control-char", '{"query": "deploy", "x": ["a\x01b"]}'),
+    ("search-args-nested-mismatched-close", '{"query": "deploy", "x": [1}'),
+    ("search-args-nested-bad-value", '{"query": "deploy", "x": [@]}'),
+    ("search-args-nested-unclosed-string", '{"query": "deploy", "x": ["abc]}'),
     # nesting: Go's decoder allows 10000 levels
     ("search-nesting-at-limit", _deep(9999)),
     ("search-nesting-past-limit", _deep(10000)),
