@@ -24,8 +24,11 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from hypothesis import strategies as st
+
+T = TypeVar("T")
 
 __all__ = [
     "DIGIT_ZEROS",
@@ -319,13 +322,20 @@ class BlockSpec:
 # -- characters and small pieces ------------------------------------------------------
 
 
+def _weighted(*choices: tuple[int, st.SearchStrategy[T]]) -> st.SearchStrategy[T]:
+    """One of the strategies, each in proportion to its weight (``one_of`` drops repeats)."""
+    strategies = [strategy for _, strategy in choices]
+    indices = [i for i, (weight, _) in enumerate(choices) for _ in range(weight)]
+    return st.sampled_from(indices).flatmap(lambda i: strategies[i])
+
+
 def _spaces(*, go_only: bool = False) -> st.SearchStrategy[str]:
     """A run of zero to three space runes (Go's, or also the ones only Python strips)."""
     alphabet = GO_SPACES if go_only else GO_SPACES + NOT_GO_SPACES
-    return st.one_of(
-        st.just(""),
-        st.just(" "),
-        st.text(st.sampled_from(alphabet), min_size=1, max_size=3),
+    return _weighted(
+        (3, st.just("")),
+        (1, st.just(" ")),
+        (2, st.text(st.sampled_from(alphabet), min_size=1, max_size=3)),
     )
 
 
@@ -376,33 +386,71 @@ def _numbers(seqs: Sequence[int]) -> st.SearchStrategy[int]:
             10**30,
         ]
     )
-    options = [near, st.integers(0, 2**70), st.integers(1, 10**6)]
-    if seqs:
-        existing = st.sampled_from(sorted(set(seqs)))
-        options = [existing, existing, existing.map(lambda s: s + 1), *options]
-        options.append(existing.map(lambda s: max(s - 1, 0)))
-    return st.one_of(options)
+    others = [(2, near), (1, st.integers(0, 2**70)), (1, st.integers(1, 10**6))]
+    if not seqs:
+        return _weighted(*others)
+    existing = st.sampled_from(sorted(set(seqs)))
+    return _weighted(
+        (4, existing),
+        (1, existing.map(lambda s: s + 1)),
+        (1, existing.map(lambda s: max(s - 1, 0))),
+        *others,
+    )
 
 
 # -- ids ----------------------------------------------------------------------------
 
 
+_PREFIXES = ("R", "rR", "Rr", "", "rr", "RR", "rRr", "r r", "R r", "ｒ", "r\u0307")
+_SIGNS = ("-", "+", "\u2212", "--", "-+")
+_TAILS = ("a", ".0", "e0", " x", '"', "\\", "\n7", "\x00", "\u0301", "\ufeff")
+
+
 @st.composite
 def _composed_id(draw: st.DrawFn, seqs: Sequence[int]) -> str:
-    prefix = draw(
-        st.sampled_from(["r"] * 4 + ["R", "rR", "Rr", "", "rr", "RR", "rRr", "r r", "R r", "ｒ"])
-    )
-    sign = draw(st.sampled_from([""] * 8 + ["-", "+", "\u2212", "--"]))
+    """Any mix of the id variants at once."""
+    prefix: str = draw(st.sampled_from(("r",) * 6 + _PREFIXES))
+    sign: str = draw(st.sampled_from(("",) * 10 + _SIGNS))
     digits = draw(_digit_text(draw(_numbers(seqs))))
-    tail = draw(st.sampled_from([""] * 8 + ["a", ".0", "e0", " x", '"', "\\", "\n7", "\x00"]))
-    return draw(_spaces()) + prefix + draw(_spaces()) + sign + digits + tail + draw(_spaces())
+    tail: str = draw(st.sampled_from(("",) * 10 + _TAILS))
+    spaces = _spaces()
+    return draw(spaces) + prefix + draw(spaces) + sign + digits + tail + draw(spaces)
+
+
+@st.composite
+def _one_variant_id(draw: st.DrawFn, seqs: Sequence[int]) -> str:
+    """``r<seq>`` (mostly an existing seq) changed in one way only."""
+    existing = st.sampled_from(sorted(set(seqs))) if seqs else st.integers(1, 10**6)
+    number = draw(_weighted((3, existing), (1, _numbers(seqs))))
+    digits = str(number)
+    how = draw(
+        st.sampled_from(
+            ["none", "prefix", "lead", "trail", "middle", "digits", "zeros", "sign", "tail"]
+        )
+    )
+    if how == "digits":
+        digits = draw(_digit_text(number))
+    elif how == "zeros":
+        digits = "0" * draw(st.integers(1, 30)) + digits
+    elif how == "sign":
+        digits = draw(st.sampled_from(_SIGNS)) + digits
+    elif how == "tail":
+        digits += draw(st.sampled_from(_TAILS))
+    prefix = draw(st.sampled_from(_PREFIXES)) if how == "prefix" else "r"
+    space = st.text(st.sampled_from(GO_SPACES + NOT_GO_SPACES), min_size=1, max_size=3)
+    lead = draw(space) if how == "lead" else ""
+    middle = draw(space) if how == "middle" else ""
+    trail = draw(space) if how == "trail" else ""
+    return lead + prefix + middle + digits + trail
 
 
 def ids(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
-    """Block ids: prefixes ``r``/``R``/``rR``/``Rr``, Go and non-Go spaces, digit variants
-    (Unicode digits, leading zeros, signs, underscores), existing and absent seqs,
-    numbers near and past int64, and odd text (quotes, controls, surrogates, blanks).
+    """Block ids: ``r<seq>`` for existing and absent seqs, with prefixes ``R``/``rR``/``Rr``,
+    Go and non-Go spaces, digit variants (Unicode digits, leading zeros, signs,
+    underscores), numbers near and past int64, and odd text (quotes, controls,
+    surrogates, blanks); one variant at a time, or several at once.
     """
+    seqs = tuple(seqs)
     odd = st.one_of(
         st.sampled_from(["", "r", "R", "rR", "0", "r0", "r-0", "00", "id", "r7a", '"r7"', "r\\7"]),
         _spaces().map(lambda s: s or " "),
@@ -410,7 +458,7 @@ def ids(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
         st.sampled_from(_ODD_RUNES + _CASE_TRAPS).map(lambda c: "r" + c),
         st.text(max_size=6),
     )
-    return st.one_of(_composed_id(tuple(seqs)), _composed_id(tuple(seqs)), odd)
+    return _weighted((5, _one_variant_id(seqs)), (3, _composed_id(seqs)), (2, odd))
 
 
 # -- queries --------------------------------------------------------------------------
@@ -474,15 +522,15 @@ def queries(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
     pairs new in Unicode 16/17), underscores, Unicode punctuation, new code points,
     blanks and text without terms.
     """
-    pool = list(dict.fromkeys([*words, *VOCABULARY]))
-    word = st.one_of(
-        st.sampled_from(pool).flatmap(_transformed),
-        st.sampled_from(pool).flatmap(_transformed),
-        st.sampled_from(_CASE_TRAPS),
-        st.sampled_from(LOWER_CHANGED),
-        new_code_points(),
-        st.sampled_from(_ODD_RUNES),
-        st.text(max_size=4),
+    own = st.sampled_from(list(dict.fromkeys(words))) if words else st.sampled_from(VOCABULARY)
+    word = _weighted(
+        (8, own.flatmap(_transformed)),
+        (3, st.sampled_from(VOCABULARY).flatmap(_transformed)),
+        (1, st.sampled_from(_CASE_TRAPS)),
+        (1, st.sampled_from(LOWER_CHANGED)),
+        (1, new_code_points()),
+        (1, st.sampled_from(_ODD_RUNES)),
+        (1, st.text(max_size=4)),
     )
 
     @st.composite
@@ -494,7 +542,7 @@ def queries(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
         return out + draw(_spaces())
 
     blank = st.one_of(st.just(""), _spaces(), _spaces(go_only=True))
-    return st.one_of(sentence(), sentence(), sentence(), blank, st.text(max_size=12))
+    return _weighted((8, sentence()), (1, blank), (1, st.text(max_size=12)))
 
 
 # -- limits ---------------------------------------------------------------------------
@@ -532,10 +580,9 @@ _LIMIT_SHAPES = (
     "-9223372036854775808",
     "-9223372036854775809",
     "18446744073709551616",
-    "1" * 400,
-    "1" * 5000,  # past Python's int digit limit
-    "1e400",  # out of float64 range: the whole args decode to {}
-    "-1e400",
+    "1" * 300,
+    "2." + "9" * 400,  # rounds to 3.0
+    "0." + "0" * 5000 + "1",
     '"3"',
     '"abc"',
     '""',
@@ -545,7 +592,12 @@ _LIMIT_SHAPES = (
     "[]",
     "[3]",
     '{"n": 3}',
-    # not JSON: the whole args decode to {}
+)
+_NOT_JSON_NUMBERS = (  # the whole args decode to {}
+    "1e400",
+    "-1e400",
+    "1" * 400,  # a valid Python int, out of float64 range
+    "1" * 4301,  # past Python's int digit limit too
     "+1",
     "01",
     ".5",
@@ -563,12 +615,13 @@ def limits() -> st.SearchStrategy[str]:
     """The JSON text of a ``limit``: ints, floats, exponents, negatives, ``-0``, ``2.9``,
     huge and near-2^63 numbers, text, booleans, null, arrays, and invalid numbers.
     """
-    return st.one_of(
-        st.sampled_from(_LIMIT_SHAPES),
-        st.integers(-25, 25).map(str),
-        st.integers().map(str),
-        st.floats(allow_nan=False, allow_infinity=False).map(json.dumps),
-        st.floats(-30, 30).map(json.dumps),
+    return _weighted(
+        (6, st.sampled_from(_LIMIT_SHAPES)),
+        (2, st.integers(-25, 25).map(str)),
+        (1, st.integers().map(str)),
+        (1, st.floats(allow_nan=False, allow_infinity=False).map(json.dumps)),
+        (2, st.floats(-30, 30).map(json.dumps)),
+        (1, st.sampled_from(_NOT_JSON_NUMBERS)),
     )
 
 
@@ -615,12 +668,12 @@ def json_strings(draw: st.DrawFn, value: str) -> str:
     return "".join(out)
 
 
-def _json_whitespace() -> st.SearchStrategy[str]:
-    """JSON whitespace, and rarely a space JSON does not allow."""
-    return st.one_of(
-        st.sampled_from(["", "", "", " ", "\n", "\t", "\r\n", "  \n  "]),
-        st.sampled_from(["\f", "\v", "\xa0", "\u3000", "\x1c"]),
-    )
+def _json_whitespace(*, odd: bool = False) -> st.SearchStrategy[str]:
+    """JSON whitespace; with ``odd``, also spaces that JSON does not allow."""
+    valid = st.sampled_from(["", "", "", "", "", " ", " ", "\n", "\t", "\r\n", "  \n  "])
+    if not odd:
+        return valid
+    return st.one_of(valid, st.sampled_from(["\f", "\v", "\xa0", "\u3000", "\x1c", "\x85"]))
 
 
 def deep_nesting(value: str = "1") -> st.SearchStrategy[str]:
@@ -648,14 +701,16 @@ def _other_values() -> st.SearchStrategy[str]:
 
 @st.composite
 def _object(draw: st.DrawFn, members: list[tuple[str, str]]) -> str:
-    """A JSON object from (key, value text) members, with drawn whitespace and escapes."""
-    ws = _json_whitespace()
+    """A JSON object from (key, value text) members, with drawn whitespace and escapes;
+    one in fifteen has whitespace JSON does not allow, one in twenty text after it.
+    """
+    ws = _json_whitespace(odd=draw(st.integers(0, 14)) == 14)
     parts = []
     for key, value in members:
         encoded = draw(json_strings(key))
         parts.append(draw(ws) + encoded + draw(ws) + ":" + draw(ws) + value + draw(ws))
     body = ",".join(parts)
-    trailer = draw(st.sampled_from([""] * 12 + [",", " x", "}", "{}", "\x00"]))
+    trailer = draw(st.sampled_from([""] * 19 + [",", " x", "}", "{}", "\x00"]))
     return draw(ws) + "{" + body + ("" if parts else draw(ws)) + "}" + trailer + draw(ws)
 
 
@@ -665,17 +720,17 @@ def _tool_args(
 ) -> str:
     """An object with ``key`` (and the ``extra`` members), repeated, missing or misspelt."""
     members: list[tuple[str, str]] = []
-    if draw(st.integers(0, 9)) > 0:
+    if draw(st.integers(0, 9)) < 9:  # the common case first: Hypothesis favours it
         members.append((key, draw(values)))
     for name, text in extra.items():
         members.append((name, text))
-    n_more = draw(st.integers(0, 2))
+    n_more = draw(st.sampled_from([0, 0, 0, 0, 1, 2]))
     for _ in range(n_more):
         other = draw(
             st.sampled_from([key, key, key.upper(), key.title(), key + " ", "x", "args", ""])
         )
         members.append((other, draw(st.one_of(values, _other_values()))))
-    if draw(st.integers(0, 9)) == 0:
+    if draw(st.integers(0, 9)) == 9:
         members.append(("deep", draw(deep_nesting())))
     members = draw(st.permutations(members))
     return draw(_object(members))
@@ -752,15 +807,14 @@ def recall_args(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
     by :func:`json_strings`) or of another JSON type, or any :func:`raw_args`.
     """
     id_text = ids(seqs).flatmap(json_strings)
-    value = st.one_of(id_text, id_text, id_text, _other_values())
-    obj = _tool_args("id", value, {})
-    return st.one_of(obj, obj, obj, obj, raw_args())
+    value = _weighted((6, id_text), (1, _other_values()))
+    return _weighted((6, _tool_args("id", value, {})), (1, raw_args()))
 
 
 @st.composite
 def _search_object(draw: st.DrawFn, words: Sequence[str]) -> str:
     query_text = queries(words).flatmap(json_strings)
-    value = draw(st.one_of(query_text, query_text, query_text, _other_values()))
+    value = draw(_weighted((6, query_text), (1, _other_values())))
     extra = {"limit": draw(limits())} if draw(st.booleans()) else {}
     return draw(_tool_args("query", st.just(value), extra))
 
@@ -770,23 +824,30 @@ def search_args(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
     and often a ``limit`` drawn by :func:`limits`, or any :func:`raw_args`.
     """
     words = tuple(words)
-    obj = _search_object(words)
-    return st.one_of(obj, obj, obj, obj, raw_args())
+    return _weighted((6, _search_object(words)), (1, raw_args()))
 
 
 def calls(
     seqs: Sequence[int] = (), words: Sequence[str] = ()
 ) -> st.SearchStrategy[tuple[str, str]]:
-    """``(tool, args)``: ``recall`` or ``recall_search`` with the other's or its own args."""
+    """``(tool, args)``: ``recall`` with :func:`recall_args`, ``recall_search`` with
+    :func:`search_args`, and either with the other's args or :func:`raw_args`.
+    """
     seqs, words = tuple(seqs), tuple(words)
-    return st.one_of(
-        st.tuples(st.just("recall"), recall_args(seqs)),
-        st.tuples(st.just("recall_search"), search_args(words)),
-        st.tuples(st.sampled_from(["recall", "recall_search"]), raw_args()),
+    recall = st.tuples(st.just("recall"), recall_args(seqs))
+    search = st.tuples(st.just("recall_search"), search_args(words))
+    crossed = st.one_of(
+        st.tuples(st.just("recall"), search_args(words)),
+        st.tuples(st.just("recall_search"), recall_args(seqs)),
     )
+    return _weighted((3, recall), (3, search), (1, crossed))
 
 
 # -- blocks ---------------------------------------------------------------------------
+
+
+def _has_surrogate(text: str) -> bool:
+    return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
 
 
 @st.composite
@@ -804,7 +865,9 @@ def _line(draw: st.DrawFn) -> str:
         runes = draw(st.sampled_from([150, 159, 160, 161, 162, 200, 400]))
         return (unit * runes)[:runes] if len(unit) == 1 else unit * (runes // len(unit))
     if kind == "odd":
-        return draw(st.sampled_from(_ODD_RUNES + _CASE_TRAPS + tuple(LOWER_CHANGED)))
+        odd = [r for r in _ODD_RUNES if not _has_surrogate(r)]  # a Go string holds none
+        rune: str = draw(st.sampled_from([*odd, *_CASE_TRAPS, *LOWER_CHANGED]))
+        return rune
     return draw(st.text(max_size=30))
 
 
@@ -819,13 +882,13 @@ def blocks() -> st.SearchStrategy[BlockSpec]:
     """One block: labels and contents with accents, mixed case, HTML, blank lines, long
     first lines, other line separators, empty content and labels, sometimes locked.
     """
-    label = st.one_of(
-        st.just(""),
-        st.lists(st.sampled_from(VOCABULARY).flatmap(_transformed), max_size=3).map(" ".join),
-        st.sampled_from(_HTML + _CASE_TRAPS),
-        st.text(max_size=10),
+    label = _weighted(
+        (4, st.lists(st.sampled_from(VOCABULARY).flatmap(_transformed), max_size=3).map(" ".join)),
+        (1, st.just("")),
+        (1, st.sampled_from(_HTML + _CASE_TRAPS)),
+        (1, st.text(max_size=10)),
     )
-    content = st.one_of(st.just(""), _content(), _content(), _content())
+    content = _weighted((5, _content()), (1, st.just("")))
     locked = st.sampled_from([False] * 5 + [True])
     return st.builds(BlockSpec, label, content, locked)
 
@@ -844,5 +907,9 @@ def block_sets(max_size: int = 8) -> st.SearchStrategy[list[BlockSpec]]:
     similar = st.tuples(st.sampled_from(VOCABULARY), st.integers(18, 26)).map(
         lambda args: _similar(*args)
     )
-    varied = st.lists(blocks(), max_size=max_size)
-    return st.one_of(varied, varied, varied, st.tuples(varied, similar).map(lambda p: p[0] + p[1]))
+    varied = st.lists(blocks(), min_size=1, max_size=max_size)
+    return _weighted(
+        (6, varied),
+        (2, st.tuples(varied, similar).map(lambda p: p[0] + p[1])),
+        (1, st.just([])),
+    )

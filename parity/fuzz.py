@@ -1,0 +1,637 @@
+"""Differential fuzzing: ``GoTurnHost.exec_tool`` against a live Go, with Hypothesis.
+
+Each example archives a block set (:func:`parity.strategies.block_sets`) into a
+fresh Go reference, then plays calls (:func:`parity.strategies.calls`) through a
+``GoTurnHost`` reading that Go's archive and through the Go's own
+``/internal/v1/tool/exec``. The outputs must be equal byte for byte, and the host
+must not have fallen back on ``POST /internal/v1/tool/exec`` (checked on the Go's
+``/debug/requests`` log and on the host's own transport). A divergence shrinks,
+and is reported as a ready corpus case (``CorpusBlock``/``CorpusCall``).
+
+The Hypothesis settings profiles ``ci`` (derandomized, bounded) and ``dev``
+(longer) are registered here, on import; ``HYPOTHESIS_PROFILE`` selects one for
+:func:`profile`. ``parity fuzz`` runs :func:`cli_main`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import os
+import re
+import ssl
+import sys
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import httpx
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
+
+from parity.errors import GoReferenceError, ParityError
+from parity.reference import GoReference, RunningReference
+from parity.report import mismatch_report
+from parity.strategies import INT64_MAX, BlockSpec, block_sets, calls, words_of
+from recall import GoTurnHost
+
+__all__ = [
+    "CALLS_PER_EXAMPLE",
+    "EXEC_REQUEST",
+    "FIRST_SEQS",
+    "PROFILES",
+    "Divergence",
+    "DivergenceFound",
+    "FuzzStats",
+    "cli_main",
+    "fuzz_go_url",
+    "fuzz_reference",
+    "profile",
+]
+
+PROFILES = ("ci", "dev")
+_HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    max_examples=60,
+    deadline=None,
+    print_blob=True,
+    database=None,
+    suppress_health_check=_HEALTH,
+)
+settings.register_profile(
+    "dev",
+    max_examples=1000,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=_HEALTH,
+)
+
+CALLS_PER_EXAMPLE = 20
+"""At most this many calls are played against each archived block set."""
+
+FIRST_SEQS = (1000, 1, 7, 2**53 - 3, INT64_MAX - 64)
+"""The first seq of each fresh Go: small, beyond float64's exact integers, near int64's end."""
+
+EXEC_REQUEST = "POST /internal/v1/tool/exec"
+_READ_PREFIX = "GET /internal/v1/recall/"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_MISSING = ('recall needs an "id", such as "r7"', 'recall_search needs a "query"')
+_TOKEN_ENV = "PARITY_GO_TOKEN"
+
+
+def profile(name: str | None = None) -> settings:
+    """The settings profile ``name``, else ``$HYPOTHESIS_PROFILE``, else ``ci``."""
+    chosen = name or os.environ.get("HYPOTHESIS_PROFILE") or "ci"
+    if chosen not in PROFILES:
+        raise ParityError(f"unknown Hypothesis profile {chosen!r} (known: {', '.join(PROFILES)})")
+    return settings.get_profile(chosen)
+
+
+# -- results --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """A call whose Python run differs from the Go's: outputs, fallback or archive reads."""
+
+    tool: str
+    args: str
+    blocks: tuple[tuple[int, BlockSpec], ...]
+    """The archived blocks with their seqs (all of them, or the ones the case cites)."""
+    go_output: str
+    python_output: str
+    reasons: tuple[str, ...]
+    host_requests: tuple[str, ...] = ()
+    first_seq: int | None = None
+
+    @property
+    def case(self) -> str:
+        """A kebab-case case name, stable for the same call and blocks."""
+        digest = hashlib.sha256(
+            repr((self.tool, self.args, self.blocks)).encode("utf-8", "replace")
+        )
+        return f"fuzz-{self.tool.replace('_', '-')}-{digest.hexdigest()[:8]}"
+
+    def block_name(self, index: int) -> str:
+        """The corpus name of the ``index``-th block."""
+        return f"{self.case}-b{index}"
+
+    def symbolic_args(self) -> str:
+        """The args with each archived seq cited in a ``recall`` id as ``{{seq:NAME}}``."""
+        if self.tool != "recall":
+            return self.args
+        names = {str(seq): self.block_name(i) for i, (seq, _) in enumerate(self.blocks)}
+        if not names:
+            return self.args
+        pattern = re.compile(r"(?<![0-9])(" + "|".join(map(re.escape, names)) + r")(?![0-9])")
+        return pattern.sub(lambda m: "{{seq:" + names[m.group(1)] + "}}", self.args)
+
+    def corpus_case(self) -> str:
+        """The case as Python source for ``parity/corpora/recall.py``: blocks, then the call."""
+        lines = ["# blocks (add to BLOCKS):"]
+        for i, (_, block) in enumerate(self.blocks):
+            locked = ", locked=True" if block.locked else ""
+            lines.append(
+                f"CorpusBlock({self.block_name(i)!r}, {block.label!r}, {block.content!r}{locked}),"
+            )
+        lines.append("# call (add to CALLS):")
+        lines.append(f"CorpusCall({self.case!r}, {self.tool!r}, {self.symbolic_args()!r}),")
+        return "\n".join(lines)
+
+    def report(self) -> str:
+        """What diverged, both outputs made visible, and the ready corpus case."""
+        where = f", first seq {self.first_seq}" if self.first_seq is not None else ""
+        lines = [
+            f"DIVERGENCE {self.case} ({len(self.blocks)} blocks archived{where})",
+            *(f"  - {reason}" for reason in self.reasons),
+            f"  host requests: {list(self.host_requests)}",
+            mismatch_report(
+                case=self.case,
+                tool=self.tool,
+                args=self.args,
+                expected=self.go_output,
+                actual=self.python_output,
+                expected_name="go /tool/exec",
+                actual_name="python GoTurnHost",
+            ),
+            self.corpus_case(),
+        ]
+        return "\n".join(lines)
+
+
+class DivergenceFound(AssertionError):
+    """Raised inside a fuzz example for a divergence, so Hypothesis shrinks it."""
+
+    def __init__(self, divergence: Divergence) -> None:
+        super().__init__(divergence.report())
+        self.divergence = divergence
+
+
+class _Abort(BaseException):
+    """A harness error inside an example: ends the run at once, without shrinking."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _TimeUp(BaseException):
+    """The time budget is spent (raised between examples, never while shrinking)."""
+
+
+@dataclass
+class FuzzStats:
+    """What a fuzz run did."""
+
+    examples: int = 0
+    calls: int = 0
+    archives: int = 0
+    seconds: float = 0.0
+    divergences: list[Divergence] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """One line: examples, calls, rates and divergences."""
+        secs = max(self.seconds, 1e-9)
+        return (
+            f"{self.examples} examples ({self.calls} distinct calls compared,"
+            f" {self.archives} fresh Go archives)"
+            f" in {self.seconds:.1f} s: {self.examples / secs:.1f} examples/s,"
+            f" {self.calls / secs:.1f} calls/s; {len(self.divergences)} divergences"
+        )
+
+
+# -- one Go, one host -----------------------------------------------------------------
+
+
+class GoSide(Protocol):
+    """What the fuzzer needs of a Go: where it is, its own tool output, its request log."""
+
+    base_url: str
+    token: str | None
+
+    def exec_tool(self, name: str, args: str) -> str:
+        """The Go's ``/internal/v1/tool/exec`` output."""
+        ...
+
+    def requests(self) -> list[str]:
+        """The Go's ``/debug/requests`` log."""
+        ...
+
+
+class _Recorder(httpx.BaseTransport):
+    """An httpx transport that notes ``"METHOD /path?query"`` of every request it sends."""
+
+    def __init__(self) -> None:
+        self._inner = httpx.HTTPTransport(verify=_ssl_context())
+        self.seen: list[str] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.seen.append(f"{request.method} {request.url.raw_path.decode('ascii')}")
+        return self._inner.handle_request(request)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """One TLS context for every host (loading the CA store per client costs ~40 ms)."""
+    return ssl.create_default_context()
+
+
+def _go_text(text: str) -> str:
+    """``text`` as a Go string holds it: every surrogate code point becomes U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+class _Checker:
+    """Plays calls through a GoTurnHost and through the Go, and compares them."""
+
+    def __init__(
+        self,
+        go: GoSide,
+        blocks: Sequence[tuple[int, BlockSpec]],
+        *,
+        server_log: bool,
+        first_seq: int | None = None,
+    ) -> None:
+        self.go = go
+        self.blocks = tuple(blocks)
+        self.first_seq = first_seq
+        self.seqs = [seq for seq, _ in self.blocks]
+        self.words = words_of(t for _, b in self.blocks for t in (b.label, b.content))
+        self._recorder = _Recorder()
+        self.host = GoTurnHost(go.base_url, token=go.token, transport=self._recorder)
+        self._log_at = len(go.requests()) if server_log else None
+        self._checked: dict[tuple[str, str], Divergence | None] = {}
+        self.compared = 0
+        self.calls = st.lists(calls(self.seqs, self.words), min_size=1, max_size=CALLS_PER_EXAMPLE)
+
+    def close(self) -> None:
+        self.host.close()
+
+    def _server_requests(self) -> list[str] | None:
+        """The host's requests in the Go's log, after the fuzzer's own exec."""
+        if self._log_at is None:
+            return None
+        log = self.go.requests()
+        mine = log[self._log_at : self._log_at + 1]
+        if mine != [EXEC_REQUEST]:
+            raise GoReferenceError(
+                f"the Go's request log is not the fuzzer's alone: expected {EXEC_REQUEST!r} "
+                f"at {self._log_at}, found {mine!r}"
+            )
+        seen = log[self._log_at + 1 :]
+        self._log_at = len(log)
+        return seen
+
+    def check(self, tool: str, args: str) -> Divergence | None:
+        """Compare one call (once: the same call gives the same answer); the divergence,
+        or None when Python and Go agree.
+        """
+        key = (tool, args)
+        if key not in self._checked:
+            self._checked[key] = self._check(tool, args)
+            self.compared += 1
+        return self._checked[key]
+
+    def _check(self, tool: str, args: str) -> Divergence | None:
+        expected = self.go.exec_tool(tool, _go_text(args))
+        self._recorder.seen.clear()
+        reasons: list[str] = []
+        try:
+            actual = self.host.exec_tool(tool, args)
+        except Exception as exc:  # any error of the host is a divergence, never a crash
+            actual = f"<{type(exc).__name__}: {exc}>"
+            reasons.append(f"the host raised {type(exc).__name__}")
+        client_seen = list(self._recorder.seen)
+        server_seen = self._server_requests()
+        seen = client_seen if server_seen is None else server_seen
+        if actual != expected and not reasons:
+            reasons.append("the outputs differ")
+        if EXEC_REQUEST in client_seen or EXEC_REQUEST in seen:
+            reasons.append(f"the host fell back on {EXEC_REQUEST}")
+        if expected in _MISSING and any(r.startswith(_READ_PREFIX) for r in seen):
+            reasons.append("the host read the archive for a call without an id or a query")
+        if server_seen is not None and server_seen != client_seen:
+            reasons.append(f"the Go saw {server_seen}, the host sent {client_seen}")
+        if not reasons:
+            return None
+        return Divergence(
+            tool=tool,
+            args=args,
+            blocks=self._cited(tool, args, expected, actual),
+            go_output=expected,
+            python_output=actual,
+            reasons=tuple(reasons),
+            host_requests=tuple(seen),
+            first_seq=self.first_seq,
+        )
+
+    def _cited(self, tool: str, args: str, *outputs: str) -> tuple[tuple[int, BlockSpec], ...]:
+        """The blocks a case needs: all of a small set, else those the call or outputs cite."""
+        if len(self.blocks) <= 12:
+            return self.blocks
+        text = " ".join(outputs) + (args if tool == "recall" else "")
+        return tuple((s, b) for s, b in self.blocks if re.search(rf"(?<!\d){s}(?!\d)", text))
+
+
+# -- the reference run ----------------------------------------------------------------
+
+
+class _ReferencePool:
+    """Fresh Go references, one per (first seq, block set), the last few kept for shrinking."""
+
+    def __init__(self, reference: GoReference, stats: FuzzStats, keep: int = 3) -> None:
+        self._reference = reference
+        self._stats = stats
+        self._keep = keep
+        self._live: OrderedDict[
+            tuple[int, tuple[BlockSpec, ...]], tuple[RunningReference, _Checker]
+        ] = OrderedDict()
+
+    def checker(self, first_seq: int, specs: tuple[BlockSpec, ...]) -> _Checker:
+        key = (first_seq, specs)
+        if key in self._live:
+            self._live.move_to_end(key)
+            return self._live[key][1]
+        while len(self._live) >= self._keep:
+            _, (old, old_checker) = self._live.popitem(last=False)
+            old_checker.close()
+            old.stop()
+        go = self._reference.start(first_seq=first_seq)
+        try:
+            archived = [(go.archive(b.label, b.content, locked=b.locked), b) for b in specs]
+            checker = _Checker(go, archived, server_log=True, first_seq=first_seq)
+        except BaseException:
+            go.stop()
+            raise
+        self._stats.archives += 1
+        self._live[key] = (go, checker)
+        return checker
+
+    def close(self) -> None:
+        while self._live:
+            _, (go, checker) = self._live.popitem()
+            checker.close()
+            go.stop()
+
+
+def _play(
+    checker: _Checker,
+    batch: Iterable[tuple[str, str]],
+    stats: FuzzStats,
+) -> None:
+    """Check each call of a batch; raise DivergenceFound at the first divergence."""
+    for tool, args in batch:
+        before = checker.compared
+        try:
+            divergence = checker.check(tool, args)
+        except (ParityError, httpx.HTTPError, OSError, ValueError) as exc:
+            raise _Abort(exc) from exc
+        stats.calls += checker.compared - before
+        if divergence is not None:
+            stats.divergences.append(divergence)
+            raise DivergenceFound(divergence)
+
+
+def _budget(stats: FuzzStats, deadline: float | None) -> None:
+    """End the run when the time is spent, unless a divergence is being shrunk."""
+    if deadline is not None and not stats.divergences and time.monotonic() > deadline:
+        raise _TimeUp
+
+
+def _run(
+    test: Callable[[], None], stats: FuzzStats, base: settings, seed_value: int | None
+) -> Divergence | None:
+    """Run a Hypothesis test; the shrunk divergence it found, if any."""
+    if seed_value is not None:
+        test = seed(seed_value)(test)
+    started = time.monotonic()
+    try:
+        test()
+    except _TimeUp:
+        pass
+    except _Abort as abort:
+        raise abort.error from None
+    except DivergenceFound as found:
+        return found.divergence
+    except BaseExceptionGroup as group:
+        matched, rest = group.split(DivergenceFound)
+        if rest is not None or matched is None:
+            raise
+        first = matched.exceptions[0]
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        assert isinstance(first, DivergenceFound)
+        return first.divergence
+    finally:
+        stats.seconds += time.monotonic() - started
+    return None
+
+
+def _settings(
+    base: settings, examples: int | None, seconds: float | None, seed_value: int | None
+) -> settings:
+    changes: dict[str, Any] = {}
+    if examples is not None:
+        changes["max_examples"] = examples
+    if seconds is not None:
+        changes["max_examples"] = 10**9
+    if seed_value is not None:
+        changes["derandomize"] = False
+    return settings(base, **changes)
+
+
+def fuzz_reference(
+    *,
+    base: settings | None = None,
+    examples: int | None = None,
+    seconds: float | None = None,
+    seed_value: int | None = None,
+    reference: GoReference | None = None,
+    stats: FuzzStats | None = None,
+) -> FuzzStats:
+    """Fuzz against fresh Go references, one per block set; the run's stats.
+
+    A divergence stops the run once shrunk (``stats.divergences[-1]`` is the shrunk
+    one); a harness error (Go not built, not answering) is raised as it is.
+    """
+    stats = stats if stats is not None else FuzzStats()
+    chosen = _settings(base or profile(), examples, seconds, seed_value)
+    deadline = None if seconds is None else time.monotonic() + seconds
+    pool = _ReferencePool(reference or GoReference(), stats)
+
+    @chosen
+    @given(first_seq=st.sampled_from(FIRST_SEQS), specs=block_sets(), data=st.data())
+    def fuzz_against_reference(first_seq: int, specs: list[BlockSpec], data: st.DataObject) -> None:
+        _budget(stats, deadline)
+        stats.examples += 1
+        try:
+            checker = pool.checker(first_seq, tuple(specs))
+        except (ParityError, httpx.HTTPError, OSError, ValueError) as exc:
+            raise _Abort(exc) from exc
+        batch = data.draw(checker.calls, label="calls")
+        _play(checker, batch, stats)
+
+    try:
+        found = _run(fuzz_against_reference, stats, chosen, seed_value)
+    finally:
+        pool.close()
+    _keep_shrunk(stats, found)
+    return stats
+
+
+def _keep_shrunk(stats: FuzzStats, found: Divergence | None) -> None:
+    """Keep only the shrunk divergence (the ones met while shrinking are its drafts)."""
+    stats.divergences[:] = [found] if found is not None else []
+
+
+# -- against a running Go -------------------------------------------------------------
+
+
+class _RemoteGo:
+    """A running Go given by URL: its /tool/exec and its blocks, read only."""
+
+    def __init__(self, base_url: str, token: str | None) -> None:
+        self.base_url = base_url
+        self.token = token
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._client = httpx.Client(base_url=base_url, headers=headers, timeout=30.0)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _get(self, method: str, path: str, **kwargs: Any) -> Any:
+        try:
+            response = self._client.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise GoReferenceError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
+        if response.status_code != 200:
+            raise GoReferenceError(f"{method} {path}: the Go answered {response.status_code}")
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise GoReferenceError(f"{method} {path}: the body is not JSON") from exc
+
+    def exec_tool(self, name: str, args: str) -> str:
+        body = {"name": name, "args": args}
+        return str(self._get("POST", "/internal/v1/tool/exec", json=body)["output"])
+
+    def requests(self) -> list[str]:
+        return list(self._get("GET", "/debug/requests")["requests"])
+
+    def blocks(self) -> list[tuple[int, BlockSpec]]:
+        items = self._get("GET", "/internal/v1/recall/blocks")["blocks"]
+        return [(int(b["seq"]), BlockSpec(str(b["label"]), str(b["content"]))) for b in items]
+
+
+def fuzz_go_url(
+    base_url: str,
+    *,
+    token: str | None = None,
+    base: settings | None = None,
+    examples: int | None = None,
+    seconds: float | None = None,
+    seed_value: int | None = None,
+    stats: FuzzStats | None = None,
+) -> FuzzStats:
+    """Fuzz calls over a running Go's existing archive, without writing to it.
+
+    The fallback is checked on the requests the host itself sent (the Go's log may
+    hold other clients' requests, or not exist).
+    """
+    stats = stats if stats is not None else FuzzStats()
+    chosen = _settings(base or profile(), examples, seconds, seed_value)
+    deadline = None if seconds is None else time.monotonic() + seconds
+    go = _RemoteGo(base_url, token)
+    try:
+        checker = _Checker(go, go.blocks(), server_log=False)
+    except BaseException:
+        go.close()
+        raise
+
+    @chosen
+    @given(batch=checker.calls)
+    def fuzz_against_go_url(batch: list[tuple[str, str]]) -> None:
+        _budget(stats, deadline)
+        stats.examples += 1
+        _play(checker, batch, stats)
+
+    try:
+        found = _run(fuzz_against_go_url, stats, chosen, seed_value)
+    finally:
+        checker.close()
+        go.close()
+    _keep_shrunk(stats, found)
+    return stats
+
+
+# -- the command ----------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="parity fuzz",
+        description="Differential fuzzing of GoTurnHost.exec_tool against a live Go.",
+    )
+    amount = parser.add_mutually_exclusive_group()
+    amount.add_argument("--examples", type=int, metavar="N", help="examples to run")
+    amount.add_argument("--seconds", type=float, metavar="S", help="run for S seconds")
+    parser.add_argument(
+        "--go-url",
+        metavar="URL",
+        help=f"fuzz over this running Go's archive, read only (token: ${_TOKEN_ENV})",
+    )
+    parser.add_argument("--profile", choices=PROFILES, help="Hypothesis profile (default: dev)")
+    parser.add_argument("--seed", type=int, metavar="N", help="random seed (not derandomized)")
+    return parser
+
+
+def cli_main(argv: list[str]) -> int:
+    """``parity fuzz``: 0 when no divergence, 1 when one was found, 2 on a harness error."""
+    try:
+        options = _parser().parse_args(argv)
+    except SystemExit as exc:
+        return 0 if exc.code == 0 else 2
+    if options.examples is not None and options.examples < 1:
+        print("parity fuzz: --examples must be at least 1", file=sys.stderr)
+        return 2
+    if options.seconds is not None and options.seconds <= 0:
+        print("parity fuzz: --seconds must be positive", file=sys.stderr)
+        return 2
+    stats = FuzzStats()
+    try:
+        base = profile(options.profile or os.environ.get("HYPOTHESIS_PROFILE") or "dev")
+        amount: dict[str, Any] = {
+            "base": base,
+            "examples": options.examples,
+            "seconds": options.seconds,
+            "seed_value": options.seed,
+            "stats": stats,
+        }
+        if options.go_url:
+            target = f"the Go at {options.go_url}"
+            print(f"parity fuzz: {target}, read only", flush=True)
+            fuzz_go_url(options.go_url, token=os.environ.get(_TOKEN_ENV) or None, **amount)
+        else:
+            print("parity fuzz: fresh Go references, one per block set", flush=True)
+            fuzz_reference(**amount)
+    except KeyboardInterrupt:
+        print(f"parity fuzz: interrupted after {stats.summary()}", file=sys.stderr)
+        return 2
+    except (ParityError, httpx.HTTPError, OSError, ValueError) as exc:
+        print(f"parity fuzz: harness error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # Hypothesis' own errors (health checks, flakiness)
+        print(f"parity fuzz: harness error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    for divergence in stats.divergences:
+        print(divergence.report(), flush=True)
+    print(f"parity fuzz: {stats.summary()}", flush=True)
+    return 1 if stats.divergences else 0
