@@ -15,7 +15,7 @@ from typing import Protocol
 from recall._errors import UnknownToolError
 from recall._go.json import unmarshal_args
 from recall._go.strconv import float64_to_int, quote
-from recall._go.strings import to_lower, trim_space
+from recall._go.strings import to_lower, to_lower_latin1, trim_space
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -215,6 +215,35 @@ def tool_recall(m: Mapping[str, object], archive: Archive) -> str:
     return text_block(block)
 
 
+def _score_all(blocks: Iterable[Block], terms: Sequence[str]) -> list[tuple[int, Block]]:
+    """The (score, block) of every block that scores, in the blocks' order.
+
+    The same as ``score`` for each block: terms (recallTokens' fields, runes in
+    a-z, 0-9, U+00E0..U+00FF) are looked for in to_lower_latin1's bytes, where
+    ``t in to_lower(s)`` is ``t.encode("latin-1") in to_lower_latin1(s)``.
+    """
+    hits: list[tuple[int, Block]] = []
+    if not all(_TERMS.fullmatch(term) for term in terms):  # not recallTokens' terms
+        for block in blocks:
+            points = score(block, terms)
+            if points:
+                hits.append((points, block))
+        return hits
+    needles = [term.encode("latin-1") for term in terms]
+    for block in blocks:
+        lc = to_lower_latin1(block.content)
+        ll = to_lower_latin1(block.label)
+        points = 0
+        for needle in needles:
+            if needle in lc:
+                points += 1
+            if needle in ll:
+                points += 2
+        if points:
+            hits.append((points, block))
+    return hits
+
+
 def _rank(hit: tuple[int, Block]) -> tuple[int, int]:
     return (-hit[0], -hit[1].seq)
 
@@ -228,11 +257,7 @@ def tool_recall_search(m: Mapping[str, object], archive: Archive) -> str:
     if not terms:
         return text_no_match(query)
     limit = search_limit(m.get("limit"))
-    hits: list[tuple[int, Block]] = []
-    for block in archive.all_blocks():
-        points = score(block, terms)
-        if points:
-            hits.append((points, block))
+    hits = _score_all(archive.all_blocks(), terms)
     if not hits:
         return text_no_match(query)
     hits.sort(key=_rank)

@@ -6,7 +6,7 @@ from functools import cache
 
 from recall._go._tables import LOWER, SPACE
 
-__all__ = ["is_space", "to_lower", "trim_space"]
+__all__ = ["is_space", "to_lower", "to_lower_latin1", "trim_space"]
 
 _SPACE_CHARS: str = "".join(chr(c) for c in sorted(SPACE))
 _SPACE_SET: frozenset[str] = frozenset(_SPACE_CHARS)
@@ -51,6 +51,34 @@ def to_lower(s: str) -> str:
         if ch in s:  # instant when ch is wider than every rune of s
             s = s.replace(ch, go)
     return s.lower()
+
+
+# to_lower_latin1: strings.ToLower rune by rune, as one Latin-1 byte per rune.
+# Within U+0000..U+00FF Go's lower is a byte table; a wider rune becomes "?" as
+# str.encode("latin-1", "replace") makes it (in C), except the few wider runes
+# whose Go lower is in U+0000..U+00FF (İ, Ÿ, ẞ, K, Å), replaced by it first.
+_LATIN1_LOWER: bytes = bytes(
+    LOWER.get(c, c) if LOWER.get(c, c) <= 0xFF else ord("?") for c in range(256)
+)
+_WIDE_TO_LATIN1: tuple[tuple[str, str], ...] = tuple(
+    sorted((chr(c), chr(lower)) for c, lower in LOWER.items() if c > 0xFF and lower <= 0xFF)
+)
+
+
+def to_lower_latin1(s: str) -> bytes:
+    """Return strings.ToLower(s) with each rune as one byte: its Latin-1 code when
+    at most U+00FF, else ``b"?"``.
+
+    So for every t of runes in U+0000..U+00FF other than "?",
+    ``t.encode("latin-1") in to_lower_latin1(s)`` is ``t in to_lower(s)``: each rune
+    of s gives exactly one byte, equal to t's rune exactly where its Go lower is
+    that rune. It is several times faster than to_lower for the search's terms.
+    """
+    if not s.isascii():
+        for ch, lower in _WIDE_TO_LATIN1:
+            if ch in s:  # instant when ch is wider than every rune of s
+                s = s.replace(ch, lower)
+    return s.encode("latin-1", "replace").translate(_LATIN1_LOWER)
 
 
 def to_lower_translate(s: str) -> str:
