@@ -1,0 +1,166 @@
+# ruff: noqa: RUF001, RUF003  (the look-alike runes are the point)
+"""The fast paths `make bench` led to give exactly what the plain ones give.
+
+- ``to_lower_latin1`` and the search's scoring over it (``recall._tools._score_all``)
+  against ``to_lower`` and ``score``: same scores for every block and term;
+- ``_decode_blocks`` (Go's compact /blocks body decoded item by item) against
+  ``_decode`` (the whole body at once): the same document and surrogate flag, or
+  the same error, for Go's bodies and for bodies of every other shape.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from parity.fakego import go_json
+from parity.strategies import blocks, queries
+from recall import Block
+from recall._client import _decode, _decode_blocks
+from recall._go.strings import to_lower, to_lower_latin1
+from recall._tools import _score_all, recall_tokens, score
+
+# Runes around every edge of the Latin-1 image: the wide runes whose Go lower is
+# Latin-1 (İ Ÿ ẞ K Å), Latin-1 letters and signs (× ÷ ß µ ÿ), "?", wider letters,
+# astral runes, lone surrogates (a Python str may hold them).
+EDGE = "aAzZ09?éÉàÀÿŸİiKkÅåẞß×÷µΣσςЖж€😀\ud800\udfff \n"
+TERM_TEXT = st.text(alphabet=st.sampled_from(EDGE + "bcdxyz"), max_size=40)
+
+
+@settings(deadline=None)
+@given(TERM_TEXT, st.lists(st.text(alphabet="abkiåÿàé÷09", min_size=1, max_size=4), max_size=4))
+@example("İK Ÿ Å", ["ik", "ÿ", "å", "k"])
+@example("× ÷", ["÷"])
+@example("a?b", ["b"])
+def test_to_lower_latin1_finds_what_to_lower_finds(text: str, terms: list[str]) -> None:
+    lowered = to_lower(text)
+    image = to_lower_latin1(text)
+    assert len(image) == len(text)
+    for term in terms:
+        assert (term.encode("latin-1") in image) == (term in lowered), (text, term)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(blocks(), max_size=6), st.one_of(queries(), TERM_TEXT))
+def test_search_scores_are_scores(specs: list[object], query: str) -> None:
+    archive = [Block(seq, b.label, b.content) for seq, b in enumerate(specs, 1)]  # type: ignore[attr-defined]
+    terms = recall_tokens(query)
+    expected = [(score(b, terms), b) for b in archive]
+    assert _score_all(archive, terms) == [(p, b) for p, b in expected if p]
+
+
+def test_score_all_keeps_any_terms() -> None:
+    block = Block(1, "Σ label", "ΣΑΣ and ? marks")
+    for terms in (["σασ"], ["σας"], ["?"], ["σ", "and"]):
+        points = score(block, terms)
+        assert _score_all([block], terms) == ([(points, block)] if points else [])
+
+
+def _outcome(decode: object, body: bytes) -> tuple[str, object]:
+    assert callable(decode)
+    buffer = bytearray(body)
+    try:
+        return "ok", decode(buffer)
+    except ValueError as exc:
+        return "error", f"{type(exc).__name__}: {exc}"
+
+
+def _same(body: bytes) -> None:
+    assert _outcome(_decode_blocks, body) == _outcome(_decode, body), body[:300]
+
+
+BLOCK_DICTS = st.lists(
+    st.builds(
+        lambda seq, label, content: {"seq": seq, "label": label, "content": content},
+        st.integers(-3, 2**64),
+        st.text(max_size=20),
+        st.one_of(st.text(max_size=60), st.just('x"},{"seq":9,"label":"'), st.just("},{\\")),
+    ),
+    max_size=5,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(BLOCK_DICTS)
+def test_decode_blocks_on_go_bodies(items: list[dict[str, object]]) -> None:
+    body = go_json({"blocks": items})
+    _same(body)
+    kind, decoded = _outcome(_decode_blocks, body)
+    assert kind == "ok"
+    assert decoded == ({"blocks": items}, False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(BLOCK_DICTS, st.data())
+def test_decode_blocks_on_other_bodies(items: list[dict[str, object]], data: st.DataObject) -> None:
+    body = bytearray(go_json({"blocks": items}))
+    for _ in range(data.draw(st.integers(1, 3))):
+        at = data.draw(st.integers(0, len(body)))
+        edit = data.draw(
+            st.sampled_from(
+                [
+                    b" ",
+                    b"\n",
+                    b",",
+                    b"}",
+                    b"{",
+                    b"]",
+                    b"[",
+                    b'"',
+                    b"\\",
+                    b"NaN",
+                    b"\xff",
+                    b"\xc3",
+                    b'},{"',
+                    b'"x":[{"a":1},{"b":2}]',
+                    b"\\ud800",
+                    b"\\udc00",
+                    b"1e400",
+                    b"",
+                ]
+            )
+        )
+        cut = data.draw(st.integers(0, 3))
+        body[at : at + cut] = edit
+    _same(bytes(body))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"blocks":[]}\n',
+        b'{"blocks":[]}',
+        b' { "blocks" : [ ] } ',
+        b'{"blocks":[{"seq":1,"label":"a","content":"b"}]}',
+        b'{"blocks":[{"seq":1,"label":"a","content":"b"} ]}',
+        b'{"blocks":[ {"seq":1,"label":"a","content":"b"}]}',
+        b'{"blocks":[{"seq":1,"label":"a","content":"b"}, {"seq":2,"label":"a","content":"b"}]}',
+        b'{"blocks":[{"seq":1,"label":"a","content":"b"},{"seq":2,"label":"a","content":"b"},]}',
+        b'{"blocks":[{"seq":1,"label":"a","content":"b"}],"blocks":[]}',
+        b'{"blocks":[{"seq":1,"x":[{"a":1},{"b":2}],"label":"a","content":"b"}]}',
+        b'{"blocks":[{"seq":1,"label":"\\ud800","content":"\\udc00x"}]}',
+        b'{"blocks":[{"seq":1,"label":"a","content":"b"},{"seq":NaN}]}',
+        b'{"blocks":[{"seq":1,"label":"a","content":"\xff"}]}',
+        b'\xef\xbb\xbf{"blocks":[]}',
+        b'{"blocks":[1,2,3]}',
+        b'{"blocks":["a"},{"b"]}',
+        b'{"blocks":[{}]}',
+        b'{"blocks":[{"a":' + b"[" * 5000 + b"]" * 5000 + b"}]}",
+        b'{"blocks":[',
+        b'{"blocks":]}',
+        b"",
+        b"null",
+    ],
+)
+def test_decode_blocks_edges(body: bytes) -> None:
+    _same(body)
+
+
+def test_decode_blocks_empties_the_buffer() -> None:
+    buffer = bytearray(go_json({"blocks": [{"seq": 1, "label": "", "content": "x"}]}))
+    _decode_blocks(buffer)
+    assert not buffer
+    assert json.loads(go_json({"a": "<&>"})) == {"a": "<&>"}
