@@ -175,6 +175,7 @@ _RECALL: tuple[tuple[str, str], ...] = (
     # every escape of %q and of JSON strings, hex digits of both cases, surrogate pairs
     ("recall-id-control-escapes", '{"id": "r1\\b\\f\\n\\r\\t\\u000b\\/\\\\\\"x"}'),
     ("recall-id-delete-only", '{"id": "r\\u007f"}'),
+    ("recall-id-raw-beside-surrogates", '{"id": "r\ud7ff\ue000"}'),
     (
         "recall-id-hex-escapes",
         '{"id": "r\\u00A9\\u00AF\\u00F9\\u0039\\u00fA\\ud7ff\\ue000\\uffff'
@@ -276,7 +277,7 @@ _SEARCH: tuple[tuple[str, str], ...] = (
     ("search-limit-above-2-pow-62", '{"query": "deploy", "limit": 5e18}'),
     ("search-limit-leading-zero", '{"query": "deploy", "limit": 01}'),
     # the JSON grammar: layout, members, nested values, numbers, escapes
-    ("search-args-compact", '{"query":"deploy","limit":2}'),
+    ("search-args-compact", '{"query":"deploy","limit":2,"x":[1,[2,3],{"a":1,"b":[]}],"y":{}}'),
     ("search-args-trailing-char", '{"query": "deploy"}x'),
     ("search-args-no-opening-brace", 'x"query": "deploy"}'),
     ("search-args-semicolon-for-colon", '{"query";"deploy"}'),
@@ -286,6 +287,8 @@ _SEARCH: tuple[tuple[str, str], ...] = (
     ("search-args-bad-literal", '{"query": "deploy", "x": nul}'),
     ("search-args-bad-number", '{"query": "deploy", "x": -:1}'),
     ("search-args-raw-nul", '{"query": "deploy\x00"}'),
+    ("search-args-raw-nul-after-escape", '{"query": "deploy\\t\x00"}'),
+    ("search-args-bad-value", '{"query": "deploy", "x": @}'),
     ("search-args-short-hex-escape", '{"query": "deploy", "x": "\\u00eZ"}'),
     ("search-args-hex-escape-slash", '{"query": "deploy", "x": "\\u00/0"}'),
     ("search-args-hex-escape-colon", '{"query": "deploy", "x": "\\u00:0"}'),
