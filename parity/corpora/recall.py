@@ -83,6 +83,7 @@ BLOCKS: tuple[CorpusBlock, ...] = (
     ),
     *_SIMILAR,
     CorpusBlock("blank-first-line", "kiwi orchard", "\nKiwi trees need a sunny slope"),
+    CorpusBlock("y-diaeresis", "L'Haÿ-les-Roses", "L'HAŸ-LES-ROSES, Val-de-Marne"),
     CorpusBlock(
         "locked",
         "locked secret",
@@ -256,6 +257,7 @@ _SEARCH: tuple[tuple[str, str], ...] = (
     ("search-excerpt-controls", '{"query": "windows"}'),
     ("search-excerpt-html", '{"query": "jerry"}'),
     ("search-excerpt-first-line-empty", '{"query": "kiwi"}'),
+    ("search-y-diaeresis-both-cases", '{"query": "HAŸ"}'),
     # limits
     ("search-limit-default", '{"query": "deploy"}'),
     ("search-limit-one", '{"query": "deploy", "limit": 1}'),
