@@ -241,6 +241,7 @@ _BLOCKS_HEAD = re.compile(rb'[ \t\n\r]*\{[ \t\n\r]*"blocks"[ \t\n\r]*:[ \t\n\r]*
 _JSON_SPACE: Final = b" \t\n\r"
 _ITEM_CUT: Final = b'},{"'
 _ITEM_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD]")  # one pass for "\\ud" and "\\uD"
 
 
 def _decode_blocks(body: bytearray) -> tuple[object, bool]:
@@ -251,7 +252,7 @@ def _decode_blocks(body: bytearray) -> tuple[object, bool]:
     one item at a time instead (each as narrow as its own characters). Any other
     body goes through ``_decode``. Empties body once decoded.
     """
-    surrogates = b"\\ud" in body or b"\\uD" in body  # as _decode finds them in the text
+    surrogates = _SURROGATE_ESCAPE.search(body) is not None  # as _decode finds them in the text
     items = _compact_items(body)
     if items is None:
         return _decode(body)
