@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import functools
 import hashlib
+import json
 import os
 import re
 import ssl
@@ -43,6 +44,7 @@ __all__ = [
     "EXEC_REQUEST",
     "FIRST_SEQS",
     "PROFILES",
+    "SHRINK_SECONDS",
     "Divergence",
     "DivergenceFound",
     "FuzzStats",
@@ -71,6 +73,9 @@ settings.register_profile(
     suppress_health_check=_HEALTH,
 )
 
+SHRINK_SECONDS = 60.0
+"""Shrinking a divergence stops after this long, with the smallest one found."""
+
 CALLS_PER_EXAMPLE = 20
 """At most this many calls are played against each archived block set."""
 
@@ -80,6 +85,7 @@ FIRST_SEQS = (1000, 1, 7, 2**53 - 3, INT64_MAX - 64)
 EXEC_REQUEST = "POST /internal/v1/tool/exec"
 _READ_PREFIX = "GET /internal/v1/recall/"
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _MISSING = ('recall needs an "id", such as "r7"', 'recall_search needs a "query"')
 _TOKEN_ENV = "PARITY_GO_TOKEN"
 
@@ -90,6 +96,18 @@ def profile(name: str | None = None) -> settings:
     if chosen not in PROFILES:
         raise ParityError(f"unknown Hypothesis profile {chosen!r} (known: {', '.join(PROFILES)})")
     return settings.get_profile(chosen)
+
+
+def _plain_id_seq(args: str) -> int | None:
+    """The seq an args text's ``id`` cites, read leniently (Python's JSON), if any."""
+    try:
+        value = json.loads(args)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("id"), str):
+        return None
+    digits = value["id"].strip().lstrip("rR").strip()
+    return int(digits) if digits.isascii() and digits.isdigit() else None
 
 
 # -- results --------------------------------------------------------------------------
@@ -122,14 +140,27 @@ class Divergence:
         return f"{self.case}-b{index}"
 
     def symbolic_args(self) -> str:
-        """The args with each archived seq cited in a ``recall`` id as ``{{seq:NAME}}``."""
-        if self.tool != "recall":
+        """The args with each archived seq that a ``recall`` string cites in decimal
+        (leading zeros kept) as ``{{seq:NAME}}``.
+        """
+        if self.tool != "recall" or not self.blocks:
             return self.args
         names = {str(seq): self.block_name(i) for i, (seq, _) in enumerate(self.blocks)}
-        if not names:
-            return self.args
-        pattern = re.compile(r"(?<![0-9])(" + "|".join(map(re.escape, names)) + r")(?![0-9])")
-        return pattern.sub(lambda m: "{{seq:" + names[m.group(1)] + "}}", self.args)
+        alternatives = "|".join(map(re.escape, names))
+        number = re.compile(r"(?<![0-9])(0*)(" + alternatives + r")(?![0-9])")
+
+        def in_string(match: re.Match[str]) -> str:
+            return number.sub(lambda m: m.group(1) + "{{seq:" + names[m.group(2)] + "}}", match[0])
+
+        return _JSON_STRING.sub(in_string, self.args)
+
+    def cites_literally(self) -> bool:
+        """Whether a ``recall`` case's args cite an archived seq only in escaped digits."""
+        return (
+            self.tool == "recall"
+            and "{{seq:" not in self.symbolic_args()
+            and any(seq == _plain_id_seq(self.args) for seq, _ in self.blocks)
+        )
 
     def corpus_case(self) -> str:
         """The case as Python source for ``parity/corpora/recall.py``: blocks, then the call."""
@@ -141,6 +172,11 @@ class Divergence:
             )
         lines.append("# call (add to CALLS):")
         lines.append(f"CorpusCall({self.case!r}, {self.tool!r}, {self.symbolic_args()!r}),")
+        if self.cites_literally():
+            lines.append(
+                f"# the id cites seq {_plain_id_seq(self.args)} in escaped digits: "
+                "write the corpus's seq for that block in their place"
+            )
         return "\n".join(lines)
 
     def report(self) -> str:
@@ -182,6 +218,31 @@ class _Abort(BaseException):
 
 class _TimeUp(BaseException):
     """The time budget is spent (raised between examples, never while shrinking)."""
+
+
+class _ShrinkTimeUp(BaseException):
+    """Shrinking has taken its time: the smallest divergence so far is the result."""
+
+
+@dataclass
+class _Clock:
+    """The run's time budget, and shrinking's (counted from the first divergence)."""
+
+    deadline: float | None
+    shrink_seconds: float
+    found_at: float | None = None
+
+    def tick(self, stats: FuzzStats) -> None:
+        """Before an example: end the run when its time is spent and nothing was found."""
+        spent = self.deadline is not None and time.monotonic() > self.deadline
+        if spent and not stats.divergences:
+            raise _TimeUp
+
+    def shrink_spent(self) -> bool:
+        """Whether a divergence was found longer ago than the shrinking's budget."""
+        if self.found_at is None:
+            return False
+        return time.monotonic() - self.found_at > self.shrink_seconds
 
 
 @dataclass
@@ -383,11 +444,13 @@ class _ReferencePool:
 
 
 def _play(
-    checker: _Checker,
-    batch: Iterable[tuple[str, str]],
-    stats: FuzzStats,
+    checker: _Checker, batch: Iterable[tuple[str, str]], stats: FuzzStats, clock: _Clock
 ) -> None:
-    """Check each call of a batch; raise DivergenceFound at the first divergence."""
+    """Check each call of a batch; raise DivergenceFound at the first divergence.
+
+    Once shrinking's time is spent, a new example ends the run (``_ShrinkTimeUp``)
+    unless it replays a divergence already found, as Hypothesis' final run does.
+    """
     for tool, args in batch:
         before = checker.compared
         try:
@@ -396,14 +459,20 @@ def _play(
             raise _Abort(exc) from exc
         stats.calls += checker.compared - before
         if divergence is not None:
-            stats.divergences.append(divergence)
+            if divergence not in stats.divergences:
+                if clock.shrink_spent():
+                    raise _ShrinkTimeUp
+                stats.divergences.append(divergence)
+            if clock.found_at is None:
+                clock.found_at = time.monotonic()
             raise DivergenceFound(divergence)
+    if clock.shrink_spent():
+        raise _ShrinkTimeUp
 
 
-def _budget(stats: FuzzStats, deadline: float | None) -> None:
-    """End the run when the time is spent, unless a divergence is being shrunk."""
-    if deadline is not None and not stats.divergences and time.monotonic() > deadline:
-        raise _TimeUp
+def _size(divergence: Divergence) -> tuple[int, int, int]:
+    blocks = divergence.blocks
+    return (len(blocks), len(divergence.args), sum(len(b.label + b.content) for _, b in blocks))
 
 
 def _run(
@@ -417,6 +486,8 @@ def _run(
         test()
     except _TimeUp:
         pass
+    except _ShrinkTimeUp:
+        return min(stats.divergences, key=_size)
     except _Abort as abort:
         raise abort.error from None
     except DivergenceFound as found:
@@ -456,28 +527,29 @@ def fuzz_reference(
     seed_value: int | None = None,
     reference: GoReference | None = None,
     stats: FuzzStats | None = None,
+    shrink_seconds: float = SHRINK_SECONDS,
 ) -> FuzzStats:
     """Fuzz against fresh Go references, one per block set; the run's stats.
 
-    A divergence stops the run once shrunk (``stats.divergences[-1]`` is the shrunk
-    one); a harness error (Go not built, not answering) is raised as it is.
+    A divergence ends the run once shrunk (for ``shrink_seconds`` at most) and is
+    ``stats.divergences[0]``; a harness error (Go not built, not answering) is raised.
     """
     stats = stats if stats is not None else FuzzStats()
     chosen = _settings(base or profile(), examples, seconds, seed_value)
-    deadline = None if seconds is None else time.monotonic() + seconds
+    clock = _Clock(None if seconds is None else time.monotonic() + seconds, shrink_seconds)
     pool = _ReferencePool(reference or GoReference(), stats)
 
     @chosen
     @given(first_seq=st.sampled_from(FIRST_SEQS), specs=block_sets(), data=st.data())
     def fuzz_against_reference(first_seq: int, specs: list[BlockSpec], data: st.DataObject) -> None:
-        _budget(stats, deadline)
+        clock.tick(stats)
         stats.examples += 1
         try:
             checker = pool.checker(first_seq, tuple(specs))
         except (ParityError, httpx.HTTPError, OSError, ValueError) as exc:
             raise _Abort(exc) from exc
         batch = data.draw(checker.calls, label="calls")
-        _play(checker, batch, stats)
+        _play(checker, batch, stats, clock)
 
     try:
         found = _run(fuzz_against_reference, stats, chosen, seed_value)
@@ -540,6 +612,7 @@ def fuzz_go_url(
     seconds: float | None = None,
     seed_value: int | None = None,
     stats: FuzzStats | None = None,
+    shrink_seconds: float = SHRINK_SECONDS,
 ) -> FuzzStats:
     """Fuzz calls over a running Go's existing archive, without writing to it.
 
@@ -548,7 +621,7 @@ def fuzz_go_url(
     """
     stats = stats if stats is not None else FuzzStats()
     chosen = _settings(base or profile(), examples, seconds, seed_value)
-    deadline = None if seconds is None else time.monotonic() + seconds
+    clock = _Clock(None if seconds is None else time.monotonic() + seconds, shrink_seconds)
     go = _RemoteGo(base_url, token)
     try:
         checker = _Checker(go, go.blocks(), server_log=False)
@@ -559,9 +632,9 @@ def fuzz_go_url(
     @chosen
     @given(batch=checker.calls)
     def fuzz_against_go_url(batch: list[tuple[str, str]]) -> None:
-        _budget(stats, deadline)
+        clock.tick(stats)
         stats.examples += 1
-        _play(checker, batch, stats)
+        _play(checker, batch, stats, clock)
 
     try:
         found = _run(fuzz_against_go_url, stats, chosen, seed_value)
@@ -614,6 +687,7 @@ def cli_main(argv: list[str]) -> int:
             "seconds": options.seconds,
             "seed_value": options.seed,
             "stats": stats,
+            "shrink_seconds": SHRINK_SECONDS,
         }
         if options.go_url:
             target = f"the Go at {options.go_url}"

@@ -421,7 +421,14 @@ def _composed_id(draw: st.DrawFn, seqs: Sequence[int]) -> str:
 def _one_variant_id(draw: st.DrawFn, seqs: Sequence[int]) -> str:
     """``r<seq>`` (mostly an existing seq) changed in one way only."""
     existing = st.sampled_from(sorted(set(seqs))) if seqs else st.integers(1, 10**6)
-    number = draw(_weighted((3, existing), (1, _numbers(seqs))))
+    number = draw(
+        _weighted(
+            (6, existing),
+            (1, existing.map(lambda s: s + 1)),
+            (1, existing.map(lambda s: max(s - 1, 0))),
+            (2, _numbers(seqs)),
+        )
+    )
     digits = str(number)
     how = draw(
         st.sampled_from(

@@ -1,0 +1,428 @@
+"""parity.strategies draws what it claims; parity.fuzz finds divergences against a live Go.
+
+The ``ci`` profile's fuzz run (derandomized, bounded) is part of ``make test``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, find, given, settings
+from hypothesis import strategies as st
+
+from parity import fuzz
+from parity import strategies as ps
+from parity.corpus import Corpus, CorpusBlock, CorpusCall
+from parity.reference import GoReference, RunningReference
+from recall import GoTurnHost
+from recall._go import strings as go_strings
+
+FIND = settings(  # the first example found, unshrunk
+    phases=[Phase.generate],
+    derandomize=True,
+    database=None,
+    max_examples=1000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+INT64_MAX = 2**63 - 1
+
+
+def found(strategy: st.SearchStrategy[Any], condition: Callable[[Any], bool]) -> Any:
+    """An example of ``strategy`` meeting ``condition`` (fails the test when none is drawn)."""
+    return find(strategy, condition, settings=FIND)
+
+
+def _python_json_error(text: str) -> bool:
+    def reject(name: str) -> None:
+        raise ValueError(name)
+
+    try:
+        json.loads(text, parse_constant=reject)
+    except (ValueError, RecursionError):
+        return True
+    return False
+
+
+def _depth(text: str) -> int:
+    depth = best = 0
+    for c in text:
+        if c in "[{":
+            depth += 1
+            best = max(best, depth)
+        elif c in "]}":
+            depth -= 1
+    return best
+
+
+# -- constants against Go's tables ----------------------------------------------------
+
+
+def test_go_spaces_are_go_spaces() -> None:
+    assert all(go_strings.is_space(c) for c in ps.GO_SPACES)
+    assert not any(go_strings.is_space(c) for c in ps.NOT_GO_SPACES)
+    assert {c for c in map(chr, range(0x3001)) if go_strings.is_space(c)} == set(ps.GO_SPACES)
+
+
+def test_lower_changed_runes_lower_differently_in_python() -> None:
+    for c in ps.LOWER_CHANGED:
+        assert go_strings.to_lower(c) != c.lower(), f"U+{ord(c):04X}"
+
+
+def test_new_code_points_are_unassigned_for_python() -> None:
+    import unicodedata
+
+    for lo, hi in ps.NEW_CODE_POINTS:
+        for code in (lo, hi):
+            assert unicodedata.category(chr(code)) == "Cn", f"U+{code:04X}"
+
+
+# -- strategies -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("what", "condition"),
+    [
+        ("prefix R", lambda s: s.startswith("R") and s[1:2].isdigit()),
+        ("prefix rR", lambda s: s.startswith("rR") and s[2:3].isdigit()),
+        ("prefix Rr", lambda s: s.startswith("Rr") and s[2:3].isdigit()),
+        ("no-break space", lambda s: "\xa0" in s),
+        ("next line", lambda s: "\x85" in s),
+        ("ideographic space", lambda s: "\u3000" in s),
+        ("ogham space", lambda s: "\u1680" in s),
+        ("mongolian vowel separator", lambda s: "\u180e" in s),
+        ("zero width space", lambda s: "\u200b" in s),
+        ("separator Python strips", lambda s: any(c in s for c in "\x1c\x1d\x1e\x1f")),
+        ("vertical tab, form feed", lambda s: "\v" in s or "\f" in s),
+        ("Arabic-Indic digits", lambda s: re.search("[\u0660-\u0669]", s) is not None),
+        ("fullwidth digits", lambda s: re.search("[\uff10-\uff19]", s) is not None),
+        ("leading zeros", lambda s: re.search(r"r00+1000", s) is not None),
+        ("a sign", lambda s: re.fullmatch(r"r[-+]\d+", s) is not None),
+        ("zero", lambda s: s in ("r0", "0")),
+        (
+            "past int64",
+            lambda s: any(int(d) > INT64_MAX for d in re.findall("[0-9]+", s)),
+        ),
+        ("int64 max", lambda s: re.search(rf"r{INT64_MAX}(\D|$)", s) is not None),
+        ("an existing seq", lambda s: s == "r1000"),
+        ("an absent seq", lambda s: re.fullmatch(r"r(999|1001|1006|1008)", s) is not None),
+        ("an existing seq with spaces", lambda s: s.strip() == "r1000" and s != "r1000"),
+    ],
+)
+def test_ids_draw(what: str, condition: Callable[[str], bool]) -> None:
+    assert condition(found(ps.ids([1000, 1007]), condition)), what
+
+
+@pytest.mark.parametrize(
+    ("what", "condition"),
+    [
+        ("dotted capital I", lambda s: "İ" in s),
+        ("final capital sigma", lambda s: re.search(r"\wΣ(?!\w)", s) is not None),
+        (
+            "a rune lower-cased anew since Unicode 14",
+            lambda s: any(c in s for c in ps.LOWER_CHANGED[1:]),
+        ),
+        (
+            "a code point new since Unicode 14",
+            lambda s: any(lo <= ord(c) <= hi for c in s for lo, hi in ps.NEW_CODE_POINTS),
+        ),
+        ("an underscore", lambda s: "_" in s),
+        ("Unicode punctuation", lambda s: any(c in s for c in "«»„“”—…¿、。")),
+        ("a block word upper-cased", lambda s: "ZÉPHYR" in s),
+        ("a block word with another accent", lambda s: re.search("z[^e]phyr", s, re.I) is not None),
+        ("a block word decomposed", lambda s: "e\u0301" in s),
+        ("a raw surrogate", lambda s: re.search("[\ud800-\udfff]", s) is not None),
+        ("blank", lambda s: s != "" and s.strip() == ""),
+    ],
+)
+def test_queries_draw(what: str, condition: Callable[[str], bool]) -> None:
+    assert condition(found(ps.queries(["zéphyr"]), condition)), what
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["-0", "2.9", "1e300", "9.2e18", '"3"', "true", "false", "null", "[3]", "1e400", "-1"],
+)
+def test_limits_draw(text: str) -> None:
+    assert found(ps.limits(), lambda s: s == text) == text
+
+
+def test_limits_draw_floats_and_exponents() -> None:
+    found(ps.limits(), lambda s: "." in s and "e" not in s.lower())
+    found(ps.limits(), lambda s: "e" in s.lower() and not s.startswith('"'))
+    found(ps.limits(), lambda s: s.lstrip("-").isdigit() and abs(int(s)) > 2**63)
+
+
+@pytest.mark.parametrize(
+    ("what", "condition"),
+    [
+        ("invalid JSON", _python_json_error),
+        ("a JSON object", lambda s: not _python_json_error(s) and s.strip().startswith("{")),
+        (
+            "a non-object",
+            lambda s: not _python_json_error(s) and s.strip()[:1] in ('"', "[", "n", "1"),
+        ),
+        ("nesting past Go's limit", lambda s: _depth(s) > ps.MAX_NESTING),
+        ("nesting at Go's limit", lambda s: _depth(s) == ps.MAX_NESTING),
+        (
+            "a lone surrogate escape",
+            lambda s: re.search(r"\\ud800(?!\\u[dD][c-fC-F])", s, re.I) is not None,
+        ),
+        ("a raw surrogate", lambda s: re.search("[\ud800-\udfff]", s) is not None),
+        ("a number out of float64 range", lambda s: "1e400" in s),
+        ("a repeated key", lambda s: re.search(r'"id".*"id"', s) is not None),
+        ("NaN", lambda s: "NaN" in s),
+        ("a BOM", lambda s: "\ufeff" in s),
+    ],
+)
+@pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
+def test_raw_args_draw(what: str, condition: Callable[[str], bool]) -> None:
+    assert condition(found(ps.raw_args(), condition)), what
+
+
+def test_recall_args_draw_ids_in_objects() -> None:
+    text = found(ps.recall_args([1000]), lambda s: s.strip().startswith("{") and "r1000" in s)
+    assert json.loads(text.strip())["id"].strip() == "r1000"
+    found(
+        ps.recall_args([1000]), lambda s: re.search(r'"id"\s*:\s*(7|null|true|\[)', s) is not None
+    )
+    found(ps.recall_args([1000]), lambda s: "\\u00" in s)  # escaped runes
+    found(ps.recall_args([1000]), lambda s: re.search(r'"id".*"ID"|"ID".*"id"', s) is not None)
+
+
+def test_search_args_draw_queries_and_limits() -> None:
+    found(ps.search_args(["zéphyr"]), lambda s: '"limit"' in s and '"query"' in s)
+    found(ps.search_args(["zéphyr"]), lambda s: re.search(r'"limit"\s*:\s*-?[0-9]', s) is not None)
+
+
+@given(st.text().filter(lambda s: not re.search("[\ud800-\udfff]", s)).flatmap(ps.json_strings))
+@settings(max_examples=200, derandomize=True, database=None)
+def test_json_strings_encode_the_value(text: str) -> None:
+    assert isinstance(json.loads(text), str)
+
+
+@given(st.text().flatmap(lambda s: st.tuples(st.just(s), ps.json_strings(s))))
+@settings(max_examples=200, derandomize=True, database=None)
+def test_json_strings_round_trip(pair: tuple[str, str]) -> None:
+    value, text = pair
+    if not re.search("[\ud800-\udfff]", value):
+        assert json.loads(text) == value
+
+
+@pytest.mark.parametrize(
+    ("what", "condition"),
+    [
+        ("an empty content", lambda bs: any(b.content == "" for b in bs)),
+        ("a locked block", lambda bs: any(b.locked for b in bs)),
+        ("an empty label", lambda bs: any(b.label == "" for b in bs)),
+        ("HTML", lambda bs: any("<" in b.content or "&amp;" in b.content for b in bs)),
+        ("blank lines", lambda bs: any(re.search(r"\n[ \t]*\n", b.content) for b in bs)),
+        ("a long first line", lambda bs: any(len(b.content.split("\n")[0]) > 160 for b in bs)),
+        ("accents in mixed case", lambda bs: any("É" in b.content + b.label for b in bs)),
+        ("a dotted capital I", lambda bs: any("İ" in b.content + b.label for b in bs)),
+        ("more blocks than the maximum limit", lambda bs: len(bs) > 20),
+        ("no block", lambda bs: bs == []),
+    ],
+)
+def test_block_sets_draw(what: str, condition: Callable[[list[ps.BlockSpec]], bool]) -> None:
+    assert condition(found(ps.block_sets(), condition)), what
+
+
+@given(ps.block_sets())
+@settings(max_examples=100, derandomize=True, database=None)
+def test_block_sets_hold_no_surrogates(blocks: list[ps.BlockSpec]) -> None:
+    for block in blocks:
+        assert not re.search("[\ud800-\udfff]", block.label + block.content)
+
+
+# -- profiles -------------------------------------------------------------------------
+
+
+def test_profiles() -> None:
+    ci, dev = fuzz.profile("ci"), fuzz.profile("dev")
+    assert ci.derandomize
+    assert ci.deadline is None
+    assert ci.print_blob
+    assert ci.max_examples <= 100
+    assert not dev.derandomize
+    assert dev.deadline is None
+    assert dev.max_examples > ci.max_examples
+
+
+def test_profile_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HYPOTHESIS_PROFILE", "dev")
+    assert fuzz.profile() is fuzz.profile("dev")
+    monkeypatch.delenv("HYPOTHESIS_PROFILE")
+    assert fuzz.profile() is fuzz.profile("ci")
+    with pytest.raises(fuzz.ParityError):
+        fuzz.profile("nightly")
+
+
+# -- corpus cases ---------------------------------------------------------------------
+
+
+def _divergence(**changes: Any) -> fuzz.Divergence:
+    fields: dict[str, Any] = {
+        "tool": "recall",
+        "args": '{"id": " r0001007 ", "x": 1000}',
+        "blocks": ((1000, ps.BlockSpec("a", "b")), (1007, ps.BlockSpec("", "c\n", locked=True))),
+        "go_output": "no",
+        "python_output": "yes",
+        "reasons": ("the outputs differ",),
+        "first_seq": 1000,
+    }
+    fields.update(changes)
+    return fuzz.Divergence(**fields)
+
+
+def test_corpus_case_is_ready_to_paste() -> None:
+    divergence = _divergence()
+    namespace: dict[str, Any] = {"CorpusBlock": CorpusBlock, "CorpusCall": CorpusCall}
+    entries = eval("[" + divergence.corpus_case() + "]", namespace)
+    blocks = [e for e in entries if isinstance(e, CorpusBlock)]
+    (call,) = [e for e in entries if isinstance(e, CorpusCall)]
+    corpus = Corpus(name="t", blocks=tuple(blocks), calls=(call,), host=GoTurnHost)
+    assert blocks[1].locked
+    assert call.tool == "recall"
+    seqs = {b.name: seq for b, (seq, _) in zip(blocks, divergence.blocks, strict=True)}
+    assert corpus.calls[0].resolve(seqs) == divergence.args
+    assert call.args.count("{{seq:") == 1  # the id, its leading zeros kept; not the number
+
+
+def test_corpus_case_of_a_search_keeps_digits() -> None:
+    divergence = _divergence(tool="recall_search", args='{"query": "1000", "limit": 1007}')
+    assert "{{seq:" not in divergence.corpus_case()
+    assert "DIVERGENCE fuzz-recall-search-" in divergence.report()
+
+
+# -- against a live Go ----------------------------------------------------------------
+
+
+@pytest.fixture
+def reference(go_build: GoReference) -> GoReference:
+    return go_build
+
+
+@pytest.mark.go
+def test_ci_profile_finds_no_divergence(reference: GoReference) -> None:
+    started = time.monotonic()
+    stats = fuzz.fuzz_reference(base=fuzz.profile(), reference=reference)
+    assert not stats.divergences, stats.divergences[0].report()
+    assert stats.calls >= stats.examples >= fuzz.profile().max_examples
+    assert time.monotonic() - started < 60, stats.summary()
+
+
+class _Lying(GoTurnHost):
+    """A host that breaks one rule: a block's header says ``[R`` for ``[r``."""
+
+    def exec_tool(self, name: str, args: str) -> str:
+        output = super().exec_tool(name, args)
+        if name == "recall" and output.startswith("[r"):
+            return "[R" + output[2:]
+        return output
+
+
+class _FallingBack(GoTurnHost):
+    """A host that always asks the Go's /tool/exec."""
+
+    def exec_tool(self, name: str, args: str) -> str:
+        return self._client.exec_tool(name, args)
+
+
+@pytest.fixture
+def host_class(monkeypatch: pytest.MonkeyPatch) -> Callable[[type[GoTurnHost]], None]:
+    def use(cls: type[GoTurnHost]) -> None:
+        monkeypatch.setattr(fuzz, "GoTurnHost", cls)
+
+    return use
+
+
+@pytest.mark.go
+def test_a_divergence_shrinks_to_a_corpus_case(
+    reference: GoReference, host_class: Callable[[type[GoTurnHost]], None]
+) -> None:
+    host_class(_Lying)
+    stats = fuzz.fuzz_reference(
+        base=fuzz.profile("ci"), examples=200, reference=reference, shrink_seconds=10
+    )
+    (divergence,) = stats.divergences
+    assert divergence.reasons == ("the outputs differ",)
+    assert divergence.tool == "recall"
+    assert divergence.go_output.startswith("[r")
+    assert len(divergence.blocks) == 1  # shrunk to the one block that matters
+    assert divergence.cites_literally() or "{{seq:" in divergence.corpus_case()
+
+
+@pytest.mark.go
+def test_a_fallback_is_a_divergence(
+    reference: GoReference, host_class: Callable[[type[GoTurnHost]], None]
+) -> None:
+    host_class(_FallingBack)
+    stats = fuzz.fuzz_reference(
+        base=fuzz.profile("ci"), examples=20, reference=reference, shrink_seconds=5
+    )
+    (divergence,) = stats.divergences
+    assert f"the host fell back on {fuzz.EXEC_REQUEST}" in divergence.reasons
+    assert divergence.go_output == divergence.python_output
+
+
+# -- the command ----------------------------------------------------------------------
+
+
+def test_cli_rejects_bad_options(capsys: pytest.CaptureFixture[str]) -> None:
+    assert fuzz.cli_main(["--examples", "1", "--seconds", "1"]) == 2
+    assert fuzz.cli_main(["--examples", "0"]) == 2
+    assert fuzz.cli_main(["--profile", "nightly"]) == 2
+    capsys.readouterr()
+
+
+def test_cli_reports_an_unreachable_go(capsys: pytest.CaptureFixture[str]) -> None:
+    assert fuzz.cli_main(["--go-url", "http://127.0.0.1:9", "--examples", "1"]) == 2
+    assert "harness error" in capsys.readouterr().err
+
+
+@pytest.mark.go
+def test_cli_over_fresh_references(capsys: pytest.CaptureFixture[str]) -> None:
+    assert fuzz.cli_main(["--examples", "5", "--profile", "ci"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"\d+ examples .* [\d.]+ examples/s, [\d.]+ calls/s; 0 divergences", out)
+
+
+@pytest.mark.go
+def test_cli_reports_a_divergence(
+    capsys: pytest.CaptureFixture[str],
+    host_class: Callable[[type[GoTurnHost]], None],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    host_class(_FallingBack)
+    monkeypatch.setattr(fuzz, "SHRINK_SECONDS", 5.0)
+    assert fuzz.cli_main(["--examples", "10", "--profile", "ci"]) == 1
+    out = capsys.readouterr().out
+    assert "DIVERGENCE fuzz-" in out
+    assert "CorpusCall(" in out
+    assert "1 divergences" in out
+
+
+@pytest.mark.go
+def test_cli_over_a_go_url_reads_only(
+    fresh_go: Callable[..., RunningReference],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    go = fresh_go(first_seq=500, token="tok-s3cret")
+    go.archive("Crème brûlée", "İSTANBUL\n\n  first line")
+    go.archive("locked", "never shown", locked=True)
+    go.archive("", "")
+    monkeypatch.setenv("PARITY_GO_TOKEN", "tok-s3cret")
+    assert fuzz.cli_main(["--go-url", go.base_url, "--seconds", "3", "--seed", "5"]) == 0
+    captured = capsys.readouterr()
+    assert "tok-s3cret" not in captured.out + captured.err
+    assert "0 divergences" in captured.out
+    log = go.requests()
+    assert sum(r.startswith("POST /internal/v1/recall/archive") for r in log) == 3
+    assert len(go.blocks()) == 2
