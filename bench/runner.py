@@ -213,13 +213,13 @@ class Bench:
     # The kernel.
 
     def kernel(
-        self, blocks_file: Path, archive: MemoryArchive, query: Query, gold: str
+        self, blocks_file: Path, archive: MemoryArchive, query: Query, gold: str, rounds: int
     ) -> dict[str, Any]:
         args = query.args()
         self.check(f"kernel {query.name} (warm-up)", run_tool("recall_search", args, archive), gold)
         python: list[float] = []
         go: list[float] = []
-        for r in range(self.cfg.repeat):
+        for r in range(rounds):
             for side in ("go", "python") if r % 2 == 0 else ("python", "go"):
                 if side == "go":
                     sample = self.kernel_binary.run(blocks_file, args, benchtime=self.cfg.min_time)
@@ -271,6 +271,20 @@ class Bench:
             "repeated": _figure(repeated["python"], repeated["go"]),
         }
 
+    def fetch_only(self, rounds: int) -> dict[str, Any]:
+        """GET /blocks alone, the body read whole (kept connection): the Go's encoding
+        and the transfer, the floor under any Python path that reads the archive."""
+        seconds: list[float] = []
+        for _ in range(rounds):
+            start = time.perf_counter()
+            response = self._go_client.get(BLOCKS_PATH)
+            body = response.content
+            seconds.append(time.perf_counter() - start)
+            if response.status_code != 200 or not body:
+                raise RuntimeError(f"GET {BLOCKS_PATH}: status {response.status_code}")
+            del body, response
+        return {"seconds": _median(seconds), "samples_s": seconds}
+
     def request_log_check(self, since: int, expect_blocks_reads: int, expect_exec: int) -> int:
         """Check the Go's request log from ``since``: the reads and calls expected, no more."""
         log = self.go.requests()
@@ -300,10 +314,10 @@ def check_parity(what: str, got: str, gold: str) -> None:
     )
 
 
-def _e2e_rounds(cfg: Config, size: int) -> int:
-    """Fewer end-to-end rounds for the largest archives (each search takes seconds)."""
+def _rounds(cfg: Config, size: int) -> int:
+    """Samples per figure: at most 3 for the largest archives (a search takes seconds)."""
     if size >= 50_000:
-        return max(2, min(cfg.repeat, 3))
+        return max(1, min(cfg.repeat, 3))
     return cfg.repeat
 
 
@@ -381,9 +395,9 @@ def run(cfg: Config) -> dict[str, Any]:
                 for query in cfg.queries:
                     gold = bench.gold(query.args())
                     bench.log(f"[bench] {size} blocks, {query.name}: kernel…")
-                    kern = bench.kernel(blocks_file, archive, query, gold)
+                    kern = bench.kernel(blocks_file, archive, query, gold, _rounds(cfg, size))
                     bench.log(f"[bench] {size} blocks, {query.name}: end to end…")
-                    e2e = bench.end_to_end(query, gold, _e2e_rounds(cfg, size))
+                    e2e = bench.end_to_end(query, gold, _rounds(cfg, size))
                     entry["queries"].append(
                         {
                             "name": query.name,
@@ -395,9 +409,12 @@ def run(cfg: Config) -> dict[str, Any]:
                     )
                 blocks_file.unlink()
                 del archive, blocks, body
+                bench.log(f"[bench] {size} blocks: GET /blocks alone…")
+                fetch_rounds = _rounds(cfg, size)
+                entry["fetch"] = bench.fetch_only(fetch_rounds)
                 log_at = bench.request_log_check(
                     log_at,
-                    expect_blocks_reads=1 + bench.count.python_e2e - before_e2e,
+                    expect_blocks_reads=1 + fetch_rounds + bench.count.python_e2e - before_e2e,
                     expect_exec=bench.count.go_exec - before_exec,
                 )
                 results["sizes"].append(entry)
