@@ -28,6 +28,7 @@ import argparse
 import ast
 import base64
 import copy
+import dataclasses
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -42,6 +43,7 @@ import tempfile
 import threading
 import time
 import types
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -105,6 +107,10 @@ PY_NOT_TOOL_LOGIC: dict[tuple[str, str], str] = {
         "the in-memory archive, for run_tool's other callers; the host reads over HTTP"
     ),
     ("recall/_tools.py", "Archive"): "a Protocol: no code",
+    ("recall/_tools.py", "score"): (
+        "reached only through _score_all's fallback, which the tools never take "
+        "(their terms always match _TERMS); tests/recall covers it"
+    ),
     ("recall/_go/strings.py", "to_lower_translate"): "the slow reference path, for tests",
     ("recall/_go/strings.py", "is_space"): "not used by the tools",
     ("recall/_go/json.py", "Opaque.__repr__"): "a debugging aid",
@@ -115,6 +121,19 @@ PY_UNREACHABLE: dict[tuple[str, str, str], str] = {
     ("recall/_tools.py", "run_tool", "raise UnknownToolError(name)"): (
         "GoTurnHost.exec_tool sends any other tool name to Go before run_tool"
     ),
+    **{
+        ("recall/_tools.py", "_score_all", code): (
+            "the fallback on score() for terms that do not match _TERMS: the tools' "
+            "terms come from recallTokens and always match"
+        )
+        for code in (
+            "for block in blocks:",
+            "points = score(block, terms)",
+            "if points:",
+            "hits.append((points, block))",
+            "return hits",
+        )
+    },
     ("recall/_go/json.py", "unmarshal_args", 'text = _SURROGATE.sub("\\ufffd", text)'): (
         "GoTurnHost.exec_tool has already replaced every surrogate by U+FFFD"
     ),
@@ -133,13 +152,49 @@ PY_UNREACHABLE: dict[tuple[str, str, str], str] = {
 """Lines of the Python tool logic that no golden can reach: (file, function, code) -> why."""
 
 _T = "recall/_tools.py"
+_S = "recall/_go/strings.py"
+_C = "recall/_go/strconv.py"
+_J = "recall/_go/json.py"
 
-EQUIVALENT: dict[tuple[str, str, str, str], str] = {
-    (_T, "<module>", "'[a-z0-9à-ÿ]{2,}'", "'[a-z0-9à-Ā]{2,}'"): (
+
+Key = tuple[str, str, str, str]
+"""(file, function, before, after): a mutant as the report names it."""
+
+
+def _group(file: str, reason: str, *changes: tuple[str, str, str]) -> dict[Key, str]:
+    return {(file, function, before, after): reason for function, before, after in changes}
+
+
+_LOWER_TERMS = (
+    "to_lower shows through the tools only as term runes (a-z, 0-9, U+00E0-U+00FF): the "
+    "terms and where they occur; the output cites the query unlowered. Of the runes "
+    "where Python's str.lower() differs from Go's, only İ (U+0130, Python: i + U+0307) "
+    "gives a term rune, and this mutant still maps İ to i (its chunk, U+0000-U+01FF, is "
+    "still scanned first); it loses only non-term runes (Σ's final form, U+1C89, "
+    "U+A7CB..., U+10D50..., U+16EA0...)"
+)
+_STABLE = (
+    "both ways give Go's lowering: the replacement list when it is stable, "
+    "str.translate(LOWER) otherwise (the mutant only moves the choice)"
+)
+_SURROGATE_FREE = (
+    "no surrogate reaches it: GoTurnHost.exec_tool replaces them in args first, and "
+    "unmarshal_args decodes a lone surrogate escape to U+FFFD"
+)
+_WIDE_SORT = (
+    "sorted(((chr(c), chr(lower)) for c, lower in LOWER.items() if c > 255 and lower <= 255)"
+)
+_HEX_CHECKED = (
+    "_STRING has already checked that every \\u has four hex digits, so a class "
+    "widened by one rune matches nothing more"
+)
+
+EQUIVALENT: dict[Key, str] = {
+    (_T, "_TERMS", "[à-ÿ] at 7", "[à-Ā]"): (
         "U+0100 never appears in a lowered query: ToLower maps it to U+0101, "
         "and no rune lowers to U+0100"
     ),
-    (_T, "recall_id_to_seq", "'0'", "'0X'"): (
+    (_T, "recall_id_to_seq", "'0'", "'0X' #1"): (
         "lstrip('0X') strips what lstrip('0') strips: s holds ASCII digits only by then"
     ),
     (_T, "excerpt", "start <= len(content)", "start < len(content)"): (
@@ -152,16 +207,271 @@ EQUIVALENT: dict[tuple[str, str, str, str], str] = {
     (_T, "run_tool", "UnknownToolError(name)", "name"): (
         "the raise is unreachable through GoTurnHost, which sends other names to Go"
     ),
+    **_group(
+        _T,
+        "every term comes from recallTokens, so each matches _TERMS: the fallback on "
+        "score() is never taken, and score() gives the same points when it is",
+        (
+            "_score_all",
+            "not all((_TERMS.fullmatch(term) for term in terms))",
+            "all((_TERMS.fullmatch(term) for term in terms))",
+        ),
+        (
+            "_score_all",
+            "all((_TERMS.fullmatch(term) for term in terms))",
+            "(_TERMS.fullmatch(term) for term in terms)",
+        ),
+        ("_score_all", "_TERMS.fullmatch(term)", "term"),
+        ("_score_all", "if points:", "if not points: #1"),
+        ("_score_all", "hits.append((points, block))", "pass #1"),
+    ),
+    **_group(
+        _T,
+        "codec names are case-insensitive",
+        ("_score_all", "'latin-1'", "'LATIN-1'"),
+    ),
+    **_group(
+        _S,
+        "codec names are case-insensitive",
+        ("to_lower_latin1", "'latin-1'", "'LATIN-1'"),
+    ),
+    **_group(
+        _S,
+        _LOWER_TERMS,
+        ("_CAPITAL_SIGMA", "931", "932"),
+        ("_python_differs", "1114112", "1114111"),
+        ("_python_differs", "55296 <= start < 57344", "55296 < start < 57344"),
+        ("_python_differs", "55296 <= start < 57344", "55296 <= start <= 57344"),
+        ("_python_differs", "55296 <= start < 57344", "55296 <= start >= 57344"),
+        ("_python_differs", "55296", "55297"),
+        ("_python_differs", "55296", "55295"),
+        ("_python_differs", "57344", "57345"),
+        ("_python_differs", "57344", "57343"),
+        ("_python_differs", "continue", "break #1"),
+        ("_python_differs", "continue", "break #2"),
+        ("_python_differs", "''", "'X'"),
+    ),
+    **_group(
+        _S,
+        "str.strip takes a set of characters: their order does not matter",
+        ("_SPACE_CHARS", "sorted(SPACE)", "sorted(SPACE, reverse=True)"),
+    ),
+    **_group(
+        _S,
+        "only the order of the pairs or runes changes, and it does not matter: strip "
+        "takes a set, and no replacement is replaced again",
+        ("_SPACE_CHARS", "sorted(SPACE)", "SPACE"),
+        ("_WIDE_TO_LATIN1", _WIDE_SORT + ")", _WIDE_SORT.removeprefix("sorted(")),
+    ),
+    **_group(
+        _C,
+        "Python compares an int and a float exactly: 2**63 bounds f alike either way",
+        ("_TWO_63", "float(1 << 63)", "1 << 63"),
+    ),
+    **_group(
+        _S,
+        "the same list, found more slowly: every chunk is then scanned rune by rune",
+        ("_python_differs", "chunk.translate(LOWER)", "LOWER"),
+    ),
+    **_group(
+        _S,
+        _STABLE,
+        ("_python_differs", "ch.lower() != go", "ch.lower() == go"),
+        (
+            "_python_differs",
+            "if go in differs or go.lower() != go or LOWER.get(ord(go), ord(go)) != ord(go):",
+            "if not (go in differs or go.lower() != go or LOWER.get(ord(go), ord(go)) != ord(go)):",
+        ),
+        (
+            "_python_differs",
+            "go in differs or go.lower() != go or LOWER.get(ord(go), ord(go)) != ord(go)",
+            "go in differs and go.lower() != go and (LOWER.get(ord(go), ord(go)) != ord(go))",
+        ),
+        ("_python_differs", "go in differs", "go not in differs"),
+        ("_python_differs", "go.lower() != go", "go.lower() == go"),
+        (
+            "_python_differs",
+            "LOWER.get(ord(go), ord(go)) != ord(go)",
+            "LOWER.get(ord(go), ord(go)) == ord(go)",
+        ),
+        ("to_lower", "differs is None", "differs is not None"),
+        ("to_lower", "s.translate(LOWER)", "LOWER"),
+    ),
+    **_group(
+        _S,
+        "no Go lower is itself replaced (the stability check): the replacements commute",
+        ("_python_differs", "sorted(differs.items())", "sorted(differs.items(), reverse=True)"),
+        ("_python_differs", "sorted(differs.items())", "differs.items()"),
+    ),
+    **_group(
+        _S,
+        "no rune of U+0000-U+00FF lowers outside it, so the '?' branch never runs and "
+        "the bound at U+00FF+1 changes nothing",
+        ("_LATIN1_LOWER", "'?'", "''"),
+        ("_LATIN1_LOWER", "'?'", "'?X'"),
+        ("_LATIN1_LOWER", "255", "256"),
+    ),
+    **_group(
+        _S,
+        "the pairs it adds or drops replace a rune by itself, or by a rune that "
+        "encodes to '?' as the original does; their order does not matter (no "
+        "replacement is replaced again); no rune lowers to U+0100",
+        (
+            "_WIDE_TO_LATIN1",
+            _WIDE_SORT + ")",
+            _WIDE_SORT + ", reverse=True)",
+        ),
+        ("_WIDE_TO_LATIN1", "c > 255 and lower <= 255", "c > 255 or lower <= 255"),
+        ("_WIDE_TO_LATIN1", "c > 255", "c >= 255"),
+        ("_WIDE_TO_LATIN1", "255", "256 #1"),
+        ("_WIDE_TO_LATIN1", "255", "254 #1"),
+        ("_WIDE_TO_LATIN1", "255", "256 #2"),
+    ),
+    **_group(
+        _C,
+        "only n >= 1 is looked at: MinInt64 stands for any value below 1",
+        ("_MIN_INT64", "1", "2"),
+        ("_MIN_INT64", "1", "0"),
+        ("_MIN_INT64", "63", "64"),
+        ("_MIN_INT64", "63", "62"),
+    ),
+    **_group(
+        _C,
+        "the fast path for plain ASCII shrinks by one rune, which the escaping path "
+        "copies as it is (printable)",
+        ("_PLAIN_ASCII", "[#-\\[] at 3", "[$-\\[]"),
+        ("_PLAIN_ASCII", "[\\]-~] at 7", "[\\]-}]"),
+    ),
+    **_group(
+        _C,
+        _SURROGATE_FREE,
+        ("_escape", "55296 <= r <= 57343", "55296 < r <= 57343"),
+        ("_escape", "55296 <= r <= 57343", "55296 <= r < 57343"),
+        ("_escape", "55296", "55297"),
+        ("_escape", "57343", "57342"),
+        ("_escape", "'\ufffd'", "''"),
+        ("_escape", "'\ufffd'", "'\ufffdX'"),
+    ),
+    **_group(
+        _C,
+        "U+0020 and U+10000 are printable: they never reach these tests",
+        ("_escape", "r < 32", "r <= 32"),
+        ("_escape", "32", "33"),
+        ("_escape", "r < 65536", "r <= 65536"),
+        ("_escape", "65536", "65537"),
+    ),
+    **_group(
+        _C,
+        "-2**63 converts to -2**63, which is MinInt64 anyway",
+        ("float64_to_int", "-_TWO_63 <= f < _TWO_63", "-_TWO_63 < f < _TWO_63"),
+    ),
+    **_group(
+        _J,
+        "arrays and objects are opaque to the tools: only their validity counts",
+        ("ARRAY", "'array'", "''"),
+        ("ARRAY", "'array'", "'ARRAY'"),
+        ("OBJECT", "'object'", "''"),
+        ("OBJECT", "'object'", "'OBJECT'"),
+        ("_member_value", "c == '{'", "c != '{'"),
+        ("_member_value", "'{'", "'' #2"),
+        ("_member_value", "'{'", "'{X' #2"),
+    ),
+    **_group(
+        _J,
+        "a boolean is neither a string nor a number: both tools ignore it, true or false",
+        ("_LITERALS", "True", "False"),
+        ("_LITERALS", "False", "True"),
+    ),
+    **_group(
+        _J,
+        "the alternative 0 is tried first, so a leading 0 never reaches [0-9]",
+        ("_NUMBER", "[1-9] at 8", "[0-9]"),
+    ),
+    **_group(
+        _J,
+        _HEX_CHECKED,
+        *[
+            ("_ESCAPE", f"[{lo}-{hi}] at {at}", to)
+            for at, lo, hi, tos in (
+                (17, "0", "9", ("[/-9]", "[0-:]")),
+                (20, "a", "f", ("[`-f]", "[a-g]")),
+                (23, "A", "F", ("[@-F]", "[A-G]")),
+                (40, "c", "f", ("[c-g]",)),
+                (43, "C", "F", ("[C-G]",)),
+                (48, "0", "9", ("[/-9]", "[0-:]")),
+                (51, "a", "f", ("[`-f]", "[a-g]")),
+                (54, "A", "F", ("[@-F]", "[A-G]")),
+                (68, "0", "9", ("[/-9]", "[0-:]")),
+                (71, "a", "f", ("[`-f]", "[a-g]")),
+                (74, "A", "F", ("[@-F]", "[A-G]")),
+            )
+            for to in tos
+        ],
+    ),
+    **_group(
+        _J,
+        "a lone surrogate escape then decodes to the surrogate itself instead of "
+        "U+FFFD: it is never a term rune, never a digit, and quote() writes it as U+FFFD",
+        ("_unescape", "55296 <= r <= 57343", "55296 < r <= 57343"),
+        ("_unescape", "55296 <= r <= 57343", "55296 <= r < 57343"),
+        ("_unescape", "55296", "55297 #2"),
+        ("_unescape", "57343", "57342"),
+    ),
+    **_group(
+        _J,
+        "the same decoding, slower: the escape pass then runs on every string",
+        ("_string", "'\\\\'", "''"),
+    ),
+    **_group(
+        _J,
+        "_string raises for a missing quote as the test did",
+        ("_key", "'\"'", "''"),
+    ),
+    **_group(
+        _J,
+        "a rune below '0' (other than '\"' and '-') then fails in _number as it failed "
+        "at the end; one rune compares with '9X' as with '9'",
+        ("_skip_value", "'0'", "''"),
+        ("_skip_value", "'9'", "'9X'"),
+        ("_member_value", "'0'", "''"),
+        ("_member_value", "'9'", "'9X'"),
+    ),
+    **_group(
+        _J,
+        "an empty object and an error both give {}",
+        ("_object", "'}'", "'}X' #1"),
+        ("_object", "pos += 1", "pos -= 1 #1"),
+        ("_object", "1", "2 #2"),
+        ("_object", "1", "0 #2"),
+    ),
+    **_group(
+        _J,
+        _SURROGATE_FREE,
+        (
+            "unmarshal_args",
+            "if not text.isascii() and _SURROGATE.search(text):",
+            "if not (not text.isascii() and _SURROGATE.search(text)):",
+        ),
+        (
+            "unmarshal_args",
+            "not text.isascii() and _SURROGATE.search(text)",
+            "not text.isascii() or _SURROGATE.search(text)",
+        ),
+        ("unmarshal_args", "not text.isascii()", "text.isascii()"),
+        ("unmarshal_args", "_SURROGATE.search(text)", "text"),
+        ("unmarshal_args", "'\ufffd'", "''"),
+        ("unmarshal_args", "'\ufffd'", "'\ufffdX'"),
+    ),
 }
-"""Mutants that no input can kill: (file, function, before, after) -> why."""
+"""Mutants that no input through GoTurnHost can kill: (file, function, before, after) -> why."""
 
 _FIRST_SEQ_NOTE = "the recorder starts the reference at seq 1000, so no journal holds a block there"
-READS_ONLY: dict[tuple[str, str, str, str], str] = {
-    (_T, "<module>", "63", "62"): (
+READS_ONLY: dict[Key, str] = {
+    (_T, "MAX_SEQ", "63", "62"): (
         "MAX_SEQ 2**62-1: ids from 2**62 to 2**63-1 are not found either way; the "
         "mutant only skips the read of a block that no archive holds"
     ),
-    (_T, "<module>", "1", "2"): (
+    (_T, "MAX_SEQ", "1", "2"): (
         "MAX_SEQ 2**63-2: r9223372036854775807 is not found either way; the mutant "
         "only skips the read of a block that no archive holds"
     ),
@@ -187,9 +497,10 @@ READS_ONLY: dict[tuple[str, str, str, str], str] = {
         "r0 is read as seq 0, which no archive holds: not found either way, only the read differs"
     ),
 }
-"""Mutants whose outputs equal the original's for every input: they differ only in
-whether the archive is read for a block that is absent. The journal does not record
-Go's reads, so the replay cannot check them: (file, function, before, after) -> why."""
+"""Mutants whose outputs equal the original's for every input the journal can hold:
+they differ only in whether the archive is read for a block that is absent. The
+journal does not record Go's reads, so the replay cannot check them:
+(file, function, before, after) -> why."""
 
 DEFAULT_MUTATION_MODULES: tuple[str, ...] = (
     "recall._tools",
@@ -466,6 +777,14 @@ class PyCoverage:
                 out["covered_branches"] -= fs.get("covered_branches", 0)
         return out
 
+    def reachable_percent(self) -> float:
+        """Percent reached of the tool logic's lines and branches that a golden can reach."""
+        t = self.tool_logic()
+        explained = sum(1 for g in self.gaps(PY_TOOL_LOGIC) if g.tool_logic and g.reason)
+        reachable = t["statements"] + t["branches"] - explained
+        covered = t["covered_lines"] + t["covered_branches"]
+        return 100.0 * covered / reachable if reachable else 100.0
+
     def gaps(self, files: Iterable[str] | None = None) -> list[PyGap]:
         """Every line and branch that no case reached, in ``files`` (default: all)."""
         out: list[PyGap] = []
@@ -488,7 +807,7 @@ class PyCoverage:
         self, file: str, line: int, target: int | None, owner: dict[int, str], lines: list[str]
     ) -> PyGap:
         function = owner.get(line, "")
-        code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        code = _code(lines, line)
         tool = file in PY_TOOL_LOGIC and _not_tool_logic(file, function) is None
         reason: str | None
         if file in PY_TOOL_LOGIC and not tool:
@@ -496,9 +815,15 @@ class PyCoverage:
         elif target is None:
             reason = PY_UNREACHABLE.get((file, function, code))
         else:
-            to = lines[target - 1].strip() if 0 < target <= len(lines) else ""
+            to = _code(lines, target)
             reason = PY_UNREACHABLE.get((file, function, to)) if target > 0 else None
         return PyGap(file, line, target, function, code, tool, reason)
+
+
+def _code(lines: list[str], line: int) -> str:
+    """The source of a line, stripped, without a trailing comment."""
+    text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    return re.sub(r"\s+#[^\"']*$", "", text)
 
 
 def _outermost(functions: dict[str, Any]) -> dict[str, Any]:
@@ -631,6 +956,9 @@ class Mutant:
     """The index of the changed node in ``ast.walk`` order."""
     variant: int = field(repr=False, compare=False)
     source: str = field(default="", repr=False, compare=False)
+    occurrence: int = 0
+    """When several mutants of one function make the same change: which one, from 1, in
+    the order of the source (0 when the change is unique)."""
     """The module's source when the mutant was made (the file may change meanwhile)."""
 
     @property
@@ -641,12 +969,22 @@ class Mutant:
     @property
     def change(self) -> str:
         """``before -> after``, for a report."""
-        return f"{_short(self.before)} -> {_short(self.after)}"
+        return f"{_short(self.before)} -> {_short(self.key[3])}"
+
+    @property
+    def key(self) -> Key:
+        """(file, function, before, after): how EQUIVALENT and READS_ONLY name it.
+
+        ``after`` ends with `` #n`` when the same change is made at several places of
+        the function (the n-th, in the order of the source).
+        """
+        after = f"{self.after} #{self.occurrence}" if self.occurrence else self.after
+        return (self.file, self.function, self.before, after)
 
     @property
     def equivalent(self) -> str | None:
         """Why the goldens cannot kill it (EQUIVALENT or READS_ONLY), when that is known."""
-        key = (self.file, self.function, self.before, self.after)
+        key = self.key
         if key in EQUIVALENT:
             return EQUIVALENT[key]
         if key in READS_ONLY:
@@ -666,7 +1004,7 @@ class Mutant:
 
 
 def _short(text: str, width: int = 70) -> str:
-    text = text.replace("\n", "\\n")
+    text = text.replace("\n", "\\n").encode("utf-8", "backslashreplace").decode("utf-8")
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -710,13 +1048,17 @@ def _bump_char(c: str, delta: int) -> str | None:
     return "\\" + ch if ch in "]\\^-[" else ch
 
 
-def _regex_variants(pattern: str) -> list[tuple[str, str]]:
-    """(what, mutated pattern): each character-class range bound moved by one, each count."""
-    out: list[tuple[str, str]] = []
+def _regex_variants(pattern: str) -> list[tuple[str, str, str]]:
+    """(what, changed to, mutated pattern): each class range bound moved by one, each count.
+
+    ``what`` names the range or count and its offset in the pattern, as in ``[a-z] at 1``.
+    """
+    out: list[tuple[str, str, str]] = []
     for cls in re.finditer(r"\[((?:\\.|[^\\\]])*)\]", pattern):
         body_start = cls.start(1)
         for rng in _REGEX_RANGE.finditer(cls.group(1)):
             lo, hi = rng.group(1), rng.group(2)
+            what = f"[{lo}-{hi}] at {body_start + rng.start()}"
             for side, ch in (("low", lo), ("high", hi)):
                 if len(ch) != 1:
                     continue
@@ -726,21 +1068,23 @@ def _regex_variants(pattern: str) -> list[tuple[str, str]]:
                         continue
                     start = body_start + (rng.start(1) if side == "low" else rng.start(2))
                     mutated = pattern[:start] + new + pattern[start + 1 :]
-                    out.append((f"range {lo}-{hi}: {side} bound {delta:+d}", mutated))
+                    to = f"[{new}-{hi}]" if side == "low" else f"[{lo}-{new}]"
+                    out.append((what, to, mutated))
     for cnt in _REGEX_COUNT.finditer(pattern):
         n = int(cnt.group(1))
         for delta in (-1, 1):
             if n + delta < 0:
                 continue
             mutated = pattern[: cnt.start(1)] + str(n + delta) + pattern[cnt.end(1) :]
-            out.append((f"count {cnt.group()}: {delta:+d}", mutated))
+            to = "{" + str(n + delta) + cnt.group(2) + cnt.group(3) + "}"
+            out.append((f"{cnt.group()} at {cnt.start()}", to, mutated))
     valid = []
-    for what, mutated in out:
+    for what, to, mutated in out:
         try:
             re.compile(mutated)
         except re.error:
             continue
-        valid.append((what, mutated))
+        valid.append((what, to, mutated))
     return valid
 
 
@@ -790,6 +1134,10 @@ class _Mutator:
                     child_skip = True
                 if isinstance(node, ast.Assign | ast.AnnAssign) and _assigns_skipped(node):
                     child_skip = True
+                if isinstance(node, ast.Module) and isinstance(child, ast.Assign | ast.AnnAssign):
+                    targets = child.targets if isinstance(child, ast.Assign) else [child.target]
+                    if len(targets) == 1 and isinstance(targets[0], ast.Name):
+                        child_function = targets[0].id
                 if isinstance(node, ast.Call) and _call_name(node) == "re.compile":
                     child_regex = name == "args" and child is node.args[0]
                 if isinstance(child, ast.FunctionDef | ast.ClassDef):
@@ -829,9 +1177,12 @@ class _Mutator:
             )
         ]
 
-    def _variants(self, node: ast.AST, site: _Site) -> list[tuple[str, ast.AST]]:
-        """(operator, replacement node) for each mutation of ``node``."""
+    def _variants(
+        self, node: ast.AST, site: _Site
+    ) -> list[tuple[str, ast.AST, tuple[str, str] | None]]:
+        """(operator, replacement node, (before, after) or None) for each mutation of ``node``."""
         out: list[tuple[str, ast.AST]] = []
+        described: list[tuple[str, ast.AST, tuple[str, str] | None]] = []
         if isinstance(node, ast.Compare):
             for i, op in enumerate(node.ops):
                 for swap in _CMP_SWAPS.get(type(op), ()):
@@ -853,7 +1204,7 @@ class _Mutator:
             new_a.op = ast.Sub() if isinstance(node.op, ast.Add) else ast.Add()
             out.append(("arithmetic", new_a))
         elif isinstance(node, ast.Constant):
-            out += self._constant_variants(node, site)
+            described += self._constant_variants(node, site)
         elif isinstance(node, ast.Slice):
             for bound in ("lower", "upper"):
                 value = getattr(node, bound)
@@ -909,27 +1260,31 @@ class _Mutator:
             new_n = copy.deepcopy(node)
             new_n.test = ast.UnaryOp(ast.Not(), copy.deepcopy(node.test))
             out.append(("negate condition", new_n))
-        return [(op, ast.copy_location(new, node)) for op, new in out]
+        described += [(op, new, None) for op, new in out]
+        return [(op, ast.copy_location(new, node), desc) for op, new, desc in described]
 
-    def _constant_variants(self, node: ast.Constant, site: _Site) -> list[tuple[str, ast.AST]]:
+    def _constant_variants(
+        self, node: ast.Constant, site: _Site
+    ) -> list[tuple[str, ast.AST, tuple[str, str] | None]]:
         value = node.value
-        out: list[tuple[str, ast.AST]] = []
+        out: list[tuple[str, ast.AST, tuple[str, str] | None]] = []
         if isinstance(value, bool):
-            out.append(("constant", ast.Constant(not value)))
+            out.append(("constant", ast.Constant(not value), None))
         elif isinstance(value, int):
             for delta in (1, -1):
                 if value + delta >= 0 or value < 0:
-                    out.append(("constant", ast.Constant(value + delta)))
+                    out.append(("constant", ast.Constant(value + delta), None))
         elif isinstance(value, str):
             if site.regex:
-                for _, pattern in _regex_variants(value):
-                    out.append(("regex", ast.Constant(pattern)))
+                for what, to, pattern in _regex_variants(value):
+                    out.append(("regex", ast.Constant(pattern), (what, to)))
             elif value == "":
-                out.append(("string", ast.Constant("X")))
+                out.append(("string", ast.Constant("X"), None))
             else:
-                out.append(("string", ast.Constant("")))
+                out.append(("string", ast.Constant(""), None))
                 swapped = value.swapcase()
-                out.append(("string", ast.Constant(swapped if swapped != value else value + "X")))
+                changed = swapped if swapped != value else value + "X"
+                out.append(("string", ast.Constant(changed), None))
         return out
 
     def replacement(self, node: ast.AST, variant: int) -> ast.AST:
@@ -938,7 +1293,9 @@ class _Mutator:
 
     def _describe(self, node: ast.AST, site: _Site) -> list[tuple[str, str, str]]:
         before = _source(node)
-        return [(op, before, _source(new)) for op, new in self._variants(node, site)]
+        return [
+            (op, *(desc or (before, _source(new)))) for op, new, desc in self._variants(node, site)
+        ]
 
 
 def _source(node: ast.AST) -> str:
@@ -994,7 +1351,14 @@ def generate_mutants(modules: Sequence[str] = DEFAULT_MUTATION_MODULES) -> list[
         source = path.read_text("utf-8")
         tree = ast.parse(source, filename=str(path))
         out += _Mutator(tree, file).mutants(module, file, len(out) + 1, source)
-    return out
+    counts = Counter((m.file, m.function, m.before, m.after) for m in out)
+    seen: Counter[tuple[str, str, str, str]] = Counter()
+    numbered = []
+    for m in out:
+        same = (m.file, m.function, m.before, m.after)
+        seen[same] += 1
+        numbered.append(dataclasses.replace(m, occurrence=seen[same] if counts[same] > 1 else 0))
+    return numbered
 
 
 @dataclass(frozen=True)
@@ -1041,6 +1405,11 @@ class MutationRun:
     def equivalent(self) -> list[MutantResult]:
         """The survivors that EQUIVALENT explains."""
         return [r for r in self.survivors if r.mutant.equivalent]
+
+    @property
+    def reads_only(self) -> list[MutantResult]:
+        """The explained survivors that differ from the original only in archive reads."""
+        return [r for r in self.survivors if r.mutant.key in READS_ONLY]
 
     @property
     def unexplained(self) -> list[MutantResult]:
@@ -1324,8 +1693,9 @@ def _print_python(cov: PyCoverage, out: TextIO) -> None:
     tool_gaps = [g for g in gaps if g.tool_logic]
     unexplained = [g for g in tool_gaps if g.reason is None]
     print(
-        f"   unreached in the tool logic: {len(tool_gaps)} "
-        f"({len(tool_gaps) - len(unexplained)} explained, {len(unexplained)} unexplained)",
+        f"   {cov.reachable_percent():.1f}% of the reachable lines and branches; unreached: "
+        f"{len(tool_gaps)} ({len(tool_gaps) - len(unexplained)} explained, "
+        f"{len(unexplained)} unexplained)",
         file=out,
     )
     for g in tool_gaps:
@@ -1388,7 +1758,8 @@ def _print_mutation(
     print(
         f"   killed {run.killed}/{n} = {run.score:.1f}% "
         f"({run.timeouts} by time-out); survived {len(run.survivors)}: "
-        f"{len(run.equivalent)} equivalent (explained), {len(run.unexplained)} unexplained; "
+        f"{len(run.equivalent)} explained ({len(run.reads_only)} of them differ only in "
+        f"archive reads), {len(run.unexplained)} unexplained; "
         f"score over the killable: {run.killable_score:.1f}%",
         file=out,
     )
@@ -1486,10 +1857,7 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
         _print_python(py, out)
         t = py.tool_logic()
         unexplained = [g for g in py.gaps(PY_TOOL_LOGIC) if g.tool_logic and g.reason is None]
-        covered = t["covered_lines"] + t["covered_branches"]
-        explained = sum(1 for g in py.gaps(PY_TOOL_LOGIC) if g.tool_logic and g.reason)
-        reachable = t["statements"] + t["branches"] - explained
-        reachable_pct = 100.0 * covered / reachable if reachable else 100.0
+        reachable_pct = py.reachable_percent()
         figures["python"] = {
             "tool_logic": t,
             "reachable_percent": round(reachable_pct, 2),
@@ -1528,6 +1896,7 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
             "killed": run.killed,
             "timeouts": run.timeouts,
             "equivalent": len(run.equivalent),
+            "reads_only": len(run.reads_only),
             "unexplained": len(run.unexplained),
             "score": round(run.score, 2),
             "killable_score": round(run.killable_score, 2),

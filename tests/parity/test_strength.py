@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import sys
 import types
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -31,11 +32,11 @@ def _find(mutants: list[Mutant], function: str, before: str, after: str) -> Muta
 
 def test_the_mutator_makes_the_operators_of_the_issue(tool_mutants: list[Mutant]) -> None:
     changes = {(m.operator, m.function, m.before, m.after) for m in tool_mutants}
-    assert ("constant", "<module>", "160", "161") in changes
-    assert ("constant", "<module>", "20", "19") in changes
+    assert ("constant", "EXCERPT_RUNES", "160", "161") in changes
+    assert ("constant", "MAX_LIMIT", "20", "19") in changes
     assert ("comparison", "search_limit", "n >= 1", "n > 1") in changes
-    assert ("regex", "<module>", "'[a-z0-9à-ÿ]{2,}'", "'[a-z0-9á-ÿ]{2,}'") in changes
-    assert ("regex", "<module>", "'[a-z0-9à-ÿ]{2,}'", "'[a-z0-9à-ÿ]{1,}'") in changes
+    assert ("regex", "_TERMS", "[à-ÿ] at 7", "[á-ÿ]") in changes
+    assert ("regex", "_TERMS", "{2,} at 11", "{1,}") in changes
     assert (
         "sort key order",
         "_rank",
@@ -58,7 +59,7 @@ def test_a_mutant_is_compiled_in_memory_and_the_file_is_untouched(
 ) -> None:
     path = ROOT / TOOLS
     before = hashlib.sha256(path.read_bytes()).hexdigest()
-    mutant = _find(tool_mutants, "<module>", "160", "161")
+    mutant = _find(tool_mutants, "EXCERPT_RUNES", "160", "161")
     module = types.ModuleType("mutant_under_test")
     sys.modules[module.__name__] = module  # dataclasses look their module up
     try:
@@ -70,8 +71,16 @@ def test_a_mutant_is_compiled_in_memory_and_the_file_is_untouched(
 
 
 def test_regex_variants_move_each_range_bound_and_count() -> None:
-    variants = [pattern for _, pattern in strength._regex_variants("[a-c]{2,}")]
-    assert variants == [
+    variants = strength._regex_variants("[a-c]{2,}")
+    assert [(what, to) for what, to, _ in variants] == [
+        ("[a-c] at 1", "[`-c]"),
+        ("[a-c] at 1", "[b-c]"),
+        ("[a-c] at 1", "[a-b]"),
+        ("[a-c] at 1", "[a-d]"),
+        ("{2,} at 5", "{1,}"),
+        ("{2,} at 5", "{3,}"),
+    ]
+    assert [pattern for _, _, pattern in variants] == [
         "[`-c]{2,}",
         "[b-c]{2,}",
         "[a-b]{2,}",
@@ -81,17 +90,23 @@ def test_regex_variants_move_each_range_bound_and_count() -> None:
     ]
 
 
+def test_every_explained_mutant_names_exactly_one_mutant() -> None:
+    counts = Counter(m.key for m in generate_mutants())
+    explained = [*strength.EQUIVALENT, *strength.READS_ONLY]
+    assert [k for k in explained if counts[k] != 1] == []
+
+
 def test_a_small_mutation_run_kills_and_reports_survivors(tool_mutants: list[Mutant]) -> None:
     chosen = [
-        _find(tool_mutants, "<module>", "160", "161"),  # the long-line excerpt kills it
-        _find(tool_mutants, "<module>", "'[a-z0-9à-ÿ]{2,}'", "'[a-z0-9à-Ā]{2,}'"),  # equivalent
+        _find(tool_mutants, "EXCERPT_RUNES", "160", "161"),  # the long-line excerpt kills it
+        _find(tool_mutants, "_TERMS", "[à-ÿ] at 7", "[à-Ā]"),  # equivalent
         _find(tool_mutants, "recall_id_to_seq", "'0'", "'0X'"),  # equivalent
     ]
     run = strength.run_mutants(chosen, jobs=1, timeout=60)
     status = {r.mutant.after: r.status for r in run.results}
-    assert status == {"161": "killed", "'[a-z0-9à-Ā]{2,}'": "survived", "'0X'": "survived"}
+    assert status == {"161": "killed", "[à-Ā]": "survived", "'0X'": "survived"}
     assert run.killed == 1
-    assert [r.mutant.after for r in run.equivalent] == ["'[a-z0-9à-Ā]{2,}'", "'0X'"]
+    assert [r.mutant.after for r in run.equivalent] == ["[à-Ā]", "'0X'"]
     assert run.unexplained == []
     assert run.killable_score == 100.0
     killed = run.results[0]
