@@ -108,17 +108,19 @@ def render_text(results: dict[str, Any]) -> str:
                     f"{entry['blocks']:>7} {q['name']:<7} {label:<20} "
                     f"{_ms(f['python_s'])} {_ms(f['go_s'])} {f['ratio']:>6.2f}x"
                 )
-        fetch = entry.get("fetch")
-        if fetch:
-            parts = []
-            for q in entry["queries"]:
-                rest = q["repeated"]["python_s"] - fetch["seconds"] - q["kernel"]["python_s"]
-                parts.append(
-                    f"{q['name']}: GET /blocks alone {fetch['seconds'] * 1000:.0f} ms = "
-                    f"{fetch['seconds'] / q['repeated']['go_s']:.2f}x Go's /tool/exec; "
-                    f"decoding and the rest {rest * 1000:.0f} ms"
-                )
-            lines.append(f"{'':>7} repeat, where Python's time goes: " + "; ".join(parts))
+        for q in entry["queries"]:
+            fetch = q["fetch"]["seconds"]
+            rest = q["repeated"]["python_s"] - fetch - q["kernel"]["python_s"]
+            lines.append(
+                f"{'':>7} {q['name']}: Python's repeat = GET /blocks alone {fetch * 1000:.0f} ms "
+                f"({fetch / q['repeated']['go_s']:.2f}x Go's whole /tool/exec) "
+                f"+ kernel {q['kernel']['python_s'] * 1000:.0f} ms + decoding and the rest "
+                f"{rest * 1000:.0f} ms"
+            )
+        decode = entry.get("decode_s")
+        if decode:
+            figures = ", ".join(f"{name} {sec * 1000:.0f} ms" for name, sec in decode.items())
+            lines.append(f"{'':>7} decoding the /blocks body alone: {figures}")
         comp = entry["composition"]
         matches = ", ".join(f"{q['name']} {q['matches']}" for q in entry["queries"])
         lines.append(

@@ -9,7 +9,9 @@ archived in one Go reference instance step by step) and each query:
 - end to end: ``GoTurnHost.exec_tool`` (fetch ``/blocks``, decode, score, render)
   against the Go's own ``POST /internal/v1/tool/exec`` (which scores in memory),
   for a first search (a new host, a new connection; a new httpx client for Go)
-  and a repeated one (same host; a kept client for Go), alternating too.
+  and a repeated one (same host; a kept client for Go), alternating too; and in
+  the same rounds ``GET /blocks`` alone (the Go's encoding and the transfer: the
+  floor under any path that reads the archive).
 
 Then the Python path's peak memory for a search of the largest archive, in a
 fresh process (``bench.memory``), against the size of the ``/blocks`` body, and
@@ -42,6 +44,7 @@ import httpx
 
 from bench import machine
 from bench.data import DEFAULT_SEED, QUERIES, BlockSpec, Query, generate_blocks
+from bench.decoders import time_decoders
 from bench.gokernel import GoKernel
 from bench.memory import measure
 from bench.report import render_markdown, render_text, targets
@@ -86,6 +89,7 @@ class Counter:
     checked: int = 0
     go_exec: int = 0
     python_e2e: int = 0
+    fetches: int = 0
     notes: list[str] = field(default_factory=list)
 
 
@@ -248,6 +252,7 @@ class Bench:
         args = query.args()
         first: dict[str, list[float]] = {"python": [], "go": []}
         repeated: dict[str, list[float]] = {"python": [], "go": []}
+        fetch: list[float] = []
         for r in range(rounds):
             order = ("go", "python") if r % 2 == 0 else ("python", "go")
             host = GoTurnHost(self.go.base_url, timeout=TIMEOUT)
@@ -266,24 +271,24 @@ class Bench:
                         sink[side].append(seconds)
             finally:
                 host.close()
+            fetch.append(self.fetch_only())
         return {
             "first": _figure(first["python"], first["go"]),
             "repeated": _figure(repeated["python"], repeated["go"]),
+            "fetch": {"seconds": _median(fetch), "samples_s": fetch},
         }
 
-    def fetch_only(self, rounds: int) -> dict[str, Any]:
+    def fetch_only(self) -> float:
         """GET /blocks alone, the body read whole (kept connection): the Go's encoding
         and the transfer, the floor under any Python path that reads the archive."""
-        seconds: list[float] = []
-        for _ in range(rounds):
-            start = time.perf_counter()
-            response = self._go_client.get(BLOCKS_PATH)
-            body = response.content
-            seconds.append(time.perf_counter() - start)
-            if response.status_code != 200 or not body:
-                raise RuntimeError(f"GET {BLOCKS_PATH}: status {response.status_code}")
-            del body, response
-        return {"seconds": _median(seconds), "samples_s": seconds}
+        start = time.perf_counter()
+        response = self._go_client.get(BLOCKS_PATH)
+        body = response.content
+        seconds = time.perf_counter() - start
+        self.count.fetches += 1
+        if response.status_code != 200 or not body:
+            raise RuntimeError(f"GET {BLOCKS_PATH}: status {response.status_code}")
+        return seconds
 
     def request_log_check(self, since: int, expect_blocks_reads: int, expect_exec: int) -> int:
         """Check the Go's request log from ``since``: the reads and calls expected, no more."""
@@ -392,6 +397,7 @@ def run(cfg: Config) -> dict[str, Any]:
                 }
                 before_exec = bench.count.go_exec
                 before_e2e = bench.count.python_e2e
+                bench.count.fetches = 0
                 for query in cfg.queries:
                     gold = bench.gold(query.args())
                     bench.log(f"[bench] {size} blocks, {query.name}: kernel…")
@@ -408,13 +414,16 @@ def run(cfg: Config) -> dict[str, Any]:
                         }
                     )
                 blocks_file.unlink()
-                del archive, blocks, body
-                bench.log(f"[bench] {size} blocks: GET /blocks alone…")
-                fetch_rounds = _rounds(cfg, size)
-                entry["fetch"] = bench.fetch_only(fetch_rounds)
+                del archive, blocks
+                bench.log(f"[bench] {size} blocks: decoders…")
+                entry["decode_s"] = time_decoders(body, _rounds(cfg, size))
+                del body
                 log_at = bench.request_log_check(
                     log_at,
-                    expect_blocks_reads=1 + fetch_rounds + bench.count.python_e2e - before_e2e,
+                    expect_blocks_reads=1
+                    + bench.count.fetches
+                    + bench.count.python_e2e
+                    - before_e2e,
                     expect_exec=bench.count.go_exec - before_exec,
                 )
                 results["sizes"].append(entry)
