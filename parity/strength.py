@@ -780,13 +780,18 @@ class PyCoverage:
     def reachable_percent(self) -> float:
         """Percent reached of the tool logic's lines and branches that a golden can reach."""
         t = self.tool_logic()
-        explained = sum(1 for g in self.gaps(PY_TOOL_LOGIC) if g.tool_logic and g.reason)
+        every = self.gaps(PY_TOOL_LOGIC, collapse=False)
+        explained = sum(1 for g in every if g.tool_logic and g.reason)
         reachable = t["statements"] + t["branches"] - explained
         covered = t["covered_lines"] + t["covered_branches"]
         return 100.0 * covered / reachable if reachable else 100.0
 
-    def gaps(self, files: Iterable[str] | None = None) -> list[PyGap]:
-        """Every line and branch that no case reached, in ``files`` (default: all)."""
+    def gaps(self, files: Iterable[str] | None = None, *, collapse: bool = True) -> list[PyGap]:
+        """Every line and branch that no case reached, in ``files`` (default: all).
+
+        With ``collapse``, a branch into a line that is itself unreached is left out
+        (the line says it already).
+        """
         out: list[PyGap] = []
         for file in files if files is not None else self.files():
             entry = self.report["files"].get(file)
@@ -798,7 +803,7 @@ class PyCoverage:
             for line in sorted(missing):
                 out.append(self._gap(file, line, None, owner, lines))
             for src, dst in entry.get("missing_branches", []):
-                if dst > 0 and dst in missing:
+                if collapse and dst > 0 and dst in missing:
                     continue  # the missing line says it already
                 out.append(self._gap(file, src, dst, owner, lines))
         return out
@@ -1763,14 +1768,22 @@ def _print_mutation(
         f"score over the killable: {run.killable_score:.1f}%",
         file=out,
     )
-    for r in run.survivors:
+    groups: dict[str, list[Mutant]] = {}
+    for r in run.unexplained:
+        groups.setdefault("UNEXPLAINED: add a corpus case, or explain it in EQUIVALENT", [])
+        groups["UNEXPLAINED: add a corpus case, or explain it in EQUIVALENT"].append(r.mutant)
+    for r in run.equivalent:
         m = r.mutant
-        reached = ""
-        if py is not None and m.line not in py.executed_lines(m.file):
-            reached = " [line not reached by any golden]"
-        why = f"equivalent: {m.equivalent}" if m.equivalent else "UNEXPLAINED"
-        print(f"   - {m.where} {m.function} ({m.operator}): {m.change}{reached}", file=out)
-        print(f"       {why}", file=out)
+        kind = "reads only" if m.key in READS_ONLY else "equivalent"
+        reason = READS_ONLY.get(m.key) or EQUIVALENT[m.key]
+        groups.setdefault(f"{kind}: {reason}", []).append(m)
+    for why, members in groups.items():
+        print(f"   {why}", file=out)
+        for m in members:
+            reached = ""
+            if py is not None and m.line not in py.executed_lines(m.file):
+                reached = " [line not reached by any golden]"
+            print(f"     - {m.where} {m.function} ({m.operator}): {m.change}{reached}", file=out)
 
 
 def _parser() -> argparse.ArgumentParser:

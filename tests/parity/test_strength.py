@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import sys
 import types
 from collections import Counter
@@ -111,6 +112,13 @@ def test_a_small_mutation_run_kills_and_reports_survivors(tool_mutants: list[Mut
     assert run.killable_score == 100.0
     killed = run.results[0]
     assert killed.detail  # the first case that told it apart
+    report = io.StringIO()
+    strength._print_mutation(run, ["recall._tools"], report, None)
+    text = report.getvalue()
+    assert "killed 1/3" in text
+    assert "0 unexplained" in text
+    assert "equivalent: U+0100 never appears in a lowered query" in text
+    assert "recall/_tools.py:119 recall_id_to_seq (string): '0' -> '0X' #1" in text
 
 
 def test_python_coverage_under_replay() -> None:
