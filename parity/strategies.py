@@ -309,6 +309,22 @@ _HTML = (
     "<br/>",
 )
 
+_JSONISH = (
+    "},{",
+    '"},{"',
+    '},{"seq":1,"label":"x","content":"y',
+    '{"blocks":[]}',
+    "\\",
+    '"',
+    "\u2028",
+    "\ud800",
+    "\n",
+    " ",
+    " ",
+    "</script>",
+)
+"""Text that looks like the JSON the Go serves blocks in, or like its escapes."""
+
 
 @dataclass(frozen=True)
 class BlockSpec:
@@ -859,12 +875,14 @@ def _has_surrogate(text: str) -> bool:
 
 @st.composite
 def _line(draw: st.DrawFn) -> str:
-    kind = draw(st.sampled_from(["words"] * 4 + ["html", "blank", "long", "odd", "text"]))
+    kind = draw(st.sampled_from(["words"] * 4 + ["html", "blank", "long", "odd", "json", "text"]))
     if kind == "words":
         pieces = draw(st.lists(st.sampled_from(VOCABULARY).flatmap(_transformed), max_size=8))
         return " ".join(pieces)
     if kind == "html":
         return "".join(draw(st.lists(st.sampled_from(_HTML + VOCABULARY), max_size=6)))
+    if kind == "json":
+        return "".join(draw(st.lists(st.sampled_from(_JSONISH + VOCABULARY), max_size=4)))
     if kind == "blank":
         return draw(_spaces())
     if kind == "long":
@@ -892,7 +910,7 @@ def blocks() -> st.SearchStrategy[BlockSpec]:
     label = _weighted(
         (4, st.lists(st.sampled_from(VOCABULARY).flatmap(_transformed), max_size=3).map(" ".join)),
         (1, st.just("")),
-        (1, st.sampled_from(_HTML + _CASE_TRAPS)),
+        (1, st.sampled_from(_HTML + _CASE_TRAPS + _JSONISH)),
         (1, st.text(max_size=10)),
     )
     content = _weighted((5, _content()), (1, st.just("")))
