@@ -175,10 +175,11 @@ def render_text(results: dict[str, Any]) -> str:
 
 def render_markdown(results: dict[str, Any], text: str) -> str:
     """bench/RESULTS.md: the command, then the report as printed."""
-    quick = " --quick" if results["config"]["quick"] else ""
+    args = " ".join(results["config"].get("argv", []))
+    command = f"make bench BENCH_ARGS='{args}'" if args else "make bench"
     return (
         "# `make bench` results\n\n"
         "Written by `python -m bench` (`make bench`); the figures are in `results.json`.\n"
-        f"Command: `make bench{quick}` (sizes {results['config']['sizes']}).\n\n"
+        f"Command: `{command}` (sizes {results['config']['sizes']}).\n\n"
         "```text\n" + text + "\n```\n"
     )

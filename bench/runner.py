@@ -80,6 +80,7 @@ class Config:
     parity_runs: int = 3
     quick: bool = False
     queries: Sequence[Query] = QUERIES
+    argv: Sequence[str] = ()
 
 
 @dataclass
@@ -365,6 +366,7 @@ def run(cfg: Config) -> dict[str, Any]:
             "min_time_s": cfg.min_time,
             "seed": cfg.seed,
             "quick": cfg.quick,
+            "argv": list(cfg.argv),
             "queries": [{"name": q.name, "args": q.args()} for q in cfg.queries],
         },
         "sizes": [],
@@ -514,6 +516,7 @@ def parse_args(argv: Sequence[str]) -> Config:
         memory=not opts.no_memory,
         parity_runs=opts.parity_runs if opts.parity_runs is not None else (0 if quick else 3),
         quick=quick,
+        argv=list(argv),
     )
 
 
