@@ -59,7 +59,7 @@ _HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_b
 settings.register_profile(
     "ci",
     derandomize=True,
-    max_examples=60,
+    max_examples=150,
     deadline=None,
     print_blob=True,
     database=None,

@@ -248,7 +248,7 @@ def test_profiles() -> None:
     assert ci.derandomize
     assert ci.deadline is None
     assert ci.print_blob
-    assert ci.max_examples <= 100
+    assert ci.max_examples <= 200
     assert not dev.derandomize
     assert dev.deadline is None
     assert dev.max_examples > ci.max_examples
