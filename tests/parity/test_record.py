@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
 import pytest
@@ -144,15 +145,18 @@ def test_compare() -> None:
     assert not record.compare(old, old)
 
 
-def test_a_live_go_given_by_option_replays_against_python(parity_go_url: str | None) -> None:
-    """With --parity-go-url (an empty live Go; token in $PARITY_GO_TOKEN): record it, replay it."""
-    import os
-
+def test_a_live_go_by_url_records_and_replays_against_python(
+    parity_go_url: str | None, fresh_go: FreshGo
+) -> None:
+    """A live Go by URL, recorded then replayed: the one of --parity-go-url (token in
+    $PARITY_GO_TOKEN), else a fresh reference with a token, driven only by its URL."""
     if parity_go_url is None:
-        pytest.skip("no --parity-go-url given")
-    live = record.record(
-        CORPUS, go_url=parity_go_url, token=os.environ.get(record.TOKEN_ENV) or None
-    )
+        go = fresh_go(first_seq=1000, token="live-go-token")
+        url, token = go.base_url, go.token
+    else:
+        url, token = parity_go_url, os.environ.get(record.TOKEN_ENV) or None
+    live = record.record(CORPUS, go_url=url, token=token)
+    assert live.recorded_by.instance == "live"
     with Replayer(live, CORPUS) as replayer:
         failures = replayer.replay().failures
     assert failures == [], "\n\n".join(f.report() for f in failures)
