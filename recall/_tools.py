@@ -231,14 +231,17 @@ def _score_all(blocks: Iterable[Block], terms: Sequence[str]) -> list[tuple[int,
         return hits
     needles = [term.encode("latin-1") for term in terms]
     for block in blocks:
-        lc = to_lower_latin1(block.content)
-        ll = to_lower_latin1(block.label)
+        # bytes.find, not "in": "in" tries the needle as an int first (an exception).
+        in_content = to_lower_latin1(block.content).find
         points = 0
         for needle in needles:
-            if needle in lc:
+            if in_content(needle) >= 0:
                 points += 1
-            if needle in ll:
-                points += 2
+        if block.label:
+            in_label = to_lower_latin1(block.label).find
+            for needle in needles:
+                if in_label(needle) >= 0:
+                    points += 2
         if points:
             hits.append((points, block))
     return hits
