@@ -233,7 +233,7 @@ class _Clock:
     found_at: float | None = None
 
     def tick(self, stats: FuzzStats) -> None:
-        """Before an example: end the run when its time is spent and nothing was found."""
+        """Before playing an example: end the run when its time is spent, nothing found."""
         spent = self.deadline is not None and time.monotonic() > self.deadline
         if spent and not stats.divergences:
             raise _TimeUp
@@ -542,13 +542,13 @@ def fuzz_reference(
     @chosen
     @given(first_seq=st.sampled_from(FIRST_SEQS), specs=block_sets(), data=st.data())
     def fuzz_against_reference(first_seq: int, specs: list[BlockSpec], data: st.DataObject) -> None:
-        clock.tick(stats)
-        stats.examples += 1
         try:
             checker = pool.checker(first_seq, tuple(specs))
         except (ParityError, httpx.HTTPError, OSError, ValueError) as exc:
             raise _Abort(exc) from exc
         batch = data.draw(checker.calls, label="calls")
+        clock.tick(stats)  # after every draw: a replay of this example draws the same
+        stats.examples += 1
         _play(checker, batch, stats, clock)
 
     try:
@@ -632,7 +632,7 @@ def fuzz_go_url(
     @chosen
     @given(batch=checker.calls)
     def fuzz_against_go_url(batch: list[tuple[str, str]]) -> None:
-        clock.tick(stats)
+        clock.tick(stats)  # after every draw: a replay of this example draws the same
         stats.examples += 1
         _play(checker, batch, stats, clock)
 

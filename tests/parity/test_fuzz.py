@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from parity import fuzz
 from parity import strategies as ps
 from parity.corpus import Corpus, CorpusBlock, CorpusCall
+from parity.errors import ParityError
 from parity.reference import GoReference, RunningReference
 from recall import GoTurnHost
 from recall._go import strings as go_strings
@@ -259,7 +260,7 @@ def test_profile_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert fuzz.profile() is fuzz.profile("dev")
     monkeypatch.delenv("HYPOTHESIS_PROFILE")
     assert fuzz.profile() is fuzz.profile("ci")
-    with pytest.raises(fuzz.ParityError):
+    with pytest.raises(ParityError):
         fuzz.profile("nightly")
 
 
