@@ -126,6 +126,8 @@ class Divergence:
     reasons: tuple[str, ...]
     host_requests: tuple[str, ...] = ()
     first_seq: int | None = None
+    archived: int | None = None
+    """How many blocks the Go held (more than ``blocks`` when only the cited are kept)."""
 
     @property
     def case(self) -> str:
@@ -165,6 +167,11 @@ class Divergence:
     def corpus_case(self) -> str:
         """The case as Python source for ``parity/corpora/recall.py``: blocks, then the call."""
         lines = ["# blocks (add to BLOCKS):"]
+        if self.archived is not None and self.archived > len(self.blocks):
+            lines.append(
+                f"# {len(self.blocks)} of the {self.archived} blocks archived:"
+                " those the call or the outputs cite"
+            )
         for i, (_, block) in enumerate(self.blocks):
             locked = ", locked=True" if block.locked else ""
             lines.append(
@@ -392,6 +399,7 @@ class _Checker:
             reasons=tuple(reasons),
             host_requests=tuple(seen),
             first_seq=self.first_seq,
+            archived=len(self.blocks),
         )
 
     def _cited(self, tool: str, args: str, *outputs: str) -> tuple[tuple[int, BlockSpec], ...]:

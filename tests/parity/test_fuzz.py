@@ -295,6 +295,11 @@ def test_corpus_case_is_ready_to_paste() -> None:
     assert call.args.count("{{seq:") == 1  # the id, its leading zeros kept; not the number
 
 
+def test_corpus_case_says_when_blocks_were_left_out() -> None:
+    assert "# 2 of the 30 blocks archived" in _divergence(archived=30).corpus_case()
+    assert "blocks archived" not in _divergence(archived=2).corpus_case()
+
+
 def test_corpus_case_of_a_search_keeps_digits() -> None:
     divergence = _divergence(tool="recall_search", args='{"query": "1000", "limit": 1007}')
     assert "{{seq:" not in divergence.corpus_case()
