@@ -669,7 +669,11 @@ def _parser() -> argparse.ArgumentParser:
         metavar="URL",
         help=f"fuzz over this running Go's archive, read only (token: ${_TOKEN_ENV})",
     )
-    parser.add_argument("--profile", choices=PROFILES, help="Hypothesis profile (default: dev)")
+    parser.add_argument(
+        "--profile",
+        choices=PROFILES,
+        help="Hypothesis profile (default: $HYPOTHESIS_PROFILE, else dev)",
+    )
     parser.add_argument("--seed", type=int, metavar="N", help="random seed (not derandomized)")
     return parser
 
