@@ -34,6 +34,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.parse
 from collections.abc import Iterator, Sequence
@@ -373,7 +374,13 @@ def run(cfg: Config) -> dict[str, Any]:
         "sizes": [],
     }
     cfg.work_dir.mkdir(parents=True, exist_ok=True)
-    kernel = GoKernel(cfg.work_dir)
+    # A directory of this run's own: runs at the same time (tests) share nothing.
+    with tempfile.TemporaryDirectory(prefix="run-", dir=cfg.work_dir) as work:
+        return _run(cfg, Path(work), results, started)
+
+
+def _run(cfg: Config, work_dir: Path, results: dict[str, Any], started: float) -> dict[str, Any]:
+    kernel = GoKernel(work_dir)
     kernel.build()
     specs = generate_blocks(max(cfg.sizes), cfg.seed)
     with GoReference().start(first_seq=1) as go:
@@ -386,7 +393,7 @@ def run(cfg: Config) -> dict[str, Any]:
                 bench.log(f"[bench] {size} blocks: archiving…")
                 load_s = archiver.archive(specs, size - archiver.count)
                 body = httpx.get(go.base_url + BLOCKS_PATH, timeout=TIMEOUT).content
-                blocks_file = cfg.work_dir / f"blocks-{size}.json"
+                blocks_file = work_dir / f"blocks-{size}.json"
                 blocks_file.write_bytes(body)
                 blocks = _blocks_of(body)
                 assert len(blocks) == size
