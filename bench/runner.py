@@ -379,6 +379,73 @@ def run(cfg: Config) -> dict[str, Any]:
         return _run(cfg, Path(work), results, started)
 
 
+def _measure_size(bench: Bench, size: int, work_dir: Path) -> dict[str, Any]:
+    """Kernel, decoders and end to end for the archive as it is now (``size`` blocks)."""
+    cfg = bench.cfg
+    rounds = _rounds(cfg, size)
+    body = httpx.get(bench.go.base_url + BLOCKS_PATH, timeout=TIMEOUT).content
+    blocks_file = work_dir / f"blocks-{size}.json"
+    blocks_file.write_bytes(body)
+    blocks = _blocks_of(body)
+    if len(blocks) != size:
+        raise RuntimeError(f"the Go serves {len(blocks)} blocks, {size} were archived")
+    archive = MemoryArchive(blocks)
+    entry: dict[str, Any] = {
+        "blocks": size,
+        "body_bytes": len(body),
+        "composition": _composition(blocks),
+        "queries": [],
+    }
+    golds = {query.name: bench.gold(query.args()) for query in cfg.queries}
+    kernels: dict[str, dict[str, Any]] = {}
+    for query in cfg.queries:
+        bench.log(f"[bench] {size} blocks, {query.name}: kernel…")
+        kernels[query.name] = bench.kernel(blocks_file, archive, query, golds[query.name], rounds)
+    blocks_file.unlink()
+    bench.log(f"[bench] {size} blocks: decoders…")
+    entry["decode_s"] = time_decoders(body, rounds)
+    # The end-to-end searches run without the kernel's blocks in this process
+    # (Python's collector would walk them too).
+    del archive, blocks, body
+    gc.collect()
+    for query in cfg.queries:
+        bench.log(f"[bench] {size} blocks, {query.name}: end to end…")
+        gold = golds[query.name]
+        entry["queries"].append(
+            {
+                "name": query.name,
+                "args": query.args(),
+                "matches": _matches(gold),
+                "kernel": kernels[query.name],
+                **bench.end_to_end(query, gold, rounds),
+            }
+        )
+    return entry
+
+
+def _measure_memory(bench: Bench, largest: dict[str, Any]) -> dict[str, Any]:
+    """The Python path's peak memory for the first query over the largest archive."""
+    query = bench.cfg.queries[0]
+    bench.log(f"[bench] {largest['blocks']} blocks: peak memory of the Python path…")
+    digest = hashlib.sha256(bench.gold(query.args()).encode()).hexdigest()
+    body_bytes = largest["body_bytes"]
+    memory: dict[str, Any] = {
+        "blocks": largest["blocks"],
+        "query": query.name,
+        "body_bytes": body_bytes,
+    }
+    for mode in ("rss", "tracemalloc"):
+        searches = measure(bench.go.base_url, query.args(), mode)["searches"]
+        assert isinstance(searches, list)
+        for n, search in enumerate(searches):
+            bench.count.checked += 1
+            if search["output_sha256"] != digest:
+                raise ParityFailure(f"memory child ({mode}), search {n + 1}: output differs")
+            search["ratio"] = search["peak_bytes"] / body_bytes
+        memory[mode] = searches
+    return memory
+
+
 def _run(cfg: Config, work_dir: Path, results: dict[str, Any], started: float) -> dict[str, Any]:
     kernel = GoKernel(work_dir)
     kernel.build()
@@ -392,80 +459,18 @@ def _run(cfg: Config, work_dir: Path, results: dict[str, Any], started: float) -
             for size in sorted(cfg.sizes):
                 bench.log(f"[bench] {size} blocks: archiving…")
                 load_s = archiver.archive(specs, size - archiver.count)
-                body = httpx.get(go.base_url + BLOCKS_PATH, timeout=TIMEOUT).content
-                blocks_file = work_dir / f"blocks-{size}.json"
-                blocks_file.write_bytes(body)
-                blocks = _blocks_of(body)
-                assert len(blocks) == size
-                archive = MemoryArchive(blocks)
-                entry: dict[str, Any] = {
-                    "blocks": size,
-                    "body_bytes": len(body),
-                    "archive_s": load_s,
-                    "composition": _composition(blocks),
-                    "queries": [],
-                }
-                before_exec = bench.count.go_exec
-                before_e2e = bench.count.python_e2e
-                bench.count.fetches = 0
-                golds = {query.name: bench.gold(query.args()) for query in cfg.queries}
-                kernels = {}
-                for query in cfg.queries:
-                    bench.log(f"[bench] {size} blocks, {query.name}: kernel…")
-                    kernels[query.name] = bench.kernel(
-                        blocks_file, archive, query, golds[query.name], _rounds(cfg, size)
-                    )
-                blocks_file.unlink()
-                bench.log(f"[bench] {size} blocks: decoders…")
-                entry["decode_s"] = time_decoders(body, _rounds(cfg, size))
-                # The end-to-end searches run without the kernel's blocks in this process
-                # (Python's collector would walk them too).
-                del archive, blocks, body
-                gc.collect()
-                for query in cfg.queries:
-                    bench.log(f"[bench] {size} blocks, {query.name}: end to end…")
-                    gold = golds[query.name]
-                    e2e = bench.end_to_end(query, gold, _rounds(cfg, size))
-                    entry["queries"].append(
-                        {
-                            "name": query.name,
-                            "args": query.args(),
-                            "matches": _matches(gold),
-                            "kernel": kernels[query.name],
-                            **e2e,
-                        }
-                    )
+                count = bench.count
+                before = (count.go_exec, count.python_e2e, count.fetches)
+                entry = _measure_size(bench, size, work_dir)
+                entry["archive_s"] = load_s
+                # Reads of /blocks: the bench's own, GET /blocks alone, the Python path.
+                reads = 1 + (count.fetches - before[2]) + (count.python_e2e - before[1])
                 log_at = bench.request_log_check(
-                    log_at,
-                    expect_blocks_reads=1
-                    + bench.count.fetches
-                    + bench.count.python_e2e
-                    - before_e2e,
-                    expect_exec=bench.count.go_exec - before_exec,
+                    log_at, expect_blocks_reads=reads, expect_exec=count.go_exec - before[0]
                 )
                 results["sizes"].append(entry)
             if cfg.memory:
-                size = max(cfg.sizes)
-                query = cfg.queries[0]
-                bench.log(f"[bench] {size} blocks: peak memory of the Python path…")
-                gold = bench.gold(query.args())
-                body_bytes = results["sizes"][-1]["body_bytes"]
-                memory: dict[str, Any] = {"blocks": size, "query": query.name}
-                memory["body_bytes"] = body_bytes
-                digest = hashlib.sha256(gold.encode()).hexdigest()
-                for mode in ("rss", "tracemalloc"):
-                    found = measure(go.base_url, query.args(), mode)
-                    searches = found["searches"]
-                    assert isinstance(searches, list)
-                    for n, search in enumerate(searches):
-                        bench.count.checked += 1
-                        if search["output_sha256"] != digest:
-                            raise ParityFailure(
-                                f"memory child ({mode}), search {n + 1}: output differs"
-                            )
-                        search["ratio"] = search["peak_bytes"] / body_bytes
-                    memory[mode] = searches
-                results["memory"] = memory
+                results["memory"] = _measure_memory(bench, results["sizes"][-1])
                 log_at = bench.request_log_check(log_at, expect_blocks_reads=4, expect_exec=1)
         finally:
             archiver.close()
