@@ -67,6 +67,7 @@ settings.register_profile(
 )
 settings.register_profile(
     "dev",
+    derandomize=False,  # explicit: under CI=true Hypothesis's own default is derandomized
     max_examples=1000,
     deadline=None,
     print_blob=True,
