@@ -1,6 +1,7 @@
 // Package server serves the contract's HTTP API (shared/spec/recall.md) over
 // an archive: archiving blocks, reading them, and running the recall tools,
-// plus GET /debug/requests, which lists the requests received so far, and
+// plus GET /debug/requests, which lists the requests received so far,
+// GET /debug/reads, which lists the archive reads the tools made so far, and
 // GET /debug/version, which names the Go and Unicode versions behind the answers.
 package server
 
@@ -31,6 +32,7 @@ const (
 	PathBlocks   = "/internal/v1/recall/blocks"
 	PathExec     = "/internal/v1/tool/exec"
 	PathRequests = "/debug/requests"
+	PathReads    = "/debug/reads"
 	PathVersion  = "/debug/version"
 )
 
@@ -49,6 +51,7 @@ type server struct {
 
 	mu       sync.Mutex
 	requests []string
+	reads    []string // the tools' archive reads, as readLog names them
 }
 
 // New returns the handler serving store. When token is not empty every
@@ -65,6 +68,7 @@ func New(store Store, token string) http.Handler {
 	s.mux.HandleFunc(PathBlocks, s.handleBlocks)
 	s.mux.HandleFunc(PathExec, s.handleExec)
 	s.mux.HandleFunc(PathRequests, s.handleRequests)
+	s.mux.HandleFunc(PathReads, s.handleReads)
 	s.mux.HandleFunc(PathVersion, handleVersion)
 	return s
 }
@@ -172,7 +176,7 @@ func (s *server) handleExec(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, errorBody(`"name" and "args" must be strings`))
 		return
 	}
-	out, ok := recall.Exec(name, args, s.store)
+	out, ok := recall.Exec(name, args, readLog{s.store, s})
 	if !ok {
 		writeJSON(w, http.StatusNotFound, errorBody(fmt.Sprintf("unknown tool %q", name)))
 		return
@@ -188,6 +192,42 @@ func (s *server) handleRequests(w http.ResponseWriter, r *http.Request) {
 	reqs := append([]string{}, s.requests...)
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"requests": reqs})
+}
+
+func (s *server) handleReads(w http.ResponseWriter, r *http.Request) {
+	if !allow(w, r, http.MethodGet) {
+		return
+	}
+	s.mu.Lock()
+	reads := append([]string{}, s.reads...)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"reads": reads})
+}
+
+// readLog is the archive as a tool run by /tool/exec sees it: each read is
+// recorded, in order, before it is made: Get(seq) as "block?seq=N" (N in
+// canonical decimal), All() as "blocks".
+type readLog struct {
+	a recall.Archive
+	s *server
+}
+
+var _ recall.Archive = readLog{}
+
+func (l readLog) Get(seq int64) (recall.Block, bool) {
+	l.s.addRead("block?seq=" + strconv.FormatInt(seq, 10))
+	return l.a.Get(seq)
+}
+
+func (l readLog) All() []recall.Block {
+	l.s.addRead("blocks")
+	return l.a.All()
+}
+
+func (s *server) addRead(read string) {
+	s.mu.Lock()
+	s.reads = append(s.reads, read)
+	s.mu.Unlock()
 }
 
 // handleVersion names what produced the answers: the Go version, its Unicode

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -238,7 +239,7 @@ func TestUnknownPath(t *testing.T) {
 func TestToken(t *testing.T) {
 	c := newServer(t, 1, "s3cret")
 	for _, auth := range []string{"", "Bearer", "Bearer ", "Bearer s3cre", "Bearer  s3cret", "Basic s3cret", "s3cret", "Bearer S3CRET"} {
-		for _, p := range []string{PathBlocks, PathBlock + "?seq=1", "/nope", PathRequests} {
+		for _, p := range []string{PathBlocks, PathBlock + "?seq=1", "/nope", PathRequests, PathReads} {
 			r := c.doBytes("GET", p, nil, auth)
 			check(t, "auth "+auth+" "+p, r, 401, `{"error":"unauthorized"}`)
 		}
@@ -280,6 +281,93 @@ func TestDebugRequests(t *testing.T) {
 	check(t, "requests with token", c.do("GET", PathRequests, ""), 200, `{"requests":[
 		"GET /internal/v1/recall/blocks",
 		"GET /internal/v1/recall/block?seq=3"]}`)
+}
+
+// reads returns the tools' archive reads that GET /debug/reads lists.
+func (c *client) reads() []string {
+	c.t.Helper()
+	r := c.do("GET", PathReads, "")
+	if r.status != 200 {
+		c.t.Fatalf("GET %s: %d %s", PathReads, r.status, r.body)
+	}
+	var doc struct {
+		Reads []string `json:"reads"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &doc); err != nil || doc.Reads == nil {
+		c.t.Fatalf("GET %s: body %q has no reads array (%v)", PathReads, r.body, err)
+	}
+	return doc.Reads
+}
+
+func TestDebugReads(t *testing.T) {
+	c := newServer(t, 1, "")
+	check(t, "empty", c.do("GET", PathReads, ""), 200, `{"reads":[]}`)
+	c.archive("hello", "one", false)
+	c.archive("hello", "locked", true)
+
+	// The read routes are not tool reads.
+	c.do("GET", PathBlock+"?seq=1", "")
+	c.do("GET", PathBlocks, "")
+	if got := c.reads(); len(got) != 0 {
+		t.Fatalf("reads after the read routes = %q; want none", got)
+	}
+
+	exec := func(name, args string) {
+		body, _ := json.Marshal(map[string]string{"name": name, "args": args})
+		if r := c.do("POST", PathExec, string(body)); r.status != 200 && r.status != 404 {
+			t.Fatalf("exec %s %s: %d %s", name, args, r.status, r.body)
+		}
+	}
+	for _, tc := range []struct {
+		name, args string
+		want       []string
+	}{
+		{"recall", `{"id":"r1"}`, []string{"block?seq=1"}},
+		{"recall", `{"id":"r2"}`, []string{"block?seq=2"}}, // locked: read, not found
+		{"recall", `{"id":" R007 "}`, []string{"block?seq=7"}},
+		{"recall", `{"id":"r9223372036854775807"}`, []string{"block?seq=9223372036854775807"}},
+		{"recall", `{}`, nil},
+		{"recall", `{"id":"  "}`, nil},
+		{"recall", `{"id":"r0"}`, nil},
+		{"recall", `{"id":"r-1"}`, nil},
+		{"recall", `{"id":"r99999999999999999999"}`, nil},
+		{"recall", `{"id":`, nil},
+		{"recall_search", `{"query":"HELLO"}`, []string{"blocks"}},
+		{"recall_search", `{"query":"nothing matches"}`, []string{"blocks"}},
+		{"recall_search", `{"query":"a ! b"}`, nil},
+		{"recall_search", `{"query":" "}`, nil},
+		{"recall_search", `{}`, nil},
+		{"nope", `{"id":"r1"}`, nil},
+	} {
+		before := c.reads()
+		exec(tc.name, tc.args)
+		after := c.reads()
+		if !slices.Equal(after[:len(before)], before) {
+			t.Fatalf("%s %s: earlier reads changed: %q then %q", tc.name, tc.args, before, after)
+		}
+		if got := after[len(before):]; !slices.Equal(got, tc.want) {
+			t.Errorf("%s %s: reads %q; want %q", tc.name, tc.args, got, tc.want)
+		}
+	}
+	if n := len(c.reads()); n != 6 {
+		t.Errorf("%d reads in all; want 6", n)
+	}
+
+	r := c.do("POST", PathReads, "")
+	if r.status != 405 || r.header.Get("Allow") != "GET" {
+		t.Errorf("POST %s: %d, Allow %q", PathReads, r.status, r.header.Get("Allow"))
+	}
+	// /debug/reads is not a request that /debug/requests lists.
+	for _, req := range c.do("GET", PathRequests, "").json(t)["requests"].([]any) {
+		if strings.Contains(req.(string), "/debug/") {
+			t.Errorf("/debug/requests lists %q", req)
+		}
+	}
+
+	// With a token, /debug/reads needs it too.
+	c = newServer(t, 1, "tok")
+	check(t, "reads without token", c.doBytes("GET", PathReads, nil, ""), 401, `{"error":"unauthorized"}`)
+	check(t, "reads with token", c.do("GET", PathReads, ""), 200, `{"reads":[]}`)
 }
 
 func TestVersion(t *testing.T) {
