@@ -16,12 +16,11 @@ The Hypothesis settings profiles ``ci`` (derandomized, bounded) and ``dev``
 from __future__ import annotations
 
 import argparse
-import functools
 import hashlib
 import json
 import os
 import re
-import ssl
+import secrets
 import sys
 import time
 from collections import OrderedDict
@@ -34,7 +33,7 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from parity.errors import GoReferenceError, ParityError
-from parity.reference import GoReference, RunningReference
+from parity.reference import GoReference, RunningReference, ssl_context
 from parity.report import mismatch_report
 from parity.strategies import INT64_MAX, BlockSpec, block_sets, calls, words_of
 from recall import GoTurnHost
@@ -296,7 +295,7 @@ class _Recorder(httpx.BaseTransport):
     """An httpx transport that notes ``"METHOD /path?query"`` of every request it sends."""
 
     def __init__(self) -> None:
-        self._inner = httpx.HTTPTransport(verify=_ssl_context())
+        self._inner = httpx.HTTPTransport(verify=ssl_context())
         self.seen: list[str] = []
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
@@ -305,12 +304,6 @@ class _Recorder(httpx.BaseTransport):
 
     def close(self) -> None:
         self._inner.close()
-
-
-@functools.cache
-def _ssl_context() -> ssl.SSLContext:
-    """One TLS context for every host (loading the CA store per client costs ~40 ms)."""
-    return ssl.create_default_context()
 
 
 def _go_text(text: str) -> str:
@@ -694,11 +687,18 @@ def cli_main(argv: list[str]) -> int:
     stats = FuzzStats()
     try:
         base = profile(options.profile or os.environ.get("HYPOTHESIS_PROFILE") or "dev")
+        seed_value = options.seed
+        if seed_value is None and not base.derandomize:
+            # Our own seed, printed first: a run ended by --seconds is then no
+            # "failure" that Hypothesis would offer to reproduce.
+            seed_value = secrets.randbits(64)
+        if seed_value is not None:
+            print(f"parity fuzz: seed {seed_value} (again with --seed {seed_value})", flush=True)
         amount: dict[str, Any] = {
             "base": base,
             "examples": options.examples,
             "seconds": options.seconds,
-            "seed_value": options.seed,
+            "seed_value": seed_value,
             "stats": stats,
             "shrink_seconds": SHRINK_SECONDS,
         }

@@ -33,7 +33,7 @@ import httpx
 
 from parity.errors import GoReferenceError
 
-__all__ = ["GoReference", "RunningReference", "go_env", "go_executable"]
+__all__ = ["GoReference", "RunningReference", "go_env", "go_executable", "ssl_context"]
 
 _ROOT = Path(__file__).resolve().parent.parent
 _START_TIMEOUT = 30.0
@@ -141,7 +141,7 @@ class RunningReference:
         self.token = token
         headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
         self._client = httpx.Client(
-            base_url=base_url, headers=headers, timeout=30.0, verify=_ssl_context()
+            base_url=base_url, headers=headers, timeout=30.0, verify=ssl_context()
         )
 
     def __repr__(self) -> str:
@@ -257,9 +257,8 @@ class RunningReference:
 
 
 @functools.cache
-def _ssl_context() -> ssl.SSLContext:
-    # The reference speaks plain HTTP on loopback; one context spares each client
-    # loading the CA store again (about half the cost of starting an instance).
+def ssl_context() -> ssl.SSLContext:
+    """One TLS context for every client (each would load the CA store again: ~40 ms)."""
     return ssl.create_default_context()
 
 
