@@ -1,21 +1,35 @@
 """The golden journal: the only module that reads or writes one.
 
 A journal is what the recorder saw a Go instance do with a corpus: the blocks as
-``GET /internal/v1/recall/blocks`` served them, and each call with its raw args text
-and the exact output of ``POST /internal/v1/tool/exec``. Each output carries the
-SHA-256 of its UTF-8 bytes, checked on load, so a hand edit is caught.
+``GET /internal/v1/recall/blocks`` served them, and each call with its raw args text,
+the exact output of ``POST /internal/v1/tool/exec``, and the archive reads Go's tool
+made for it (as ``GET /debug/reads`` listed them). Each call carries two digests,
+checked on load, so a hand edit of either is caught:
 
-Format 1, keys in this order::
+- ``sha256``: the SHA-256 of the output's UTF-8 bytes;
+- ``reads_sha256``: the SHA-256 of the reads as compact JSON (``["block?seq=1000"]``,
+  ``[]``, or ``null``: ``json.dumps(reads, separators=(",", ":"))``), so turning the
+  reads into ``null`` is caught as well.
+
+``reads`` lists each read in order: ``"block?seq=N"`` for one block by seq (``N`` in
+canonical decimal), ``"blocks"`` for every readable block. ``[]`` says Go read
+nothing (a missing id or query, a malformed id, a query without terms); ``null``
+says the reads are unknown (a live Go without ``/debug/reads``), and the replay then
+does not check them.
+
+Format 2 (format 1 had no ``reads``), keys in this order::
 
     {
-      "format": 1,
+      "format": 2,
       "corpus": "recall",
       "recorded_by": {"go_version": "go1.27.3", "unicode_version": "15.0.0",
                       "goos": "linux", "goarch": "amd64", "instance": "reference"},
       "seqs": {"<block name>": <seq Go assigned>, ...},
       "blocks": [{"seq": 1000, "label": "...", "content": "..."}, ...],
       "calls": [{"case": "...", "tool": "recall", "args": "...", "output": "...",
-                 "sha256": "<hex digest of output's UTF-8>"}, ...]
+                 "sha256": "<hex digest of output's UTF-8>",
+                 "reads": ["block?seq=1000"] or null,
+                 "reads_sha256": "<hex digest of the reads' compact JSON>"}, ...]
     }
 
 Writing is canonical (this key order, two-space indent, UTF-8 without ``\\u``
@@ -31,7 +45,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -49,11 +63,12 @@ __all__ = [
     "dumps",
     "load",
     "loads",
+    "reads_digest",
     "write",
 ]
 
-FORMAT = 1
-"""The format version this module reads and writes."""
+FORMAT = 2
+"""The format version this module reads and writes (2: each call has its ``reads``)."""
 
 INSTANCES = ("reference", "live")
 """The kinds of Go instance a journal can be recorded from."""
@@ -65,12 +80,19 @@ _HEX_RE = re.compile(r"[0-9a-f]{64}\Z")
 _TOP_KEYS = ("format", "corpus", "recorded_by", "seqs", "blocks", "calls")
 _RECORDED_BY_KEYS = ("go_version", "unicode_version", "goos", "goarch", "instance")
 _BLOCK_KEYS = ("seq", "label", "content")
-_CALL_KEYS = ("case", "tool", "args", "output", "sha256")
+_CALL_KEYS = ("case", "tool", "args", "output", "sha256", "reads", "reads_sha256")
+_READ_RE = re.compile(r"(?:blocks|block\?seq=(?:0|-?[1-9][0-9]*))\Z")
 
 
 def digest(output: str) -> str:
     """The hex SHA-256 of ``output``'s UTF-8 bytes, as the journal stores it."""
     return hashlib.sha256(output.encode("utf-8")).hexdigest()
+
+
+def reads_digest(reads: Sequence[str] | None) -> str:
+    """The hex SHA-256 of ``reads`` as compact JSON (``null`` when unknown)."""
+    text = json.dumps(None if reads is None else list(reads), separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,17 +117,24 @@ class JournalBlock:
 
 @dataclass(frozen=True)
 class JournalCall:
-    """One tool call: its case name, tool, raw args text and the Go's exact output."""
+    """One tool call: its case name, tool, raw args text, the Go's exact output, and
+    the archive reads Go's tool made for it (``None``: unknown, not checked)."""
 
     case: str
     tool: str
     args: str
     output: str
+    reads: tuple[str, ...] | None = None
 
     @property
     def sha256(self) -> str:
         """The digest of the output, as written to the journal."""
         return digest(self.output)
+
+    @property
+    def reads_sha256(self) -> str:
+        """The digest of the reads, as written to the journal."""
+        return reads_digest(self.reads)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -143,7 +172,15 @@ def _to_obj(journal: Journal) -> dict[str, Any]:
         "seqs": dict(journal.seqs),
         "blocks": [{"seq": b.seq, "label": b.label, "content": b.content} for b in journal.blocks],
         "calls": [
-            {"case": c.case, "tool": c.tool, "args": c.args, "output": c.output, "sha256": c.sha256}
+            {
+                "case": c.case,
+                "tool": c.tool,
+                "args": c.args,
+                "output": c.output,
+                "sha256": c.sha256,
+                "reads": None if c.reads is None else list(c.reads),
+                "reads_sha256": c.reads_sha256,
+            }
             for c in journal.calls
         ],
     }
@@ -318,6 +355,21 @@ def _json_type(value: Any) -> str:
     return "an object"
 
 
+def _reads(ck: _Checker, value: Any, case: str) -> tuple[str, ...] | None:
+    """A call's ``reads``: null, or an array of "block?seq=N" and "blocks"."""
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise ck.fail(f"must be an array or null, not {_json_type(value)}", case=case, fld="reads")
+    for j, read in enumerate(value):
+        fld = f"reads[{j}]"
+        if not _READ_RE.match(ck.text(read, fld=fld, case=case)):
+            raise ck.fail(
+                f'{read!r:.80} is not a read ("block?seq=N" or "blocks")', case=case, fld=fld
+            )
+    return tuple(value)
+
+
 def _validate(obj: Any, path: str) -> Journal:
     ck = _Checker(path)
     if isinstance(obj, dict) and "format" in obj:
@@ -325,6 +377,12 @@ def _validate(obj: Any, path: str) -> Journal:
         if isinstance(version, bool) or not isinstance(version, int):
             raise ck.fail(
                 f"format version must be an integer, not {_json_type(version)}", fld="format"
+            )
+        if version < FORMAT:
+            raise ck.fail(
+                f"format version {version} is older than this harness's ({FORMAT}: each call "
+                "records its archive reads); re-record with `parity record`",
+                fld="format",
             )
         if version != FORMAT:
             raise ck.fail(
@@ -413,7 +471,19 @@ def _validate(obj: Any, path: str) -> Journal:
                 case=case,
                 fld="output",
             )
-        calls.append(JournalCall(case, tool, args, output))
+        reads = _reads(ck, c["reads"], case)
+        recorded = ck.text(c["reads_sha256"], fld="reads_sha256", case=case)
+        if not _HEX_RE.match(recorded):
+            raise ck.fail("must be 64 lowercase hex digits", case=case, fld="reads_sha256")
+        actual = reads_digest(reads)
+        if recorded != actual:
+            raise ck.fail(
+                f"digest mismatch: the reads' SHA-256 is {actual}, the journal says {recorded} "
+                "(edited by hand? re-record with `parity record`)",
+                case=case,
+                fld="reads",
+            )
+        calls.append(JournalCall(case, tool, args, output, reads))
 
     return Journal(
         corpus=corpus,

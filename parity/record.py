@@ -5,7 +5,13 @@ the same bytes) or a live Go (``go_url``; its token comes from the caller, which
 reads ``PARITY_GO_TOKEN``, and is never written anywhere). The Go's archive must be
 empty: the recorder archives the corpus's blocks, then twice reads the served
 blocks and runs every call through ``POST /internal/v1/tool/exec``; it refuses a
-Go whose two passes differ.
+Go whose two passes differ, in outputs or in reads.
+
+The archive reads of each call are what ``GET /debug/reads`` (every read the Go's
+tools made since it started, in order) gained during that call: the recorder takes
+the list before the first call and after each one, runs the calls one at a time,
+and refuses a list whose earlier reads changed (another client using the Go). A
+live Go without ``/debug/reads`` (404) gives ``reads`` null: unknown, not checked.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ _ARCHIVE = "/internal/v1/recall/archive"
 _BLOCKS = "/internal/v1/recall/blocks"
 _EXEC = "/internal/v1/tool/exec"
 _VERSION = "/debug/version"
+_READS = "/debug/reads"
 
 
 class _Go:
@@ -89,6 +96,23 @@ class _Go:
         if not isinstance(doc, dict):
             raise RecordError("version: the Go's answer is not a JSON object")
         return {k: str(doc[k]) for k in VERSION_KEYS if isinstance(doc.get(k), str)}
+
+    def reads(self) -> list[str] | None:
+        """Every archive read the Go's tools made so far; None when it has no /debug/reads."""
+        response = self.request("GET", _READS, "reads")
+        if response.status_code == 404:
+            return None
+        if response.status_code != 200:
+            snippet = self._mask(response.text[:200])
+            raise RecordError(f"reads: the Go answered {response.status_code}: {snippet}")
+        try:
+            doc = response.json()
+        except ValueError as e:
+            raise RecordError(f"reads: the Go's answer is not JSON: {e}") from e
+        reads = doc.get("reads") if isinstance(doc, dict) else None
+        if not isinstance(reads, list) or not all(isinstance(r, str) for r in reads):
+            raise RecordError('reads: the Go\'s answer has no "reads" array of strings')
+        return reads
 
     def blocks(self) -> list[JournalBlock]:
         doc = self.json("GET", _BLOCKS, "blocks")
@@ -158,12 +182,22 @@ def _pass(go: _Go, corpus: Corpus, seqs: Mapping[str, int]) -> _Pass:
             else "a block's label or content came back changed"
         )
         raise RecordError(f"the served blocks are not the archived readable ones ({detail})")
-    calls = tuple(
-        JournalCall(c.case, c.tool, args, go.exec_tool(c.case, c.tool, args))
-        for c in corpus.calls
-        for args in [c.resolve(seqs)]
-    )
-    return tuple(blocks), calls
+    calls = []
+    before = go.reads()
+    for c in corpus.calls:
+        args = c.resolve(seqs)
+        output = go.exec_tool(c.case, c.tool, args)
+        reads: tuple[str, ...] | None = None
+        if before is not None:
+            after = go.reads()
+            if after is None or after[: len(before)] != before:
+                raise RecordError(
+                    f"case {c.case!r}: the Go's /debug/reads no longer lists the earlier reads "
+                    "(restarted, or another client?); record against a Go used by no one else"
+                )
+            reads, before = tuple(after[len(before) :]), after
+        calls.append(JournalCall(c.case, c.tool, args, output, reads))
+    return tuple(blocks), tuple(calls)
 
 
 def record(
@@ -205,7 +239,11 @@ def _record(
     finally:
         go.close()
     if first != second:
-        unstable = [a.case for a, b in zip(first[1], second[1], strict=True) if a != b]
+        unstable = [
+            a.case if a.output != b.output else f"{a.case} (reads)"
+            for a, b in zip(first[1], second[1], strict=True)
+            if a != b
+        ]
         what = f"cases {', '.join(unstable)}" if unstable else "the served blocks"
         raise RecordError(f"the Go answered differently on the second pass ({what}); not written")
     return Journal(
@@ -228,7 +266,7 @@ class Drift:
     """How a new recording differs from a committed journal."""
 
     changed: tuple[str, ...]
-    """Cases in both whose tool, args or output differ."""
+    """Cases in both whose tool, args, output or reads differ."""
     added: tuple[str, ...]
     """Cases recorded now that the committed journal lacks."""
     removed: tuple[str, ...]

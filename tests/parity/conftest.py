@@ -50,10 +50,16 @@ def small_journal() -> Journal:
         seqs={"a": 7},
         blocks=(journal.JournalBlock(7, "<b>", "line\u2028é"),),
         calls=(
-            JournalCall("one", "recall", '{"id": "r7"}', "[r7] <b>\nline\u2028é"),
-            JournalCall("two", "recall_search", "{}", 'recall_search needs a "query"'),
+            JournalCall("one", "recall", '{"id": "r7"}', "[r7] <b>\nline\u2028é", ("block?seq=7",)),
+            JournalCall("two", "recall_search", "{}", 'recall_search needs a "query"', ()),
         ),
     )
+
+
+def with_reads(j: Journal, case: str, reads: tuple[str, ...] | None) -> Journal:
+    """``j`` with one call's recorded reads replaced (its digest is recomputed on write)."""
+    calls = tuple(dataclasses.replace(c, reads=reads) if c.case == case else c for c in j.calls)
+    return dataclasses.replace(j, calls=calls)
 
 
 def with_output(j: Journal, case: str, output: str) -> Journal:

@@ -53,7 +53,7 @@ def _damage(kind: str, path: Path) -> str | None:
     elif kind == "corrupted":
         path.write_bytes(data[: at + 60] + b"\x00}}}" + data[at + 60 :])
     elif kind == "version":
-        path.write_bytes(data.replace(b'"format": 1,', b'"format": 2,', 1))
+        path.write_bytes(data.replace(b'"format": 2,', b'"format": 99,', 1))
         return None
     elif kind == "digest":
         start = _output_start(data, CASE)
@@ -90,7 +90,7 @@ MESSAGES = {
     "truncated": "truncated",
     "truncated-utf8": "truncated",
     "corrupted": "corrupted",
-    "version": "unknown format version 2",
+    "version": "unknown format version 99",
     "digest": "digest mismatch",
     "empty": "truncated",
     "not-utf8": "not UTF-8",

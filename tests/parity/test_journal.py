@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -30,9 +32,22 @@ def test_canonical_text(tmp_path: Path) -> None:
     assert "line\u2028é" in text  # raw UTF-8, no \u escapes
     obj = json.loads(text)
     assert list(obj) == ["format", "corpus", "recorded_by", "seqs", "blocks", "calls"]
-    assert list(obj["calls"][0]) == ["case", "tool", "args", "output", "sha256"]
+    assert list(obj["calls"][0]) == [
+        "case",
+        "tool",
+        "args",
+        "output",
+        "sha256",
+        "reads",
+        "reads_sha256",
+    ]
+    assert obj["format"] == journal.FORMAT == 2
+    assert obj["calls"][0]["reads"] == ["block?seq=7"]
+    assert obj["calls"][1]["reads"] == []
     assert list(obj["blocks"][0]) == ["seq", "label", "content"]
     assert obj["calls"][0]["sha256"] == journal.digest("[r7] <b>\nline\u2028é")
+    assert obj["calls"][0]["reads_sha256"] == hashlib.sha256(b'["block?seq=7"]').hexdigest()
+    assert obj["calls"][1]["reads_sha256"] == hashlib.sha256(b"[]").hexdigest()
     assert text == json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -103,7 +118,19 @@ def _delete(*keys: object) -> object:
     [
         (_set("calls", 1, "output", "changed by hand"), "two", "output", "digest mismatch"),
         (_set("calls", 0, "sha256", "0" * 63), "one", "sha256", "64 lowercase hex"),
-        (_set("format", 2), None, "format", "unknown format version 2"),
+        (_set("format", 99), None, "format", "unknown format version 99"),
+        (_set("format", 1), None, "format", "format version 1 is older"),
+        (_set("calls", 0, "reads", ["block?seq=8"]), "one", "reads", "digest mismatch"),
+        (_set("calls", 0, "reads", []), "one", "reads", "the reads' SHA-256"),
+        (_set("calls", 0, "reads", None), "one", "reads", "digest mismatch"),
+        (_set("calls", 1, "reads", ["blocks"]), "two", "reads", "digest mismatch"),
+        (_set("calls", 0, "reads", "block?seq=7"), "one", "reads", "array or null"),
+        (_set("calls", 0, "reads", ["block?seq=007"]), "one", "reads[0]", "is not a read"),
+        (_set("calls", 0, "reads", ["blocks", "block"]), "one", "reads[1]", "is not a read"),
+        (_set("calls", 0, "reads", [7]), "one", "reads[0]", "must be a string"),
+        (_set("calls", 0, "reads_sha256", "A" * 64), "one", "reads_sha256", "64 lowercase"),
+        (_delete("calls", 0, "reads"), "one", "reads", "missing"),
+        (_delete("calls", 1, "reads_sha256"), "two", "reads_sha256", "missing"),
         (_set("format", "1"), None, "format", "must be an integer"),
         (_delete("calls", 1, "args"), "two", "args", "missing"),
         (_set("calls", 1, "args", 3), "two", "args", "must be a string, not a number"),
@@ -189,6 +216,48 @@ def test_missing_file(tmp_path: Path) -> None:
         journal.load(tmp_path / "absent.json")
 
 
+def test_unknown_reads_round_trip(tmp_path: Path) -> None:
+    j = small_journal()
+    calls = tuple(dataclasses.replace(c, reads=None) for c in j.calls)
+    unknown = dataclasses.replace(j, calls=calls)
+    path = tmp_path / "j.json"
+    journal.write(unknown, path)
+    obj = json.loads(path.read_text(encoding="utf-8"))
+    assert [c["reads"] for c in obj["calls"]] == [None, None]
+    assert obj["calls"][0]["reads_sha256"] == hashlib.sha256(b"null").hexdigest()
+    assert journal.load(path) == unknown
+    assert journal.load(path) != j
+
+
+def test_golden_records_go_reads() -> None:
+    golden = journal.load(GOLDEN)
+    first = golden.seqs["accents"]
+    assert golden.call("recall-id-plain").reads == (f"block?seq={first}",)
+    assert golden.call("recall-id-max-int64").reads == ("block?seq=9223372036854775807",)
+    assert golden.call("recall-id-below-first").reads == ("block?seq=1",)
+    assert golden.call("search-no-result").reads == ("blocks",)
+    nothing = ["recall-id-zero", "recall-id-oversized", "recall-id-absent"]
+    nothing.append("search-words-too-short")
+    for case in nothing:
+        assert golden.call(case).reads == (), case
+
+
+def test_reads_edited_by_hand_fail_to_load(tmp_path: Path, run_cli: RunCli) -> None:
+    data = GOLDEN.read_bytes()
+    at = data.index(b'"case": "recall-id-zero"')
+    reads_at = data.index(b'"reads": []', at)
+    path = tmp_path / "edited.json"
+    path.write_bytes(data[:reads_at] + b'"reads": ["block?seq=0"]' + data[reads_at + 11 :])
+    with pytest.raises(JournalError, match="digest mismatch") as info:
+        journal.load(path)
+    assert (info.value.case, info.value.field) == ("recall-id-zero", "reads")
+    status, _, err = run_cli("replay", "--journal", str(path))
+    assert status == 2
+    assert str(path) in err
+    assert "'recall-id-zero'" in err
+    assert "field 'reads'" in err
+
+
 @pytest.mark.parametrize("damage", ["truncated", "corrupted", "version", "digest"])
 def test_cli_exits_2_naming_file_and_case(tmp_path: Path, run_cli: RunCli, damage: str) -> None:
     data = GOLDEN.read_bytes()
@@ -199,7 +268,7 @@ def test_cli_exits_2_naming_file_and_case(tmp_path: Path, run_cli: RunCli, damag
     elif damage == "corrupted":
         path.write_bytes(data[: at + 60] + b"}}}" + data[at + 60 :])
     elif damage == "version":
-        path.write_bytes(data.replace(b'"format": 1,', b'"format": 99,', 1))
+        path.write_bytes(data.replace(b'"format": 2,', b'"format": 99,', 1))
     else:
         end = data.index(b'"sha256"', at)
         output_at = data.rindex(b'"output": "', at, end) + len(b'"output": "')

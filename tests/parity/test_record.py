@@ -6,6 +6,7 @@ import dataclasses
 import os
 from pathlib import Path
 
+import httpx
 import pytest
 
 from parity import journal, record
@@ -89,6 +90,7 @@ def test_live_go_with_a_token(
     assert live.recorded_by.go_version.startswith("go")
     assert live.seqs["accents"] == 1
     assert live.call("recall-id-plain").args == '{"id": "r1"}'
+    assert live.call("recall-id-plain").reads == ("block?seq=1",)  # /debug/reads, with the token
     # Other seqs, same corpus: the journal replays all the same.
     with Replayer(live, CORPUS) as replayer:
         assert replayer.replay().failures == []
@@ -110,6 +112,72 @@ def test_live_go_without_debug_version(fresh_go: FreshGo, monkeypatch: pytest.Mo
         CORPUS, go_url=go.base_url, versions={"go_version": "go1.99", "goos": "plan9"}
     )
     assert dataclasses.astuple(j.recorded_by) == ("go1.99", "unknown", "plan9", "unknown", "live")
+
+
+def test_live_go_without_debug_reads_records_null_reads(
+    fresh_go: FreshGo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    go = fresh_go(first_seq=1000)
+    monkeypatch.setattr(record, "_READS", "/debug/no-such-route")  # the Go answers 404
+    live = record.record(CORPUS, go_url=go.base_url)
+    assert [c.reads for c in live.calls] == [None] * len(live.calls)
+    golden = journal.load(GOLDEN)
+    assert [c.output for c in live.calls] == [c.output for c in golden.calls]
+    path = tmp_path / "live.json"
+    journal.write(live, path)
+    assert '"reads": null' in path.read_text(encoding="utf-8")
+    assert journal.load(path) == live
+    # Unknown reads are not checked: a port reading more than Go still passes.
+    with Replayer(live, CORPUS) as replayer:
+        assert replayer.replay(modes=["archive"]).failures == []
+
+
+def test_reads_are_what_each_call_added_to_debug_reads(fresh_go: FreshGo) -> None:
+    go = fresh_go(first_seq=1000)
+    j = record.record(CORPUS, go_url=go.base_url)
+    assert [(c.case, c.reads) for c in j.calls] == [
+        (c.case, c.reads) for c in journal.load(GOLDEN).calls
+    ]
+    with httpx.Client(base_url=go.base_url) as client:
+        total = client.get("/debug/reads").json()["reads"]
+    # Two passes, each call's reads in order, nothing else.
+    per_pass = [r for c in j.calls for r in c.reads or ()]
+    assert total == per_pass * 2
+
+
+def test_refuses_a_go_whose_reads_differ_on_the_second_pass(
+    fresh_go: FreshGo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    go = fresh_go()
+    seen: set[str] = set()
+    original = record._Go.exec_tool
+
+    def extra_read(self: record._Go, case: str, name: str, args: str) -> str:
+        if case == "recall-id-zero" and case in seen:  # a read Go's tool did not make before
+            original(self, case, "recall_search", '{"query": "deploy"}')
+        seen.add(case)
+        return original(self, case, name, args)
+
+    monkeypatch.setattr(record._Go, "exec_tool", extra_read)
+    with pytest.raises(
+        RecordError, match=r"second pass \(cases recall-id-zero \(reads\)\); not written"
+    ):
+        record.record(CORPUS, go_url=go.base_url)
+
+
+def test_refuses_debug_reads_that_forget_earlier_reads(
+    fresh_go: FreshGo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    go = fresh_go()
+    original = record._Go.reads
+
+    def forgetful(self: record._Go) -> list[str] | None:
+        reads = original(self)
+        return [] if reads is not None and len(reads) > 3 else reads
+
+    monkeypatch.setattr(record._Go, "reads", forgetful)
+    with pytest.raises(RecordError, match="no longer lists the earlier reads"):
+        record.record(CORPUS, go_url=go.base_url)
 
 
 def test_refuses_a_go_that_answers_differently_twice(
