@@ -10,6 +10,9 @@ read routes from a journal:
   divergence; in ``fallback`` mode the recorded output of that exact (name, args),
   while the two read routes answer 500.
 
+Each ``Served`` request names the archive read it is (``Served.read``), in the form
+the journal records Go's reads: ``"block?seq=N"`` and ``"blocks"``.
+
 Any other request is one the fake was not set up for: ``check()`` raises
 ``FakeGoError`` for it, as for a ``/tool/exec`` body it has no output for::
 
@@ -23,6 +26,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import urllib.parse
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
@@ -109,6 +113,27 @@ class Served:
     def path(self) -> str:
         """The path, without the query."""
         return self.target.split("?", 1)[0]
+
+    @property
+    def read(self) -> str | None:
+        """The archive read this request is, as the journal names Go's reads, or None.
+
+        ``GET /internal/v1/recall/block?seq=N`` is ``"block?seq=N"`` with ``N`` in
+        canonical decimal when it is a decimal int64 (as Go's handler reads it: the
+        first ``seq``); with another query it is ``"block?<query>"``, which no Go read
+        is. ``GET /internal/v1/recall/blocks`` is ``"blocks"``, whatever its query.
+        """
+        if self.method != "GET":
+            return None
+        path, _, query = self.target.partition("?")
+        if path == BLOCKS_PATH:
+            return "blocks"
+        if path != BLOCK_PATH:
+            return None
+        seqs = [v for k, v in urllib.parse.parse_qsl(query, keep_blank_values=True) if k == "seq"]
+        if seqs and _SEQ_RE.match(seqs[0]) and -_INT64 <= int(seqs[0]) < _INT64:
+            return f"block?seq={int(seqs[0])}"
+        return f"block?{query}"
 
     def __str__(self) -> str:
         return f"{self.method} {self.target} -> {self.status}"

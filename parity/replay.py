@@ -3,13 +3,18 @@
 Two passes over one fake Go (``parity.fakego``):
 
 1. ``archive``: the fake serves the journal's blocks and answers ``/tool/exec`` with
-   500, so the output must come from the Python tools themselves;
+   500, so the output must come from the Python tools themselves; the archive reads
+   they make (``GET /block?seq=N`` as ``"block?seq=N"``, ``GET /blocks`` as
+   ``"blocks"``, from the fake's request log) must be the ones Go's tool made for
+   that call, in order, as the journal records them (not checked when the journal's
+   ``reads`` is null: recorded from a live Go without ``/debug/reads``);
 2. ``fallback``: the archive routes answer 500 and ``/tool/exec`` serves the recorded
    outputs, so a call that reads the archive must fall back on Go, exactly once.
 
-A case passes when both passes give its golden output, byte for byte, and the fake
-saw only the requests it was set up for. Before anything runs, the journal and the
-corpus must name the same cases with the same tools and args.
+A case passes when both passes give its golden output, byte for byte, the archive
+pass made Go's reads, and the fake saw only the requests it was set up for. Before
+anything runs, the journal and the corpus must name the same cases with the same
+tools and args.
 """
 
 from __future__ import annotations
@@ -263,9 +268,16 @@ def _request_problems(
     execs = [s for s in served if s.path == EXEC_PATH]
     reads = [s for s in served if s.path in _READS]
     if mode == "archive":
+        problems = []
         if execs:
-            return ["fell back on POST /internal/v1/tool/exec (the fake answered 500)"]
-        return []
+            problems.append("fell back on POST /internal/v1/tool/exec (the fake answered 500)")
+        made = tuple(r for s in served if (r := s.read) is not None)
+        if call.reads is not None and made != call.reads:
+            problems.append(
+                f"archive reads differ from Go's: expected {_reads_text(call.reads)} "
+                f"(as Go's tool read), actual {_reads_text(made)}"
+            )
+        return problems
     if reads and len(execs) != 1:
         return [f"read the archive, then called /tool/exec {len(execs)} times (want once)"]
     if not reads and execs:
@@ -273,3 +285,8 @@ def _request_problems(
     if execs and served[-1].path != EXEC_PATH:
         return ["read the archive again after the fallback"]
     return []
+
+
+def _reads_text(reads: Sequence[str]) -> str:
+    """A list of reads for a report: ``[block?seq=1000, blocks]``, or ``none``."""
+    return "[" + ", ".join(reads) + "]" if reads else "none"

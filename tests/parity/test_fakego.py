@@ -9,7 +9,15 @@ import pytest
 
 from parity.corpus import get_corpus
 from parity.errors import FakeGoError
-from parity.fakego import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH, FakeGo, blocks_body, go_json
+from parity.fakego import (
+    BLOCK_PATH,
+    BLOCKS_PATH,
+    EXEC_PATH,
+    FakeGo,
+    Served,
+    blocks_body,
+    go_json,
+)
 from parity.journal import Journal, JournalBlock, RecordedBy
 from parity.plugin import FreshGo
 
@@ -112,6 +120,28 @@ def test_served_since(fake_go: FakeGo, client: httpx.Client) -> None:
     served = fake_go.served_since(mark)
     assert [str(s) for s in served] == [f"GET {BLOCK_PATH}?seq=5 -> 404"]
     assert json.loads(served[0].body) == {"error": "not found"}
+
+
+@pytest.mark.parametrize(
+    ("method", "target", "read"),
+    [
+        ("GET", f"{BLOCK_PATH}?seq=1000", "block?seq=1000"),
+        ("GET", f"{BLOCK_PATH}?seq=0", "block?seq=0"),
+        ("GET", f"{BLOCK_PATH}?seq=007", "block?seq=7"),  # as Go's handler reads it
+        ("GET", f"{BLOCK_PATH}?seq=%2B7&seq=8", "block?seq=7"),
+        ("GET", f"{BLOCK_PATH}?seq=-0", "block?seq=0"),
+        ("GET", f"{BLOCK_PATH}?seq=r7", "block?seq=r7"),  # no Go read looks like it
+        ("GET", f"{BLOCK_PATH}?seq=9223372036854775808", "block?seq=9223372036854775808"),
+        ("GET", BLOCK_PATH, "block?"),
+        ("GET", BLOCKS_PATH, "blocks"),
+        ("GET", f"{BLOCKS_PATH}?seq=1", "blocks"),
+        ("DELETE", BLOCKS_PATH, None),
+        ("POST", EXEC_PATH, None),
+        ("GET", "/internal/v1/recall/blockz", None),
+    ],
+)
+def test_served_read(method: str, target: str, read: str | None) -> None:
+    assert Served(method, target, 200, "").read == read
 
 
 def test_listens_on_loopback_only(fake_go: FakeGo) -> None:

@@ -20,7 +20,7 @@ from parity.journal import Journal, JournalCall
 from parity.replay import Replayer, check_consistency
 from recall._go.strconv import quote
 
-from .conftest import RunCli, copy_with_output, with_output
+from .conftest import RunCli, copy_with_output, with_output, with_reads
 
 CORPUS = get_corpus("recall")
 
@@ -188,6 +188,70 @@ def test_a_hidden_fallback_fails_the_case(golden: Journal) -> None:
     assert "[archive replay]" in report
     assert "fell back on POST /internal/v1/tool/exec" in report
     assert "without reading the archive first" in report
+
+
+def _lenient_ids(monkeypatch: pytest.MonkeyPatch, *ids: str) -> None:
+    """Make recall's id parser take each of ``ids`` (such as "r0") as seq 0."""
+    original = recall._tools.recall_id_to_seq
+    monkeypatch.setattr(recall._tools, "recall_id_to_seq", lambda i: 0 if i in ids else original(i))
+
+
+def test_a_port_reading_the_archive_for_a_malformed_id_fails_the_case(
+    golden: Journal, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _lenient_ids(monkeypatch, "r0")  # reads block 0: "not found" all the same
+    with Replayer(golden, CORPUS) as replayer:
+        result = replayer.replay()
+    assert [r.case for r in result.failures] == ["recall-id-zero"]
+    (failure,) = result.failures
+    assert [r.mode for r in failure.runs if r.failed(failure.call.output)] == ["archive"]
+    assert [r.output for r in failure.runs] == [failure.call.output] * 2  # the output is right
+    report = failure.report()
+    assert report.startswith("FAILED recall-id-zero [archive replay]")
+    assert (
+        "archive reads differ from Go's: expected none (as Go's tool read), "
+        "actual [block?seq=0]" in report
+    )
+    assert f"GET {BLOCK_PATH}?seq=0 -> 404" in report
+
+
+def test_a_port_skipping_a_read_go_made_fails_the_case(
+    golden: Journal, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = recall._tools.recall_id_to_seq
+    monkeypatch.setattr(  # r1 malformed: no read of block 1, which Go reads (not found)
+        recall._tools, "recall_id_to_seq", lambda i: None if i == "r1" else original(i)
+    )
+    with Replayer(golden, CORPUS) as replayer:
+        result = replayer.run_case(golden.call("recall-id-below-first"))
+    assert not result.passed
+    assert (
+        "archive reads differ from Go's: expected [block?seq=1] (as Go's tool read), actual none"
+        in result.report()
+    )
+
+
+def test_reads_differ_fails_make_parity(run_cli: RunCli, monkeypatch: pytest.MonkeyPatch) -> None:
+    _lenient_ids(monkeypatch, "r0", "r0000")
+    status, out, _ = run_cli("replay")
+    assert status == 1
+    failed = [line.split()[1] for line in out.splitlines() if line.startswith("FAILED")]
+    assert failed == ["recall-id-zero", "recall-id-zeros"]
+    assert "actual [block?seq=0]" in out
+    assert out.splitlines()[-1].endswith("passed, 2 failed")
+
+
+def test_unknown_reads_are_not_checked(golden: Journal, monkeypatch: pytest.MonkeyPatch) -> None:
+    _lenient_ids(monkeypatch, "r0")
+    unknown = dataclasses.replace(
+        golden, calls=tuple(dataclasses.replace(c, reads=None) for c in golden.calls)
+    )
+    with Replayer(unknown, CORPUS) as replayer:
+        assert replayer.replay().failures == []
+    wrong = with_reads(golden, "recall-id-plain", ("blocks",))
+    with Replayer(wrong, CORPUS) as replayer:
+        result = replayer.run_case(wrong.call("recall-id-plain"))
+    assert "expected [blocks] (as Go's tool read), actual [block?seq=" in result.report()
 
 
 def test_fake_go_is_checked_after_every_replay_even_on_failure(golden: Journal) -> None:
