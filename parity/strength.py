@@ -56,7 +56,6 @@ __all__ = [
     "PY_NOT_TOOL_LOGIC",
     "PY_TOOL_LOGIC",
     "PY_UNREACHABLE",
-    "READS_ONLY",
     "GoBlock",
     "GoCoverage",
     "Mutant",
@@ -463,44 +462,12 @@ EQUIVALENT: dict[Key, str] = {
         ("unmarshal_args", "'\ufffd'", "'\ufffdX'"),
     ),
 }
-"""Mutants that no input through GoTurnHost can kill: (file, function, before, after) -> why."""
+"""Mutants that no input through GoTurnHost can kill: (file, function, before, after) -> why.
 
-_FIRST_SEQ_NOTE = "the recorder starts the reference at seq 1000, so no journal holds a block there"
-READS_ONLY: dict[Key, str] = {
-    (_T, "MAX_SEQ", "63", "62"): (
-        "MAX_SEQ 2**62-1: ids from 2**62 to 2**63-1 are not found either way; the "
-        "mutant only skips the read of a block that no archive holds"
-    ),
-    (_T, "MAX_SEQ", "1", "2"): (
-        "MAX_SEQ 2**63-2: r9223372036854775807 is not found either way; the mutant "
-        "only skips the read of a block that no archive holds"
-    ),
-    (
-        _T,
-        "recall_id_to_seq",
-        "len(digits) > len(str(MAX_SEQ))",
-        "len(digits) >= len(str(MAX_SEQ))",
-    ): (
-        "ids of 19 significant digits (10**18 and up) are not found either way; the "
-        "mutant only skips the read"
-    ),
-    (_T, "recall_id_to_seq", "1 <= seq <= MAX_SEQ", "1 <= seq < MAX_SEQ"): (
-        "r9223372036854775807 is not found either way; only the read differs"
-    ),
-    (_T, "recall_id_to_seq", "1 <= seq <= MAX_SEQ", "1 < seq <= MAX_SEQ"): (
-        "r1 is not found either way; only the read differs: " + _FIRST_SEQ_NOTE
-    ),
-    (_T, "recall_id_to_seq", "1", "2"): (
-        "r1 is not found either way; only the read differs: " + _FIRST_SEQ_NOTE
-    ),
-    (_T, "recall_id_to_seq", "1", "0"): (
-        "r0 is read as seq 0, which no archive holds: not found either way, only the read differs"
-    ),
-}
-"""Mutants whose outputs equal the original's for every input the journal can hold:
-they differ only in whether the archive is read for a block that is absent. The
-journal does not record Go's reads, so the replay cannot check them:
-(file, function, before, after) -> why."""
+Same outputs is not enough: the replay also checks that each call reads the archive
+as Go's tool did (the journal's ``reads``), so a mutant that reads a block Go does not
+(``r0`` as seq 0) or skips one Go reads (``r1`` as malformed) is killed, not equivalent.
+"""
 
 DEFAULT_MUTATION_MODULES: tuple[str, ...] = (
     "recall._tools",
@@ -978,7 +945,7 @@ class Mutant:
 
     @property
     def key(self) -> Key:
-        """(file, function, before, after): how EQUIVALENT and READS_ONLY name it.
+        """(file, function, before, after): how EQUIVALENT names it.
 
         ``after`` ends with `` #n`` when the same change is made at several places of
         the function (the n-th, in the order of the source).
@@ -988,13 +955,8 @@ class Mutant:
 
     @property
     def equivalent(self) -> str | None:
-        """Why the goldens cannot kill it (EQUIVALENT or READS_ONLY), when that is known."""
-        key = self.key
-        if key in EQUIVALENT:
-            return EQUIVALENT[key]
-        if key in READS_ONLY:
-            return "same outputs, reads only: " + READS_ONLY[key]
-        return None
+        """Why the goldens cannot kill it (EQUIVALENT), when that is known."""
+        return EQUIVALENT.get(self.key)
 
     def code(self) -> types.CodeType:
         """The mutated module, compiled (with the file's name and line numbers)."""
@@ -1412,11 +1374,6 @@ class MutationRun:
         return [r for r in self.survivors if r.mutant.equivalent]
 
     @property
-    def reads_only(self) -> list[MutantResult]:
-        """The explained survivors that differ from the original only in archive reads."""
-        return [r for r in self.survivors if r.mutant.key in READS_ONLY]
-
-    @property
     def unexplained(self) -> list[MutantResult]:
         """The survivors that EQUIVALENT does not explain."""
         return [r for r in self.survivors if not r.mutant.equivalent]
@@ -1763,8 +1720,7 @@ def _print_mutation(
     print(
         f"   killed {run.killed}/{n} = {run.score:.1f}% "
         f"({run.timeouts} by time-out); survived {len(run.survivors)}: "
-        f"{len(run.equivalent)} explained ({len(run.reads_only)} of them differ only in "
-        f"archive reads), {len(run.unexplained)} unexplained; "
+        f"{len(run.equivalent)} explained, {len(run.unexplained)} unexplained; "
         f"score over the killable: {run.killable_score:.1f}%",
         file=out,
     )
@@ -1774,9 +1730,7 @@ def _print_mutation(
         groups["UNEXPLAINED: add a corpus case, or explain it in EQUIVALENT"].append(r.mutant)
     for r in run.equivalent:
         m = r.mutant
-        kind = "reads only" if m.key in READS_ONLY else "equivalent"
-        reason = READS_ONLY.get(m.key) or EQUIVALENT[m.key]
-        groups.setdefault(f"{kind}: {reason}", []).append(m)
+        groups.setdefault(f"equivalent: {EQUIVALENT[m.key]}", []).append(m)
     for why, members in groups.items():
         print(f"   {why}", file=out)
         for m in members:
@@ -1909,7 +1863,6 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
             "killed": run.killed,
             "timeouts": run.timeouts,
             "equivalent": len(run.equivalent),
-            "reads_only": len(run.reads_only),
             "unexplained": len(run.unexplained),
             "score": round(run.score, 2),
             "killable_score": round(run.killable_score, 2),

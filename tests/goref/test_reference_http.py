@@ -144,10 +144,42 @@ def test_tool_exec_bad_body_is_400(client: httpx.Client, body: bytes) -> None:
     assert client.post(EXEC, content=body).status_code == 400
 
 
+READS = "/debug/reads"
+
+
+def test_debug_reads_lists_each_tool_read(go: RunningReference, client: httpx.Client) -> None:
+    assert client.get(READS).json() == {"reads": []}
+    seq = go.archive("Notes", "hello")
+    locked = go.archive("Secret", "hello", locked=True)
+    client.get(BLOCK, params={"seq": str(seq)})  # the read routes are not tool reads
+    client.get(BLOCKS)
+    assert client.get(READS).json() == {"reads": []}
+    for name, args in [
+        ("recall", json.dumps({"id": f" R{seq} "})),
+        ("recall", json.dumps({"id": f"r{locked}"})),
+        ("recall", '{"id": "r0"}'),
+        ("recall", '{"id": "r99999999999999999999"}'),
+        ("recall", "{}"),
+        ("recall_search", '{"query": "HELLO"}'),
+        ("recall_search", '{"query": "a b"}'),
+        ("shell", "{}"),
+    ]:
+        client.post(EXEC, json={"name": name, "args": args})
+    assert client.get(READS).json() == {
+        "reads": [f"block?seq={seq}", f"block?seq={locked}", "blocks"]
+    }
+    assert client.post(READS).status_code == 405
+
+
 def test_token_is_required_when_configured(fresh_go: FreshGo) -> None:
     go = fresh_go(token="s3cret-token")
     with httpx.Client(base_url=go.base_url, timeout=10) as anonymous:
-        for method, path in [("GET", BLOCKS), ("GET", f"{BLOCK}?seq=1"), ("POST", EXEC)]:
+        for method, path in [
+            ("GET", BLOCKS),
+            ("GET", f"{BLOCK}?seq=1"),
+            ("POST", EXEC),
+            ("GET", "/debug/reads"),
+        ]:
             assert anonymous.request(method, path).status_code == 401
         wrong = {"Authorization": "Bearer wrong"}
         assert anonymous.get(BLOCKS, headers=wrong).status_code == 401

@@ -93,8 +93,34 @@ def test_regex_variants_move_each_range_bound_and_count() -> None:
 
 def test_every_explained_mutant_names_exactly_one_mutant() -> None:
     counts = Counter(m.key for m in generate_mutants())
-    explained = [*strength.EQUIVALENT, *strength.READS_ONLY]
-    assert [k for k in explained if counts[k] != 1] == []
+    assert [k for k in strength.EQUIVALENT if counts[k] != 1] == []
+
+
+# Same outputs as the original for every id of the corpus; only the archive reads
+# differ (r0, r1, r9223372036854775807, 19-digit ids): the replay's reads check kills them.
+READ_DIFFERING = [
+    ("MAX_SEQ", "63", "62"),
+    ("MAX_SEQ", "1", "2"),
+    ("recall_id_to_seq", "len(digits) > len(str(MAX_SEQ))", "len(digits) >= len(str(MAX_SEQ))"),
+    ("recall_id_to_seq", "1 <= seq <= MAX_SEQ", "1 <= seq < MAX_SEQ"),
+    ("recall_id_to_seq", "1 <= seq <= MAX_SEQ", "1 < seq <= MAX_SEQ"),
+    ("recall_id_to_seq", "1", "2"),
+    ("recall_id_to_seq", "1", "0"),
+]
+
+
+def test_mutants_differing_only_in_archive_reads_are_killed(tool_mutants: list[Mutant]) -> None:
+    chosen = [_find(tool_mutants, *change) for change in READ_DIFFERING]
+    assert len(chosen) == 7
+    assert not [m for m in chosen if m.equivalent]
+    run = strength.run_mutants(chosen, jobs=2, timeout=60)
+    assert [r.status for r in run.results] == ["killed"] * 7
+    # the first case that told each apart: an id whose output is "not found" either way
+    assert [r.detail for r in run.results] == [
+        *["recall-id-max-int64"] * 4,  # r9223372036854775807, read by Go
+        *["recall-id-below-first"] * 2,  # r1, read by Go
+        "recall-id-zero",  # r0, not read by Go
+    ]
 
 
 def test_a_small_mutation_run_kills_and_reports_survivors(tool_mutants: list[Mutant]) -> None:
