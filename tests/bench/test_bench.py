@@ -14,17 +14,14 @@ from pathlib import Path
 
 import pytest
 
+from bench.data import QUERIES, generate_blocks
+from bench.gokernel import parse_ns_per_op
+from bench.report import targets
+from bench.runner import ParityFailure, check_parity, parse_args
 from parity.errors import GoReferenceError
 from parity.reference import go_executable
 
 ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:  # bench/ is not an installed package: run from the repo root
-    sys.path.insert(0, str(ROOT))
-
-from bench.data import QUERIES, generate_blocks  # noqa: E402
-from bench.gokernel import parse_ns_per_op  # noqa: E402
-from bench.report import targets  # noqa: E402
-from bench.runner import ParityFailure, check_parity, parse_args  # noqa: E402
 
 
 def _in_ci() -> bool:
