@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -13,26 +11,12 @@ from typing import Any
 
 import pytest
 
+from parity.errors import GoReferenceError
+from parity.plugin import go_unavailable
+from parity.reference import go_env, go_executable
+
 ROOT = Path(__file__).resolve().parents[2]
 GOREF = ROOT / "goref"
-
-
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").lower() not in {"", "0", "false", "no"}
-
-
-def go_missing(message: str) -> None:
-    """Skip the test for a missing Go, or fail it under CI=true."""
-    if _in_ci():
-        pytest.fail(f"Go is unavailable: {message}", pytrace=False)
-    pytest.skip(f"Go is unavailable: {message}")
-
-
-def go_env() -> dict[str, str]:
-    """The environment for running Go here: no network, no toolchain switch."""
-    env = dict(os.environ)
-    env.update(GOTOOLCHAIN="local", GOPROXY="off")
-    return env
 
 
 class GoTool:
@@ -112,16 +96,14 @@ class GoEval:
 
 @pytest.fixture(scope="session")
 def go_tool() -> GoTool:
-    """The venv's Go toolchain (sys.prefix/bin/go), or a skip (a failure under CI)."""
-    go = Path(sys.prefix) / "bin" / "go"
-    if not os.access(go, os.X_OK):
-        go_missing(f"no executable {go}")
+    """The venv's Go toolchain, or a skip (a failure under CI)."""
     try:
+        go = go_executable()
         subprocess.run(
             [str(go), "version"], env=go_env(), capture_output=True, check=True, timeout=60
         )
-    except (OSError, subprocess.SubprocessError) as exc:
-        go_missing(f"{go} version: {exc}")
+    except (GoReferenceError, OSError, subprocess.SubprocessError) as exc:
+        go_unavailable(GoReferenceError(str(exc)))
     return GoTool(go)
 
 
