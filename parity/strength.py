@@ -78,18 +78,7 @@ _ROOT = Path(__file__).resolve().parent.parent
 GO_TOOL_PACKAGE = "recallref/recall"
 """The Go package holding the tool logic."""
 
-GO_UNREACHABLE: dict[tuple[str, str], str] = {
-    ("Exec", 'return "", false'): (
-        "an unknown tool name: the server answers 404 and the recorder records only "
-        "the outputs of recall and recall_search (goref/server's tests cover it)"
-    ),
-    ("RecallSearch", "return 1"): (
-        "SortStableFunc only compares an element with one that was before it in the "
-        "input, and All() gives the blocks by increasing seq: x.Seq < y.Seq never "
-        "holds for two blocks of equal score"
-    ),
-    ("RecallSearch", "return 0"): "two readable blocks never share a seq",
-}
+GO_UNREACHABLE: dict[tuple[str, str], str] = {}
 """Go statements of the tool logic that no recorded call can reach: (function, code) -> why."""
 
 PY_TOOL_LOGIC: tuple[str, ...] = (

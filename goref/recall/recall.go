@@ -7,6 +7,7 @@
 package recall
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -53,16 +54,13 @@ const (
 	excerptRunes = 160
 )
 
-// Exec runs the tool called name with the JSON arguments args. It reports
-// false when name is not one of the recall tools.
-func Exec(name, args string, a Archive) (string, bool) {
-	switch name {
-	case ToolRecall:
-		return Recall(args, a), true
-	case ToolRecallSearch:
-		return RecallSearch(args, a), true
-	}
-	return "", false
+// Tool is a recall tool: its output for the JSON arguments args.
+type Tool func(args string, a Archive) string
+
+// Tools maps each tool's name to the tool.
+var Tools = map[string]Tool{
+	ToolRecall:       Recall,
+	ToolRecallSearch: RecallSearch,
 }
 
 // decodeArgs decodes the tool arguments as json.Unmarshal into
@@ -153,17 +151,12 @@ func RecallSearch(args string, a Archive) string {
 	if len(hits) == 0 {
 		return textNoMatch(query)
 	}
-	slices.SortStableFunc(hits, func(x, y hit) int {
-		if x.score != y.score {
-			return y.score - x.score
+	// Highest score first; on equal score, the most recent (highest seq).
+	slices.SortFunc(hits, func(x, y hit) int {
+		if c := cmp.Compare(y.score, x.score); c != 0 {
+			return c
 		}
-		switch {
-		case x.block.Seq > y.block.Seq:
-			return -1
-		case x.block.Seq < y.block.Seq:
-			return 1
-		}
-		return 0
+		return cmp.Compare(y.block.Seq, x.block.Seq)
 	})
 
 	total := len(hits)

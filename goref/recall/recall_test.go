@@ -473,7 +473,7 @@ func TestTexts(t *testing.T) {
 	}
 }
 
-func TestExec(t *testing.T) {
+func TestTools(t *testing.T) {
 	a := searchArchive()
 	tests := []struct {
 		name, args, want string
@@ -486,9 +486,15 @@ func TestExec(t *testing.T) {
 		{"", "", "", false},
 	}
 	for _, tt := range tests {
-		got, ok := Exec(tt.name, tt.args, a)
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("Exec(%q, %q) = %q, %v; want %q, %v", tt.name, tt.args, got, ok, tt.want, tt.ok)
+		tool, ok := Tools[tt.name]
+		if ok != tt.ok {
+			t.Errorf("Tools[%q] present = %v; want %v", tt.name, ok, tt.ok)
+			continue
+		}
+		if ok {
+			if got := tool(tt.args, a); got != tt.want {
+				t.Errorf("Tools[%q](%q) = %q; want %q", tt.name, tt.args, got, tt.want)
+			}
 		}
 	}
 }

@@ -176,12 +176,12 @@ func (s *server) handleExec(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, errorBody(`"name" and "args" must be strings`))
 		return
 	}
-	out, ok := recall.Exec(name, args, readLog{s.store, s})
+	tool, ok := recall.Tools[name]
 	if !ok {
 		writeJSON(w, http.StatusNotFound, errorBody(fmt.Sprintf("unknown tool %q", name)))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"output": out})
+	writeJSON(w, http.StatusOK, map[string]string{"output": tool(args, readLog{s.store, s})})
 }
 
 func (s *server) handleRequests(w http.ResponseWriter, r *http.Request) {
