@@ -7,10 +7,13 @@ streaming, with a size bound, and decoded strictly.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import operator
 import re
+import sys
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from types import TracebackType
 from typing import Final, NoReturn
@@ -18,11 +21,12 @@ from typing import Final, NoReturn
 import httpx
 
 from recall._errors import GoUnavailableError, UnknownToolError
-from recall._tools import MAX_SEQ, Block
+from recall._tools import MAX_SEQ, Block, latin1_images
 
 __all__ = [
     "BLOCKS_PATH",
     "BLOCK_PATH",
+    "DEFAULT_CACHE_BYTES",
     "DEFAULT_MAX_BODY_BYTES",
     "EXEC_PATH",
     "ArchiveClient",
@@ -33,6 +37,7 @@ BLOCK_PATH: Final = "/internal/v1/recall/block"
 BLOCKS_PATH: Final = "/internal/v1/recall/blocks"
 EXEC_PATH: Final = "/internal/v1/tool/exec"
 DEFAULT_MAX_BODY_BYTES: Final = 512 * 1024 * 1024
+DEFAULT_CACHE_BYTES: Final = 64 * 1024 * 1024
 
 _TOKEN = re.compile(r"[\x21-\x7e]+")  # what a header value carries as it is
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -54,6 +59,15 @@ class ArchiveClient:
 
     ``transport`` replaces httpx's network transport (tests); the environment's
     proxies and .netrc are ignored, and redirects are not followed.
+
+    ``cache_bytes`` bounds a cache of decoded blocks and their lowered images
+    (about their real size; 0: no cache), keyed by the digest of each item's raw
+    bytes in the /blocks body: a block that Go serves again byte for byte is not
+    decoded nor lowered again (blocks never change once archived), and one whose
+    bytes differ (another Go at the same URL) is a different entry. /blocks is
+    still read whole on every search. Least recently used entries go first, but
+    never for an entry the current read has used (a scan larger than the cache
+    keeps what it holds rather than flushing it).
     """
 
     def __init__(
@@ -64,11 +78,14 @@ class ArchiveClient:
         timeout: float = 5.0,
         transport: httpx.BaseTransport | None = None,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
     ) -> None:
         if token is not None and not _TOKEN.fullmatch(token):
             raise ValueError("the token must be one or more visible ASCII characters")
         if max_body_bytes < 0:
             raise ValueError("max_body_bytes must not be negative")
+        if cache_bytes < 0:
+            raise ValueError("cache_bytes must not be negative")
         headers = {"Accept": "application/json"}
         if token is not None:
             headers["Authorization"] = f"Bearer {token}"
@@ -86,6 +103,7 @@ class ArchiveClient:
         self._token = token
         self._timeout = timeout
         self._max_body_bytes = max_body_bytes
+        self._cache = BlockCache(cache_bytes) if cache_bytes else None
 
     def __repr__(self) -> str:
         url = self._http.base_url.copy_with(username=None, password=None)
@@ -125,19 +143,30 @@ class ArchiveClient:
     def all_blocks(self) -> list[Block]:
         """Every readable block, by increasing seq."""
         what = f"GET {BLOCKS_PATH}"
-        status, doc, surrogates = self._call(what, "GET", BLOCKS_PATH, decode=_decode_blocks)
+        cache = self._cache
+        decode = _decode_blocks if cache is None else cache.decode_blocks
+        status, doc, surrogates = self._call(what, "GET", BLOCKS_PATH, decode=decode)
         items = doc.get("blocks") if status == 200 and isinstance(doc, dict) else None
         if not isinstance(items, list):
             raise GoUnavailableError(what, _unexpected(status, "blocks"))
         blocks: list[Block] = []
         last = 0
         for item in items:
-            block = _block(item, surrogates)
+            # The cache gives Blocks already (decoded, checked); anything else is JSON.
+            block = item if type(item) is Block else _block(item, surrogates)
             if block is None or block.seq <= last:
                 raise GoUnavailableError(what, "the blocks are not valid blocks by increasing seq")
             blocks.append(block)
             last = block.seq
         return blocks
+
+    def latin1_images(self, block: Block) -> tuple[bytes, bytes]:
+        """``recall._tools.latin1_images(block)``, from the cache when it holds this block."""
+        if self._cache is not None:
+            images = self._cache.images(block)
+            if images is not None:
+                return images
+        return latin1_images(block)
 
     def exec_tool(self, name: str, args: str) -> str:
         """Go's own output for a tool call; UnknownToolError when it answers its JSON 404."""
@@ -260,16 +289,8 @@ def _decode_blocks(body: bytearray) -> tuple[object, bool]:
     return {"blocks": items}, surrogates
 
 
-def _compact_items(body: bytearray) -> list[object] | None:
-    """The items of ``{"blocks": [item, ...]}`` when each item is cut from the next by
-    ``},{"`` and nothing else (Go's encoding), else None.
-
-    A JSON string holds ``"`` only escaped, so ``},{"`` never lies inside one: a
-    valid body of that shape is cut exactly between its items, and each item,
-    decoded alone by json's own scanner (strict, no NaN), is what ``json.loads``
-    gives for it. Anything else (spaces, nested values, invalid JSON or UTF-8)
-    makes a piece fail to decode, and the whole body is left to ``_decode``.
-    """
+def _array_bounds(body: bytearray) -> tuple[int, int] | None:
+    """Where the items of ``{"blocks": [...]}`` start and where its ``]`` is, or None."""
     head = _BLOCKS_HEAD.match(body)
     if head is None:
         return None
@@ -285,6 +306,23 @@ def _compact_items(body: bytearray) -> list[object] | None:
     pos = head.end()
     if end < pos or body[end] != ord("]"):
         return None
+    return pos, end
+
+
+def _compact_items(body: bytearray) -> list[object] | None:
+    """The items of ``{"blocks": [item, ...]}`` when each item is cut from the next by
+    ``},{"`` and nothing else (Go's encoding), else None.
+
+    A JSON string holds ``"`` only escaped, so ``},{"`` never lies inside one: a
+    valid body of that shape is cut exactly between its items, and each item,
+    decoded alone by json's own scanner (strict, no NaN), is what ``json.loads``
+    gives for it. Anything else (spaces, nested values, invalid JSON or UTF-8)
+    makes a piece fail to decode, and the whole body is left to ``_decode``.
+    """
+    bounds = _array_bounds(body)
+    if bounds is None:
+        return None
+    pos, end = bounds
     items: list[object] = []
     if pos == end:
         return items
@@ -305,6 +343,183 @@ def _compact_items(body: bytearray) -> list[object] | None:
         return None
     finally:
         view.release()
+
+
+_SEQ_HEAD: Final = b'{"seq":'
+
+
+def _cached_items(body: bytearray, cache: BlockCache) -> list[object] | None:
+    """``_compact_items`` through the cache: each item that is a valid block given as
+    its Block, from the cache when it holds the item's bytes; other items as JSON.
+
+    The cut between items is the one ``_compact_items`` makes. When the cache holds
+    a block under the seq an item starts with, the item is first tried with that
+    entry's length: if those bytes are the entry's bytes (same digest) and ``},{"``
+    (or the array's end) follows them, that is where ``find`` would cut too (the
+    entry's bytes were cut the same way, so hold no ``},{"``, and end with ``}``).
+    A Block decoded from an item's bytes depends on those bytes alone (a surrogate
+    comes from an escape in them), so the cache's Block is the one decoding gives.
+    """
+    bounds = _array_bounds(body)
+    if bounds is None:
+        return None
+    pos, end = bounds
+    items: list[object] = []
+    if pos == end:
+        return items
+    view = memoryview(body)
+    sha256 = hashlib.sha256
+    try:
+        while True:
+            block: Block | None = None
+            guess = cache.length_for(body, pos)
+            if guess:
+                stop = pos + guess
+                if stop == end or (stop + 3 <= end and body[stop - 1 : stop + 3] == _ITEM_CUT):
+                    block = cache.get(sha256(view[pos:stop]).digest())
+            if block is None:
+                cut = body.find(_ITEM_CUT, pos, end)
+                stop = end if cut < 0 else cut + 1
+                item_bytes = view[pos:stop]
+                key = sha256(item_bytes).digest()
+                block = cache.get(key)
+                if block is None:
+                    text = str(item_bytes, "utf-8")
+                    item, at = _ITEM_DECODER.raw_decode(text)
+                    if at != len(text):
+                        return None
+                    surrogates = _SURROGATE_ESCAPE.search(item_bytes) is not None
+                    block = _block(item, surrogates)
+                    if block is None:
+                        items.append(item)  # not a block: all_blocks says so
+                    else:
+                        cache.put(key, block, stop - pos)
+            if block is not None:
+                items.append(block)
+            if stop == end:
+                return items
+            pos = stop + 1
+    except (ValueError, RecursionError):
+        return None
+    finally:
+        view.release()
+
+
+class _Entry:
+    __slots__ = ("block", "images", "length", "read", "size")
+
+    def __init__(
+        self, block: Block, images: tuple[bytes, bytes], length: int, size: int, read: int
+    ) -> None:
+        self.block = block
+        self.images = images
+        self.length = length  # of the item's raw bytes
+        self.size = size
+        self.read = read
+
+
+# What an entry costs besides its strings and images: the Block and its int, the
+# entry, the digest, and the slots of the dicts that hold it (CPython, 64-bit).
+_ENTRY_OVERHEAD: Final = 560
+_BYTES_OVERHEAD: Final = sys.getsizeof(b"")
+
+
+class BlockCache:
+    """Decoded Blocks and their latin1_images by the digest of their raw item bytes.
+
+    Bounded by ``limit`` bytes (each entry counted as its strings, images and
+    bookkeeping, approximately). Least recently used entries are evicted first, but
+    not those used by the current read (``decode_blocks``): an entry that would need
+    them evicted is not admitted.
+    """
+
+    def __init__(self, limit: int) -> None:
+        if limit < 0:
+            raise ValueError("limit must not be negative")
+        self.limit = limit
+        self.used = 0
+        self._read = 0
+        self._entries: OrderedDict[bytes, _Entry] = OrderedDict()
+        self._by_block: dict[int, _Entry] = {}  # id(block): the entry holds the block alive
+        self._by_seq: dict[int, _Entry] = {}  # the latest entry for each seq
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def decode_blocks(self, body: bytearray) -> tuple[object, bool]:
+        """``_decode_blocks`` through this cache: one read of /blocks.
+
+        Every item that is a valid block is a Block in the result (its surrogates
+        replaced already), so the surrogate flag matters for no item: False.
+        """
+        self._read += 1
+        items = _cached_items(body, self)
+        if items is None:
+            return _decode(body)
+        body.clear()
+        return {"blocks": items}, False
+
+    def length_for(self, body: bytearray, pos: int) -> int:
+        """The raw length of the entry for the seq the item at ``pos`` names, else 0 (a guess)."""
+        if not body.startswith(_SEQ_HEAD, pos):
+            return 0
+        start = pos + len(_SEQ_HEAD)
+        comma = body.find(b",", start, start + 20)
+        if comma < 0:
+            return 0
+        try:
+            entry = self._by_seq.get(int(body[start:comma]))
+        except ValueError:
+            return 0
+        return 0 if entry is None else entry.length
+
+    def get(self, key: bytes) -> Block | None:
+        """The Block for these item bytes' digest, or None."""
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        self._entries.move_to_end(key)
+        entry.read = self._read
+        self._by_seq[entry.block.seq] = entry
+        return entry.block
+
+    def put(self, key: bytes, block: Block, length: int) -> None:
+        """Keep the block (``length`` raw bytes; its images computed) when there is room."""
+        if key in self._entries:
+            return
+        content, label = block.content, block.label
+        size = (
+            _ENTRY_OVERHEAD
+            + sys.getsizeof(content)
+            + sys.getsizeof(label)
+            + _BYTES_OVERHEAD
+            + len(content)
+            + (_BYTES_OVERHEAD + len(label) if label else 0)
+        )
+        if size > self.limit:
+            return
+        entries = self._entries
+        while self.used + size > self.limit:
+            oldest = next(iter(entries.values()))
+            if oldest.read == self._read:
+                return  # in use by this read: keep it rather than admit this one
+            entries.popitem(last=False)
+            del self._by_block[id(oldest.block)]
+            if self._by_seq.get(oldest.block.seq) is oldest:
+                del self._by_seq[oldest.block.seq]
+            self.used -= oldest.size
+        entry = _Entry(block, latin1_images(block), length, size, self._read)
+        entries[key] = entry
+        self._by_block[id(block)] = entry
+        self._by_seq[block.seq] = entry
+        self.used += size
+
+    def images(self, block: Block) -> tuple[bytes, bytes] | None:
+        """The block's latin1_images when this very Block object is in the cache."""
+        entry = self._by_block.get(id(block))
+        if entry is None or entry.block is not block:
+            return None
+        return entry.images
 
 
 def _block(item: object, surrogates: bool) -> Block | None:

@@ -6,7 +6,12 @@ from types import TracebackType
 
 import httpx
 
-from recall._client import DEFAULT_MAX_BODY_BYTES, ArchiveClient, replace_surrogates
+from recall._client import (
+    DEFAULT_CACHE_BYTES,
+    DEFAULT_MAX_BODY_BYTES,
+    ArchiveClient,
+    replace_surrogates,
+)
 from recall._errors import FallbackFailedError, GoUnavailableError, RecallError
 from recall._tools import TOOLS, run_tool
 
@@ -21,7 +26,9 @@ class GoTurnHost:
     ``timeout`` bounds, in seconds, each of connecting, reading, writing and
     waiting for a pooled connection, and the arrival of a whole body once its
     headers are in; ``max_body_bytes`` bounds each answer's body (a larger one
-    is a failed read); ``transport`` replaces httpx's (tests).
+    is a failed read); ``transport`` replaces httpx's (tests). ``cache_bytes``
+    bounds the cache of decoded and lowered blocks kept between searches (0: none;
+    see ``ArchiveClient``); /blocks is still read on every search.
     """
 
     def __init__(
@@ -32,6 +39,7 @@ class GoTurnHost:
         timeout: float = 5.0,
         transport: httpx.BaseTransport | None = None,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
     ) -> None:
         self._client = ArchiveClient(
             base_url,
@@ -39,6 +47,7 @@ class GoTurnHost:
             timeout=timeout,
             transport=transport,
             max_body_bytes=max_body_bytes,
+            cache_bytes=cache_bytes,
         )
 
     def __repr__(self) -> str:

@@ -8,7 +8,7 @@ well-formed id; ``recall_search`` through ``all_blocks``, for a query with terms
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -215,12 +215,26 @@ def tool_recall(m: Mapping[str, object], archive: Archive) -> str:
     return text_block(block)
 
 
-def _score_all(blocks: Iterable[Block], terms: Sequence[str]) -> list[tuple[int, Block]]:
+def latin1_images(block: Block) -> tuple[bytes, bytes]:
+    """to_lower_latin1 of the block's content and of its label (``b""`` for no label).
+
+    What the search looks for its terms in. An archive may keep them with its
+    blocks (``ArchiveClient.latin1_images``, blocks never changing once archived).
+    """
+    return to_lower_latin1(block.content), to_lower_latin1(block.label) if block.label else b""
+
+
+def _score_all(
+    blocks: Iterable[Block],
+    terms: Sequence[str],
+    images_of: Callable[[Block], tuple[bytes, bytes]] = latin1_images,
+) -> list[tuple[int, Block]]:
     """The (score, block) of every block that scores, in the blocks' order.
 
     The same as ``score`` for each block: terms (recallTokens' fields, runes in
     a-z, 0-9, U+00E0..U+00FF) are looked for in to_lower_latin1's bytes, where
-    ``t in to_lower(s)`` is ``t.encode("latin-1") in to_lower_latin1(s)``.
+    ``t in to_lower(s)`` is ``t.encode("latin-1") in to_lower_latin1(s)``;
+    ``images_of`` gives them (``latin1_images``, or the archive's own).
     """
     hits: list[tuple[int, Block]] = []
     if not all(_TERMS.fullmatch(term) for term in terms):  # not recallTokens' terms
@@ -231,14 +245,15 @@ def _score_all(blocks: Iterable[Block], terms: Sequence[str]) -> list[tuple[int,
         return hits
     needles = [term.encode("latin-1") for term in terms]
     for block in blocks:
+        content_image, label_image = images_of(block)
         # bytes.find, not "in": "in" tries the needle as an int first (an exception).
-        in_content = to_lower_latin1(block.content).find
+        in_content = content_image.find
         points = 0
         for needle in needles:
             if in_content(needle) >= 0:
                 points += 1
-        if block.label:
-            in_label = to_lower_latin1(block.label).find
+        if label_image:
+            in_label = label_image.find
             for needle in needles:
                 if in_label(needle) >= 0:
                     points += 2
@@ -260,7 +275,10 @@ def tool_recall_search(m: Mapping[str, object], archive: Archive) -> str:
     if not terms:
         return text_no_match(query)
     limit = search_limit(m.get("limit"))
-    hits = _score_all(archive.all_blocks(), terms)
+    blocks = archive.all_blocks()
+    # An archive may hold its blocks' images already (ArchiveClient's cache).
+    images_of = getattr(archive, "latin1_images", latin1_images)
+    hits = _score_all(blocks, terms, images_of)
     if not hits:
         return text_no_match(query)
     hits.sort(key=_rank)
