@@ -219,6 +219,13 @@ EQUIVALENT: dict[Key, str] = {
         ("_score_all", "'latin-1'", "'LATIN-1'"),
     ),
     **_group(
+        _T,
+        "an archive's own latin1_images (ArchiveClient's cache) give latin1_images of the "
+        "same blocks: without the archive's, the tool computes the same images itself",
+        ("tool_recall_search", "'latin1_images'", "''"),
+        ("tool_recall_search", "'latin1_images'", "'LATIN1_IMAGES'"),
+    ),
+    **_group(
         _S,
         "codec names are case-insensitive",
         ("to_lower_latin1", "'latin-1'", "'LATIN-1'"),
