@@ -381,8 +381,12 @@ def _cached_items(body: bytearray, cache: BlockCache) -> list[object] | None:
                 cut = body.find(_ITEM_CUT, pos, end)
                 stop = end if cut < 0 else cut + 1
                 item_bytes = view[pos:stop]
-                key = sha256(item_bytes).digest()
-                block = cache.get(key)
+                key = b""
+                # A cache that this read has filled admits nothing more, and holds no
+                # entry for a seq it does not know (at worst a hit missed): no digest.
+                if guess or not cache.full:
+                    key = sha256(item_bytes).digest()
+                    block = cache.get(key)
                 if block is None:
                     text = str(item_bytes, "utf-8")
                     item, at = _ITEM_DECODER.raw_decode(text)
@@ -392,7 +396,7 @@ def _cached_items(body: bytearray, cache: BlockCache) -> list[object] | None:
                     block = _block(item, surrogates)
                     if block is None:
                         items.append(item)  # not a block: all_blocks says so
-                    else:
+                    elif key:
                         cache.put(key, block, stop - pos)
             if block is not None:
                 items.append(block)
@@ -439,12 +443,18 @@ class BlockCache:
         self.limit = limit
         self.used = 0
         self._read = 0
+        self._full = 0  # the last read that found the cache full of its own entries
         self._entries: OrderedDict[bytes, _Entry] = OrderedDict()
         self._by_block: dict[int, _Entry] = {}  # id(block): the entry holds the block alive
         self._by_seq: dict[int, _Entry] = {}  # the latest entry for each seq
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    @property
+    def full(self) -> bool:
+        """Whether this read has found every entry in use by itself (nothing more fits)."""
+        return self._full == self._read
 
     def decode_blocks(self, body: bytearray) -> tuple[object, bool]:
         """``_decode_blocks`` through this cache: one read of /blocks.
@@ -502,6 +512,7 @@ class BlockCache:
         while self.used + size > self.limit:
             oldest = next(iter(entries.values()))
             if oldest.read == self._read:
+                self._full = self._read
                 return  # in use by this read: keep it rather than admit this one
             entries.popitem(last=False)
             del self._by_block[id(oldest.block)]
