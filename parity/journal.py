@@ -355,6 +355,22 @@ def _json_type(value: Any) -> str:
     return "an object"
 
 
+def _check_digest(
+    ck: _Checker, c: dict[str, Any], case: str, fld: str, actual: str, *, of: str, what: str
+) -> None:
+    """The call's recorded digest ``c[fld]`` is well formed and is ``actual``, that of ``of``."""
+    recorded = ck.text(c[fld], fld=fld, case=case)
+    if not _HEX_RE.match(recorded):
+        raise ck.fail("must be 64 lowercase hex digits", case=case, fld=fld)
+    if recorded != actual:
+        raise ck.fail(
+            f"digest mismatch: {what} SHA-256 is {actual}, the journal says {recorded} "
+            "(edited by hand? re-record with `parity record`)",
+            case=case,
+            fld=of,
+        )
+
+
 def _reads(ck: _Checker, value: Any, case: str) -> tuple[str, ...] | None:
     """A call's ``reads``: null, or an array of "block?seq=N" and "blocks"."""
     if value is None:
@@ -460,29 +476,11 @@ def _validate(obj: Any, path: str) -> Journal:
             raise ck.fail("empty tool name", case=case, fld="tool")
         args = ck.text(c["args"], fld="args", case=case)
         output = ck.text(c["output"], fld="output", case=case)
-        recorded = ck.text(c["sha256"], fld="sha256", case=case)
-        if not _HEX_RE.match(recorded):
-            raise ck.fail("must be 64 lowercase hex digits", case=case, fld="sha256")
-        actual = digest(output)
-        if recorded != actual:
-            raise ck.fail(
-                f"digest mismatch: the output's SHA-256 is {actual}, the journal says {recorded} "
-                "(edited by hand? re-record with `parity record`)",
-                case=case,
-                fld="output",
-            )
+        _check_digest(ck, c, case, "sha256", digest(output), of="output", what="the output's")
         reads = _reads(ck, c["reads"], case)
-        recorded = ck.text(c["reads_sha256"], fld="reads_sha256", case=case)
-        if not _HEX_RE.match(recorded):
-            raise ck.fail("must be 64 lowercase hex digits", case=case, fld="reads_sha256")
-        actual = reads_digest(reads)
-        if recorded != actual:
-            raise ck.fail(
-                f"digest mismatch: the reads' SHA-256 is {actual}, the journal says {recorded} "
-                "(edited by hand? re-record with `parity record`)",
-                case=case,
-                fld="reads",
-            )
+        _check_digest(
+            ck, c, case, "reads_sha256", reads_digest(reads), of="reads", what="the reads'"
+        )
         calls.append(JournalCall(case, tool, args, output, reads))
 
     return Journal(
