@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import tracemalloc
 from collections.abc import Callable, Iterator
 
@@ -14,6 +13,8 @@ from pytest_httpserver import HTTPServer
 from parity.plugin import FreshGo
 from recall import Block, GoUnavailableError, UnknownToolError
 from recall._client import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH, ArchiveClient
+
+from .faultserver import closed_port_url
 
 TOKEN = "s3cr3t-T0KEN"
 BASE = "http://go.test"
@@ -334,10 +335,7 @@ def test_real_server_with_bearer(httpserver: HTTPServer) -> None:
 
 @pytest.fixture
 def unused_port_url() -> str:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+    return closed_port_url()
 
 
 def test_connection_refused(unused_port_url: str) -> None:

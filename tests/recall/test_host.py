@@ -34,6 +34,8 @@ from recall import (
 )
 from recall._client import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 
+from .faultserver import ReadsElsewhere, closed_port_url
+
 TOKEN = "tok-3f9a-SECRET"
 
 # The varied archive, archived in this order into a Go whose first seq is 1000.
@@ -436,28 +438,9 @@ def test_json_404_output_is_gos(httpserver: HTTPServer, go_reference: RunningRef
         )
 
 
-class SplitTransport(httpx.BaseTransport):
-    """Sends the GET reads to ``reads_url`` and everything else where it was going."""
-
-    def __init__(self, reads_url: str) -> None:
-        self._inner = httpx.HTTPTransport()
-        self._reads = httpx.URL(reads_url)
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        if request.method == "GET":
-            request.url = request.url.copy_with(host=self._reads.host, port=self._reads.port)
-        return self._inner.handle_request(request)
-
-    def close(self) -> None:
-        self._inner.close()
-
-
-@pytest.fixture
-def closed_port_url() -> str:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+@pytest.fixture(name="closed_port_url")
+def closed_port_url_fixture() -> str:
+    return closed_port_url()
 
 
 @pytest.fixture
@@ -496,7 +479,7 @@ def test_fallback_when_reads_are_refused_or_reset(
     httpserver: HTTPServer, request: pytest.FixtureRequest, name: str, args: str, where: str
 ) -> None:
     serve_exec(httpserver)
-    transport = SplitTransport(request.getfixturevalue(where))
+    transport = ReadsElsewhere(request.getfixturevalue(where))
     with GoTurnHost(httpserver.url_for("/"), transport=transport) as host:
         assert host.exec_tool(name, args) == EXEC_OUTPUT
     assert exec_calls(httpserver) == [{"name": name, "args": args}]
