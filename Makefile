@@ -9,6 +9,7 @@ STAMP  := $(VENV)/.installed
 # Go never reaches for the network here: no module proxy, no toolchain download.
 export GOTOOLCHAIN := local
 export GOPROXY     := off
+export CGO_ENABLED := 0
 GO     := $(abspath $(BIN)/go)
 GOFMT   = $(shell $(GO) env GOROOT)/bin/gofmt
 GOREF  := goref
