@@ -4,11 +4,13 @@
 //
 // Usage:
 //
-//	recallref [-addr 127.0.0.1:0] [-token T] [-first-seq 1]
+//	recallref [-addr 127.0.0.1:0] [-token T] [-first-seq 1] [-exit-on-stdin-eof]
 //
 // It listens on a loopback address only, prints its base URL (such as
 // http://127.0.0.1:43121) as the first line on stdout, then serves until
-// SIGINT or SIGTERM, when it shuts down gracefully and exits 0.
+// SIGINT or SIGTERM (or, with -exit-on-stdin-eof, until its standard input
+// closes, as it does when the process that started it dies, even by SIGKILL),
+// when it shuts down gracefully and exits 0.
 package main
 
 import (
@@ -30,7 +32,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	if code != 0 {
 		os.Exit(code)
@@ -38,13 +40,15 @@ func main() {
 }
 
 // run parses args, listens, prints the base URL on stdout and serves until
-// ctx is done. It returns the exit status: 2 for bad usage, 1 for a failure.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// ctx is done (or stdin ends, with -exit-on-stdin-eof). It returns the exit
+// status: 2 for bad usage, 1 for a failure.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("recallref", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:0", "listen address `host:port`; the host must be loopback")
 	token := fs.String("token", "", "when set, every request needs \"Authorization: Bearer `T`\"")
 	firstSeq := fs.Int64("first-seq", 1, "seq of the first archived block (`N` >= 1)")
+	stdinEOF := fs.Bool("exit-on-stdin-eof", false, "also stop when standard input ends (the parent died)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -78,6 +82,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ln.Close()
 		fmt.Fprintf(stderr, "recallref: %v\n", err)
 		return 1
+	}
+
+	if *stdinEOF {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			io.Copy(io.Discard, stdin)
+			cancel()
+		}()
 	}
 
 	done := make(chan error, 1)

@@ -59,7 +59,7 @@ func TestRunUsage(t *testing.T) {
 		{"extra"},
 	} {
 		var stdout, stderr strings.Builder
-		if code := run(context.Background(), args, &stdout, &stderr); code != 2 {
+		if code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr); code != 2 {
 			t.Errorf("run(%q) = %d; want 2", args, code)
 		}
 		if stdout.Len() != 0 || stderr.Len() == 0 {
@@ -74,7 +74,7 @@ func TestRun(t *testing.T) {
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"-first-seq", "42", "-token", "tk"}, pw, io.Discard)
+		done <- run(ctx, []string{"-first-seq", "42", "-token", "tk"}, strings.NewReader(""), pw, io.Discard)
 		pw.Close()
 	}()
 	url, err := bufio.NewReader(pr).ReadString('\n')
@@ -115,6 +115,34 @@ func TestRun(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("run did not return after cancel")
+	}
+}
+
+func TestExitOnStdinEOF(t *testing.T) {
+	in, closeIn := io.Pipe()
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(context.Background(), []string{"-exit-on-stdin-eof"}, in, pw, io.Discard)
+		pw.Close()
+	}()
+	if _, err := bufio.NewReader(pr).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, pr)
+	select {
+	case code := <-done:
+		t.Fatalf("run returned %d before stdin ended", code)
+	case <-time.After(100 * time.Millisecond):
+	}
+	closeIn.Close()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("run returned %d after stdin ended; want 0", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("run did not return after stdin ended")
 	}
 }
 

@@ -125,7 +125,15 @@ class GoReference:
     ) -> RunningReference:
         """Build if needed, start an instance on a free loopback port, wait until it answers."""
         binary = self.build(cover=cover)
-        argv = [str(binary), "-addr", "127.0.0.1:0", "-first-seq", str(first_seq)]
+        # -exit-on-stdin-eof: the instance stops when this process dies, even by SIGKILL.
+        argv = [
+            str(binary),
+            "-addr",
+            "127.0.0.1:0",
+            "-first-seq",
+            str(first_seq),
+            "-exit-on-stdin-eof",
+        ]
         if token is not None:
             argv += ["-token", token]
         env = go_env({"GOCOVERDIR": str(cover_dir)} if cover_dir else None)
@@ -155,7 +163,7 @@ class RunningReference:
             process = subprocess.Popen(
                 argv,
                 env=env,
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE,  # held open until stop(); its end stops the instance
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -289,3 +297,6 @@ def _terminate(process: subprocess.Popen[str]) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+    if process.stdin is not None:
+        with contextlib.suppress(OSError):
+            process.stdin.close()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -204,3 +206,32 @@ def test_bad_flags_exit_2(go_build: GoReference, flags: list[str]) -> None:
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.strip()
+
+
+def _running(pid: int) -> bool:
+    """Whether pid is a live process (a zombie awaiting its reaper is not)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_reference_stops_when_its_parent_is_killed(go_build: GoReference) -> None:
+    """A harness killed by SIGKILL leaves no reference behind (-exit-on-stdin-eof)."""
+    script = (
+        "import os, signal\n"
+        "from parity.reference import GoReference\n"
+        "go = GoReference().start()\n"
+        "print(go._process.pid, flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == -9
+    pid = int(done.stdout.split()[0])
+    deadline = time.monotonic() + 10
+    while _running(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(pid)
