@@ -45,6 +45,17 @@ def go_unavailable(exc: GoReferenceError) -> None:
     pytest.skip(message)
 
 
+def start_reference(
+    reference: GoReference, *, first_seq: int = 1, token: str | None = None
+) -> RunningReference:
+    """A started reference instance, or the test skipped (failed under CI) without Go."""
+    try:
+        return reference.start(first_seq=first_seq, token=token)
+    except GoReferenceError as exc:
+        go_unavailable(exc)
+        raise  # pragma: no cover - go_unavailable always raises
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "go: needs the Go reference instance")
 
@@ -64,12 +75,7 @@ def go_build() -> GoReference:
 @pytest.fixture(scope="session")
 def go_reference(go_build: GoReference) -> Iterator[RunningReference]:
     """A Go reference instance shared by the session (first seq 1000)."""
-    try:
-        running = go_build.start(first_seq=1000)
-    except GoReferenceError as exc:
-        go_unavailable(exc)
-        raise  # pragma: no cover
-    with running:
+    with start_reference(go_build, first_seq=1000) as running:
         yield running
 
 
@@ -79,11 +85,7 @@ def fresh_go(go_build: GoReference) -> Iterator[FreshGo]:
     started: list[RunningReference] = []
 
     def start(*, first_seq: int = 1, token: str | None = None) -> RunningReference:
-        try:
-            running = go_build.start(first_seq=first_seq, token=token)
-        except GoReferenceError as exc:
-            go_unavailable(exc)
-            raise  # pragma: no cover
+        running = start_reference(go_build, first_seq=first_seq, token=token)
         started.append(running)
         return running
 

@@ -22,8 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from parity.errors import GoReferenceError
-from parity.plugin import go_unavailable
+from parity.plugin import start_reference
 from parity.reference import GoReference, RunningReference
 from recall import GoTurnHost, RecallError, UnknownToolError
 from recall._client import EXEC_PATH
@@ -87,12 +86,7 @@ class Live:
 
 @pytest.fixture(scope="module")
 def live(go_build: GoReference) -> Iterator[Live]:
-    try:
-        go = go_build.start(first_seq=1)
-    except GoReferenceError as exc:
-        go_unavailable(exc)
-        raise  # pragma: no cover
-    with go, GoTurnHost(go.base_url) as host:
+    with start_reference(go_build, first_seq=1) as go, GoTurnHost(go.base_url) as host:
         for label, content in BLOCKS:
             go.archive(label, content)
         go.archive("locked", "never shown", locked=True)

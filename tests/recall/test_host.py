@@ -22,8 +22,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from parity.errors import GoReferenceError
-from parity.plugin import FreshGo, go_unavailable
+from parity.plugin import FreshGo, start_reference
 from parity.reference import GoReference, RunningReference
 from recall import (
     FallbackFailedError,
@@ -241,12 +240,10 @@ class Varied:
 @pytest.fixture(scope="module")
 def varied(go_build: GoReference) -> Iterator[Varied]:
     """A fresh Go (first seq 1000, a token) holding BLOCKS, and a GoTurnHost on it."""
-    try:
-        go = go_build.start(first_seq=1000, token=TOKEN)
-    except GoReferenceError as exc:
-        go_unavailable(exc)
-        raise  # pragma: no cover
-    with go, GoTurnHost(go.base_url, token=TOKEN) as host:
+    with (
+        start_reference(go_build, first_seq=1000, token=TOKEN) as go,
+        GoTurnHost(go.base_url, token=TOKEN) as host,
+    ):
         seqs = {name: go.archive(*block[:2], locked=block[2]) for name, block in BLOCKS.items()}
         assert seqs["accents"] == 1000
         yield Varied(go, host, seqs)

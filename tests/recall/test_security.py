@@ -25,9 +25,8 @@ import pytest
 
 from parity import journal, record
 from parity.cli import main as parity_main
-from parity.errors import GoReferenceError
 from parity.fakego import FakeGo
-from parity.plugin import FreshGo, go_unavailable
+from parity.plugin import FreshGo, start_reference
 from parity.reference import GoReference, RunningReference
 from recall import FallbackFailedError, GoTurnHost, GoUnavailableError, RecallError
 from recall._client import BLOCK_PATH
@@ -118,12 +117,7 @@ CANONICAL = {
 @pytest.fixture(scope="module")
 def live(go_build: GoReference) -> Iterator[RunningReference]:
     """A Go reference (token set) holding seqs 1 to 12."""
-    try:
-        go = go_build.start(first_seq=1, token=TOKEN)
-    except GoReferenceError as exc:
-        go_unavailable(exc)
-        raise  # pragma: no cover
-    with go:
+    with start_reference(go_build, first_seq=1, token=TOKEN) as go:
         for i in range(12):
             go.archive(f"label {i + 1}", f"content {i + 1}")
         yield go
