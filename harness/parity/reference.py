@@ -32,10 +32,10 @@ from typing import IO, Any
 import httpx
 
 from parity.errors import GoReferenceError
+from parity.project import project_root
 
 __all__ = ["GoReference", "RunningReference", "go_env", "go_executable", "ssl_context"]
 
-_ROOT = Path(__file__).resolve().parent.parent
 _START_TIMEOUT = 30.0
 
 
@@ -86,8 +86,8 @@ class GoReference:
     """The Go reference module: builds its binary and starts instances of it."""
 
     def __init__(self, source: Path | None = None, *, cache: Path | None = None) -> None:
-        self.source = (source or _ROOT / "goref").resolve()
-        self.cache = (cache or _ROOT / ".cache" / "goref").resolve()
+        self.source = (source or project_root() / "goref").resolve()
+        self.cache = (cache or project_root() / ".cache" / "goref").resolve()
         if not (self.source / "go.mod").is_file():
             raise GoReferenceError(f"no Go module at {self.source}")
 

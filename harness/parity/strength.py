@@ -49,6 +49,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from parity.project import project_root
+
 __all__ = [
     "DEFAULT_MUTATION_MODULES",
     "EQUIVALENT",
@@ -71,7 +73,6 @@ __all__ = [
     "run_mutants",
 ]
 
-_ROOT = Path(__file__).resolve().parent.parent
 
 # --- what is explained ------------------------------------------------------------------
 
@@ -760,7 +761,7 @@ class PyCoverage:
             entry = self.report["files"].get(file)
             if entry is None:
                 continue
-            lines = _read_lines(_ROOT / file)
+            lines = _read_lines(project_root() / file)
             owner = _line_owners(entry["functions"])
             missing = set(entry["missing_lines"])
             for line in sorted(missing):
@@ -843,7 +844,7 @@ def python_coverage(
         code = "import sys; from parity.strength import _coverage_child; _coverage_child(sys.argv)"
         argv = [sys.executable, "-c", code, corpus_name, journal_path or "", str(out)]
         done = subprocess.run(
-            argv, cwd=_ROOT, capture_output=True, text=True, timeout=timeout, check=False
+            argv, cwd=project_root(), capture_output=True, text=True, timeout=timeout, check=False
         )
         if done.returncode != 0 or not out.is_file():
             from parity.errors import ReplayError
@@ -870,7 +871,7 @@ def _coverage_child(argv: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
         old = os.getcwd()
-        os.chdir(_ROOT)  # file names relative to the project
+        os.chdir(project_root())  # file names relative to the project
         try:
             cov.json_report(outfile=str(report))
         finally:
@@ -956,7 +957,7 @@ class Mutant:
 
     def code(self) -> types.CodeType:
         """The mutated module, compiled (with the file's name and line numbers)."""
-        path = _ROOT / self.file
+        path = project_root() / self.file
         tree = ast.parse(self.source or path.read_text("utf-8"), filename=str(path))
         nodes = list(ast.walk(tree))
         target = nodes[self.node]
@@ -1302,7 +1303,7 @@ def _module_file(module: str) -> str:
     spec = importlib.util.find_spec(module)
     if spec is None or spec.origin is None:
         raise ImportError(f"no module {module}")
-    return Path(spec.origin).resolve().relative_to(_ROOT).as_posix()
+    return Path(spec.origin).resolve().relative_to(project_root()).as_posix()
 
 
 def generate_mutants(modules: Sequence[str] = DEFAULT_MUTATION_MODULES) -> list[Mutant]:
@@ -1310,7 +1311,7 @@ def generate_mutants(modules: Sequence[str] = DEFAULT_MUTATION_MODULES) -> list[
     out: list[Mutant] = []
     for module in modules:
         file = _module_file(module)
-        path = _ROOT / file
+        path = project_root() / file
         source = path.read_text("utf-8")
         tree = ast.parse(source, filename=str(path))
         out += _Mutator(tree, file).mutants(module, file, len(out) + 1, source)
@@ -1393,7 +1394,7 @@ class _Worker:
         code = "from parity.strength import _worker_main; _worker_main()"
         self.process = subprocess.Popen(
             [sys.executable, "-c", code],
-            cwd=_ROOT,
+            cwd=project_root(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -19,19 +19,23 @@ from pathlib import Path
 from typing import Protocol
 
 from parity.errors import CorpusError
+from parity.project import project_root
 
 __all__ = [
     "CORPORA",
-    "GOLDEN_DIR",
     "Corpus",
     "CorpusBlock",
     "CorpusCall",
     "ToolHost",
     "get_corpus",
+    "golden_dir",
 ]
 
-GOLDEN_DIR = Path(__file__).resolve().parent.parent / "golden"
-"""Where the committed journals live, one ``<corpus>.json`` per corpus."""
+
+def golden_dir() -> Path:
+    """Where the committed journals live, one ``<corpus>.json`` per corpus."""
+    return project_root() / "golden"
+
 
 CORPORA: Mapping[str, str] = {"recall": "parity.corpora.recall"}
 """Corpus name to the module that defines it (as ``CORPUS``), imported on demand."""
@@ -115,7 +119,7 @@ class Corpus:
     @property
     def journal_path(self) -> Path:
         """The committed journal of this corpus."""
-        return GOLDEN_DIR / f"{self.name}.json"
+        return golden_dir() / f"{self.name}.json"
 
     @property
     def cases(self) -> tuple[str, ...]:

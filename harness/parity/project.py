@@ -1,0 +1,46 @@
+"""Where the project checkout is: its Go reference, its goldens, its caches.
+
+The harness works on a checkout of the project (``goref/``, ``golden/``), not on an
+installed copy of the port. The checkout is the one this package was installed from
+in editable mode (the usual case: ``make`` installs it so), else ``$PARITY_ROOT``, else
+the nearest directory holding ``goref/go.mod`` from the working directory up.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+from parity.errors import ParityError
+
+__all__ = ["ROOT_ENV", "project_root"]
+
+ROOT_ENV = "PARITY_ROOT"
+"""The environment variable that names the project checkout explicitly."""
+
+
+def _is_root(path: Path) -> bool:
+    return (path / "goref" / "go.mod").is_file()
+
+
+@functools.cache
+def project_root() -> Path:
+    """The project checkout's root directory; ParityError when there is none."""
+    named = os.environ.get(ROOT_ENV)
+    if named:
+        root = Path(named).resolve()
+        if not _is_root(root):
+            raise ParityError(f"${ROOT_ENV} is {named!r}, which holds no goref/go.mod")
+        return root
+    here = Path(__file__).resolve().parents[2]  # harness/parity/project.py in a checkout
+    if _is_root(here):
+        return here
+    cwd = Path.cwd().resolve()
+    for candidate in (cwd, *cwd.parents):
+        if _is_root(candidate):
+            return candidate
+    raise ParityError(
+        "no project checkout: run from inside one, or set "
+        f"${ROOT_ENV} to the directory that holds goref/ and golden/"
+    )

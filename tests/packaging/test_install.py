@@ -1,0 +1,89 @@
+"""The port installs alone: `pip install .` gives `recall` and nothing of the harness."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=600, check=False)
+
+
+@pytest.fixture(scope="module")
+def fresh_install(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new venv (this interpreter, no site-packages) where `pip install .` ran.
+
+    From a copy of what a checkout's root holds for the port (pyproject.toml, README.md,
+    recall/), so the build leaves nothing in the checkout and needs nothing else.
+    """
+    where = tmp_path_factory.mktemp("fresh")
+    source = where / "src"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    shutil.copytree(
+        ROOT / "recall", source / "recall", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    env_dir = where / "venv"
+    venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    done = _run([str(python), "-m", "pip", "install", "--quiet", "."], cwd=source)
+    assert done.returncode == 0, done.stderr
+    return python
+
+
+def test_the_port_imports_and_the_harness_is_absent(fresh_install: Path, tmp_path: Path) -> None:
+    code = """
+import importlib.util, json, importlib.metadata as md
+import recall
+found = {m: importlib.util.find_spec(m) is not None for m in ("parity", "bench", "tests")}
+dist = md.distribution("recall-port")
+print(json.dumps({
+    "public": sorted(recall.__all__),
+    "found": found,
+    "requires": dist.requires or [],
+    "entry_points": sorted(f"{e.group}:{e.name}" for e in dist.entry_points),
+    "pytest11": sorted(e.name for e in md.entry_points(group="pytest11")),
+    "top_level": sorted({f.parts[0] for f in dist.files or [] if f.suffix == ".py"}),
+}))
+"""
+    done = _run([str(fresh_install), "-c", code], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    facts = json.loads(done.stdout)
+    assert "GoTurnHost" in facts["public"]
+    assert facts["found"] == {"parity": False, "bench": False, "tests": False}
+    assert [r.split(">")[0].split("<")[0].strip() for r in facts["requires"]] == ["httpx"]
+    assert facts["entry_points"] == []
+    assert "parity" not in facts["pytest11"]  # httpx brings anyio, which has its own
+    assert facts["top_level"] == ["recall"]
+
+
+def test_pytest_loads_no_parity_plugin(fresh_install: Path, tmp_path: Path) -> None:
+    done = _run([str(fresh_install), "-m", "pip", "install", "--quiet", "pytest"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (tmp_path / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
+    version = _run([str(fresh_install), "-m", "pytest", "-VV"], cwd=tmp_path)
+    assert version.returncode == 0, version.stderr
+    assert "pytest" in version.stdout + version.stderr
+    assert "parity" not in (version.stdout + version.stderr).lower()
+    # The plugin's own option would be known if it were loaded.
+    helped = _run([str(fresh_install), "-m", "pytest", "--help"], cwd=tmp_path)
+    assert helped.returncode == 0, helped.stderr
+    assert "--parity-journal" not in helped.stdout
+
+
+def test_this_venv_has_the_harness_plugin() -> None:
+    """The other side: the dev venv (port and harness) does register the plugin."""
+    import importlib.metadata as md
+
+    assert "parity" in {e.name for e in md.entry_points(group="pytest11")}
+    assert sys.prefix != sys.base_prefix
