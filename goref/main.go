@@ -1,5 +1,5 @@
 // Command recallref is the Go reference instance of the recall contract
-// (shared/spec/recall.md): an in-memory archive behind the contract's HTTP
+// (docs/contract.md): an in-memory archive behind the contract's HTTP
 // API, used to record the goldens and to fuzz the Python port against.
 //
 // Usage:

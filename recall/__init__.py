@@ -3,7 +3,7 @@
 ``GoTurnHost.exec_tool`` runs both tools here, reading the archive from the Go
 backend over HTTP, and falls back on the Go's own ``/internal/v1/tool/exec``
 when a read fails; ``run_tool`` runs them over any ``Archive``, such as a
-``MemoryArchive``. The contract is ``shared/spec/recall.md``.
+``MemoryArchive``. The contract is ``docs/contract.md``.
 
 Every error this package raises at run time is a ``RecallError``::
 

@@ -1,5 +1,5 @@
 // Package recall implements the two recall tools of the contract
-// (shared/spec/recall.md): recall, which returns an archived block by id, and
+// (docs/contract.md): recall, which returns an archived block by id, and
 // recall_search, which finds blocks by keywords.
 //
 // This package is the reference: every step uses the Go standard library

@@ -1,4 +1,4 @@
-// Package server serves the contract's HTTP API (shared/spec/recall.md) over
+// Package server serves the contract's HTTP API (docs/contract.md) over
 // an archive: archiving blocks, reading them, and running the recall tools,
 // plus GET /debug/requests, which lists the requests received so far,
 // GET /debug/reads, which lists the archive reads the tools made so far, and
