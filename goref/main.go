@@ -5,12 +5,17 @@
 // Usage:
 //
 //	recallref [-addr 127.0.0.1:0] [-token T] [-first-seq 1] [-exit-on-stdin-eof]
+//	          [-no-etag]
 //
 // It listens on a loopback address only, prints its base URL (such as
 // http://127.0.0.1:43121) as the first line on stdout, then serves until
 // SIGINT or SIGTERM (or, with -exit-on-stdin-eof, until its standard input
 // closes, as it does when the process that started it dies, even by SIGKILL),
-// when it shuts down gracefully and exits 0.
+// when it shuts down gracefully and exits 0. Bad usage exits 2.
+//
+// GET /internal/v1/recall/blocks answers conditional reads (a strong ETag
+// on every 200, 304 Not Modified for an If-None-Match that holds it), the
+// contract's optional extension; -no-etag makes a Go without it.
 package main
 
 import (
@@ -49,6 +54,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	token := fs.String("token", "", "when set, every request needs \"Authorization: Bearer `T`\"")
 	firstSeq := fs.Int64("first-seq", 1, "seq of the first archived block (`N` >= 1)")
 	stdinEOF := fs.Bool("exit-on-stdin-eof", false, "also stop when standard input ends (the parent died)")
+	noETag := fs.Bool("no-etag", false, "serve /internal/v1/recall/blocks without ETag, ignoring If-None-Match (a Go without conditional reads)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -74,7 +80,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 1
 	}
 	srv := &http.Server{
-		Handler:           server.New(archive.New(*firstSeq), *token),
+		Handler:           server.New(archive.New(*firstSeq), server.Options{Token: *token, NoETag: *noETag}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	// os.Stdout is unbuffered: the line is out once Fprintln returns.

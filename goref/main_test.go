@@ -179,3 +179,54 @@ func TestSignal(t *testing.T) {
 		t.Errorf("after SIGTERM: %v; want exit 0", err)
 	}
 }
+
+// TestRunNoETag checks that -no-etag reaches the server.
+func TestRunNoETag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		etag bool
+	}{{nil, true}, {[]string{"-no-etag"}, false}} {
+		url, stop := startRun(t, tc.args...)
+		resp, err := http.Get(url + "/internal/v1/recall/blocks")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("ETag") != ""; got != tc.etag {
+			t.Errorf("run(%q): ETag %q; want one: %v", tc.args, resp.Header.Get("ETag"), tc.etag)
+		}
+		stop()
+	}
+}
+
+// startRun runs run with args in the background; its base URL, and a
+// function that stops it and checks that it exited 0.
+func startRun(t *testing.T, args ...string) (string, func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, args, strings.NewReader(""), pw, io.Discard)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		cancel()
+		t.Fatalf("run(%q): no first line: %v", args, err)
+	}
+	go io.Copy(io.Discard, pr)
+	stop := func() {
+		t.Helper()
+		cancel()
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("run(%q) returned %d after cancel; want 0", args, code)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("run(%q) did not return after cancel", args)
+		}
+	}
+	return strings.TrimSuffix(line, "\n"), stop
+}

@@ -1,6 +1,8 @@
 // Package archive is the reference instance's in-memory block archive: a
 // sequence assigns each archived block its seq, and blocks archived as
-// locked are kept but never readable. It is safe for concurrent use.
+// locked are kept but never readable. A generation counter names each state
+// of the archive: it increases on every change and is never reused, so a
+// generation names one readable set. It is safe for concurrent use.
 package archive
 
 import (
@@ -25,6 +27,7 @@ type Archive struct {
 	mu      sync.RWMutex
 	first   int64
 	entries []entry // entries[i] has seq first+i
+	gen     uint64  // increased by every change
 }
 
 var _ recall.Archive = (*Archive)(nil)
@@ -49,6 +52,7 @@ func (a *Archive) Add(label, content string, locked bool) (int64, error) {
 	}
 	seq := a.first + n
 	a.entries = append(a.entries, entry{recall.Block{Seq: seq, Label: label, Content: content}, locked})
+	a.gen++
 	return seq, nil
 }
 
@@ -68,6 +72,13 @@ func (a *Archive) Get(seq int64) (recall.Block, bool) {
 
 // All returns every readable block by increasing seq, never nil.
 func (a *Archive) All() []recall.Block {
+	blocks, _ := a.Snapshot()
+	return blocks
+}
+
+// Snapshot returns every readable block by increasing seq (never nil) and
+// the generation of the archive they were read from, both under one lock.
+func (a *Archive) Snapshot() ([]recall.Block, uint64) {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	blocks := make([]recall.Block, 0, len(a.entries))
@@ -76,5 +87,13 @@ func (a *Archive) All() []recall.Block {
 			blocks = append(blocks, e.block)
 		}
 	}
-	return blocks
+	return blocks, a.gen
+}
+
+// Generation returns the current generation: 0 for a new archive, then
+// increased by every change (an Add, even of a locked block).
+func (a *Archive) Generation() uint64 {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.gen
 }

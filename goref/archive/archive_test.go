@@ -90,3 +90,49 @@ func TestArchiveConcurrent(t *testing.T) {
 		t.Errorf("next seq = %d; want 801", seq)
 	}
 }
+
+func TestGeneration(t *testing.T) {
+	a := New(5)
+	if g := a.Generation(); g != 0 {
+		t.Fatalf("Generation() of a new archive = %d; want 0", g)
+	}
+	a.Add("a", "one", false)
+	a.Add("b", "two", true) // a locked block changes the archive too
+	blocks, gen := a.Snapshot()
+	if gen != 2 || a.Generation() != 2 {
+		t.Errorf("generation after two adds: Snapshot %d, Generation %d; want 2", gen, a.Generation())
+	}
+	if want := []recall.Block{{Seq: 5, Label: "a", Content: "one"}}; !slices.Equal(blocks, want) {
+		t.Errorf("Snapshot() blocks = %v; want %v", blocks, want)
+	}
+	a.Get(5)
+	a.All()
+	if g := a.Generation(); g != 2 {
+		t.Errorf("reads changed the generation to %d", g)
+	}
+}
+
+// TestSnapshotConsistent checks that a snapshot's blocks and generation are
+// read together: with only readable adds, the generation is the block count.
+func TestSnapshotConsistent(t *testing.T) {
+	a := New(1)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 200 {
+				a.Add("l", "c", false)
+			}
+		})
+	}
+	for range 2 {
+		wg.Go(func() {
+			for range 200 {
+				if blocks, gen := a.Snapshot(); uint64(len(blocks)) != gen {
+					t.Errorf("Snapshot: %d blocks at generation %d", len(blocks), gen)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}

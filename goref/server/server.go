@@ -1,13 +1,23 @@
 // Package server serves the contract's HTTP API (docs/contract.md) over
-// an archive: archiving blocks, reading them, and running the recall tools,
-// plus GET /debug/requests, which lists the requests received so far,
-// GET /debug/reads, which lists the archive reads the tools made so far, and
-// GET /debug/version, which names the Go and Unicode versions behind the answers.
+// an archive: archiving blocks, reading them, and running the recall tools.
+//
+// GET /internal/v1/recall/blocks is conditional, as the contract's extension
+// defines it: every 200 carries a strong ETag, "<nonce>-<generation>" (a
+// random nonce drawn by New, the archive's generation), and a request whose
+// If-None-Match names the current tag is answered 304 Not Modified, with the
+// tag and no body. Options.NoETag turns this off (a Go without the extension).
+//
+// Debug routes, for the harness and the tests:
+//   - GET /debug/requests lists the requests received so far;
+//   - GET /debug/reads lists the archive reads the tools made so far;
+//   - GET /debug/version names the Go and Unicode versions behind the answers.
 package server
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,17 +46,35 @@ const (
 	PathVersion  = "/debug/version"
 )
 
-// Store is the archive the server serves: the tools' reads plus Add.
+// Store is the archive the server serves: the tools' reads, Add, and the
+// generations behind the ETags of GET /internal/v1/recall/blocks.
 type Store interface {
 	recall.Archive
 	// Add archives a block and returns its seq.
 	Add(label, content string, locked bool) (int64, error)
+	// Snapshot returns All() and the generation it was read at, under one
+	// lock. A generation names one readable set, and is never reused.
+	Snapshot() ([]recall.Block, uint64)
+	// Generation returns the current generation.
+	Generation() uint64
+}
+
+// Options configure a server; the zero value serves the contract, with
+// conditional reads of /blocks and the debug routes, without a token.
+type Options struct {
+	// Token, when not empty, is required of every request as
+	// "Authorization: Bearer <token>"; others are answered 401.
+	Token string
+	// NoETag serves /blocks without ETag and ignores If-None-Match.
+	NoETag bool
 }
 
 type server struct {
 	store     Store
 	tokenHash [sha256.Size]byte // of the expected Authorization value
 	auth      bool
+	etags     bool
+	nonce     string // names this server's generations in its ETags
 	mux       *http.ServeMux
 
 	mu       sync.Mutex
@@ -54,14 +82,12 @@ type server struct {
 	reads    []string // the tools' archive reads, as readLog names them
 }
 
-// New returns the handler serving store. When token is not empty every
-// request must carry "Authorization: Bearer <token>", otherwise it is
-// answered 401.
-func New(store Store, token string) http.Handler {
-	s := &server{store: store, mux: http.NewServeMux()}
-	if token != "" {
+// New returns the handler serving store as opts say.
+func New(store Store, opts Options) http.Handler {
+	s := &server{store: store, mux: http.NewServeMux(), etags: !opts.NoETag, nonce: newNonce()}
+	if opts.Token != "" {
 		s.auth = true
-		s.tokenHash = sha256.Sum256([]byte(token))
+		s.tokenHash = sha256.Sum256([]byte(opts.Token))
 	}
 	s.mux.HandleFunc(PathArchive, s.handleArchive)
 	s.mux.HandleFunc(PathBlock, s.handleBlock)
@@ -155,11 +181,90 @@ func (s *server) handleBlocks(w http.ResponseWriter, r *http.Request) {
 	if !allow(w, r, http.MethodGet) {
 		return
 	}
-	blocks := s.store.All()
+	if s.etags {
+		// The generation read here names the set at this instant: a 304
+		// with its tag is as true as a 200 would be.
+		if tag := s.etag(s.store.Generation()); namesTag(r.Header.Values("If-None-Match"), tag) {
+			w.Header().Set("ETag", tag)
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
+	blocks, gen := s.store.Snapshot()
 	if blocks == nil {
 		blocks = []recall.Block{}
 	}
+	if s.etags {
+		w.Header().Set("ETag", s.etag(gen))
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"blocks": blocks})
+}
+
+// newNonce returns 16 random hex digits: two servers, or two runs of one,
+// never share their tags.
+func newNonce() string {
+	var b [8]byte
+	rand.Read(b[:]) // never fails (it crashes the program instead)
+	return hex.EncodeToString(b[:])
+}
+
+// etag returns the strong entity tag of generation gen, such as
+// "9c1f0e7a5b3d2c48-42" (quotes included).
+func (s *server) etag(gen uint64) string {
+	return `"` + s.nonce + "-" + strconv.FormatUint(gen, 10) + `"`
+}
+
+// namesTag reports whether an If-None-Match field, its lines combined as one
+// list, holds tag: it is "*", or a list of entity tags one of which matches
+// tag by weak comparison (W/"x" matches "x"), as RFC 9110 sections 8.8.3.2
+// and 13.1.2 define it. A malformed field names nothing, nor does an absent
+// one: the request is then answered in full.
+func namesTag(lines []string, tag string) bool {
+	list := strings.Join(lines, ",")
+	if strings.Trim(list, " \t") == "*" {
+		return true
+	}
+	found := false
+	for rest := list; ; {
+		rest = strings.TrimLeft(rest, " \t")
+		if rest == "" {
+			return found
+		}
+		if rest[0] == ',' { // empty list elements are allowed
+			rest = rest[1:]
+			continue
+		}
+		opaque, after, ok := cutETag(rest)
+		if !ok {
+			return false
+		}
+		found = found || opaque == tag
+		rest = strings.TrimLeft(after, " \t")
+		if rest != "" && rest[0] != ',' {
+			return false
+		}
+	}
+}
+
+// cutETag cuts the entity tag at the start of s: its opaque tag (quotes
+// included, without any W/ prefix) and the rest of s. ok is false when s does
+// not start with an entity tag: [W/] DQUOTE *etagc DQUOTE, where etagc is
+// %x21 / %x23-7E / %x80-FF.
+func cutETag(s string) (opaque, rest string, ok bool) {
+	s = strings.TrimPrefix(s, "W/")
+	if s == "" || s[0] != '"' {
+		return "", "", false
+	}
+	for i := 1; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"':
+			return s[:i+1], s[i+1:], true
+		case c == 0x21 || 0x23 <= c && c <= 0x7E || c >= 0x80:
+		default:
+			return "", "", false
+		}
+	}
+	return "", "", false
 }
 
 func (s *server) handleExec(w http.ResponseWriter, r *http.Request) {

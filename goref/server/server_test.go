@@ -3,14 +3,18 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"unicode"
 
@@ -41,9 +45,14 @@ type client struct {
 
 // newServer starts a test server over a fresh archive.
 func newServer(t *testing.T, firstSeq int64, token string) *client {
-	srv := httptest.NewServer(New(archive.New(firstSeq), token))
+	return newServerOpts(t, firstSeq, Options{Token: token})
+}
+
+// newServerOpts starts a test server with these options over a fresh archive.
+func newServerOpts(t *testing.T, firstSeq int64, opts Options) *client {
+	srv := httptest.NewServer(New(archive.New(firstSeq), opts))
 	t.Cleanup(srv.Close)
-	return &client{t, srv.URL, token}
+	return &client{t, srv.URL, opts.Token}
 }
 
 func (c *client) do(method, path, body string) response {
@@ -51,11 +60,25 @@ func (c *client) do(method, path, body string) response {
 	return c.doBytes(method, path, []byte(body), "Bearer "+c.token)
 }
 
+// doHeaders sends a request with no body and these header lines.
+func (c *client) doHeaders(method, path string, header http.Header) response {
+	c.t.Helper()
+	return c.send(method, path, nil, "Bearer "+c.token, header)
+}
+
 func (c *client) doBytes(method, path string, body []byte, auth string) response {
+	c.t.Helper()
+	return c.send(method, path, body, auth, nil)
+}
+
+func (c *client) send(method, path string, body []byte, auth string, header http.Header) response {
 	c.t.Helper()
 	req, err := http.NewRequest(method, c.url+path, bytes.NewReader(body))
 	if err != nil {
 		c.t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	if c.token != "" {
 		req.Header.Set("Authorization", auth)
@@ -371,7 +394,7 @@ func TestDebugReads(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
-	h := New(archive.New(1), "")
+	h := New(archive.New(1), Options{})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", PathVersion, nil))
 	if rec.Code != http.StatusOK {
@@ -394,5 +417,176 @@ func TestVersion(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest("POST", PathVersion, nil))
 	if rec.Code != http.StatusMethodNotAllowed {
 		t.Errorf("POST %s: %d", PathVersion, rec.Code)
+	}
+}
+
+var etagForm = regexp.MustCompile(`^"[0-9a-f]{16}-[0-9]+"$`)
+
+// blocksTag reads /blocks in full and returns its ETag.
+func (c *client) blocksTag() string {
+	c.t.Helper()
+	r := c.do("GET", PathBlocks, "")
+	if r.status != 200 {
+		c.t.Fatalf("GET blocks: %d %s", r.status, r.body)
+	}
+	tag := r.header.Get("ETag")
+	if !etagForm.MatchString(tag) {
+		c.t.Fatalf("ETag %q is not a strong \"<nonce>-<generation>\" tag", tag)
+	}
+	return tag
+}
+
+func (c *client) blocksIfNoneMatch(lines ...string) response {
+	c.t.Helper()
+	return c.doHeaders("GET", PathBlocks, http.Header{"If-None-Match": lines})
+}
+
+func TestBlocksETag(t *testing.T) {
+	c := newServer(t, 1, "")
+	empty := c.blocksTag()
+	if again := c.blocksTag(); again != empty {
+		t.Errorf("tag changed without a change: %s then %s", empty, again)
+	}
+	weak := "W/" + empty
+
+	for _, lines := range [][]string{
+		{empty}, {weak}, {"*"}, {" * "}, {`"x", ` + empty}, {`W/"x",` + weak + `, "y"`},
+		{`"x"`, empty}, {", ," + empty + " ,"}, {"\t" + empty + "\t"},
+	} {
+		r := c.blocksIfNoneMatch(lines...)
+		if r.status != 304 || r.body != "" || r.header.Get("ETag") != empty {
+			t.Errorf("If-None-Match %q: %d, ETag %q, body %q; want 304, %s, no body",
+				lines, r.status, r.header.Get("ETag"), r.body, empty)
+		}
+	}
+	bare := strings.Trim(empty, `"`)
+	for _, lines := range [][]string{
+		{`"x"`}, {bare}, {"w/" + empty}, {empty + ` "x"`}, {`"x" ` + empty}, {empty + " junk"},
+		{`"x`}, {"*, " + empty}, {"*", empty}, {""}, {" "}, {`"a"b"`}, {"W/ " + empty},
+		{`"` + bare},
+	} {
+		r := c.blocksIfNoneMatch(lines...)
+		if r.status != 200 || r.header.Get("ETag") != empty {
+			t.Errorf("If-None-Match %q: %d, ETag %q; want a full 200 with %s", lines, r.status, r.header.Get("ETag"), empty)
+		}
+		check(t, fmt.Sprintf("If-None-Match %q", lines), r, 200, `{"blocks":[]}`)
+	}
+
+	// Every change of the archive changes the tag; a stale tag gets the new set.
+	seen := map[string]bool{empty: true}
+	c.archive("a", "one", false)
+	one := c.blocksTag()
+	c.archive("b", "locked", true)
+	two := c.blocksTag()
+	for _, tag := range []string{one, two} {
+		if seen[tag] {
+			t.Errorf("tag %s reused", tag)
+		}
+		seen[tag] = true
+	}
+	r := c.blocksIfNoneMatch(empty)
+	check(t, "stale tag", r, 200, `{"blocks":[{"seq":1,"label":"a","content":"one"}]}`)
+	if r.header.Get("ETag") != two {
+		t.Errorf("stale tag: ETag %q; want %s", r.header.Get("ETag"), two)
+	}
+	if r := c.blocksIfNoneMatch(two); r.status != 304 {
+		t.Errorf("current tag after changes: %d; want 304", r.status)
+	}
+
+	// Another method is still 405, whatever the condition.
+	r = c.send("POST", PathBlocks, nil, "", http.Header{"If-None-Match": {"*"}})
+	if r.status != 405 || r.header.Get("ETag") != "" {
+		t.Errorf("POST blocks with If-None-Match: %d, ETag %q", r.status, r.header.Get("ETag"))
+	}
+	// Two servers never share a tag (their nonces differ).
+	if other := newServer(t, 1, "").blocksTag(); other == empty {
+		t.Errorf("two servers both tagged their empty archive %s", other)
+	}
+}
+
+func TestBlocksETagToken(t *testing.T) {
+	c := newServer(t, 1, "tok")
+	tag := c.blocksTag()
+	r := c.send("GET", PathBlocks, nil, "", http.Header{"If-None-Match": {tag}})
+	check(t, "If-None-Match without token", r, 401, `{"error":"unauthorized"}`)
+	if r.header.Get("ETag") != "" {
+		t.Errorf("401 with ETag %q", r.header.Get("ETag"))
+	}
+	if r := c.blocksIfNoneMatch(tag); r.status != 304 {
+		t.Errorf("If-None-Match with token: %d; want 304", r.status)
+	}
+}
+
+func TestBlocksNoETag(t *testing.T) {
+	c := newServerOpts(t, 1, Options{NoETag: true})
+	c.archive("a", "one", false)
+	for _, lines := range [][]string{nil, {"*"}, {`"x"`}} {
+		r := c.blocksIfNoneMatch(lines...)
+		check(t, fmt.Sprintf("NoETag, If-None-Match %q", lines), r, 200, `{"blocks":[{"seq":1,"label":"a","content":"one"}]}`)
+		if _, ok := r.header["Etag"]; ok {
+			t.Errorf("NoETag: ETag %q", r.header.Get("ETag"))
+		}
+	}
+}
+
+// TestBlocksETagNamesOneSet reads /blocks while blocks are archived: a tag
+// must always come with the same body.
+func TestBlocksETagNamesOneSet(t *testing.T) {
+	h := New(archive.New(1), Options{})
+	get := func() (string, string) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", PathBlocks, nil))
+		return rec.Header().Get("ETag"), rec.Body.String()
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for range 100 {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest("POST", PathArchive, strings.NewReader(`{"label":"l","content":"c","locked":`+strconv.FormatBool(g == 0)+`}`)))
+			}
+		})
+	}
+	var mu sync.Mutex
+	bodies := map[string]string{}
+	for range 2 {
+		wg.Go(func() {
+			for range 200 {
+				tag, body := get()
+				mu.Lock()
+				if prev, ok := bodies[tag]; ok && prev != body {
+					t.Errorf("tag %s named two sets", tag)
+				}
+				bodies[tag] = body
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestNamesTag(t *testing.T) {
+	const tag = `"ab-1"`
+	for _, tt := range []struct {
+		lines []string
+		want  bool
+	}{
+		{nil, false},
+		{[]string{tag}, true},
+		{[]string{"\"\x80\xff\", " + tag}, true}, // obs-text is allowed in a tag
+		{[]string{"\"\x01\", " + tag}, false},    // a control character is not
+		{[]string{"\"a\tb\", " + tag}, false},
+		{[]string{`"a b", ` + tag}, false},
+		{[]string{`"ab-1 "`}, false},
+		{[]string{`"AB-1"`}, false},
+		{[]string{`W/"ab-1"`}, true},
+		{[]string{`W/W/"ab-1"`}, false},
+		{[]string{"", tag}, true}, // an empty line adds an empty list element
+		{[]string{`"a,b", ` + tag}, true},
+		{[]string{`"a,b"`}, false},
+	} {
+		if got := namesTag(tt.lines, tag); got != tt.want {
+			t.Errorf("namesTag(%q) = %v; want %v", tt.lines, got, tt.want)
+		}
 	}
 }

@@ -4,8 +4,9 @@ Fixtures for the Go reference instance (the golden-journal fixtures and options
 are at the end: ``parity_journal``, ``parity_replayers``, ``fake_go``, ``golden_case``):
 
 - ``go_reference``: one instance for the session, its sequence starting at 1000;
-- ``fresh_go``: a factory, ``fresh_go(first_seq=..., token=...)``, for an empty
-  instance of the test's own, stopped when the test ends.
+- ``fresh_go``: a factory, ``fresh_go(first_seq=..., token=..., **options)``, for an
+  empty instance of the test's own, stopped when the test ends (the options are
+  those of ``GoReference.start``).
 
 A test that needs Go skips when Go cannot be built or started, except under
 ``CI=true``, where it fails: CI never hides a missing toolchain behind a skip.
@@ -16,7 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -45,12 +46,13 @@ def go_unavailable(exc: GoReferenceError) -> None:
     pytest.skip(message)
 
 
-def start_reference(
-    reference: GoReference, *, first_seq: int = 1, token: str | None = None
-) -> RunningReference:
-    """A started reference instance, or the test skipped (failed under CI) without Go."""
+def start_reference(reference: GoReference, **options: Any) -> RunningReference:
+    """A started reference instance, or the test skipped (failed under CI) without Go.
+
+    The options are those of ``GoReference.start``.
+    """
     try:
-        return reference.start(first_seq=first_seq, token=token)
+        return reference.start(**options)
     except GoReferenceError as exc:
         go_unavailable(exc)
         raise  # pragma: no cover - go_unavailable always raises
@@ -84,8 +86,8 @@ def fresh_go(go_build: GoReference) -> Iterator[FreshGo]:
     """A factory of empty Go reference instances, each stopped when the test ends."""
     started: list[RunningReference] = []
 
-    def start(*, first_seq: int = 1, token: str | None = None) -> RunningReference:
-        running = start_reference(go_build, first_seq=first_seq, token=token)
+    def start(**options: Any) -> RunningReference:
+        running = start_reference(go_build, **options)
         started.append(running)
         return running
 

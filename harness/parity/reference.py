@@ -122,8 +122,12 @@ class GoReference:
         first_seq: int = 1,
         cover: bool = False,
         cover_dir: Path | None = None,
+        etag: bool = True,
     ) -> RunningReference:
-        """Build if needed, start an instance on a free loopback port, wait until it answers."""
+        """Build if needed, start an instance on a free loopback port, wait until it answers.
+
+        ``etag=False`` starts a Go without conditional reads of ``/blocks`` (``-no-etag``).
+        """
         binary = self.build(cover=cover)
         # -exit-on-stdin-eof: the instance stops when this process dies, even by SIGKILL.
         argv = [
@@ -136,6 +140,8 @@ class GoReference:
         ]
         if token is not None:
             argv += ["-token", token]
+        if not etag:
+            argv.append("-no-etag")
         env = go_env({"GOCOVERDIR": str(cover_dir)} if cover_dir else None)
         return RunningReference._launch(argv, env=env, token=token)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -235,3 +236,41 @@ def test_reference_stops_when_its_parent_is_killed(go_build: GoReference) -> Non
     while _running(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _running(pid)
+
+
+ETAG = re.compile(r'"[0-9a-f]{16}-[0-9]+"')
+
+
+def test_blocks_carry_a_strong_etag_and_answer_304(
+    go: RunningReference, client: httpx.Client
+) -> None:
+    first = client.get(BLOCKS)
+    tag = first.headers["etag"]
+    assert ETAG.fullmatch(tag)
+    for condition in [tag, f"W/{tag}", "*", f'"other", {tag}']:
+        answer = client.get(BLOCKS, headers={"If-None-Match": condition})
+        assert answer.status_code == 304
+        assert answer.headers["etag"] == tag
+        assert answer.content == b""
+    answer = client.get(BLOCKS, headers={"If-None-Match": '"other"'})
+    assert (answer.status_code, answer.headers["etag"]) == (200, tag)
+    assert answer.json() == {"blocks": []}
+
+    seq = go.archive("l", "c")
+    stale = client.get(BLOCKS, headers={"If-None-Match": tag})
+    assert stale.status_code == 200
+    assert stale.json() == {"blocks": [{"seq": seq, "label": "l", "content": "c"}]}
+    assert ETAG.fullmatch(stale.headers["etag"])
+    assert stale.headers["etag"] != tag
+
+
+def test_no_etag_is_a_go_without_conditional_reads(fresh_go: FreshGo) -> None:
+    go = fresh_go(etag=False)
+    seq = go.archive("l", "c")
+    with httpx.Client(base_url=go.base_url, timeout=10) as client:
+        for condition in [None, "*", '"x"']:
+            headers = {"If-None-Match": condition} if condition else {}
+            answer = client.get(BLOCKS, headers=headers)
+            assert answer.status_code == 200
+            assert "etag" not in answer.headers
+            assert answer.json() == {"blocks": [{"seq": seq, "label": "l", "content": "c"}]}
