@@ -56,6 +56,23 @@ func (a *Archive) Add(label, content string, locked bool) (int64, error) {
 	return seq, nil
 }
 
+// SetLocked locks or unlocks the memory of the block with this seq: a
+// locked block is kept but not readable, an unlocked one is readable again.
+// It reports whether the block was ever archived. Only a change of state
+// changes the generation.
+func (a *Archive) SetLocked(seq int64, locked bool) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if seq < a.first || seq-a.first >= int64(len(a.entries)) {
+		return false
+	}
+	if e := &a.entries[seq-a.first]; e.locked != locked {
+		e.locked = locked
+		a.gen++
+	}
+	return true
+}
+
 // Get returns the block with this seq; absent and locked blocks are not found.
 func (a *Archive) Get(seq int64) (recall.Block, bool) {
 	a.mu.RLock()
@@ -91,7 +108,8 @@ func (a *Archive) Snapshot() ([]recall.Block, uint64) {
 }
 
 // Generation returns the current generation: 0 for a new archive, then
-// increased by every change (an Add, even of a locked block).
+// increased by every change (an Add, even of a locked block, a lock or an
+// unlock).
 func (a *Archive) Generation() uint64 {
 	a.mu.RLock()
 	defer a.mu.RUnlock()

@@ -136,3 +136,35 @@ func TestSnapshotConsistent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestSetLocked(t *testing.T) {
+	a := New(10)
+	a.Add("a", "one", false)
+	a.Add("b", "two", true)
+	gen := a.Generation()
+	for _, seq := range []int64{9, 12, 0, -1, math.MinInt64, math.MaxInt64} {
+		if a.SetLocked(seq, true) {
+			t.Errorf("SetLocked(%d) found a block never archived", seq)
+		}
+	}
+	if !a.SetLocked(10, true) || !a.SetLocked(11, false) {
+		t.Fatal("SetLocked missed an archived block")
+	}
+	if _, ok := a.Get(10); ok {
+		t.Error("a locked block is readable")
+	}
+	want := []recall.Block{{Seq: 11, Label: "b", Content: "two"}}
+	if got := a.All(); !slices.Equal(got, want) {
+		t.Errorf("All() after lock and unlock = %v; want %v", got, want)
+	}
+	if g := a.Generation(); g != gen+2 {
+		t.Errorf("generation %d after two changes from %d", g, gen)
+	}
+	// Locking a locked block, or a failed lock, changes nothing.
+	a.SetLocked(10, true)
+	a.SetLocked(11, false)
+	a.SetLocked(99, false)
+	if g := a.Generation(); g != gen+2 {
+		t.Errorf("generation %d after no change; want %d", g, gen+2)
+	}
+}

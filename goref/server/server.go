@@ -10,7 +10,11 @@
 // Debug routes, for the harness and the tests:
 //   - GET /debug/requests lists the requests received so far;
 //   - GET /debug/reads lists the archive reads the tools made so far;
-//   - GET /debug/version names the Go and Unicode versions behind the answers.
+//   - GET /debug/version names the Go and Unicode versions behind the answers;
+//   - POST /debug/lock {"seq": N, "locked": bool} locks or unlocks the memory
+//     of block N, which the contract's reads then miss or see again:
+//     200 {"seq": N, "locked": bool}; 404 {"error": "not found"} for a seq
+//     never archived; 400 for a bad body.
 package server
 
 import (
@@ -44,6 +48,7 @@ const (
 	PathRequests = "/debug/requests"
 	PathReads    = "/debug/reads"
 	PathVersion  = "/debug/version"
+	PathLock     = "/debug/lock"
 )
 
 // Store is the archive the server serves: the tools' reads, Add, and the
@@ -52,6 +57,9 @@ type Store interface {
 	recall.Archive
 	// Add archives a block and returns its seq.
 	Add(label, content string, locked bool) (int64, error)
+	// SetLocked locks or unlocks a block's memory; false when seq was never
+	// archived.
+	SetLocked(seq int64, locked bool) bool
 	// Snapshot returns All() and the generation it was read at, under one
 	// lock. A generation names one readable set, and is never reused.
 	Snapshot() ([]recall.Block, uint64)
@@ -96,6 +104,7 @@ func New(store Store, opts Options) http.Handler {
 	s.mux.HandleFunc(PathRequests, s.handleRequests)
 	s.mux.HandleFunc(PathReads, s.handleReads)
 	s.mux.HandleFunc(PathVersion, handleVersion)
+	s.mux.HandleFunc(PathLock, s.handleLock)
 	return s
 }
 
@@ -309,6 +318,28 @@ func (s *server) handleReads(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"reads": reads})
 }
 
+func (s *server) handleLock(w http.ResponseWriter, r *http.Request) {
+	if !allow(w, r, http.MethodPost) {
+		return
+	}
+	fields, ok := readFields(w, r)
+	if !ok {
+		return
+	}
+	var seq *int64
+	var locked *bool
+	if json.Unmarshal(fields["seq"], &seq) != nil || seq == nil ||
+		json.Unmarshal(fields["locked"], &locked) != nil || locked == nil {
+		writeJSON(w, http.StatusBadRequest, errorBody(`"seq" must be an int64 and "locked" a boolean`))
+		return
+	}
+	if !s.store.SetLocked(*seq, *locked) {
+		writeJSON(w, http.StatusNotFound, errorBody("not found"))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"seq": *seq, "locked": *locked})
+}
+
 // readLog is the archive as a tool run by /tool/exec sees it: each read is
 // recorded, in order, before it is made: Get(seq) as "block?seq=N" (N in
 // canonical decimal), All() as "blocks".
@@ -362,6 +393,15 @@ func allow(w http.ResponseWriter, r *http.Request, method string) bool {
 // readObject reads a bounded body holding one JSON object (exact keys, a
 // repeated key keeps its last value). It answers 413 or 400 itself.
 func readObject(w http.ResponseWriter, r *http.Request) (map[string]any, bool) {
+	return readJSONObject[any](w, r)
+}
+
+// readFields is readObject with each value left as its JSON text.
+func readFields(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, bool) {
+	return readJSONObject[json.RawMessage](w, r)
+}
+
+func readJSONObject[V any](w http.ResponseWriter, r *http.Request) (map[string]V, bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
@@ -371,7 +411,7 @@ func readObject(w http.ResponseWriter, r *http.Request) (map[string]any, bool) {
 		}
 		return nil, false
 	}
-	var m map[string]any
+	var m map[string]V
 	if err := json.Unmarshal(body, &m); err != nil || m == nil {
 		writeJSON(w, http.StatusBadRequest, errorBody("request body must be a JSON object"))
 		return nil, false

@@ -590,3 +590,78 @@ func TestNamesTag(t *testing.T) {
 		}
 	}
 }
+
+func (c *client) exec(name, args string) string {
+	c.t.Helper()
+	body, _ := json.Marshal(map[string]string{"name": name, "args": args})
+	r := c.do("POST", PathExec, string(body))
+	if r.status != 200 {
+		c.t.Fatalf("exec %s %s: %d %s", name, args, r.status, r.body)
+	}
+	return r.json(c.t)["output"].(string)
+}
+
+func TestLockRoute(t *testing.T) {
+	c := newServer(t, 1, "")
+	c.archive("hello", "one", false)
+	c.archive("hello", "two", true)
+	tag := c.blocksTag()
+
+	check(t, "lock 1", c.do("POST", PathLock, `{"seq":1,"locked":true}`), 200, `{"seq":1,"locked":true}`)
+	check(t, "block 1 locked", c.do("GET", PathBlock+"?seq=1", ""), 404, `{"error":"not found"}`)
+	check(t, "blocks, 1 locked", c.do("GET", PathBlocks, ""), 200, `{"blocks":[]}`)
+	if got := c.exec("recall", `{"id":"r1"}`); got != `no archived block "r1"` {
+		t.Errorf("recall of a locked block: %q", got)
+	}
+	if got := c.exec("recall_search", `{"query":"hello"}`); got != `no archived block matches "hello"` {
+		t.Errorf("search with every block locked: %q", got)
+	}
+	locked := c.blocksTag()
+	if locked == tag {
+		t.Errorf("lock kept the tag %s", tag)
+	}
+
+	check(t, "unlock 2", c.do("POST", PathLock, `{"seq":2,"locked":false}`), 200, `{"seq":2,"locked":false}`)
+	check(t, "block 2 unlocked", c.do("GET", PathBlock+"?seq=2", ""), 200, `{"seq":2,"label":"hello","content":"two"}`)
+	if got := c.exec("recall", `{"id":"r2"}`); got != "[r2] hello\ntwo" {
+		t.Errorf("recall of an unlocked block: %q", got)
+	}
+	unlocked := c.blocksTag()
+	if unlocked == locked || unlocked == tag {
+		t.Errorf("tags %s, %s, %s: each state needs its own", tag, locked, unlocked)
+	}
+	// No change, no new tag.
+	check(t, "unlock 2 again", c.do("POST", PathLock, `{"seq":2,"locked":false,"x":1}`), 200, `{"seq":2,"locked":false}`)
+	if r := c.blocksIfNoneMatch(unlocked); r.status != 304 {
+		t.Errorf("tag after a lock that changed nothing: %d; want 304", r.status)
+	}
+
+	for _, body := range []string{`{"seq":3,"locked":true}`, `{"seq":0,"locked":true}`, `{"seq":-1,"locked":false}`, `{"seq":9223372036854775807,"locked":true}`} {
+		check(t, "never archived "+body, c.do("POST", PathLock, body), 404, `{"error":"not found"}`)
+	}
+	for _, body := range []string{
+		``, `x`, `null`, `[]`, `{}`, `{"seq":1}`, `{"locked":true}`, `{"seq":null,"locked":true}`,
+		`{"seq":1,"locked":null}`, `{"seq":"1","locked":true}`, `{"seq":1.5,"locked":true}`,
+		`{"seq":1e0,"locked":true}`, `{"seq":9223372036854775808,"locked":true}`, `{"seq":1,"locked":"true"}`,
+		`{"seq":1,"locked":1}`, `{"Seq":1,"locked":true}`, `{"seq":1,"locked":true} x`,
+	} {
+		r := c.do("POST", PathLock, body)
+		check(t, "bad lock body "+body, r, 400, "")
+		if _, ok := r.json(t)["error"].(string); !ok {
+			t.Errorf("bad lock body %s: no error string in %s", body, r.body)
+		}
+	}
+	for _, m := range []string{"GET", "PUT", "DELETE"} {
+		r := c.do(m, PathLock, `{"seq":1,"locked":false}`)
+		check(t, m+" lock", r, 405, `{"error":"method not allowed"}`)
+		if r.header.Get("Allow") != "POST" {
+			t.Errorf("%s lock: Allow %q", m, r.header.Get("Allow"))
+		}
+	}
+	check(t, "block 1 still locked", c.do("GET", PathBlock+"?seq=1", ""), 404, `{"error":"not found"}`)
+
+	c = newServer(t, 1, "tok")
+	c.archive("a", "b", false)
+	check(t, "lock without token", c.doBytes("POST", PathLock, []byte(`{"seq":1,"locked":true}`), ""), 401, `{"error":"unauthorized"}`)
+	check(t, "block after a refused lock", c.do("GET", PathBlock+"?seq=1", ""), 200, "")
+}

@@ -261,6 +261,11 @@ class RunningReference:
         answer = self._request("GET", "/internal/v1/recall/blocks", "blocks")
         return list(answer["blocks"])
 
+    def lock(self, seq: int, *, locked: bool = True) -> None:
+        """Lock (``locked=False``: unlock) the memory of block ``seq`` (``POST /debug/lock``)."""
+        body = {"seq": seq, "locked": locked}
+        self._request("POST", "/debug/lock", f"lock {seq}", json=body)
+
     def requests(self) -> list[str]:
         """The request log (``/debug/requests``): ``"METHOD /path?query"``, in order."""
         return list(self._request("GET", "/debug/requests", "request log")["requests"])

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from parity.errors import GoReferenceError
 from parity.plugin import FreshGo
 from parity.reference import GoReference, RunningReference, go_env
 
@@ -21,6 +22,7 @@ ARCHIVE = "/internal/v1/recall/archive"
 BLOCK = "/internal/v1/recall/block"
 BLOCKS = "/internal/v1/recall/blocks"
 EXEC = "/internal/v1/tool/exec"
+LOCK = "/debug/lock"
 
 
 @pytest.fixture
@@ -274,3 +276,36 @@ def test_no_etag_is_a_go_without_conditional_reads(fresh_go: FreshGo) -> None:
             assert answer.status_code == 200
             assert "etag" not in answer.headers
             assert answer.json() == {"blocks": [{"seq": seq, "label": "l", "content": "c"}]}
+
+
+def test_lock_hides_a_block_at_once_and_unlock_shows_it(
+    go: RunningReference, client: httpx.Client
+) -> None:
+    seq = go.archive("Notes", "hello")
+    shown = client.get(BLOCKS).headers["etag"]
+    go.lock(seq)
+    assert client.get(BLOCK, params={"seq": str(seq)}).status_code == 404
+    hidden = client.get(BLOCKS)
+    assert hidden.json() == {"blocks": []}
+    assert hidden.headers["etag"] != shown
+    assert go.exec_tool("recall", json.dumps({"id": f"r{seq}"})) == f'no archived block "r{seq}"'
+    assert go.exec_tool("recall_search", '{"query": "hello"}') == (
+        'no archived block matches "hello"'
+    )
+    go.lock(seq, locked=False)
+    assert go.blocks() == [{"seq": seq, "label": "Notes", "content": "hello"}]
+    assert client.get(BLOCKS).headers["etag"] not in {shown, hidden.headers["etag"]}
+    assert go.exec_tool("recall", json.dumps({"id": f"r{seq}"})) == f"[r{seq}] Notes\nhello"
+
+
+def test_lock_route_answers(go: RunningReference, client: httpx.Client) -> None:
+    seq = go.archive("l", "c", locked=True)
+    answer = client.post(LOCK, json={"seq": seq, "locked": False})
+    assert (answer.status_code, answer.json()) == (200, {"seq": seq, "locked": False})
+    answer = client.post(LOCK, json={"seq": seq + 1, "locked": True})
+    assert (answer.status_code, answer.json()) == (404, {"error": "not found"})
+    for body in [b"", b"{}", b'{"seq": 1000}', b'{"seq": "1000", "locked": true}']:
+        assert client.post(LOCK, content=body).status_code == 400
+    assert client.get(LOCK).status_code == 405
+    with pytest.raises(GoReferenceError, match="404"):
+        go.lock(seq + 1)
