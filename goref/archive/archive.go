@@ -25,6 +25,7 @@ type entry struct {
 // It implements recall.Archive.
 type Archive struct {
 	mu      sync.RWMutex
+	initial int64 // the first seq given to New
 	first   int64
 	entries []entry // entries[i] has seq first+i
 	gen     uint64  // increased by every change
@@ -38,7 +39,24 @@ func New(firstSeq int64) *Archive {
 	if firstSeq < 1 {
 		panic("archive: first seq must be >= 1")
 	}
-	return &Archive{first: firstSeq}
+	return &Archive{initial: firstSeq, first: firstSeq}
+}
+
+// InitialSeq returns the first seq given to New.
+func (a *Archive) InitialSeq() int64 { return a.initial }
+
+// Reset empties the archive: the next block gets seq firstSeq, which must be
+// at least 1. The generation still increases: no generation of the archive
+// before names a set after.
+func (a *Archive) Reset(firstSeq int64) {
+	if firstSeq < 1 {
+		panic("archive: first seq must be >= 1")
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.first = firstSeq
+	a.entries = nil
+	a.gen++
 }
 
 // Add archives a block and returns its seq. A locked block is stored under
@@ -108,8 +126,8 @@ func (a *Archive) Snapshot() ([]recall.Block, uint64) {
 }
 
 // Generation returns the current generation: 0 for a new archive, then
-// increased by every change (an Add, even of a locked block, a lock or an
-// unlock).
+// increased by every change (an Add, even of a locked block, a lock, an
+// unlock or a Reset).
 func (a *Archive) Generation() uint64 {
 	a.mu.RLock()
 	defer a.mu.RUnlock()

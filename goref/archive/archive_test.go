@@ -168,3 +168,32 @@ func TestSetLocked(t *testing.T) {
 		t.Errorf("generation %d after no change; want %d", g, gen+2)
 	}
 }
+
+func TestReset(t *testing.T) {
+	a := New(10)
+	a.Add("a", "one", false)
+	a.Add("b", "two", true)
+	gen := a.Generation()
+	a.Reset(500)
+	if got := a.All(); len(got) != 0 {
+		t.Errorf("All() after Reset = %v", got)
+	}
+	if _, ok := a.Get(10); ok || a.SetLocked(10, false) {
+		t.Error("a block archived before Reset is still there")
+	}
+	if g := a.Generation(); g <= gen {
+		t.Errorf("generation %d after Reset from %d; want it to increase", g, gen)
+	}
+	if seq, _ := a.Add("c", "three", false); seq != 500 {
+		t.Errorf("first seq after Reset(500) = %d", seq)
+	}
+	if a.InitialSeq() != 10 {
+		t.Errorf("InitialSeq() = %d; want 10", a.InitialSeq())
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Reset(0) did not panic")
+		}
+	}()
+	a.Reset(0)
+}

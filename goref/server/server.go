@@ -14,10 +14,15 @@
 //   - POST /debug/lock {"seq": N, "locked": bool} locks or unlocks the memory
 //     of block N, which the contract's reads then miss or see again:
 //     200 {"seq": N, "locked": bool}; 404 {"error": "not found"} for a seq
-//     never archived; 400 for a bad body.
+//     never archived; 400 for a bad body;
+//   - POST /debug/reset, with an optional body {"first_seq": N}, empties the
+//     archive (the next block gets seq N, by default the archive's initial
+//     first seq) and clears the request and read logs: 200 {"first_seq": N};
+//     400 for a bad body. The ETag generation keeps increasing.
 package server
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -49,6 +54,7 @@ const (
 	PathReads    = "/debug/reads"
 	PathVersion  = "/debug/version"
 	PathLock     = "/debug/lock"
+	PathReset    = "/debug/reset"
 )
 
 // Store is the archive the server serves: the tools' reads, Add, and the
@@ -60,6 +66,11 @@ type Store interface {
 	// SetLocked locks or unlocks a block's memory; false when seq was never
 	// archived.
 	SetLocked(seq int64, locked bool) bool
+	// Reset empties the archive; the next block gets seq firstSeq (>= 1).
+	// The generation still increases.
+	Reset(firstSeq int64)
+	// InitialSeq returns the first seq the store was created with.
+	InitialSeq() int64
 	// Snapshot returns All() and the generation it was read at, under one
 	// lock. A generation names one readable set, and is never reused.
 	Snapshot() ([]recall.Block, uint64)
@@ -105,6 +116,7 @@ func New(store Store, opts Options) http.Handler {
 	s.mux.HandleFunc(PathReads, s.handleReads)
 	s.mux.HandleFunc(PathVersion, handleVersion)
 	s.mux.HandleFunc(PathLock, s.handleLock)
+	s.mux.HandleFunc(PathReset, s.handleReset)
 	return s
 }
 
@@ -322,7 +334,11 @@ func (s *server) handleLock(w http.ResponseWriter, r *http.Request) {
 	if !allow(w, r, http.MethodPost) {
 		return
 	}
-	fields, ok := readFields(w, r)
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	fields, ok := decodeObject[json.RawMessage](w, body)
 	if !ok {
 		return
 	}
@@ -338,6 +354,39 @@ func (s *server) handleLock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"seq": *seq, "locked": *locked})
+}
+
+func (s *server) handleReset(w http.ResponseWriter, r *http.Request) {
+	if !allow(w, r, http.MethodPost) {
+		return
+	}
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	first := s.store.InitialSeq()
+	if len(bytes.TrimSpace(body)) > 0 {
+		fields, ok := decodeObject[json.RawMessage](w, body)
+		if !ok {
+			return
+		}
+		var n *int64
+		if raw, ok := fields["first_seq"]; ok {
+			if err := json.Unmarshal(raw, &n); err != nil || n != nil && *n < 1 {
+				writeJSON(w, http.StatusBadRequest, errorBody(`"first_seq" must be an int64 >= 1`))
+				return
+			}
+		}
+		if n != nil {
+			first = *n
+		}
+	}
+	s.mu.Lock()
+	s.store.Reset(first)
+	s.requests = nil
+	s.reads = nil
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]int64{"first_seq": first})
 }
 
 // readLog is the archive as a tool run by /tool/exec sees it: each read is
@@ -393,15 +442,15 @@ func allow(w http.ResponseWriter, r *http.Request, method string) bool {
 // readObject reads a bounded body holding one JSON object (exact keys, a
 // repeated key keeps its last value). It answers 413 or 400 itself.
 func readObject(w http.ResponseWriter, r *http.Request) (map[string]any, bool) {
-	return readJSONObject[any](w, r)
+	body, ok := readBody(w, r)
+	if !ok {
+		return nil, false
+	}
+	return decodeObject[any](w, body)
 }
 
-// readFields is readObject with each value left as its JSON text.
-func readFields(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, bool) {
-	return readJSONObject[json.RawMessage](w, r)
-}
-
-func readJSONObject[V any](w http.ResponseWriter, r *http.Request) (map[string]V, bool) {
+// readBody reads a bounded body. It answers 413 or 400 itself.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
@@ -411,6 +460,12 @@ func readJSONObject[V any](w http.ResponseWriter, r *http.Request) (map[string]V
 		}
 		return nil, false
 	}
+	return body, true
+}
+
+// decodeObject decodes body, one JSON object, into a map (exact keys, a
+// repeated key keeps its last value). It answers 400 itself.
+func decodeObject[V any](w http.ResponseWriter, body []byte) (map[string]V, bool) {
 	var m map[string]V
 	if err := json.Unmarshal(body, &m); err != nil || m == nil {
 		writeJSON(w, http.StatusBadRequest, errorBody("request body must be a JSON object"))

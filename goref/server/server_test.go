@@ -665,3 +665,69 @@ func TestLockRoute(t *testing.T) {
 	check(t, "lock without token", c.doBytes("POST", PathLock, []byte(`{"seq":1,"locked":true}`), ""), 401, `{"error":"unauthorized"}`)
 	check(t, "block after a refused lock", c.do("GET", PathBlock+"?seq=1", ""), 200, "")
 }
+
+func TestResetRoute(t *testing.T) {
+	c := newServer(t, 7, "")
+	initial := c.blocksTag()
+	c.archive("hello", "one", false)
+	c.archive("hello", "two", true)
+	c.exec("recall", `{"id":"r7"}`)
+	before := c.blocksTag()
+
+	check(t, "reset", c.do("POST", PathReset, ""), 200, `{"first_seq":7}`)
+	check(t, "requests after reset", c.do("GET", PathRequests, ""), 200, `{"requests":[]}`)
+	check(t, "reads after reset", c.do("GET", PathReads, ""), 200, `{"reads":[]}`)
+	check(t, "blocks after reset", c.do("GET", PathBlocks, ""), 200, `{"blocks":[]}`)
+	check(t, "block after reset", c.do("GET", PathBlock+"?seq=7", ""), 404, `{"error":"not found"}`)
+	check(t, "lock after reset", c.do("POST", PathLock, `{"seq":8,"locked":false}`), 404, `{"error":"not found"}`)
+	// The same empty set as at the start, under a new tag: generations are never reused.
+	after := c.blocksTag()
+	if after == initial || after == before {
+		t.Errorf("tag after reset %s; before: %s, %s", after, initial, before)
+	}
+	for _, tag := range []string{initial, before} {
+		if r := c.blocksIfNoneMatch(tag); r.status != 200 {
+			t.Errorf("tag %s from before the reset: %d; want 200", tag, r.status)
+		}
+	}
+	if seq := c.archive("a", "b", false); seq != 7 {
+		t.Errorf("first seq after reset = %d; want 7", seq)
+	}
+
+	for _, tc := range []struct {
+		body  string
+		first int64
+	}{
+		{`{"first_seq":500}`, 500}, {" \n", 7}, {`{}`, 7}, {`{"first_seq":null}`, 7}, {`{"other":1}`, 7},
+		{`{"first_seq":9223372036854775807}`, 9223372036854775807}, {`{"first_seq":1}`, 1},
+	} {
+		r := c.do("POST", PathReset, tc.body)
+		check(t, "reset "+tc.body, r, 200, "")
+		if want := fmt.Sprintf(`{"first_seq":%d}`, tc.first); strings.TrimSpace(r.body) != want {
+			t.Errorf("reset %s: %s; want %s", tc.body, r.body, want)
+		}
+		id := c.do("POST", PathArchive, `{"label":"a","content":"b"}`).json(t)["id"]
+		if want := "r" + strconv.FormatInt(tc.first, 10); id != want {
+			t.Errorf("reset %s: first id %v; want %s", tc.body, id, want)
+		}
+	}
+	for _, body := range []string{
+		`x`, `null`, `[]`, `1`, `{"first_seq":0}`, `{"first_seq":-1}`, `{"first_seq":"5"}`,
+		`{"first_seq":1.5}`, `{"first_seq":9223372036854775808}`, `{"first_seq":5} x`,
+	} {
+		check(t, "bad reset "+body, c.do("POST", PathReset, body), 400, "")
+	}
+	// A bad body reset nothing.
+	if seq := c.archive("a", "b", false); seq != 2 {
+		t.Errorf("next seq after bad resets = %d; want 2", seq)
+	}
+	r := c.do("GET", PathReset, "")
+	if r.status != 405 || r.header.Get("Allow") != "POST" {
+		t.Errorf("GET reset: %d, Allow %q", r.status, r.header.Get("Allow"))
+	}
+
+	c = newServer(t, 1, "tok")
+	c.archive("a", "b", false)
+	check(t, "reset without token", c.doBytes("POST", PathReset, nil, ""), 401, `{"error":"unauthorized"}`)
+	check(t, "blocks after a refused reset", c.do("GET", PathBlocks, ""), 200, `{"blocks":[{"seq":1,"label":"a","content":"b"}]}`)
+}

@@ -266,6 +266,14 @@ class RunningReference:
         body = {"seq": seq, "locked": locked}
         self._request("POST", "/debug/lock", f"lock {seq}", json=body)
 
+    def reset(self, *, first_seq: int | None = None) -> None:
+        """Empty the archive and the request and read logs (``POST /debug/reset``).
+
+        The next block gets seq ``first_seq``, by default the one the instance started with.
+        """
+        body = {} if first_seq is None else {"first_seq": first_seq}
+        self._request("POST", "/debug/reset", "reset", json=body)
+
     def requests(self) -> list[str]:
         """The request log (``/debug/requests``): ``"METHOD /path?query"``, in order."""
         return list(self._request("GET", "/debug/requests", "request log")["requests"])

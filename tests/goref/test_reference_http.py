@@ -23,6 +23,7 @@ BLOCK = "/internal/v1/recall/block"
 BLOCKS = "/internal/v1/recall/blocks"
 EXEC = "/internal/v1/tool/exec"
 LOCK = "/debug/lock"
+RESET = "/debug/reset"
 
 
 @pytest.fixture
@@ -309,3 +310,23 @@ def test_lock_route_answers(go: RunningReference, client: httpx.Client) -> None:
     assert client.get(LOCK).status_code == 405
     with pytest.raises(GoReferenceError, match="404"):
         go.lock(seq + 1)
+
+
+def test_reset_empties_the_archive_and_the_logs(go: RunningReference, client: httpx.Client) -> None:
+    go.archive("Notes", "hello")
+    go.exec_tool("recall", '{"id": "r1000"}')
+    before = client.get(BLOCKS).headers["etag"]
+    go.reset(first_seq=50)
+    assert go.requests() == []
+    assert client.get(READS).json()["reads"] == []
+    assert go.blocks() == []
+    assert go.exec_tool("recall", '{"id": "r1000"}') == 'no archived block "r1000"'
+    assert go.archive("again", "c") == 50
+    go.reset()
+    assert go.archive("default", "c") == 1000  # the instance's own first seq
+    after = client.get(BLOCKS, headers={"If-None-Match": before})
+    assert after.status_code == 200
+    assert after.headers["etag"] != before
+    for body in [b"[]", b'{"first_seq": 0}', b'{"first_seq": "5"}']:
+        assert client.post(RESET, content=body).status_code == 400
+    assert client.get(RESET).status_code == 405
