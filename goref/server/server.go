@@ -8,8 +8,14 @@
 // tag and no body. Options.NoETag turns this off (a Go without the extension).
 //
 // Debug routes, for the harness and the tests:
-//   - GET /debug/requests lists the requests received so far;
-//   - GET /debug/reads lists the archive reads the tools made so far;
+//   - GET /debug/requests lists the requests received so far, except those
+//     under /debug/ ("METHOD /path?query" each), and GET /debug/reads the
+//     archive reads the tools made so far ("block?seq=N" or "blocks" each):
+//     200 {"requests" (or "reads"): [...], "next": N}, N the count of
+//     entries since the start or the last reset. ?since=K lists only the
+//     entries from index K on (K <= N, else 400). Each log keeps its last
+//     LogMaxEntries entries, LogMaxBytes at most: entries dropped to keep
+//     that bound are answered 410 Gone;
 //   - GET /debug/version names the Go and Unicode versions behind the answers;
 //   - POST /debug/lock {"seq": N, "locked": bool} locks or unlocks the memory
 //     of block N, which the contract's reads then miss or see again:
@@ -97,13 +103,20 @@ type server struct {
 	mux       *http.ServeMux
 
 	mu       sync.Mutex
-	requests []string
-	reads    []string // the tools' archive reads, as readLog names them
+	requests *eventLog
+	reads    *eventLog // the tools' archive reads, as readLog names them
 }
 
 // New returns the handler serving store as opts say.
 func New(store Store, opts Options) http.Handler {
-	s := &server{store: store, mux: http.NewServeMux(), etags: !opts.NoETag, nonce: newNonce()}
+	s := &server{
+		store:    store,
+		mux:      http.NewServeMux(),
+		etags:    !opts.NoETag,
+		nonce:    newNonce(),
+		requests: newEventLog(),
+		reads:    newEventLog(),
+	}
 	if opts.Token != "" {
 		s.auth = true
 		s.tokenHash = sha256.Sum256([]byte(opts.Token))
@@ -123,7 +136,7 @@ func New(store Store, opts Options) http.Handler {
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !strings.HasPrefix(r.URL.Path, "/debug/") {
 		s.mu.Lock()
-		s.requests = append(s.requests, r.Method+" "+r.RequestURI)
+		s.requests.add(r.Method + " " + r.RequestURI)
 		s.mu.Unlock()
 	}
 	if s.auth && !s.authorized(r) {
@@ -311,23 +324,41 @@ func (s *server) handleExec(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) handleRequests(w http.ResponseWriter, r *http.Request) {
-	if !allow(w, r, http.MethodGet) {
-		return
-	}
-	s.mu.Lock()
-	reqs := append([]string{}, s.requests...)
-	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"requests": reqs})
+	s.serveLog(w, r, s.requests, "requests")
 }
 
 func (s *server) handleReads(w http.ResponseWriter, r *http.Request) {
+	s.serveLog(w, r, s.reads, "reads")
+}
+
+// serveLog answers {key: [entries from ?since= on, or all], "next": count}:
+// 400 for a since that is not a decimal integer >= 0 or that is past the
+// end of the log; 410 when entries from since on were dropped.
+func (s *server) serveLog(w http.ResponseWriter, r *http.Request, l *eventLog, key string) {
 	if !allow(w, r, http.MethodGet) {
 		return
 	}
+	since := 0
+	if q := r.URL.Query(); q.Has("since") {
+		n, err := strconv.ParseUint(q.Get("since"), 10, strconv.IntSize-1)
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, errorBody(`"since" must be a decimal integer >= 0`))
+			return
+		}
+		since = int(n)
+	}
 	s.mu.Lock()
-	reads := append([]string{}, s.reads...)
+	entries, err := l.since(since)
+	next := l.next()
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"reads": reads})
+	switch {
+	case errors.Is(err, errDropped):
+		writeJSON(w, http.StatusGone, errorBody(key+" "+err.Error()))
+	case err != nil:
+		writeJSON(w, http.StatusBadRequest, errorBody(key+" "+err.Error()))
+	default:
+		writeJSON(w, http.StatusOK, map[string]any{key: entries, "next": next})
+	}
 }
 
 func (s *server) handleLock(w http.ResponseWriter, r *http.Request) {
@@ -383,8 +414,8 @@ func (s *server) handleReset(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.store.Reset(first)
-	s.requests = nil
-	s.reads = nil
+	s.requests.clear()
+	s.reads.clear()
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]int64{"first_seq": first})
 }
@@ -411,7 +442,7 @@ func (l readLog) All() []recall.Block {
 
 func (s *server) addRead(read string) {
 	s.mu.Lock()
-	s.reads = append(s.reads, read)
+	s.reads.add(read)
 	s.mu.Unlock()
 }
 

@@ -277,7 +277,7 @@ func TestToken(t *testing.T) {
 
 func TestDebugRequests(t *testing.T) {
 	c := newServer(t, 1, "")
-	check(t, "empty", c.do("GET", PathRequests, ""), 200, `{"requests":[]}`)
+	check(t, "empty", c.do("GET", PathRequests, ""), 200, `{"requests":[],"next":0}`)
 	c.archive("a", "b", false)
 	c.do("GET", PathBlock+"?seq=1", "")
 	c.do("GET", PathBlock+"?seq=%2B1&x=%20", "")
@@ -295,7 +295,8 @@ func TestDebugRequests(t *testing.T) {
 		"GET /internal/v1/recall/block?seq=%2B1&x=%20",
 		"GET /internal/v1/recall/blocks",
 		"DELETE /internal/v1/recall/blocks",
-		"GET /nope?q"]}`)
+		"GET /nope?q"],
+		"next":6}`)
 
 	// With a token, unauthorized requests are recorded too.
 	c = newServer(t, 1, "tok")
@@ -303,7 +304,8 @@ func TestDebugRequests(t *testing.T) {
 	c.do("GET", PathBlock+"?seq=3", "")
 	check(t, "requests with token", c.do("GET", PathRequests, ""), 200, `{"requests":[
 		"GET /internal/v1/recall/blocks",
-		"GET /internal/v1/recall/block?seq=3"]}`)
+		"GET /internal/v1/recall/block?seq=3"],
+		"next":2}`)
 }
 
 // reads returns the tools' archive reads that GET /debug/reads lists.
@@ -324,7 +326,7 @@ func (c *client) reads() []string {
 
 func TestDebugReads(t *testing.T) {
 	c := newServer(t, 1, "")
-	check(t, "empty", c.do("GET", PathReads, ""), 200, `{"reads":[]}`)
+	check(t, "empty", c.do("GET", PathReads, ""), 200, `{"reads":[],"next":0}`)
 	c.archive("hello", "one", false)
 	c.archive("hello", "locked", true)
 
@@ -390,7 +392,7 @@ func TestDebugReads(t *testing.T) {
 	// With a token, /debug/reads needs it too.
 	c = newServer(t, 1, "tok")
 	check(t, "reads without token", c.doBytes("GET", PathReads, nil, ""), 401, `{"error":"unauthorized"}`)
-	check(t, "reads with token", c.do("GET", PathReads, ""), 200, `{"reads":[]}`)
+	check(t, "reads with token", c.do("GET", PathReads, ""), 200, `{"reads":[],"next":0}`)
 }
 
 func TestVersion(t *testing.T) {
@@ -675,8 +677,8 @@ func TestResetRoute(t *testing.T) {
 	before := c.blocksTag()
 
 	check(t, "reset", c.do("POST", PathReset, ""), 200, `{"first_seq":7}`)
-	check(t, "requests after reset", c.do("GET", PathRequests, ""), 200, `{"requests":[]}`)
-	check(t, "reads after reset", c.do("GET", PathReads, ""), 200, `{"reads":[]}`)
+	check(t, "requests after reset", c.do("GET", PathRequests, ""), 200, `{"requests":[],"next":0}`)
+	check(t, "reads after reset", c.do("GET", PathReads, ""), 200, `{"reads":[],"next":0}`)
 	check(t, "blocks after reset", c.do("GET", PathBlocks, ""), 200, `{"blocks":[]}`)
 	check(t, "block after reset", c.do("GET", PathBlock+"?seq=7", ""), 404, `{"error":"not found"}`)
 	check(t, "lock after reset", c.do("POST", PathLock, `{"seq":8,"locked":false}`), 404, `{"error":"not found"}`)

@@ -274,9 +274,16 @@ class RunningReference:
         body = {} if first_seq is None else {"first_seq": first_seq}
         self._request("POST", "/debug/reset", "reset", json=body)
 
-    def requests(self) -> list[str]:
-        """The request log (``/debug/requests``): ``"METHOD /path?query"``, in order."""
-        return list(self._request("GET", "/debug/requests", "request log")["requests"])
+    def requests(self, *, since: int = 0) -> list[str]:
+        """The request log (``/debug/requests``): ``"METHOD /path?query"``, in order.
+
+        Only the entries from index ``since`` on (the log counts from the start or
+        the last reset); a ``since`` past the end, or of dropped entries, is an error.
+        """
+        params = {"since": since}
+        return list(
+            self._request("GET", "/debug/requests", "request log", params=params)["requests"]
+        )
 
     def version(self) -> dict[str, str]:
         """Go version, Unicode version, GOOS and GOARCH of the instance."""

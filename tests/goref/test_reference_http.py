@@ -154,12 +154,12 @@ READS = "/debug/reads"
 
 
 def test_debug_reads_lists_each_tool_read(go: RunningReference, client: httpx.Client) -> None:
-    assert client.get(READS).json() == {"reads": []}
+    assert client.get(READS).json() == {"reads": [], "next": 0}
     seq = go.archive("Notes", "hello")
     locked = go.archive("Secret", "hello", locked=True)
     client.get(BLOCK, params={"seq": str(seq)})  # the read routes are not tool reads
     client.get(BLOCKS)
-    assert client.get(READS).json() == {"reads": []}
+    assert client.get(READS).json() == {"reads": [], "next": 0}
     for name, args in [
         ("recall", json.dumps({"id": f" R{seq} "})),
         ("recall", json.dumps({"id": f"r{locked}"})),
@@ -172,7 +172,8 @@ def test_debug_reads_lists_each_tool_read(go: RunningReference, client: httpx.Cl
     ]:
         client.post(EXEC, json={"name": name, "args": args})
     assert client.get(READS).json() == {
-        "reads": [f"block?seq={seq}", f"block?seq={locked}", "blocks"]
+        "reads": [f"block?seq={seq}", f"block?seq={locked}", "blocks"],
+        "next": 3,
     }
     assert client.post(READS).status_code == 405
 
@@ -330,3 +331,22 @@ def test_reset_empties_the_archive_and_the_logs(go: RunningReference, client: ht
     for body in [b"[]", b'{"first_seq": 0}', b'{"first_seq": "5"}']:
         assert client.post(RESET, content=body).status_code == 400
     assert client.get(RESET).status_code == 405
+
+
+def test_request_and_read_logs_from_an_index(go: RunningReference, client: httpx.Client) -> None:
+    start = len(go.requests())  # the harness's own reads while the reference started
+    go.archive("Notes", "hello")
+    go.exec_tool("recall", '{"id": "r1000"}')
+    go.exec_tool("recall_search", '{"query": "hello"}')
+    assert go.requests(since=start + 1) == [f"POST {EXEC}", f"POST {EXEC}"]
+    assert go.requests(since=start + 3) == []
+    assert go.requests()[start:] == [f"POST {ARCHIVE}", f"POST {EXEC}", f"POST {EXEC}"]
+    everything = client.get("/debug/requests").json()
+    assert everything["next"] == start + 3
+    assert everything["requests"] == go.requests()
+    assert client.get(READS, params={"since": "1"}).json() == {"reads": ["blocks"], "next": 2}
+    assert client.get(READS, params={"since": "2"}).json() == {"reads": [], "next": 2}
+    for since in ["-1", "x", "3"]:
+        assert client.get(READS, params={"since": since}).status_code == 400
+    with pytest.raises(GoReferenceError, match="past the end"):
+        go.requests(since=start + 4)
