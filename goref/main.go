@@ -5,7 +5,7 @@
 // Usage:
 //
 //	recallref [-addr 127.0.0.1:0] [-token T] [-first-seq 1] [-exit-on-stdin-eof]
-//	          [-no-etag]
+//	          [-no-etag] [-no-debug]
 //
 // It listens on a loopback address only, prints its base URL (such as
 // http://127.0.0.1:43121) as the first line on stdout, then serves until
@@ -16,6 +16,11 @@
 // GET /internal/v1/recall/blocks answers conditional reads (a strong ETag
 // on every 200, 304 Not Modified for an If-None-Match that holds it), the
 // contract's optional extension; -no-etag makes a Go without it.
+//
+// Under /debug/ it serves routes for the harness and the tests (the request
+// log, the tools' reads, the versions, locking a block, resetting the
+// archive: see package recallref/server); -no-debug answers them all with a
+// bare 404, as a production Go does.
 package main
 
 import (
@@ -55,6 +60,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	firstSeq := fs.Int64("first-seq", 1, "seq of the first archived block (`N` >= 1)")
 	stdinEOF := fs.Bool("exit-on-stdin-eof", false, "also stop when standard input ends (the parent died)")
 	noETag := fs.Bool("no-etag", false, "serve /internal/v1/recall/blocks without ETag, ignoring If-None-Match (a Go without conditional reads)")
+	noDebug := fs.Bool("no-debug", false, "answer every /debug/ path with a bare 404, as a production Go does")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -80,7 +86,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 1
 	}
 	srv := &http.Server{
-		Handler:           server.New(archive.New(*firstSeq), server.Options{Token: *token, NoETag: *noETag}),
+		Handler:           server.New(archive.New(*firstSeq), server.Options{Token: *token, NoETag: *noETag, NoDebug: *noDebug}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	// os.Stdout is unbuffered: the line is out once Fprintln returns.

@@ -180,22 +180,45 @@ func TestSignal(t *testing.T) {
 	}
 }
 
-// TestRunNoETag checks that -no-etag reaches the server.
-func TestRunNoETag(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		etag bool
-	}{{nil, true}, {[]string{"-no-etag"}, false}} {
-		url, stop := startRun(t, tc.args...)
-		resp, err := http.Get(url + "/internal/v1/recall/blocks")
+// TestRunOptions checks that each flag reaches the server.
+func TestRunOptions(t *testing.T) {
+	status := func(t *testing.T, url, path string) (int, http.Header) {
+		t.Helper()
+		resp, err := http.Get(url + path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if got := resp.Header.Get("ETag") != ""; got != tc.etag {
-			t.Errorf("run(%q): ETag %q; want one: %v", tc.args, resp.Header.Get("ETag"), tc.etag)
-		}
-		stop()
+		return resp.StatusCode, resp.Header
+	}
+	for _, tc := range []struct {
+		args  []string
+		check func(t *testing.T, url string)
+	}{
+		{nil, func(t *testing.T, url string) {
+			if code, h := status(t, url, "/internal/v1/recall/blocks"); code != 200 || h.Get("ETag") == "" {
+				t.Errorf("blocks: %d, ETag %q; want 200 with a tag", code, h.Get("ETag"))
+			}
+			if code, _ := status(t, url, "/debug/version"); code != 200 {
+				t.Errorf("debug: %d; want 200", code)
+			}
+		}},
+		{[]string{"-no-etag"}, func(t *testing.T, url string) {
+			if code, h := status(t, url, "/internal/v1/recall/blocks"); code != 200 || h.Get("ETag") != "" {
+				t.Errorf("blocks: %d, ETag %q; want 200 without a tag", code, h.Get("ETag"))
+			}
+		}},
+		{[]string{"-no-debug"}, func(t *testing.T, url string) {
+			if code, _ := status(t, url, "/debug/version"); code != 404 {
+				t.Errorf("debug: %d; want 404", code)
+			}
+		}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			url, stop := startRun(t, tc.args...)
+			defer stop()
+			tc.check(t, url)
+		})
 	}
 }
 

@@ -25,6 +25,9 @@
 //     archive (the next block gets seq N, by default the archive's initial
 //     first seq) and clears the request and read logs: 200 {"first_seq": N};
 //     400 for a bad body. The ETag generation keeps increasing.
+//
+// Options.NoDebug serves none of them: every path under /debug/ is then an
+// unknown path, a bare 404 from net/http as a production Go answers it.
 package server
 
 import (
@@ -92,6 +95,8 @@ type Options struct {
 	Token string
 	// NoETag serves /blocks without ETag and ignores If-None-Match.
 	NoETag bool
+	// NoDebug serves no /debug/ route (the request log is still kept).
+	NoDebug bool
 }
 
 type server struct {
@@ -125,11 +130,13 @@ func New(store Store, opts Options) http.Handler {
 	s.mux.HandleFunc(PathBlock, s.handleBlock)
 	s.mux.HandleFunc(PathBlocks, s.handleBlocks)
 	s.mux.HandleFunc(PathExec, s.handleExec)
-	s.mux.HandleFunc(PathRequests, s.handleRequests)
-	s.mux.HandleFunc(PathReads, s.handleReads)
-	s.mux.HandleFunc(PathVersion, handleVersion)
-	s.mux.HandleFunc(PathLock, s.handleLock)
-	s.mux.HandleFunc(PathReset, s.handleReset)
+	if !opts.NoDebug {
+		s.mux.HandleFunc(PathRequests, s.handleRequests)
+		s.mux.HandleFunc(PathReads, s.handleReads)
+		s.mux.HandleFunc(PathVersion, handleVersion)
+		s.mux.HandleFunc(PathLock, s.handleLock)
+		s.mux.HandleFunc(PathReset, s.handleReset)
+	}
 	return s
 }
 

@@ -733,3 +733,29 @@ func TestResetRoute(t *testing.T) {
 	check(t, "reset without token", c.doBytes("POST", PathReset, nil, ""), 401, `{"error":"unauthorized"}`)
 	check(t, "blocks after a refused reset", c.do("GET", PathBlocks, ""), 200, `{"blocks":[{"seq":1,"label":"a","content":"b"}]}`)
 }
+
+func TestNoDebug(t *testing.T) {
+	for _, token := range []string{"", "tok"} {
+		c := newServerOpts(t, 1, Options{Token: token, NoDebug: true})
+		c.archive("a", "one", false)
+		for _, req := range []struct{ method, path, body string }{
+			{"GET", PathRequests, ""}, {"GET", PathRequests + "?since=0", ""}, {"GET", PathReads, ""},
+			{"GET", PathVersion, ""}, {"POST", PathLock, `{"seq":1,"locked":true}`},
+			{"POST", PathReset, ""}, {"GET", "/debug/", ""}, {"POST", "/debug/other", ""},
+		} {
+			r := c.do(req.method, req.path, req.body)
+			if r.status != 404 || r.body != "404 page not found\n" || strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
+				t.Errorf("token %q, %s %s: %d %q %q; want the bare net/http 404", token, req.method, req.path, r.status, r.header.Get("Content-Type"), r.body)
+			}
+		}
+		// Neither the lock nor the reset happened; the contract's routes still answer.
+		check(t, "blocks", c.do("GET", PathBlocks, ""), 200, `{"blocks":[{"seq":1,"label":"a","content":"one"}]}`)
+	}
+	// The request log is still kept, without the /debug/ requests.
+	srv := New(archive.New(1), Options{NoDebug: true}).(*server)
+	srv.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", PathBlocks, nil))
+	srv.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", PathRequests, nil))
+	if got, _ := srv.requests.since(0); !slices.Equal(got, []string{"GET " + PathBlocks}) {
+		t.Errorf("request log behind NoDebug = %q", got)
+	}
+}

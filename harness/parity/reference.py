@@ -123,10 +123,13 @@ class GoReference:
         cover: bool = False,
         cover_dir: Path | None = None,
         etag: bool = True,
+        debug: bool = True,
     ) -> RunningReference:
         """Build if needed, start an instance on a free loopback port, wait until it answers.
 
-        ``etag=False`` starts a Go without conditional reads of ``/blocks`` (``-no-etag``).
+        ``etag=False`` starts a Go without conditional reads of ``/blocks`` (``-no-etag``);
+        ``debug=False``, one whose ``/debug/`` routes are a bare 404 (``-no-debug``), as
+        in production: ``lock``, ``reset`` and ``requests`` then fail.
         """
         binary = self.build(cover=cover)
         # -exit-on-stdin-eof: the instance stops when this process dies, even by SIGKILL.
@@ -142,6 +145,8 @@ class GoReference:
             argv += ["-token", token]
         if not etag:
             argv.append("-no-etag")
+        if not debug:
+            argv.append("-no-debug")
         env = go_env({"GOCOVERDIR": str(cover_dir)} if cover_dir else None)
         return RunningReference._launch(argv, env=env, token=token)
 

@@ -350,3 +350,23 @@ def test_request_and_read_logs_from_an_index(go: RunningReference, client: httpx
         assert client.get(READS, params={"since": since}).status_code == 400
     with pytest.raises(GoReferenceError, match="past the end"):
         go.requests(since=start + 4)
+
+
+def test_no_debug_answers_every_debug_route_with_a_bare_404(fresh_go: FreshGo) -> None:
+    go = fresh_go(debug=False)
+    seq = go.archive("l", "c")
+    with httpx.Client(base_url=go.base_url, timeout=10) as client:
+        for method, path in [
+            ("GET", "/debug/requests"),
+            ("GET", READS),
+            ("GET", "/debug/version"),
+            ("POST", LOCK),
+            ("POST", RESET),
+        ]:
+            answer = client.request(method, path, json={"seq": seq, "locked": True})
+            assert answer.status_code == 404
+            assert answer.text == "404 page not found\n"
+            assert not answer.headers["content-type"].startswith("application/json")
+        assert client.get(BLOCKS).json() == {"blocks": [{"seq": seq, "label": "l", "content": "c"}]}
+    with pytest.raises(GoReferenceError, match="404"):
+        go.requests()
