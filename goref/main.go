@@ -6,6 +6,7 @@
 //
 //	recallref [-addr 127.0.0.1:0] [-token T] [-first-seq 1] [-exit-on-stdin-eof]
 //	          [-no-etag] [-no-debug]
+//	          [-test-rewrite-output OLD=NEW]... [-test-exec-delay D] [-test-exec-status CODE]
 //
 // It listens on a loopback address only, prints its base URL (such as
 // http://127.0.0.1:43121) as the first line on stdout, then serves until
@@ -21,6 +22,11 @@
 // log, the tools' reads, the versions, locking a block, resetting the
 // archive: see package recallref/server); -no-debug answers them all with a
 // bare 404, as a production Go does.
+//
+// The -test-... flags are for tests only: they make a Go whose tool endpoint,
+// POST /internal/v1/tool/exec, breaks the contract: -test-rewrite-output
+// rewrites its outputs, -test-exec-delay slows it down, -test-exec-status
+// makes it answer an error status instead of running the tool.
 package main
 
 import (
@@ -33,6 +39,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -61,6 +68,19 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	stdinEOF := fs.Bool("exit-on-stdin-eof", false, "also stop when standard input ends (the parent died)")
 	noETag := fs.Bool("no-etag", false, "serve /internal/v1/recall/blocks without ETag, ignoring If-None-Match (a Go without conditional reads)")
 	noDebug := fs.Bool("no-debug", false, "answer every /debug/ path with a bare 404, as a production Go does")
+	var rewrites []server.Rewrite
+	fs.Func("test-rewrite-output", "TEST ONLY (a Go that breaks the contract): with `OLD=NEW`, every OLD in the outputs of "+
+		"/internal/v1/tool/exec becomes NEW (OLD not empty, cut at the first '='); repeatable, applied in order", func(v string) error {
+		old, repl, ok := strings.Cut(v, "=")
+		if !ok || old == "" {
+			return errors.New("want OLD=NEW with OLD not empty")
+		}
+		rewrites = append(rewrites, server.Rewrite{Old: old, New: repl})
+		return nil
+	})
+	execDelay := fs.Duration("test-exec-delay", 0, "TEST ONLY (a slow tool endpoint): /internal/v1/tool/exec waits `DURATION` (such as 40ms) before answering")
+	execStatus := fs.Int("test-exec-status", 0, "TEST ONLY (a tool endpoint that is down): /internal/v1/tool/exec answers status `CODE` (200 to 599) "+
+		"with a JSON error body instead of running the tool; the archive routes keep working")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -75,6 +95,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "recallref: -first-seq must be >= 1, got %d\n", *firstSeq)
 		return 2
 	}
+	if *execDelay < 0 {
+		fmt.Fprintf(stderr, "recallref: -test-exec-delay must be >= 0, got %v\n", *execDelay)
+		return 2
+	}
+	if *execStatus != 0 && (*execStatus < 200 || *execStatus > 599) {
+		fmt.Fprintf(stderr, "recallref: -test-exec-status must be a status from 200 to 599, got %d\n", *execStatus)
+		return 2
+	}
 	if err := checkLoopback(*addr); err != nil {
 		fmt.Fprintf(stderr, "recallref: %v\n", err)
 		return 2
@@ -86,7 +114,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 1
 	}
 	srv := &http.Server{
-		Handler:           server.New(archive.New(*firstSeq), server.Options{Token: *token, NoETag: *noETag, NoDebug: *noDebug}),
+		Handler: server.New(archive.New(*firstSeq), server.Options{
+			Token:         *token,
+			NoETag:        *noETag,
+			NoDebug:       *noDebug,
+			RewriteOutput: rewrites,
+			ExecDelay:     *execDelay,
+			ExecStatus:    *execStatus,
+		}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	// os.Stdout is unbuffered: the line is out once Fprintln returns.

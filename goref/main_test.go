@@ -57,6 +57,14 @@ func TestRunUsage(t *testing.T) {
 		{"-first-seq", "x"},
 		{"-nope"},
 		{"extra"},
+		{"-test-exec-delay", "-1ms"},
+		{"-test-exec-delay", "40"},
+		{"-test-exec-status", "199"},
+		{"-test-exec-status", "600"},
+		{"-test-exec-status", "x"},
+		{"-test-rewrite-output", "nothing"},
+		{"-test-rewrite-output", "=new"},
+		{"-test-rewrite-output", ""},
 	} {
 		var stdout, stderr strings.Builder
 		if code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr); code != 2 {
@@ -191,6 +199,16 @@ func TestRunOptions(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode, resp.Header
 	}
+	exec := func(t *testing.T, url string) (int, string) {
+		t.Helper()
+		resp, err := http.Post(url+"/internal/v1/tool/exec", "application/json", strings.NewReader(`{"name":"recall","args":"{}"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
 	for _, tc := range []struct {
 		args  []string
 		check func(t *testing.T, url string)
@@ -211,6 +229,16 @@ func TestRunOptions(t *testing.T) {
 		{[]string{"-no-debug"}, func(t *testing.T, url string) {
 			if code, _ := status(t, url, "/debug/version"); code != 404 {
 				t.Errorf("debug: %d; want 404", code)
+			}
+		}},
+		{[]string{"-test-exec-status", "502"}, func(t *testing.T, url string) {
+			if code, body := exec(t, url); code != 502 || !strings.Contains(body, `"error"`) {
+				t.Errorf("exec: %d %s; want 502 with an error", code, body)
+			}
+		}},
+		{[]string{"-test-rewrite-output", "needs=lacks=", "-test-rewrite-output", "lacks==x", "-test-exec-delay", "1ms"}, func(t *testing.T, url string) {
+			if code, body := exec(t, url); code != 200 || body != `{"output":"recall =x= an \"id\", such as \"r7\""}`+"\n" {
+				t.Errorf("exec: %d %s; want the output rewritten", code, body)
 			}
 		}},
 	} {

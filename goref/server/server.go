@@ -28,6 +28,10 @@
 //
 // Options.NoDebug serves none of them: every path under /debug/ is then an
 // unknown path, a bare 404 from net/http as a production Go answers it.
+//
+// For tests that need a Go answering differently from the contract, the
+// options RewriteOutput, ExecDelay and ExecStatus change what
+// POST /internal/v1/tool/exec answers, and nothing else.
 package server
 
 import (
@@ -42,9 +46,11 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 
 	"recallref/recall"
@@ -97,6 +103,23 @@ type Options struct {
 	NoETag bool
 	// NoDebug serves no /debug/ route (the request log is still kept).
 	NoDebug bool
+
+	// The test-only options, which make POST /internal/v1/tool/exec answer
+	// differently from the contract:
+
+	// RewriteOutput rewrites the output of every tool run: each Old becomes
+	// New, in order, each rewrite working on the result of the one before.
+	RewriteOutput []Rewrite
+	// ExecDelay, when positive, delays every answer (a slow tool endpoint).
+	ExecDelay time.Duration
+	// ExecStatus, when not 0, is the status of every answer, with a JSON
+	// error body, instead of running the tool (a tool endpoint that is down).
+	ExecStatus int
+}
+
+// Rewrite replaces every occurrence of Old (not empty) with New.
+type Rewrite struct {
+	Old, New string
 }
 
 type server struct {
@@ -106,21 +129,33 @@ type server struct {
 	etags     bool
 	nonce     string // names this server's generations in its ETags
 	mux       *http.ServeMux
+	rewrites  []Rewrite
+	execDelay time.Duration
+	execCode  int
 
 	mu       sync.Mutex
 	requests *eventLog
 	reads    *eventLog // the tools' archive reads, as readLog names them
 }
 
-// New returns the handler serving store as opts say.
+// New returns the handler serving store as opts say. It panics on a
+// Rewrite whose Old is empty.
 func New(store Store, opts Options) http.Handler {
+	for _, rw := range opts.RewriteOutput {
+		if rw.Old == "" {
+			panic("server: a Rewrite with an empty Old")
+		}
+	}
 	s := &server{
-		store:    store,
-		mux:      http.NewServeMux(),
-		etags:    !opts.NoETag,
-		nonce:    newNonce(),
-		requests: newEventLog(),
-		reads:    newEventLog(),
+		store:     store,
+		mux:       http.NewServeMux(),
+		etags:     !opts.NoETag,
+		nonce:     newNonce(),
+		requests:  newEventLog(),
+		reads:     newEventLog(),
+		rewrites:  slices.Clone(opts.RewriteOutput),
+		execDelay: opts.ExecDelay,
+		execCode:  opts.ExecStatus,
 	}
 	if opts.Token != "" {
 		s.auth = true
@@ -309,6 +344,19 @@ func cutETag(s string) (opaque, rest string, ok bool) {
 }
 
 func (s *server) handleExec(w http.ResponseWriter, r *http.Request) {
+	if s.execDelay > 0 {
+		t := time.NewTimer(s.execDelay)
+		select {
+		case <-t.C:
+		case <-r.Context().Done(): // the client gave up
+			t.Stop()
+			return
+		}
+	}
+	if s.execCode != 0 {
+		writeJSON(w, s.execCode, errorBody(fmt.Sprintf("tool endpoint down: %d %s", s.execCode, http.StatusText(s.execCode))))
+		return
+	}
 	if !allow(w, r, http.MethodPost) {
 		return
 	}
@@ -327,7 +375,11 @@ func (s *server) handleExec(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, errorBody(fmt.Sprintf("unknown tool %q", name)))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"output": tool(args, readLog{s.store, s})})
+	output := tool(args, readLog{s.store, s})
+	for _, rw := range s.rewrites {
+		output = strings.ReplaceAll(output, rw.Old, rw.New)
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"output": output})
 }
 
 func (s *server) handleRequests(w http.ResponseWriter, r *http.Request) {

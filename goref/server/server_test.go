@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode"
 
 	"recallref/archive"
@@ -758,4 +760,79 @@ func TestNoDebug(t *testing.T) {
 	if got, _ := srv.requests.since(0); !slices.Equal(got, []string{"GET " + PathBlocks}) {
 		t.Errorf("request log behind NoDebug = %q", got)
 	}
+}
+
+func TestRewriteOutput(t *testing.T) {
+	c := newServerOpts(t, 1, Options{RewriteOutput: []Rewrite{
+		{"no archived block matches", "no block matches"},
+		{"no block", "NO BLOCK"}, // works on the result of the rewrite before
+		{"<", "&lt;"},
+	}})
+	c.archive("<a>", "no archived block matches", false)
+	if got := c.exec("recall_search", `{"query":"nothing"}`); got != `NO BLOCK matches "nothing"` {
+		t.Errorf("rewritten search: %q", got)
+	}
+	if got := c.exec("recall", `{"id":"r1"}`); got != "[r1] &lt;a>\nNO BLOCK matches" {
+		t.Errorf("rewritten recall: %q", got)
+	}
+	// Only the tool outputs: the archive and the errors are served as they are.
+	check(t, "block", c.do("GET", PathBlock+"?seq=1", ""), 200, `{"seq":1,"label":"<a>","content":"no archived block matches"}`)
+	check(t, "blocks", c.do("GET", PathBlocks, ""), 200, `{"blocks":[{"seq":1,"label":"<a>","content":"no archived block matches"}]}`)
+	check(t, "unknown tool", c.do("POST", PathExec, `{"name":"<x>","args":""}`), 404, `{"error":"unknown tool \"<x>\""}`)
+
+	defer func() {
+		if recover() == nil {
+			t.Error("New with an empty Old did not panic")
+		}
+	}()
+	New(archive.New(1), Options{RewriteOutput: []Rewrite{{"", "x"}}})
+}
+
+func TestExecDelay(t *testing.T) {
+	const delay = 40 * time.Millisecond
+	c := newServerOpts(t, 1, Options{ExecDelay: delay})
+	start := time.Now()
+	if got := c.exec("recall", `{}`); got != `recall needs an "id", such as "r7"` {
+		t.Errorf("delayed exec: %q", got)
+	}
+	if d := time.Since(start); d < delay {
+		t.Errorf("exec answered after %v; want at least %v", d, delay)
+	}
+	// The other routes are not delayed; a client that gives up ends the wait.
+	h := New(archive.New(1), Options{ExecDelay: time.Hour})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", PathBlocks, nil))
+	if rec.Code != 200 {
+		t.Errorf("blocks beside a delayed exec: %d", rec.Code)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequestWithContext(ctx, "POST", PathExec, strings.NewReader(`{"name":"recall","args":"{}"}`)))
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a delayed exec outlived its request")
+	}
+}
+
+func TestExecStatus(t *testing.T) {
+	c := newServerOpts(t, 1, Options{ExecStatus: 503})
+	c.archive("a", "one", false)
+	for _, req := range []struct{ method, body string }{
+		{"POST", `{"name":"recall","args":"{\"id\":\"r1\"}"}`}, {"POST", `{"name":"nope","args":""}`},
+		{"POST", `not json`}, {"GET", ""},
+	} {
+		check(t, "exec down "+req.method+" "+req.body, c.do(req.method, PathExec, req.body), 503,
+			`{"error":"tool endpoint down: 503 Service Unavailable"}`)
+	}
+	if got := c.reads(); len(got) != 0 {
+		t.Errorf("a tool ran behind ExecStatus: reads %q", got)
+	}
+	check(t, "block", c.do("GET", PathBlock+"?seq=1", ""), 200, `{"seq":1,"label":"a","content":"one"}`)
+	check(t, "blocks", c.do("GET", PathBlocks, ""), 200, `{"blocks":[{"seq":1,"label":"a","content":"one"}]}`)
+	check(t, "archive", c.do("POST", PathArchive, `{"label":"b","content":"two"}`), 200, `{"seq":2,"id":"r2"}`)
 }

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import math
 import os
 import shutil
 import signal
@@ -124,12 +125,20 @@ class GoReference:
         cover_dir: Path | None = None,
         etag: bool = True,
         debug: bool = True,
+        rewrite_output: Mapping[str, str] | None = None,
+        exec_delay: float | None = None,
+        exec_status: int | None = None,
     ) -> RunningReference:
         """Build if needed, start an instance on a free loopback port, wait until it answers.
 
         ``etag=False`` starts a Go without conditional reads of ``/blocks`` (``-no-etag``);
         ``debug=False``, one whose ``/debug/`` routes are a bare 404 (``-no-debug``), as
         in production: ``lock``, ``reset`` and ``requests`` then fail.
+
+        For tests only, a Go whose ``/internal/v1/tool/exec`` breaks the contract:
+        ``rewrite_output`` replaces each key (not empty, without ``=``) with its value
+        in the tool outputs, in order; ``exec_delay`` (seconds) delays every answer;
+        ``exec_status`` answers that status (200 to 599) with an error body instead.
         """
         binary = self.build(cover=cover)
         # -exit-on-stdin-eof: the instance stops when this process dies, even by SIGKILL.
@@ -147,6 +156,16 @@ class GoReference:
             argv.append("-no-etag")
         if not debug:
             argv.append("-no-debug")
+        for old, new in (rewrite_output or {}).items():
+            if not old or "=" in old:
+                raise ValueError(f"rewrite_output: {old!r} is empty or holds '='")
+            argv += ["-test-rewrite-output", f"{old}={new}"]
+        if exec_delay is not None:
+            if not (math.isfinite(exec_delay) and exec_delay >= 0):
+                raise ValueError(f"exec_delay must be a finite number >= 0, got {exec_delay!r}")
+            argv += ["-test-exec-delay", f"{round(exec_delay * 1e9)}ns"]
+        if exec_status is not None:
+            argv += ["-test-exec-status", str(exec_status)]
         env = go_env({"GOCOVERDIR": str(cover_dir)} if cover_dir else None)
         return RunningReference._launch(argv, env=env, token=token)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import subprocess
 import sys
@@ -370,3 +371,59 @@ def test_no_debug_answers_every_debug_route_with_a_bare_404(fresh_go: FreshGo) -
         assert client.get(BLOCKS).json() == {"blocks": [{"seq": seq, "label": "l", "content": "c"}]}
     with pytest.raises(GoReferenceError, match="404"):
         go.requests()
+
+
+def test_rewrite_output_changes_only_the_tool_outputs(fresh_go: FreshGo) -> None:
+    go = fresh_go(rewrite_output={"no archived block matches": "no block matches", "<": "[lt]"})
+    seq = go.archive("<b>", "no archived block matches")
+    assert go.exec_tool("recall_search", '{"query": "zzz"}') == 'no block matches "zzz"'
+    assert go.exec_tool("recall", f'{{"id": "r{seq}"}}') == f"[r{seq}] [lt]b>\nno block matches"
+    assert go.blocks() == [{"seq": seq, "label": "<b>", "content": "no archived block matches"}]
+
+
+@pytest.mark.parametrize("rewrite", [{"": "x"}, {"a=b": "c"}])
+def test_rewrite_output_refuses_an_old_it_cannot_pass(
+    go_build: GoReference, rewrite: dict[str, str]
+) -> None:
+    with pytest.raises(ValueError, match="rewrite_output"):
+        go_build.start(rewrite_output=rewrite)
+
+
+def test_exec_delay_slows_only_the_tool_endpoint(fresh_go: FreshGo) -> None:
+    go = fresh_go(exec_delay=0.04)
+    start = time.monotonic()
+    assert go.exec_tool("recall", "{}") == 'recall needs an "id", such as "r7"'
+    assert time.monotonic() - start >= 0.04
+    with httpx.Client(base_url=go.base_url, timeout=10) as client:
+        # An exec that cannot wait 40 ms times out; the archive routes answer at once.
+        with pytest.raises(httpx.ReadTimeout):
+            client.post(
+                EXEC,
+                json={"name": "recall", "args": "{}"},
+                timeout=httpx.Timeout(10, read=0.005),
+            )
+        assert client.get(BLOCKS, timeout=2).status_code == 200
+
+
+@pytest.mark.parametrize("delay", [-1.0, math.inf, math.nan])
+def test_exec_delay_refuses_a_bad_delay(go_build: GoReference, delay: float) -> None:
+    with pytest.raises(ValueError, match="exec_delay"):
+        go_build.start(exec_delay=delay)
+
+
+def test_exec_status_is_a_tool_endpoint_that_is_down(fresh_go: FreshGo) -> None:
+    go = fresh_go(exec_status=503)
+    seq = go.archive("l", "c")
+    with httpx.Client(base_url=go.base_url, timeout=10) as client:
+        answer = client.post(EXEC, json={"name": "recall", "args": f'{{"id": "r{seq}"}}'})
+        assert answer.status_code == 503
+        assert answer.json() == {"error": "tool endpoint down: 503 Service Unavailable"}
+        assert client.get(BLOCK, params={"seq": str(seq)}).status_code == 200
+    with pytest.raises(GoReferenceError, match="503"):
+        go.exec_tool("recall", "{}")
+    assert go.blocks() == [{"seq": seq, "label": "l", "content": "c"}]
+
+
+def test_exec_status_out_of_range_is_refused(go_build: GoReference) -> None:
+    with pytest.raises(GoReferenceError, match="test-exec-status"):
+        go_build.start(exec_status=99)
