@@ -6,13 +6,15 @@
 //
 //	recallref [-addr 127.0.0.1:0] [-token T] [-first-seq 1] [-exit-on-stdin-eof]
 //	          [-no-etag] [-no-debug]
+//	          [-tls-cert FILE -tls-key FILE [-client-ca FILE]]
 //	          [-test-rewrite-output OLD=NEW]... [-test-exec-delay D] [-test-exec-status CODE]
 //
 // It listens on a loopback address only, prints its base URL (such as
-// http://127.0.0.1:43121) as the first line on stdout, then serves until
-// SIGINT or SIGTERM (or, with -exit-on-stdin-eof, until its standard input
-// closes, as it does when the process that started it dies, even by SIGKILL),
-// when it shuts down gracefully and exits 0. Bad usage exits 2.
+// http://127.0.0.1:43121, or https://127.0.0.1:43121 with -tls-cert) as the
+// first line on stdout, then serves until SIGINT or SIGTERM (or, with
+// -exit-on-stdin-eof, until its standard input closes, as it does when the
+// process that started it dies, even by SIGKILL), when it shuts down
+// gracefully and exits 0. Bad usage, unusable TLS files included, exits 2.
 //
 // GET /internal/v1/recall/blocks answers conditional reads (a strong ETag
 // on every 200, 304 Not Modified for an If-None-Match that holds it), the
@@ -23,6 +25,11 @@
 // archive: see package recallref/server); -no-debug answers them all with a
 // bare 404, as a production Go does.
 //
+// With -tls-cert and -tls-key it serves HTTPS (TLS 1.2 or later), as a
+// production Go behind internal TLS; -client-ca then requires a client
+// certificate signed by that CA (mutual TLS). go run ./cmd/gencerts -dir DIR
+// writes a CA, server and client certificates for tests.
+//
 // The -test-... flags are for tests only: they make a Go whose tool endpoint,
 // POST /internal/v1/tool/exec, breaks the contract: -test-rewrite-output
 // rewrites its outputs, -test-exec-delay slows it down, -test-exec-status
@@ -31,10 +38,13 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -81,6 +91,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	execDelay := fs.Duration("test-exec-delay", 0, "TEST ONLY (a slow tool endpoint): /internal/v1/tool/exec waits `DURATION` (such as 40ms) before answering")
 	execStatus := fs.Int("test-exec-status", 0, "TEST ONLY (a tool endpoint that is down): /internal/v1/tool/exec answers status `CODE` (200 to 599) "+
 		"with a JSON error body instead of running the tool; the archive routes keep working")
+	tlsCert := fs.String("tls-cert", "", "serve HTTPS with the certificate (chain) in PEM `FILE`; needs -tls-key")
+	tlsKey := fs.String("tls-key", "", "the private key of -tls-cert, in PEM `FILE`")
+	clientCA := fs.String("client-ca", "", "with -tls-cert: require a client certificate signed by a CA in PEM `FILE` (mutual TLS)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -93,6 +106,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if *firstSeq < 1 {
 		fmt.Fprintf(stderr, "recallref: -first-seq must be >= 1, got %d\n", *firstSeq)
+		return 2
+	}
+	tlsConfig, err := loadTLS(*tlsCert, *tlsKey, *clientCA)
+	if err != nil {
+		fmt.Fprintf(stderr, "recallref: %v\n", err)
 		return 2
 	}
 	if *execDelay < 0 {
@@ -113,7 +131,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "recallref: %v\n", err)
 		return 1
 	}
+	scheme := "http"
+	if tlsConfig != nil {
+		scheme = "https"
+		ln = tls.NewListener(ln, tlsConfig)
+	}
 	srv := &http.Server{
+		ErrorLog: log.New(stderr, "recallref: ", 0),
 		Handler: server.New(archive.New(*firstSeq), server.Options{
 			Token:         *token,
 			NoETag:        *noETag,
@@ -125,7 +149,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	// os.Stdout is unbuffered: the line is out once Fprintln returns.
-	if _, err := fmt.Fprintln(stdout, "http://"+ln.Addr().String()); err != nil {
+	if _, err := fmt.Fprintln(stdout, scheme+"://"+ln.Addr().String()); err != nil {
 		ln.Close()
 		fmt.Fprintf(stderr, "recallref: %v\n", err)
 		return 1
@@ -173,4 +197,38 @@ func checkLoopback(addr string) error {
 		return nil
 	}
 	return fmt.Errorf("refusing non-loopback -addr %q: the host must be localhost or a loopback IP", addr)
+}
+
+// loadTLS returns the server's TLS configuration, or nil for plain HTTP when
+// no file is named. With caFile, a client must present a certificate that a
+// CA in it signed.
+func loadTLS(certFile, keyFile, caFile string) (*tls.Config, error) {
+	switch {
+	case certFile == "" && keyFile == "" && caFile == "":
+		return nil, nil
+	case certFile == "" || keyFile == "":
+		return nil, errors.New("-tls-cert and -tls-key go together (and -client-ca needs them)")
+	}
+	pair, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("-tls-cert, -tls-key: %v", err)
+	}
+	cfg := &tls.Config{
+		Certificates: []tls.Certificate{pair},
+		MinVersion:   tls.VersionTLS12,
+		NextProtos:   []string{"http/1.1"},
+	}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("-client-ca: %v", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("-client-ca: no PEM certificate in %s", caFile)
+		}
+		cfg.ClientCAs = pool
+		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return cfg, nil
 }

@@ -3,14 +3,19 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"recallref/internal/testpki"
 )
 
 // TestMain runs main itself when re-executed by TestSignal.
@@ -280,4 +285,90 @@ func startRun(t *testing.T, args ...string) (string, func()) {
 		}
 	}
 	return strings.TrimSuffix(line, "\n"), stop
+}
+
+func TestRunTLS(t *testing.T) {
+	dir := t.TempDir()
+	if err := testpki.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	file := func(name string) string { return filepath.Join(dir, name) }
+	roots := x509.NewCertPool()
+	pem, _ := os.ReadFile(file(testpki.CA))
+	roots.AppendCertsFromPEM(pem)
+	// get reads /blocks presenting the pair cert, key (none when empty).
+	get := func(url, cert, key string) (*http.Response, error) {
+		cfg := &tls.Config{RootCAs: roots}
+		if cert != "" {
+			pair, err := tls.LoadX509KeyPair(file(cert), file(key))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Sent whatever CAs the server names, as OpenSSL clients do.
+			cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &pair, nil }
+		}
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}, Timeout: 10 * time.Second}
+		defer c.CloseIdleConnections()
+		resp, err := c.Get(url + "/internal/v1/recall/blocks")
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		return resp, err
+	}
+
+	url, stop := startRun(t, "-tls-cert", file(testpki.Server), "-tls-key", file(testpki.ServerKey))
+	if !strings.HasPrefix(url, "https://127.0.0.1:") {
+		t.Errorf("first line %q; want an https loopback URL", url)
+	}
+	if resp, err := get(url, "", ""); err != nil || resp.StatusCode != 200 {
+		t.Errorf("TLS without client certificate: %v", err)
+	}
+	if _, err := http.Get(url + "/internal/v1/recall/blocks"); err == nil {
+		t.Error("a client that does not trust the CA was served")
+	}
+	if resp, err := http.Get("http" + strings.TrimPrefix(url, "https") + "/internal/v1/recall/blocks"); err != nil || resp.StatusCode != 400 {
+		t.Errorf("plain HTTP to the TLS port: %v; want net/http's 400", err)
+	} else {
+		resp.Body.Close()
+	}
+	stop()
+
+	url, stop = startRun(t, "-tls-cert", file(testpki.Server), "-tls-key", file(testpki.ServerKey), "-client-ca", file(testpki.CA))
+	defer stop()
+	if resp, err := get(url, testpki.Client, testpki.ClientKey); err != nil || resp.StatusCode != 200 {
+		t.Errorf("mutual TLS with the client certificate: %v", err)
+	}
+	if _, err := get(url, "", ""); err == nil || !strings.Contains(err.Error(), "certificate required") {
+		t.Errorf("mutual TLS without a client certificate: %v; want the server's refusal", err)
+	}
+	if _, err := get(url, testpki.Stranger, testpki.StrangerKey); err == nil || !strings.Contains(err.Error(), "unknown certificate authority") {
+		t.Errorf("mutual TLS with the stranger's certificate: %v; want the server's refusal", err)
+	}
+}
+
+func TestRunTLSUsage(t *testing.T) {
+	dir := t.TempDir()
+	if err := testpki.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	cert, key, ca := filepath.Join(dir, testpki.Server), filepath.Join(dir, testpki.ServerKey), filepath.Join(dir, testpki.CA)
+	for _, args := range [][]string{
+		{"-tls-cert", cert},
+		{"-tls-key", key},
+		{"-client-ca", ca},
+		{"-tls-key", key, "-client-ca", ca},
+		{"-tls-cert", cert, "-tls-key", filepath.Join(dir, testpki.ClientKey)}, // not its key
+		{"-tls-cert", cert, "-tls-key", filepath.Join(dir, "missing.pem")},
+		{"-tls-cert", cert, "-tls-key", key, "-client-ca", filepath.Join(dir, "missing.pem")},
+		{"-tls-cert", cert, "-tls-key", key, "-client-ca", key}, // no certificate in it
+	} {
+		var stdout, stderr strings.Builder
+		if code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr); code != 2 {
+			t.Errorf("run(%q) = %d; want 2", args, code)
+		}
+		if stdout.Len() != 0 || stderr.Len() == 0 {
+			t.Errorf("run(%q): stdout %q, stderr %q; want only an error on stderr", args, stdout.String(), stderr.String())
+		}
+	}
 }

@@ -7,6 +7,8 @@ are at the end: ``parity_journal``, ``parity_replayers``, ``fake_go``, ``golden_
 - ``fresh_go``: a factory, ``fresh_go(first_seq=..., token=..., **options)``, for an
   empty instance of the test's own, stopped when the test ends (the options are
   those of ``GoReference.start``).
+- ``go_certs``: a test PKI for the session (``GoReference.make_certs``), such as
+  ``fresh_go(tls=go_certs)`` for a reference behind mutual TLS.
 
 A test that needs Go skips when Go cannot be built or started, except under
 ``CI=true``, where it fails: CI never hides a missing toolchain behind a skip.
@@ -22,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from parity.errors import GoReferenceError, ParityError
-from parity.reference import GoReference, RunningReference
+from parity.reference import GoReference, RunningReference, TLSFiles
 
 if TYPE_CHECKING:
     from parity.fakego import FakeGo
@@ -79,6 +81,16 @@ def go_reference(go_build: GoReference) -> Iterator[RunningReference]:
     """A Go reference instance shared by the session (first seq 1000)."""
     with start_reference(go_build, first_seq=1000) as running:
         yield running
+
+
+@pytest.fixture(scope="session")
+def go_certs(go_build: GoReference, tmp_path_factory: pytest.TempPathFactory) -> TLSFiles:
+    """A test PKI for the session: CA, server and client pairs, and a stranger pair."""
+    try:
+        return go_build.make_certs(tmp_path_factory.mktemp("go-certs"))
+    except GoReferenceError as exc:
+        go_unavailable(exc)
+        raise  # pragma: no cover - go_unavailable always raises
 
 
 @pytest.fixture

@@ -26,6 +26,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -35,7 +36,14 @@ import httpx
 from parity.errors import GoReferenceError
 from parity.project import project_root
 
-__all__ = ["GoReference", "RunningReference", "go_env", "go_executable", "ssl_context"]
+__all__ = [
+    "GoReference",
+    "RunningReference",
+    "TLSFiles",
+    "go_env",
+    "go_executable",
+    "ssl_context",
+]
 
 _START_TIMEOUT = 30.0
 
@@ -83,6 +91,55 @@ def _run_go(args: list[str], *, cwd: Path) -> str:
     return done.stdout
 
 
+@dataclass(frozen=True)
+class TLSFiles:
+    """The PEM files of a reference behind TLS, for ``GoReference.start(tls=...)``.
+
+    The reference serves HTTPS with ``cert`` and ``key`` (``-tls-cert``, ``-tls-key``)
+    and, when ``client_ca`` is set (``-client-ca``), requires a client certificate
+    signed by that CA. The harness's client trusts ``ca`` for the server's certificate
+    and presents ``client_cert`` with ``client_key`` when they are set.
+    ``GoReference.make_certs`` writes a set and returns it.
+    """
+
+    ca: Path
+    cert: Path
+    key: Path
+    client_ca: Path | None = None
+    client_cert: Path | None = None
+    client_key: Path | None = None
+
+    @classmethod
+    def in_dir(cls, directory: Path, *, mutual: bool = True) -> TLSFiles:
+        """The files ``goref/cmd/gencerts`` wrote in ``directory``: the server's, and
+        with ``mutual``, its CA as ``client_ca`` and the client's signed pair.
+        """
+        client = {}
+        if mutual:
+            client = {
+                "client_ca": directory / "ca.pem",
+                "client_cert": directory / "client.pem",
+                "client_key": directory / "client-key.pem",
+            }
+        return cls(
+            ca=directory / "ca.pem",
+            cert=directory / "server.pem",
+            key=directory / "server-key.pem",
+            **client,
+        )
+
+    def client_context(self) -> ssl.SSLContext:
+        """A new TLS context that trusts ``ca`` only and presents the client pair, if any."""
+        try:
+            context = ssl.create_default_context(cafile=str(self.ca))
+            if self.client_cert is not None:
+                key = None if self.client_key is None else str(self.client_key)
+                context.load_cert_chain(str(self.client_cert), key)
+        except (OSError, ssl.SSLError) as exc:
+            raise GoReferenceError(f"unusable TLS files ({self.ca}, ...): {exc}") from exc
+        return context
+
+
 class GoReference:
     """The Go reference module: builds its binary and starts instances of it."""
 
@@ -116,6 +173,14 @@ class GoReference:
             os.replace(built, target)
         return target
 
+    def make_certs(self, directory: Path, *, mutual: bool = True) -> TLSFiles:
+        """Write a test PKI in ``directory`` (``goref/cmd/gencerts``: ECDSA P-256, valid
+        for 7 days) and return its files; ``stranger.pem`` and ``stranger-key.pem``
+        there are a client pair that its CA did not sign.
+        """
+        _run_go(["run", "./cmd/gencerts", "-dir", str(directory)], cwd=self.source)
+        return TLSFiles.in_dir(directory, mutual=mutual)
+
     def start(
         self,
         *,
@@ -128,6 +193,7 @@ class GoReference:
         rewrite_output: Mapping[str, str] | None = None,
         exec_delay: float | None = None,
         exec_status: int | None = None,
+        tls: TLSFiles | None = None,
     ) -> RunningReference:
         """Build if needed, start an instance on a free loopback port, wait until it answers.
 
@@ -139,6 +205,9 @@ class GoReference:
         ``rewrite_output`` replaces each key (not empty, without ``=``) with its value
         in the tool outputs, in order; ``exec_delay`` (seconds) delays every answer;
         ``exec_status`` answers that status (200 to 599) with an error body instead.
+
+        With ``tls``, the instance serves HTTPS (mutual TLS when ``tls.client_ca`` is
+        set), and this harness's client uses ``tls.client_context()``.
         """
         binary = self.build(cover=cover)
         # -exit-on-stdin-eof: the instance stops when this process dies, even by SIGKILL.
@@ -166,28 +235,39 @@ class GoReference:
             argv += ["-test-exec-delay", f"{round(exec_delay * 1e9)}ns"]
         if exec_status is not None:
             argv += ["-test-exec-status", str(exec_status)]
+        if tls is not None:
+            argv += ["-tls-cert", str(tls.cert), "-tls-key", str(tls.key)]
+            if tls.client_ca is not None:
+                argv += ["-client-ca", str(tls.client_ca)]
         env = go_env({"GOCOVERDIR": str(cover_dir)} if cover_dir else None)
-        return RunningReference._launch(argv, env=env, token=token)
+        return RunningReference._launch(argv, env=env, token=token, tls=tls)
 
 
 class RunningReference:
     """One running reference instance; a context manager that stops it on exit."""
 
-    def __init__(self, process: subprocess.Popen[str], base_url: str, token: str | None) -> None:
+    def __init__(
+        self,
+        process: subprocess.Popen[str],
+        base_url: str,
+        token: str | None,
+        *,
+        tls: TLSFiles | None = None,
+    ) -> None:
         self._process = process
         self.base_url = base_url
         self.token = token
+        self.tls = tls
         headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
-        self._client = httpx.Client(
-            base_url=base_url, headers=headers, timeout=30.0, verify=ssl_context()
-        )
+        verify = tls.client_context() if tls is not None else ssl_context()
+        self._client = httpx.Client(base_url=base_url, headers=headers, timeout=30.0, verify=verify)
 
     def __repr__(self) -> str:
         return f"RunningReference({self.base_url!r}, token={'***' if self.token else None})"
 
     @classmethod
     def _launch(
-        cls, argv: list[str], *, env: dict[str, str], token: str | None
+        cls, argv: list[str], *, env: dict[str, str], token: str | None, tls: TLSFiles | None
     ) -> RunningReference:
         try:
             process = subprocess.Popen(
@@ -207,13 +287,13 @@ class RunningReference:
         _drain(process.stderr, stderr_lines)
         first_line = _read_first_line(process.stdout, timeout=_START_TIMEOUT)
         _drain(process.stdout, [])
-        if not first_line.startswith("http://"):
+        if not first_line.startswith("https://" if tls else "http://"):
             _terminate(process)
             detail = "".join(stderr_lines).strip()
             raise GoReferenceError(
                 f"the Go reference did not print its base URL (got {first_line!r}): {detail}"
             )
-        running = cls(process, first_line.strip(), token)
+        running = cls(process, first_line.strip(), token, tls=tls)
         try:
             running._wait_until_answering()
         except BaseException:

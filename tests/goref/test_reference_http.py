@@ -5,17 +5,20 @@ from __future__ import annotations
 import json
 import math
 import re
+import ssl
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
 
 import httpx
 import pytest
 
 from parity.errors import GoReferenceError
 from parity.plugin import FreshGo
-from parity.reference import GoReference, RunningReference, go_env
+from parity.reference import GoReference, RunningReference, TLSFiles, go_env
 
 pytestmark = pytest.mark.go
 
@@ -427,3 +430,61 @@ def test_exec_status_is_a_tool_endpoint_that_is_down(fresh_go: FreshGo) -> None:
 def test_exec_status_out_of_range_is_refused(go_build: GoReference) -> None:
     with pytest.raises(GoReferenceError, match="test-exec-status"):
         go_build.start(exec_status=99)
+
+
+def _tls_client(go: RunningReference, context: ssl.SSLContext | bool) -> httpx.Client:
+    return httpx.Client(base_url=go.base_url, timeout=10, verify=context)
+
+
+def test_tls_reference_requires_a_client_certificate_signed_by_its_ca(
+    fresh_go: FreshGo, go_certs: TLSFiles
+) -> None:
+    go = fresh_go(tls=go_certs)
+    assert go.base_url.startswith("https://127.0.0.1:")
+    seq = go.archive("l", "c")  # the harness presents the client certificate
+    assert go.exec_tool("recall", f'{{"id": "r{seq}"}}') == f"[r{seq}] l\nc"
+    with _tls_client(go, go_certs.client_context()) as client:
+        assert client.get(BLOCKS).json() == {"blocks": [{"seq": seq, "label": "l", "content": "c"}]}
+
+    directory = go_certs.ca.parent
+    stranger = replace(
+        go_certs,
+        client_cert=directory / "stranger.pem",
+        client_key=directory / "stranger-key.pem",
+    )
+    no_certificate = replace(go_certs, client_cert=None, client_key=None)
+    # The server refuses both (the alert arrives on the first read under TLS 1.3).
+    for files, alert in [(stranger, "UNKNOWN_CA"), (no_certificate, "CERTIFICATE_REQUIRED")]:
+        with (
+            _tls_client(go, files.client_context()) as client,
+            pytest.raises(httpx.TransportError, match=alert),
+        ):
+            client.get(BLOCKS)
+    # A client that trusts only the usual CAs refuses the reference's certificate.
+    with _tls_client(go, True) as client, pytest.raises(httpx.ConnectError, match="CERTIFICATE"):
+        client.get(BLOCKS)
+    # Plain HTTP on the TLS port gets net/http's 400, never an answer of the contract.
+    plain = go.base_url.replace("https://", "http://")
+    assert httpx.get(f"{plain}{BLOCKS}", timeout=10).status_code == 400
+
+
+def test_tls_reference_without_client_ca_serves_any_client(
+    fresh_go: FreshGo, go_certs: TLSFiles
+) -> None:
+    server_only = TLSFiles.in_dir(go_certs.ca.parent, mutual=False)
+    assert server_only.client_ca is None
+    assert server_only.client_cert is None
+    go = fresh_go(tls=server_only)
+    assert go.archive("l", "c") == 1
+    with _tls_client(go, server_only.client_context()) as client:
+        assert client.get(BLOCKS).status_code == 200
+
+
+def test_tls_files_that_cannot_serve_are_refused(
+    go_build: GoReference, go_certs: TLSFiles, tmp_path: Path
+) -> None:
+    missing = replace(go_certs, key=tmp_path / "missing.pem")
+    with pytest.raises(GoReferenceError, match="tls-key"):
+        go_build.start(tls=missing)
+    with pytest.raises(GoReferenceError, match="unusable TLS files"):
+        replace(go_certs, ca=tmp_path / "missing.pem").client_context()
