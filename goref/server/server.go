@@ -72,8 +72,9 @@ const (
 	PathReset    = "/debug/reset"
 )
 
-// Store is the archive the server serves: the tools' reads, Add, and the
-// generations behind the ETags of GET /internal/v1/recall/blocks.
+// Store is the archive the server serves: the tools' reads, its writes (Add,
+// and SetLocked and Reset for the debug routes), and the generations behind
+// the ETags of GET /internal/v1/recall/blocks.
 type Store interface {
 	recall.Archive
 	// Add archives a block and returns its seq.
@@ -424,11 +425,7 @@ func (s *server) handleLock(w http.ResponseWriter, r *http.Request) {
 	if !allow(w, r, http.MethodPost) {
 		return
 	}
-	body, ok := readBody(w, r)
-	if !ok {
-		return
-	}
-	fields, ok := decodeObject[json.RawMessage](w, body)
+	fields, ok := readFields(w, r)
 	if !ok {
 		return
 	}
@@ -537,6 +534,15 @@ func readObject(w http.ResponseWriter, r *http.Request) (map[string]any, bool) {
 		return nil, false
 	}
 	return decodeObject[any](w, body)
+}
+
+// readFields is readObject with each value left as its JSON text.
+func readFields(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, bool) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return nil, false
+	}
+	return decodeObject[json.RawMessage](w, body)
 }
 
 // readBody reads a bounded body. It answers 413 or 400 itself.
