@@ -6,7 +6,9 @@ ParityError                 base; the CLI prints it and exits 2
 ├── CorpusError             a corpus that cannot be played (unknown block, duplicate case)
 ├── RecordError             the recorder refused to record (non-empty archive, unstable Go)
 ├── FakeGoError             the fake Go could not be set up or saw an unexpected request
-├── GoReferenceError        the Go reference could not be built, started or driven
+├── GoReferenceError        the Go reference could not be built or started
+├── GoClientError           a Go did not answer a request as its API says (no answer, TLS,
+│                           status, body: .status), or the options to reach it are unusable
 └── ReplayError             the replay itself went wrong (not a parity failure)
 ```
 
@@ -21,6 +23,7 @@ from pathlib import Path
 __all__ = [
     "CorpusError",
     "FakeGoError",
+    "GoClientError",
     "GoReferenceError",
     "JournalError",
     "ParityError",
@@ -64,7 +67,8 @@ class CorpusError(ParityError):
 
 
 class RecordError(ParityError):
-    """The recorder refused to record, or could not talk to the Go."""
+    """The recorder refused to record: an archive not empty, a Go that answers twice
+    differently (a Go that does not answer is a ``GoClientError``)."""
 
 
 class FakeGoError(ParityError):
@@ -72,7 +76,23 @@ class FakeGoError(ParityError):
 
 
 class GoReferenceError(ParityError):
-    """The Go reference instance could not be built, started or driven."""
+    """The Go reference instance could not be built or started."""
+
+
+class GoClientError(ParityError):
+    """A request to a Go failed, or the options to reach one are unusable.
+
+    The message names the request and the Go (never its token); ``status`` is the
+    HTTP status when the Go answered one other than the route's.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+    def within(self, context: str) -> GoClientError:
+        """The same error, its message prefixed with ``context`` (such as a case)."""
+        return GoClientError(f"{context}: {self}", status=self.status)
 
 
 class ReplayError(ParityError):

@@ -1,0 +1,507 @@
+"""One client for a Go's HTTP API, used by everything in the harness and bench that talks to a Go.
+
+The routes are written here and nowhere else: the contract's (``archive``, ``block``,
+``blocks``, ``tool/exec``) and the Go reference's debug routes (``requests``,
+``reads``, ``version``, ``lock``, ``reset``). How to reach a Go is one frozen
+``GoConnection`` (base URL, token, TLS files), built once: it builds the
+one ``ssl.SSLContext`` its clients share. ``connection_from_options`` reads the
+token (``$PARITY_GO_TOKEN``) and the TLS files (flags, else ``$PARITY_GO_CA``,
+``$PARITY_GO_CERT``, ``$PARITY_GO_KEY``); nothing else reads them::
+
+    with GoClient(GoConnection("https://go.internal:8443", token=..., ca=ca)) as go:
+        seq = go.archive("label", "content")
+        output = go.exec_tool("recall", f'{{"id": "r{seq}"}}')
+
+Every failure is a ``GoClientError`` (a ``ParityError``: the CLI exits 2) that says
+which request failed and why; the token never appears in a message, a repr or an
+exception. The client reads nothing from the environment (``trust_env=False``: no
+proxy, no ``.netrc``) and follows no redirect.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import ssl
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final
+
+import httpx
+
+from parity.errors import GoClientError
+
+__all__ = [
+    "ARCHIVE_PATH",
+    "BLOCKS_PATH",
+    "BLOCK_PATH",
+    "CA_ENV",
+    "CERT_ENV",
+    "EXEC_PATH",
+    "KEY_ENV",
+    "LOCK_PATH",
+    "READS_PATH",
+    "REQUESTS_PATH",
+    "RESET_PATH",
+    "TOKEN_ENV",
+    "VERSION_PATH",
+    "BlocksRead",
+    "GoBlock",
+    "GoClient",
+    "GoConnection",
+    "add_go_options",
+    "connection_from_options",
+    "default_ssl_context",
+]
+
+# The contract's routes (docs/contract.md).
+ARCHIVE_PATH: Final = "/internal/v1/recall/archive"
+BLOCK_PATH: Final = "/internal/v1/recall/block"
+BLOCKS_PATH: Final = "/internal/v1/recall/blocks"
+EXEC_PATH: Final = "/internal/v1/tool/exec"
+# The Go reference's debug routes (goref/server); a production Go has none of them.
+REQUESTS_PATH: Final = "/debug/requests"
+READS_PATH: Final = "/debug/reads"
+VERSION_PATH: Final = "/debug/version"
+LOCK_PATH: Final = "/debug/lock"
+RESET_PATH: Final = "/debug/reset"
+
+TOKEN_ENV: Final = "PARITY_GO_TOKEN"
+"""The environment variable holding a live Go's token."""
+CA_ENV: Final = "PARITY_GO_CA"
+"""The CA file that signed an https Go's certificate, when no flag gives one."""
+CERT_ENV: Final = "PARITY_GO_CERT"
+"""The client certificate for a Go that requires one, when no flag gives one."""
+KEY_ENV: Final = "PARITY_GO_KEY"
+"""The client certificate's key, when no flag gives one."""
+
+DEFAULT_TIMEOUT: Final = 30.0
+_TOKEN_RE = re.compile(r"[\x21-\x7e]+")  # what a header value carries as it is
+_SNIPPET = 200
+
+
+@functools.cache
+def default_ssl_context() -> ssl.SSLContext:
+    """The system's CA store, one context for every client without TLS files.
+
+    Each httpx client would otherwise load the store again (about 40 ms).
+    """
+    return ssl.create_default_context()
+
+
+@dataclass(frozen=True)
+class GoBlock:
+    """A block as a Go serves it."""
+
+    seq: int
+    label: str
+    content: str
+
+
+@dataclass(frozen=True)
+class BlocksRead:
+    """One read of ``/blocks``: the raw body (None for 304 Not Modified) and its ETag."""
+
+    status: int
+    etag: str | None
+    body: bytes | None
+
+
+# -- how to reach a Go ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, repr=False)
+class GoConnection:
+    """How to reach one Go: base URL, token, TLS files; checked when built.
+
+    ``ca`` is the CA that signed an https Go's certificate (default: the system's
+    store); ``cert`` and ``key`` are a client certificate for a Go that requires one
+    (``key`` may be left out when ``cert`` holds it). The ``ssl_context`` is built
+    here, once, and shared by every client of this connection.
+    """
+
+    base_url: str
+    token: str | None = None
+    ca: Path | None = None
+    cert: Path | None = None
+    key: Path | None = None
+    url: str = field(init=False, compare=False)
+    """The base URL as messages show it: without user or password."""
+    ssl_context: ssl.SSLContext = field(init=False, compare=False)
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        token: str | None = None,
+        ca: Path | None = None,
+        cert: Path | None = None,
+        key: Path | None = None,
+    ) -> None:
+        values = {"base_url": base_url, "token": token, "ca": ca, "cert": cert, "key": key}
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "url", _shown(base_url))
+        self._check()
+        object.__setattr__(self, "ssl_context", self._build_ssl_context())
+
+    def __repr__(self) -> str:
+        token = "***" if self.token else None
+        tls = "".join(f", {k}={str(v)!r}" for k in ("ca", "cert", "key") if (v := getattr(self, k)))
+        return f"GoConnection({self.url!r}, token={token}{tls})"
+
+    def _check(self) -> None:
+        try:
+            parsed = httpx.URL(self.base_url)
+        except httpx.InvalidURL as exc:
+            raise GoClientError(f"{self.url!r} is not a URL: {exc}") from exc
+        if parsed.scheme not in ("http", "https") or not parsed.host:
+            raise GoClientError(f"{self.url!r} is not an http:// or https:// URL")
+        if self.token is not None and not _TOKEN_RE.fullmatch(self.token):
+            raise GoClientError(
+                f"the token of the Go at {self.url} (${TOKEN_ENV}) must be one or more "
+                "visible ASCII characters"
+            )
+        if self.key is not None and self.cert is None:
+            raise GoClientError(f"a client key ({self.key}) without its certificate")
+        if parsed.scheme != "https" and (self.ca or self.cert):
+            raise GoClientError(
+                f"a CA file or a client certificate is given, but {self.url} is not https://"
+            )
+
+    def _build_ssl_context(self) -> ssl.SSLContext:
+        if self.ca is None and self.cert is None:
+            return default_ssl_context()
+        try:
+            context = ssl.create_default_context(cafile=None if self.ca is None else str(self.ca))
+        except (OSError, ssl.SSLError) as exc:
+            raise GoClientError(f"the CA file {self.ca}: {_reason(exc)}") from exc
+        if self.cert is not None:
+            key = None if self.key is None else str(self.key)
+            try:
+                # An empty password: a key that needs one fails, rather than prompting.
+                context.load_cert_chain(str(self.cert), key, password="")
+            except (OSError, ssl.SSLError) as exc:
+                pair = f"{self.cert}" + (f" with the key {self.key}" if self.key else "")
+                raise GoClientError(
+                    f"the client certificate {pair}: {_reason(exc)} "
+                    "(PEM files; the key unencrypted, in the certificate's file or its own)"
+                ) from exc
+        return context
+
+    def mask(self, text: str) -> str:
+        """``text`` with the token (and any password of the URL) replaced by ``***``."""
+        for secret in (self.token, httpx.URL(self.base_url).password):
+            if secret:
+                text = text.replace(secret, "***")
+        return text
+
+    def transport(self) -> httpx.HTTPTransport:
+        """A network transport with this connection's TLS, for a ``GoTurnHost``."""
+        return httpx.HTTPTransport(verify=self.ssl_context)
+
+
+def _shown(url: str) -> str:
+    """``url`` without user and password, for messages (itself when it is no URL)."""
+    try:
+        return str(httpx.URL(url).copy_with(username=None, password=None)).rstrip("/")
+    except (httpx.InvalidURL, TypeError):
+        return "<an invalid URL>"
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return str(exc)
+
+
+def add_go_options(add: Callable[..., object], *, prefix: str = "--go", url_help: str) -> None:
+    """Add ``{prefix}-url``, ``-ca``, ``-cert`` and ``-key`` with ``add`` (argparse's
+    ``add_argument`` or pytest's ``addoption``); ``connection_from_options`` reads them.
+    """
+    add(f"{prefix}-url", metavar="URL", default=None, help=url_help)
+    add(
+        f"{prefix}-ca",
+        metavar="PEM",
+        default=None,
+        help=f"with an https:// {prefix}-url: the CA that signed the Go's certificate "
+        f"(default ${CA_ENV}, else the system's CA store; the client takes no proxy "
+        "and no httpx setting from the environment, so an internal CA must be given here)",
+    )
+    add(
+        f"{prefix}-cert",
+        metavar="PEM",
+        default=None,
+        help=f"a client certificate, for a Go that requires one (default ${CERT_ENV})",
+    )
+    add(
+        f"{prefix}-key",
+        metavar="PEM",
+        default=None,
+        help=f"the client certificate's unencrypted key, unless {prefix}-cert holds it "
+        f"(default ${KEY_ENV})",
+    )
+
+
+def connection_from_options(
+    url: str | None,
+    *,
+    ca: str | None = None,
+    cert: str | None = None,
+    key: str | None = None,
+    prefix: str = "--go",
+    environ: Mapping[str, str] | None = None,
+) -> GoConnection | None:
+    """The connection that the options and the environment describe; None without a URL.
+
+    Each TLS file is the option's, else its environment variable's; the token is
+    ``$PARITY_GO_TOKEN``'s. Only with a URL: TLS options without one are an error.
+    """
+    env = os.environ if environ is None else environ
+    if url is None:
+        given = [f"{prefix}-{n}" for n, v in (("ca", ca), ("cert", cert), ("key", key)) if v]
+        if given:
+            raise GoClientError(f"{', '.join(given)} apply to {prefix}-url, which is not given")
+        return None
+
+    def path(option: str | None, variable: str) -> Path | None:
+        value = option or env.get(variable)
+        return Path(value) if value else None
+
+    return GoConnection(
+        url,
+        token=env.get(TOKEN_ENV) or None,
+        ca=path(ca, CA_ENV),
+        cert=path(cert, CERT_ENV),
+        key=path(key, KEY_ENV),
+    )
+
+
+# -- the client -------------------------------------------------------------------------
+
+
+class GoClient:
+    """Every route of a Go, over one persistent ``httpx.Client``.
+
+    A method returns what the route answers, checked (types, fields); anything else
+    (no answer, TLS refused, another status, a body that is not the route's JSON) is
+    a ``GoClientError`` naming the request, with ``.status`` when the Go answered.
+    """
+
+    def __init__(self, connection: GoConnection, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.connection = connection
+        headers = {"Authorization": f"Bearer {connection.token}"} if connection.token else {}
+        self._http = httpx.Client(
+            base_url=connection.base_url,
+            headers=headers,
+            timeout=timeout,
+            verify=connection.ssl_context,
+            trust_env=False,
+            follow_redirects=False,
+        )
+
+    def __repr__(self) -> str:
+        return f"GoClient({self.connection!r})"
+
+    def __enter__(self) -> GoClient:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connections."""
+        self._http.close()
+
+    # -- one request, one error mapping ---------------------------------------------------
+
+    def _error(self, what: str, problem: str, *, status: int | None = None) -> GoClientError:
+        message = f"{what}: the Go at {self.connection.url} {problem}"
+        return GoClientError(self.connection.mask(message), status=status)
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        what: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: Any = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> httpx.Response:
+        try:
+            return self._http.request(method, path, params=params, json=body, headers=headers)
+        except httpx.HTTPError as exc:
+            problem = f"did not answer: {type(exc).__name__}: {exc}{_tls_hint(exc)}"
+            raise self._error(what, problem) from exc
+
+    def _refused(self, response: httpx.Response, what: str) -> GoClientError:
+        snippet = response.text[:_SNIPPET]
+        status = response.status_code
+        return self._error(what, f"answered {status}: {snippet}", status=status)
+
+    def _json(self, response: httpx.Response, what: str) -> Any:
+        if response.status_code != 200:
+            raise self._refused(response, what)
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise self._error(what, f"answered a body that is not JSON: {exc}") from exc
+
+    def _call(self, method: str, path: str, *, detail: str = "", **kwargs: Any) -> Any:
+        """The JSON object that a 200 answer holds; anything else is an error."""
+        what = f"{method} {path}{detail}"
+        doc = self._json(self._send(method, path, what, **kwargs), what)
+        if not isinstance(doc, dict):
+            raise self._error(what, f"answered JSON that is not an object: {doc!r:.{_SNIPPET}}")
+        return doc
+
+    def _field(self, doc: dict[str, Any], key: str, kind: type, what: str) -> Any:
+        value = doc.get(key)
+        if type(value) is not kind:
+            raise self._error(what, f'answered no {kind.__name__} "{key}": {doc!r:.{_SNIPPET}}')
+        return value
+
+    # -- the contract -----------------------------------------------------------------
+
+    def archive(self, label: str, content: str, *, locked: bool = False) -> int:
+        """Archive one block (``POST /archive``); its seq."""
+        body = {"label": label, "content": content, "locked": locked}
+        doc = self._call("POST", ARCHIVE_PATH, body=body)
+        seq: int = self._field(doc, "seq", int, f"POST {ARCHIVE_PATH}")
+        return seq
+
+    def block(self, seq: int | str) -> GoBlock | None:
+        """The block ``seq`` (``GET /block?seq=N``; a str is sent as it is), or None
+        when the Go answers the contract's 404 ``{"error": ...}`` (absent or locked).
+        """
+        what = f"GET {BLOCK_PATH}?seq={seq}"
+        response = self._send("GET", BLOCK_PATH, what, params={"seq": str(seq)})
+        if response.status_code == 404 and _error_body(response):
+            return None
+        doc = self._json(response, what)
+        return self._block(doc, what)
+
+    def blocks(self) -> list[GoBlock]:
+        """Every readable block (``GET /blocks``), by increasing seq."""
+        what = f"GET {BLOCKS_PATH}"
+        doc = self._json(self._send("GET", BLOCKS_PATH, what), what)
+        items = doc.get("blocks") if isinstance(doc, dict) else None
+        if not isinstance(items, list):
+            raise self._error(what, f'answered no "blocks" array: {doc!r:.{_SNIPPET}}')
+        return [self._block(item, what) for item in items]
+
+    def blocks_read(self, *, etag: str | None = None) -> BlocksRead:
+        """One read of ``GET /blocks``, conditional with ``If-None-Match: etag``: the raw
+        body of a 200, or a 304 (None) when ``etag`` still names the readable set.
+        """
+        what = f"GET {BLOCKS_PATH}"
+        headers = {"If-None-Match": etag} if etag is not None else None
+        response = self._send("GET", BLOCKS_PATH, what, headers=headers)
+        if response.status_code == 304 and etag is not None:
+            return BlocksRead(304, response.headers.get("ETag"), None)
+        if response.status_code != 200:
+            raise self._refused(response, what)
+        return BlocksRead(200, response.headers.get("ETag"), response.content)
+
+    def _block(self, item: Any, what: str) -> GoBlock:
+        if isinstance(item, dict):
+            seq, label, content = item.get("seq"), item.get("label"), item.get("content")
+            if type(seq) is int and isinstance(label, str) and isinstance(content, str):
+                return GoBlock(seq, label, content)
+        raise self._error(what, f"answered something that is not a block: {item!r:.{_SNIPPET}}")
+
+    def exec_tool(self, name: str, args: str) -> str:
+        """The Go's own output for a tool call (``POST /tool/exec``)."""
+        detail = f" ({name!r:.60})"
+        doc = self._call("POST", EXEC_PATH, detail=detail, body={"name": name, "args": args})
+        output: str = self._field(doc, "output", str, f"POST {EXEC_PATH}{detail}")
+        return output
+
+    # -- the Go reference's debug routes ----------------------------------------------
+
+    def requests(self, *, since: int | None = None) -> list[str]:
+        """The Go's request log (``GET /debug/requests``): ``"METHOD /path?query"``, in
+        order; with ``since``, only the entries from that index on (a reference with
+        ``?since=``; one without it is an error, never the whole log taken for a part).
+        """
+        return self._log(REQUESTS_PATH, "requests", since)
+
+    def reads(self, *, since: int | None = None) -> list[str]:
+        """Every archive read the Go's tools made (``GET /debug/reads``): ``"blocks"``,
+        ``"block?seq=N"``, in order; ``since`` as for ``requests``.
+        """
+        return self._log(READS_PATH, "reads", since)
+
+    def _log(self, path: str, key: str, since: int | None) -> list[str]:
+        params = None if since is None else {"since": str(since)}
+        doc = self._call("GET", path, params=params)
+        entries = doc.get(key)
+        what = f"GET {path}"
+        if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+            raise self._error(what, f'answered no "{key}" array of strings')
+        if since is not None and type(doc.get("next")) is not int:
+            raise self._error(what, 'answered no "next": it does not know ?since=')
+        return entries
+
+    def version(self) -> dict[str, str]:
+        """The Go's versions (``GET /debug/version``): go_version, unicode_version, goos,
+        goarch; the string fields of the answer.
+        """
+        doc = self._call("GET", VERSION_PATH)
+        return {k: v for k, v in doc.items() if isinstance(v, str)}
+
+    def lock(self, seq: int, *, locked: bool = True) -> None:
+        """Lock (``locked=False``: unlock) the memory of block ``seq`` (``POST /debug/lock``)."""
+        self._call("POST", LOCK_PATH, detail=f" ({seq})", body={"seq": seq, "locked": locked})
+
+    def reset(self, *, first_seq: int | None = None) -> int:
+        """Empty the archive and the logs (``POST /debug/reset``); the next block's seq
+        is ``first_seq``, by default the Go's initial one: returned.
+        """
+        body = {} if first_seq is None else {"first_seq": first_seq}
+        doc = self._call("POST", RESET_PATH, body=body)
+        first: int = self._field(doc, "first_seq", int, f"POST {RESET_PATH}")
+        return first
+
+
+def _error_body(response: httpx.Response) -> bool:
+    """Whether the body is the contract's ``{"error": "..."}``."""
+    try:
+        doc = response.json()
+    except ValueError:
+        return False
+    return isinstance(doc, dict) and isinstance(doc.get("error"), str)
+
+
+_TLS_HINTS = (
+    (
+        "CERTIFICATE_VERIFY_FAILED",
+        f"TLS: the Go's certificate is not signed by the CA given (--go-ca, ${CA_ENV}), "
+        "or by the system's when none is",
+    ),
+    (
+        "CERTIFICATE_REQUIRED",
+        f"TLS: the Go requires a client certificate (--go-cert and --go-key, ${CERT_ENV} "
+        f"and ${KEY_ENV})",
+    ),
+    ("UNKNOWN_CA", "TLS: the Go does not accept this client certificate's CA"),
+    ("BAD_CERTIFICATE", "TLS: the Go refused the client certificate"),
+    ("WRONG_VERSION_NUMBER", "TLS: is the Go serving plain http://?"),
+)
+
+
+def _tls_hint(exc: BaseException) -> str:
+    text = str(exc).upper()
+    for marker, hint in _TLS_HINTS:
+        if marker in text:
+            return f" ({hint})"
+    return ""
