@@ -26,14 +26,24 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import httpx
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from parity.errors import GoReferenceError, ParityError
-from parity.reference import GoReference, RunningReference, ssl_context
+from parity.goclient import (
+    BLOCK_PATH,
+    BLOCKS_PATH,
+    EXEC_PATH,
+    TOKEN_ENV,
+    GoClient,
+    GoConnection,
+    add_go_options,
+    connection_from_options,
+)
+from parity.reference import GoReference, RunningReference
 from parity.report import mismatch_report
 from parity.strategies import INT64_MAX, BlockSpec, block_sets, calls, words_of
 from recall import GoTurnHost
@@ -82,12 +92,11 @@ CALLS_PER_EXAMPLE = 20
 FIRST_SEQS = (1000, 1, 7, 2**53 - 3, INT64_MAX - 64)
 """The first seq of each fresh Go: small, beyond float64's exact integers, near int64's end."""
 
-EXEC_REQUEST = "POST /internal/v1/tool/exec"
-_READ_PREFIX = "GET /internal/v1/recall/"
+EXEC_REQUEST = f"POST {EXEC_PATH}"
+_READ_REQUESTS = (f"GET {BLOCK_PATH}?", f"GET {BLOCKS_PATH}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _MISSING = ('recall needs an "id", such as "r7"', 'recall_search needs a "query"')
-_TOKEN_ENV = "PARITY_GO_TOKEN"
 
 
 def profile(name: str | None = None) -> settings:
@@ -276,26 +285,11 @@ class FuzzStats:
 # -- one Go, one host -----------------------------------------------------------------
 
 
-class GoSide(Protocol):
-    """What the fuzzer needs of a Go: where it is, its own tool output, its request log."""
-
-    base_url: str
-    token: str | None
-
-    def exec_tool(self, name: str, args: str) -> str:
-        """The Go's ``/internal/v1/tool/exec`` output."""
-        ...
-
-    def requests(self) -> list[str]:
-        """The Go's ``/debug/requests`` log."""
-        ...
-
-
 class _Recorder(httpx.BaseTransport):
     """An httpx transport that notes ``"METHOD /path?query"`` of every request it sends."""
 
-    def __init__(self) -> None:
-        self._inner = httpx.HTTPTransport(verify=ssl_context())
+    def __init__(self, connection: GoConnection) -> None:
+        self._inner = connection.transport()
         self.seen: list[str] = []
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
@@ -316,7 +310,7 @@ class _Checker:
 
     def __init__(
         self,
-        go: GoSide,
+        go: GoClient,
         blocks: Sequence[tuple[int, BlockSpec]],
         *,
         server_log: bool,
@@ -327,8 +321,11 @@ class _Checker:
         self.first_seq = first_seq
         self.seqs = [seq for seq, _ in self.blocks]
         self.words = words_of(t for _, b in self.blocks for t in (b.label, b.content))
-        self._recorder = _Recorder()
-        self.host = GoTurnHost(go.base_url, token=go.token, transport=self._recorder)
+        connection = go.connection
+        self._recorder = _Recorder(connection)
+        self.host = GoTurnHost(
+            connection.base_url, token=connection.token, transport=self._recorder
+        )
         self._log_at = len(go.requests()) if server_log else None
         self._checked: dict[tuple[str, str], Divergence | None] = {}
         self.compared = 0
@@ -378,7 +375,7 @@ class _Checker:
             reasons.append("the outputs differ")
         if EXEC_REQUEST in client_seen or EXEC_REQUEST in seen:
             reasons.append(f"the host fell back on {EXEC_REQUEST}")
-        if expected in _MISSING and any(r.startswith(_READ_PREFIX) for r in seen):
+        if expected in _MISSING and any(r.startswith(_READ_REQUESTS) for r in seen):
             reasons.append("the host read the archive for a call without an id or a query")
         if server_seen is not None and server_seen != client_seen:
             reasons.append(f"the Go saw {server_seen}, the host sent {client_seen}")
@@ -430,7 +427,7 @@ class _ReferencePool:
         go = self._reference.start(first_seq=first_seq)
         try:
             archived = [(go.archive(b.label, b.content, locked=b.locked), b) for b in specs]
-            checker = _Checker(go, archived, server_log=True, first_seq=first_seq)
+            checker = _Checker(go.client, archived, server_log=True, first_seq=first_seq)
         except BaseException:
             go.stop()
             raise
@@ -569,44 +566,8 @@ def _keep_shrunk(stats: FuzzStats, found: Divergence | None) -> None:
 # -- against a running Go -------------------------------------------------------------
 
 
-class _RemoteGo:
-    """A running Go given by URL: its /tool/exec and its blocks, read only."""
-
-    def __init__(self, base_url: str, token: str | None) -> None:
-        self.base_url = base_url
-        self.token = token
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self._client = httpx.Client(base_url=base_url, headers=headers, timeout=30.0)
-
-    def close(self) -> None:
-        self._client.close()
-
-    def _get(self, method: str, path: str, **kwargs: Any) -> Any:
-        try:
-            response = self._client.request(method, path, **kwargs)
-        except httpx.HTTPError as exc:
-            raise GoReferenceError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
-        if response.status_code != 200:
-            raise GoReferenceError(f"{method} {path}: the Go answered {response.status_code}")
-        try:
-            return response.json()
-        except ValueError as exc:
-            raise GoReferenceError(f"{method} {path}: the body is not JSON") from exc
-
-    def exec_tool(self, name: str, args: str) -> str:
-        body = {"name": name, "args": args}
-        return str(self._get("POST", "/internal/v1/tool/exec", json=body)["output"])
-
-    def requests(self) -> list[str]:
-        return list(self._get("GET", "/debug/requests")["requests"])
-
-    def blocks(self) -> list[tuple[int, BlockSpec]]:
-        items = self._get("GET", "/internal/v1/recall/blocks")["blocks"]
-        return [(int(b["seq"]), BlockSpec(str(b["label"]), str(b["content"]))) for b in items]
-
-
 def fuzz_go_url(
-    base_url: str,
+    base_url: str | GoConnection,
     *,
     token: str | None = None,
     base: settings | None = None,
@@ -618,15 +579,21 @@ def fuzz_go_url(
 ) -> FuzzStats:
     """Fuzz calls over a running Go's existing archive, without writing to it.
 
-    The fallback is checked on the requests the host itself sent (the Go's log may
-    hold other clients' requests, or not exist).
+    ``base_url`` is a URL (with ``token``) or a ``GoConnection``. The fallback is
+    checked on the requests the host itself sent (the Go's log may hold other
+    clients' requests, or not exist).
     """
     stats = stats if stats is not None else FuzzStats()
     chosen = _settings(base or profile(), examples, seconds, seed_value)
     clock = _Clock(None if seconds is None else time.monotonic() + seconds, shrink_seconds)
-    go = _RemoteGo(base_url, token)
+    if isinstance(base_url, str):
+        base_url = GoConnection(base_url, token=token)
+    elif token is not None:
+        raise ValueError("token goes with a URL; a GoConnection holds its own")
+    go = GoClient(base_url)
     try:
-        checker = _Checker(go, go.blocks(), server_log=False)
+        archived = [(b.seq, BlockSpec(b.label, b.content)) for b in go.blocks()]
+        checker = _Checker(go, archived, server_log=False)
     except BaseException:
         go.close()
         raise
@@ -658,10 +625,10 @@ def _parser() -> argparse.ArgumentParser:
     amount = parser.add_mutually_exclusive_group()
     amount.add_argument("--examples", type=int, metavar="N", help="examples to run")
     amount.add_argument("--seconds", type=float, metavar="S", help="run for S seconds")
-    parser.add_argument(
-        "--go-url",
-        metavar="URL",
-        help=f"fuzz over this running Go's archive, read only (token: ${_TOKEN_ENV})",
+    add_go_options(
+        parser.add_argument,
+        url_help=f"fuzz over this running Go's archive, read only (token: ${TOKEN_ENV}); "
+        "default: fresh Go references",
     )
     parser.add_argument(
         "--profile",
@@ -702,10 +669,12 @@ def cli_main(argv: list[str]) -> int:
             "stats": stats,
             "shrink_seconds": SHRINK_SECONDS,
         }
-        if options.go_url:
-            target = f"the Go at {options.go_url}"
-            print(f"parity fuzz: {target}, read only", flush=True)
-            fuzz_go_url(options.go_url, token=os.environ.get(_TOKEN_ENV) or None, **amount)
+        go = connection_from_options(
+            options.go_url, ca=options.go_ca, cert=options.go_cert, key=options.go_key
+        )
+        if go is not None:
+            print(f"parity fuzz: the Go at {go.url}, read only", flush=True)
+            fuzz_go_url(go, **amount)
         else:
             print("parity fuzz: fresh Go references, one per block set", flush=True)
             fuzz_reference(**amount)

@@ -13,13 +13,12 @@ It listens on loopback only::
 from __future__ import annotations
 
 import contextlib
-import functools
+import dataclasses
 import hashlib
 import math
 import os
 import shutil
 import signal
-import ssl
 import subprocess
 import sys
 import tempfile
@@ -31,9 +30,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-import httpx
-
-from parity.errors import GoReferenceError
+from parity.errors import GoClientError, GoReferenceError
+from parity.goclient import GoClient, GoConnection
 from parity.project import project_root
 
 __all__ = [
@@ -42,7 +40,6 @@ __all__ = [
     "TLSFiles",
     "go_env",
     "go_executable",
-    "ssl_context",
 ]
 
 _START_TIMEOUT = 30.0
@@ -128,16 +125,13 @@ class TLSFiles:
             **client,
         )
 
-    def client_context(self) -> ssl.SSLContext:
-        """A new TLS context that trusts ``ca`` only and presents the client pair, if any."""
-        try:
-            context = ssl.create_default_context(cafile=str(self.ca))
-            if self.client_cert is not None:
-                key = None if self.client_key is None else str(self.client_key)
-                context.load_cert_chain(str(self.client_cert), key)
-        except (OSError, ssl.SSLError) as exc:
-            raise GoReferenceError(f"unusable TLS files ({self.ca}, ...): {exc}") from exc
-        return context
+    def connection(self, base_url: str, *, token: str | None = None) -> GoConnection:
+        """How a client reaches the reference at ``base_url``: trusting ``ca`` only, and
+        presenting the client pair, if any (``.ssl_context``: its TLS context).
+        """
+        return GoConnection(
+            base_url, token=token, ca=self.ca, cert=self.client_cert, key=self.client_key
+        )
 
 
 class GoReference:
@@ -207,7 +201,7 @@ class GoReference:
         ``exec_status`` answers that status (200 to 599) with an error body instead.
 
         With ``tls``, the instance serves HTTPS (mutual TLS when ``tls.client_ca`` is
-        set), and this harness's client uses ``tls.client_context()``.
+        set), and this harness's client uses ``tls.connection(...)``.
         """
         binary = self.build(cover=cover)
         # -exit-on-stdin-eof: the instance stops when this process dies, even by SIGKILL.
@@ -244,7 +238,11 @@ class GoReference:
 
 
 class RunningReference:
-    """One running reference instance; a context manager that stops it on exit."""
+    """One running reference instance; a context manager that stops it on exit.
+
+    Its methods go through ``client`` (a ``GoClient``): a request that fails raises
+    a ``GoClientError``.
+    """
 
     def __init__(
         self,
@@ -258,9 +256,12 @@ class RunningReference:
         self.base_url = base_url
         self.token = token
         self.tls = tls
-        headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
-        verify = tls.client_context() if tls is not None else ssl_context()
-        self._client = httpx.Client(base_url=base_url, headers=headers, timeout=30.0, verify=verify)
+        self.connection = (
+            tls.connection(base_url, token=token) if tls else GoConnection(base_url, token=token)
+        )
+        """How to reach the instance, for another ``GoClient`` or a ``GoTurnHost``."""
+        self.client = GoClient(self.connection)
+        """The harness's client of the instance (every route, the debug ones too)."""
 
     def __repr__(self) -> str:
         return f"RunningReference({self.base_url!r}, token={'***' if self.token else None})"
@@ -305,9 +306,9 @@ class RunningReference:
         deadline = time.monotonic() + _START_TIMEOUT
         while True:
             try:
-                if self._client.get("/internal/v1/recall/blocks").status_code == 200:
-                    return
-            except httpx.HTTPError:
+                self.client.blocks()
+                return
+            except GoClientError:
                 pass
             if self._process.poll() is not None or time.monotonic() > deadline:
                 raise GoReferenceError(f"the Go reference at {self.base_url} never answered")
@@ -331,52 +332,31 @@ class RunningReference:
 
     def stop(self) -> None:
         """Stop the instance (SIGTERM, so a ``-cover`` build writes its counters)."""
-        self._client.close()
+        self.client.close()
         _terminate(self._process)
-
-    def _json(self, response: httpx.Response, what: str) -> Any:
-        if response.status_code != 200:
-            raise GoReferenceError(
-                f"{what}: the Go reference answered {response.status_code}: {response.text[:200]}"
-            )
-        return response.json()
-
-    def _request(self, method: str, path: str, what: str, **kwargs: Any) -> Any:
-        try:
-            response = self._client.request(method, path, **kwargs)
-        except httpx.HTTPError as exc:
-            raise GoReferenceError(f"{what}: {type(exc).__name__}: {exc}") from exc
-        return self._json(response, what)
 
     def archive(self, label: str, content: str, *, locked: bool = False) -> int:
         """Archive one block; its seq."""
-        body = {"label": label, "content": content, "locked": locked}
-        answer = self._request("POST", "/internal/v1/recall/archive", "archive", json=body)
-        return int(answer["seq"])
+        return self.client.archive(label, content, locked=locked)
 
     def exec_tool(self, name: str, args: str) -> str:
         """The Go's own output for a tool call (``POST /internal/v1/tool/exec``)."""
-        body = {"name": name, "args": args}
-        answer = self._request("POST", "/internal/v1/tool/exec", f"exec {name}", json=body)
-        return str(answer["output"])
+        return self.client.exec_tool(name, args)
 
     def blocks(self) -> list[dict[str, Any]]:
         """The readable blocks, as ``/internal/v1/recall/blocks`` serves them."""
-        answer = self._request("GET", "/internal/v1/recall/blocks", "blocks")
-        return list(answer["blocks"])
+        return [dataclasses.asdict(b) for b in self.client.blocks()]
 
     def lock(self, seq: int, *, locked: bool = True) -> None:
         """Lock (``locked=False``: unlock) the memory of block ``seq`` (``POST /debug/lock``)."""
-        body = {"seq": seq, "locked": locked}
-        self._request("POST", "/debug/lock", f"lock {seq}", json=body)
+        self.client.lock(seq, locked=locked)
 
     def reset(self, *, first_seq: int | None = None) -> None:
         """Empty the archive and the request and read logs (``POST /debug/reset``).
 
         The next block gets seq ``first_seq``, by default the one the instance started with.
         """
-        body = {} if first_seq is None else {"first_seq": first_seq}
-        self._request("POST", "/debug/reset", "reset", json=body)
+        self.client.reset(first_seq=first_seq)
 
     def requests(self, *, since: int = 0) -> list[str]:
         """The request log (``/debug/requests``): ``"METHOD /path?query"``, in order.
@@ -384,20 +364,11 @@ class RunningReference:
         Only the entries from index ``since`` on (the log counts from the start or
         the last reset); a ``since`` past the end, or of dropped entries, is an error.
         """
-        params = {"since": since}
-        return list(
-            self._request("GET", "/debug/requests", "request log", params=params)["requests"]
-        )
+        return self.client.requests(since=since)
 
     def version(self) -> dict[str, str]:
         """Go version, Unicode version, GOOS and GOARCH of the instance."""
-        return dict(self._request("GET", "/debug/version", "version"))
-
-
-@functools.cache
-def ssl_context() -> ssl.SSLContext:
-    """One TLS context for every client (each would load the CA store again: ~40 ms)."""
-    return ssl.create_default_context()
+        return self.client.version()
 
 
 def _read_first_line(stream: IO[str], *, timeout: float) -> str:

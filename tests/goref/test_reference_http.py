@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from parity.errors import GoReferenceError
+from parity.errors import GoClientError, GoReferenceError
 from parity.plugin import FreshGo
 from parity.reference import GoReference, RunningReference, TLSFiles, go_env
 
@@ -313,7 +313,7 @@ def test_lock_route_answers(go: RunningReference, client: httpx.Client) -> None:
     for body in [b"", b"{}", b'{"seq": 1000}', b'{"seq": "1000", "locked": true}']:
         assert client.post(LOCK, content=body).status_code == 400
     assert client.get(LOCK).status_code == 405
-    with pytest.raises(GoReferenceError, match="404"):
+    with pytest.raises(GoClientError, match="404"):
         go.lock(seq + 1)
 
 
@@ -352,7 +352,7 @@ def test_request_and_read_logs_from_an_index(go: RunningReference, client: httpx
     assert client.get(READS, params={"since": "2"}).json() == {"reads": [], "next": 2}
     for since in ["-1", "x", "3"]:
         assert client.get(READS, params={"since": since}).status_code == 400
-    with pytest.raises(GoReferenceError, match="past the end"):
+    with pytest.raises(GoClientError, match="past the end"):
         go.requests(since=start + 4)
 
 
@@ -372,7 +372,7 @@ def test_no_debug_answers_every_debug_route_with_a_bare_404(fresh_go: FreshGo) -
             assert answer.text == "404 page not found\n"
             assert not answer.headers["content-type"].startswith("application/json")
         assert client.get(BLOCKS).json() == {"blocks": [{"seq": seq, "label": "l", "content": "c"}]}
-    with pytest.raises(GoReferenceError, match="404"):
+    with pytest.raises(GoClientError, match="404"):
         go.requests()
 
 
@@ -422,7 +422,7 @@ def test_exec_status_is_a_tool_endpoint_that_is_down(fresh_go: FreshGo) -> None:
         assert answer.status_code == 503
         assert answer.json() == {"error": "tool endpoint down: 503 Service Unavailable"}
         assert client.get(BLOCK, params={"seq": str(seq)}).status_code == 200
-    with pytest.raises(GoReferenceError, match="503"):
+    with pytest.raises(GoClientError, match="503"):
         go.exec_tool("recall", "{}")
     assert go.blocks() == [{"seq": seq, "label": "l", "content": "c"}]
 
@@ -443,7 +443,7 @@ def test_tls_reference_requires_a_client_certificate_signed_by_its_ca(
     assert go.base_url.startswith("https://127.0.0.1:")
     seq = go.archive("l", "c")  # the harness presents the client certificate
     assert go.exec_tool("recall", f'{{"id": "r{seq}"}}') == f"[r{seq}] l\nc"
-    with _tls_client(go, go_certs.client_context()) as client:
+    with _tls_client(go, go_certs.connection(go.base_url).ssl_context) as client:
         assert client.get(BLOCKS).json() == {"blocks": [{"seq": seq, "label": "l", "content": "c"}]}
 
     directory = go_certs.ca.parent
@@ -456,7 +456,7 @@ def test_tls_reference_requires_a_client_certificate_signed_by_its_ca(
     # The server refuses both (the alert arrives on the first read under TLS 1.3).
     for files, alert in [(stranger, "UNKNOWN_CA"), (no_certificate, "CERTIFICATE_REQUIRED")]:
         with (
-            _tls_client(go, files.client_context()) as client,
+            _tls_client(go, files.connection(go.base_url).ssl_context) as client,
             pytest.raises(httpx.TransportError, match=alert),
         ):
             client.get(BLOCKS)
@@ -476,7 +476,7 @@ def test_tls_reference_without_client_ca_serves_any_client(
     assert server_only.client_cert is None
     go = fresh_go(tls=server_only)
     assert go.archive("l", "c") == 1
-    with _tls_client(go, server_only.client_context()) as client:
+    with _tls_client(go, server_only.connection(go.base_url).ssl_context) as client:
         assert client.get(BLOCKS).status_code == 200
 
 
@@ -486,5 +486,5 @@ def test_tls_files_that_cannot_serve_are_refused(
     missing = replace(go_certs, key=tmp_path / "missing.pem")
     with pytest.raises(GoReferenceError, match="tls-key"):
         go_build.start(tls=missing)
-    with pytest.raises(GoReferenceError, match="unusable TLS files"):
-        replace(go_certs, ca=tmp_path / "missing.pem").client_context()
+    with pytest.raises(GoClientError, match=r"the CA file .*missing\.pem: no such file"):
+        replace(go_certs, ca=tmp_path / "missing.pem").connection("https://127.0.0.1:1")
