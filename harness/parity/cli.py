@@ -52,10 +52,12 @@ def _parser() -> argparse.ArgumentParser:
 
     rc = sub.add_parser("record", help="record the golden journals from Go (`make golden`)")
     _corpus_options(rc)
-    rc.add_argument(
-        "--go-url",
-        metavar="URL",
-        help="a live, empty Go instance (token in $PARITY_GO_TOKEN); default: a fresh Go reference",
+    from parity.goclient import TOKEN_ENV, add_go_options
+
+    add_go_options(
+        rc.add_argument,
+        url_help=f"a live, empty Go instance (token in ${TOKEN_ENV}); "
+        "default: a fresh Go reference",
     )
     rc.add_argument(
         "--check",
@@ -136,14 +138,15 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _record(args: argparse.Namespace, out: TextIO) -> int:
-    from parity.record import TOKEN_ENV, run_record
+    from parity.goclient import connection_from_options
+    from parity.record import run_record
 
     versions = {
         key: value
         for key in ("go_version", "unicode_version", "goos", "goarch")
         if (value := getattr(args, key))
     }
-    token = os.environ.get(TOKEN_ENV) or None if args.go_url else None
+    go = connection_from_options(args.go_url, ca=args.go_ca, cert=args.go_cert, key=args.go_key)
     status = 0
     for corpus, path in _corpora(args):
         status = max(
@@ -151,8 +154,7 @@ def _record(args: argparse.Namespace, out: TextIO) -> int:
             run_record(
                 corpus,
                 journal_path=path,
-                go_url=args.go_url,
-                token=token,
+                go=go,
                 versions=versions,
                 check=args.check,
                 out=out,

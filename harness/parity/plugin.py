@@ -28,6 +28,7 @@ from parity.reference import GoReference, RunningReference, TLSFiles
 
 if TYPE_CHECKING:
     from parity.fakego import FakeGo
+    from parity.goclient import GoConnection
     from parity.journal import Journal, JournalCall
     from parity.replay import Replayer
 
@@ -111,7 +112,8 @@ def fresh_go(go_build: GoReference) -> Iterator[FreshGo]:
 # --- the golden journals ---------------------------------------------------------------
 #
 # Options: --parity-journal PATH (repeatable; default: every registered corpus's
-# golden/<corpus>.json) and --parity-go-url URL (a live Go for the tests that record).
+# golden/<corpus>.json) and --parity-go-url URL (a live Go for the tests that record),
+# with --parity-go-ca, --parity-go-cert and --parity-go-key for one behind TLS.
 # A test that asks for ``golden_case`` runs once per journal call, with the id
 # ``<corpus>/<case>``; ``parity_replayers`` replays them against one fake Go per corpus.
 
@@ -125,11 +127,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="a golden journal to replay (repeatable; default: golden/<corpus>.json)",
     )
-    group.addoption(
-        "--parity-go-url",
-        default=None,
-        metavar="URL",
-        help="a live, empty Go for the recording tests (token in $PARITY_GO_TOKEN); "
+    from parity.goclient import TOKEN_ENV, add_go_options
+
+    add_go_options(
+        group.addoption,
+        prefix="--parity-go",
+        url_help=f"a live, empty Go for the recording tests (token in ${TOKEN_ENV}); "
         "default: a fresh Go reference",
     )
 
@@ -196,6 +199,22 @@ def parity_go_url(pytestconfig: pytest.Config) -> str | None:
     """The ``--parity-go-url`` option: a live Go to record from, or None (the reference)."""
     url: str | None = pytestconfig.getoption("parity_go_url")
     return url
+
+
+@pytest.fixture(scope="session")
+def parity_go(pytestconfig: pytest.Config) -> GoConnection | None:
+    """The live Go of ``--parity-go-url`` (token, TLS files: options, then environment),
+    or None (the reference).
+    """
+    from parity.goclient import connection_from_options
+
+    options = {k: pytestconfig.getoption(f"parity_go_{k}") for k in ("ca", "cert", "key")}
+    try:
+        return connection_from_options(
+            pytestconfig.getoption("parity_go_url"), prefix="--parity-go", **options
+        )
+    except ParityError as exc:
+        pytest.fail(str(exc), pytrace=False)
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,9 @@
 """The recorder: plays a corpus into a Go and writes what it answered as a journal.
 
 Against a Go reference started for it (``first_seq`` 1000, so re-recording gives
-the same bytes) or a live Go (``go_url``; its token comes from the caller, which
-reads ``PARITY_GO_TOKEN``, and is never written anywhere). The Go's archive must be
+the same bytes) or a live Go (``go_url``: a URL, or a ``GoConnection`` with its
+token and TLS files, which the CLI reads from its options and ``PARITY_GO_TOKEN``;
+the token is never written anywhere). The Go's archive must be
 empty: the recorder archives the corpus's blocks, then twice reads the served
 blocks and runs every call through ``POST /internal/v1/tool/exec``; it refuses a
 Go whose two passes differ, in outputs or in reads.
@@ -16,20 +17,18 @@ live Go without ``/debug/reads`` (404) gives ``reads`` null: unknown, not checke
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TextIO
-
-import httpx
+from typing import TextIO, TypeVar
 
 from parity import journal as journal_mod
 from parity.corpus import Corpus
-from parity.errors import JournalError, RecordError
+from parity.errors import GoClientError, JournalError, RecordError
+from parity.goclient import GoClient, GoConnection
 from parity.journal import Instance, Journal, JournalBlock, JournalCall, RecordedBy
 
 __all__ = [
     "FIRST_SEQ",
-    "TOKEN_ENV",
     "VERSION_KEYS",
     "Drift",
     "compare",
@@ -40,117 +39,34 @@ __all__ = [
 FIRST_SEQ = 1000
 """The first seq of a reference started for recording (not 1, so seqs are not small counts)."""
 
-TOKEN_ENV = "PARITY_GO_TOKEN"
-"""The environment variable holding a live Go's token."""
-
 VERSION_KEYS = ("go_version", "unicode_version", "goos", "goarch")
 
-_ARCHIVE = "/internal/v1/recall/archive"
-_BLOCKS = "/internal/v1/recall/blocks"
-_EXEC = "/internal/v1/tool/exec"
-_VERSION = "/debug/version"
-_READS = "/debug/reads"
+_T = TypeVar("_T")
 
 
-class _Go:
-    """The few requests the recorder makes, over one client; errors are RecordErrors."""
-
-    def __init__(self, base_url: str, *, token: str | None, timeout: float = 30.0) -> None:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.base_url = base_url.rstrip("/")
-        self._token = token
-        self._http = httpx.Client(
-            base_url=self.base_url, headers=headers, timeout=timeout, trust_env=False
-        )
-
-    def close(self) -> None:
-        self._http.close()
-
-    def _mask(self, text: str) -> str:
-        return text.replace(self._token, "***") if self._token else text
-
-    def request(self, method: str, path: str, what: str, *, body: Any = None) -> httpx.Response:
-        try:
-            return self._http.request(method, path, json=body)
-        except httpx.HTTPError as e:
-            detail = self._mask(f"{type(e).__name__}: {e}")
-            raise RecordError(f"{what}: the Go at {self.base_url} did not answer: {detail}") from e
-
-    def json(self, method: str, path: str, what: str, *, body: Any = None) -> Any:
-        response = self.request(method, path, what, body=body)
-        if response.status_code != 200:
-            snippet = self._mask(response.text[:200])
-            raise RecordError(f"{what}: the Go answered {response.status_code}: {snippet}")
-        try:
-            return response.json()
-        except ValueError as e:
-            raise RecordError(f"{what}: the Go's answer is not JSON: {e}") from e
-
-    def version(self) -> dict[str, str] | None:
-        response = self.request("GET", _VERSION, "version")
-        if response.status_code == 404:
+def _unless_absent(route: Callable[[], _T]) -> _T | None:
+    """What a debug route answers, or None when the Go has no such route (404)."""
+    try:
+        return route()
+    except GoClientError as e:
+        if e.status == 404:
             return None
-        if response.status_code != 200:
-            raise RecordError(f"version: the Go answered {response.status_code}")
-        doc = response.json()
-        if not isinstance(doc, dict):
-            raise RecordError("version: the Go's answer is not a JSON object")
-        return {k: str(doc[k]) for k in VERSION_KEYS if isinstance(doc.get(k), str)}
-
-    def reads(self) -> list[str] | None:
-        """Every archive read the Go's tools made so far; None when it has no /debug/reads."""
-        response = self.request("GET", _READS, "reads")
-        if response.status_code == 404:
-            return None
-        if response.status_code != 200:
-            snippet = self._mask(response.text[:200])
-            raise RecordError(f"reads: the Go answered {response.status_code}: {snippet}")
-        try:
-            doc = response.json()
-        except ValueError as e:
-            raise RecordError(f"reads: the Go's answer is not JSON: {e}") from e
-        reads = doc.get("reads") if isinstance(doc, dict) else None
-        if not isinstance(reads, list) or not all(isinstance(r, str) for r in reads):
-            raise RecordError('reads: the Go\'s answer has no "reads" array of strings')
-        return reads
-
-    def blocks(self) -> list[JournalBlock]:
-        doc = self.json("GET", _BLOCKS, "blocks")
-        items = doc.get("blocks") if isinstance(doc, dict) else None
-        if not isinstance(items, list):
-            raise RecordError('blocks: the Go\'s answer has no "blocks" array')
-        blocks = []
-        for item in items:
-            try:
-                seq, label, content = item["seq"], item["label"], item["content"]
-            except (TypeError, KeyError) as e:
-                raise RecordError(f"blocks: not a block: {item!r:.200}") from e
-            if type(seq) is not int or not isinstance(label, str) or not isinstance(content, str):
-                raise RecordError(f"blocks: not a block: {item!r:.200}")
-            blocks.append(JournalBlock(seq, label, content))
-        return blocks
-
-    def archive(self, label: str, content: str, *, locked: bool) -> int:
-        body = {"label": label, "content": content, "locked": locked}
-        doc = self.json("POST", _ARCHIVE, f"archive {label!r:.60}", body=body)
-        seq = doc.get("seq") if isinstance(doc, dict) else None
-        if type(seq) is not int:
-            raise RecordError(f"archive: the Go's answer has no integer seq: {doc!r:.200}")
-        return seq
-
-    def exec_tool(self, case: str, name: str, args: str) -> str:
-        doc = self.json("POST", _EXEC, f"case {case!r}", body={"name": name, "args": args})
-        output = doc.get("output") if isinstance(doc, dict) else None
-        if not isinstance(output, str):
-            raise RecordError(f'case {case!r}: the Go\'s answer has no "output" string')
-        return output
+        raise
 
 
-def _archive(go: _Go, corpus: Corpus) -> dict[str, int]:
+def _exec(go: GoClient, case: str, tool: str, args: str) -> str:
+    """One case's output from the Go's ``/tool/exec``; a failure names the case."""
+    try:
+        return go.exec_tool(tool, args)
+    except GoClientError as e:
+        raise e.within(f"case {case!r}") from e
+
+
+def _archive(go: GoClient, corpus: Corpus) -> dict[str, int]:
     present = go.blocks()
     if present:
         raise RecordError(
-            f"the Go at {go.base_url} already holds {len(present)} readable blocks; "
+            f"the Go at {go.connection.url} already holds {len(present)} readable blocks; "
             "record against an empty instance (a fresh one)"
         )
     seqs: dict[str, int] = {}
@@ -166,9 +82,9 @@ def _archive(go: _Go, corpus: Corpus) -> dict[str, int]:
 _Pass = tuple[tuple[JournalBlock, ...], tuple[JournalCall, ...]]
 
 
-def _pass(go: _Go, corpus: Corpus, seqs: Mapping[str, int]) -> _Pass:
+def _pass(go: GoClient, corpus: Corpus, seqs: Mapping[str, int]) -> _Pass:
     """One reading of everything: the served blocks, then every call's output."""
-    blocks = go.blocks()
+    blocks = [JournalBlock(b.seq, b.label, b.content) for b in go.blocks()]
     expected = [
         JournalBlock(seqs[b.name], b.label, b.content) for b in corpus.blocks if not b.locked
     ]
@@ -183,13 +99,13 @@ def _pass(go: _Go, corpus: Corpus, seqs: Mapping[str, int]) -> _Pass:
         )
         raise RecordError(f"the served blocks are not the archived readable ones ({detail})")
     calls = []
-    before = go.reads()
+    before = _unless_absent(go.reads)
     for c in corpus.calls:
         args = c.resolve(seqs)
-        output = go.exec_tool(c.case, c.tool, args)
+        output = _exec(go, c.case, c.tool, args)
         reads: tuple[str, ...] | None = None
         if before is not None:
-            after = go.reads()
+            after = _unless_absent(go.reads)
             if after is None or after[: len(before)] != before:
                 raise RecordError(
                     f"case {c.case!r}: the Go's /debug/reads no longer lists the earlier reads "
@@ -203,11 +119,12 @@ def _pass(go: _Go, corpus: Corpus, seqs: Mapping[str, int]) -> _Pass:
 def record(
     corpus: Corpus,
     *,
-    go_url: str | None = None,
+    go_url: str | GoConnection | None = None,
     token: str | None = None,
     versions: Mapping[str, str] | None = None,
 ) -> Journal:
-    """Record ``corpus`` from a fresh Go reference, or from the live Go at ``go_url``.
+    """Record ``corpus`` from a fresh Go reference, or from the live Go at ``go_url``
+    (a URL, with ``token``; or a ``GoConnection``).
 
     ``versions`` gives the go_version, unicode_version, goos and goarch of a live Go
     that does not serve ``/debug/version``; what is missing is recorded "unknown".
@@ -216,28 +133,26 @@ def record(
         from parity.reference import GoReference
 
         with GoReference().start(first_seq=FIRST_SEQ) as reference:
-            return _record(
-                corpus, reference.base_url, token=None, instance="reference", versions=versions
-            )
-    return _record(corpus, go_url, token=token, instance="live", versions=versions)
+            return _record(corpus, reference.connection, instance="reference", versions=versions)
+    if isinstance(go_url, str):
+        go_url = GoConnection(go_url, token=token)
+    elif token is not None:
+        raise ValueError("token goes with a URL; a GoConnection holds its own")
+    return _record(corpus, go_url, instance="live", versions=versions)
 
 
 def _record(
     corpus: Corpus,
-    base_url: str,
+    connection: GoConnection,
     *,
-    token: str | None,
     instance: Instance,
     versions: Mapping[str, str] | None,
 ) -> Journal:
-    go = _Go(base_url, token=token)
-    try:
-        served = go.version() or {}
+    with GoClient(connection) as go:
+        served = _unless_absent(go.version) or {}
         meta = {k: served.get(k) or (versions or {}).get(k) or "unknown" for k in VERSION_KEYS}
         seqs = _archive(go, corpus)
         first, second = _pass(go, corpus, seqs), _pass(go, corpus, seqs)
-    finally:
-        go.close()
     if first != second:
         unstable = [
             a.case if a.output != b.output else f"{a.case} (reads)"
@@ -311,16 +226,17 @@ def run_record(
     corpus: Corpus,
     *,
     journal_path: str,
-    go_url: str | None,
-    token: str | None,
+    go: GoConnection | None,
     versions: Mapping[str, str],
     check: bool,
     out: TextIO,
 ) -> int:
-    """``parity record`` for one corpus: 0 written or unchanged, 1 drift under ``check``."""
-    source = go_url if go_url is not None else "a fresh Go reference"
+    """``parity record`` for one corpus (from ``go``, else a fresh Go reference): 0
+    written or unchanged, 1 drift under ``check``.
+    """
+    source = go.url if go is not None else "a fresh Go reference"
     print(f"recording corpus {corpus.name!r} from {source}", file=out)
-    new = record(corpus, go_url=go_url, token=token, versions=versions)
+    new = record(corpus, go_url=go, versions=versions)
     old: Journal | None
     try:
         old = journal_mod.load(journal_path)

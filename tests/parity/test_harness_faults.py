@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from parity import journal, record
+from parity.goclient import GoClient
 from parity.plugin import FreshGo
 from parity.reference import GoReference, RunningReference
 
@@ -178,7 +179,7 @@ def _untouched(path: Path) -> None:
 
 # The driver runs the real `parity record` in a process of its own; it only wraps two
 # functions: GoReference.start, to publish the reference's pid, and the recorder's
-# exec_tool, to say "mid-way" at call N and then sit there (as on a slow Go) until
+# _exec, to say "mid-way" at call N and then sit there (as on a slow Go) until
 # the SIGINT arrives.
 _DRIVER = textwrap.dedent(
     """
@@ -188,22 +189,22 @@ _DRIVER = textwrap.dedent(
     from parity.cli import main
 
     marker, stop_at = Path(sys.argv[1]), int(sys.argv[2])
-    start, exec_tool, calls = reference.GoReference.start, record._Go.exec_tool, [0]
+    start, exec_tool, calls = reference.GoReference.start, record._exec, [0]
 
     def started(self, **kwargs):
         running = start(self, **kwargs)
         Path(str(marker) + ".pid").write_text(str(running._process.pid))
         return running
 
-    def slow(self, case, name, args):
+    def slow(go, case, name, args):
         calls[0] += 1
         if calls[0] == stop_at:
             marker.write_text(case)
             time.sleep(60)
-        return exec_tool(self, case, name, args)
+        return exec_tool(go, case, name, args)
 
     reference.GoReference.start = started
-    record._Go.exec_tool = slow
+    record._exec = slow
     sys.exit(main(sys.argv[3:]))
     """
 )
@@ -287,17 +288,17 @@ def test_interrupted_recording_leaves_the_journal_untouched(
 def _killing_go_at(
     monkeypatch: pytest.MonkeyPatch, stop_at: int, kill: Callable[[], None]
 ) -> list[str]:
-    """The recorder's exec_tool, with ``kill()`` run before call ``stop_at``; the cases seen."""
+    """The recorder's _exec, with ``kill()`` run before call ``stop_at``; the cases seen."""
     seen: list[str] = []
-    exec_tool = record._Go.exec_tool
+    exec_tool = record._exec
 
-    def dying(self: record._Go, case: str, name: str, args: str) -> str:
+    def dying(go: GoClient, case: str, name: str, args: str) -> str:
         seen.append(case)
         if len(seen) == stop_at:
             kill()
-        return exec_tool(self, case, name, args)
+        return exec_tool(go, case, name, args)
 
-    monkeypatch.setattr(record._Go, "exec_tool", dying)
+    monkeypatch.setattr(record, "_exec", dying)
     return seen
 
 

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 from pathlib import Path
 
-import httpx
 import pytest
 
-from parity import journal, record
+from parity import goclient, journal, record
 from parity.corpus import get_corpus
-from parity.errors import RecordError
+from parity.errors import GoClientError, RecordError
+from parity.goclient import TOKEN_ENV, GoClient, GoConnection
 from parity.journal import Journal
 from parity.plugin import FreshGo
 from parity.replay import Replayer
@@ -78,7 +77,7 @@ def test_live_go_with_a_token(
 ) -> None:
     token = "tok-5ecret-never-written"
     go = fresh_go(first_seq=1, token=token)
-    monkeypatch.setenv(record.TOKEN_ENV, token)
+    monkeypatch.setenv(TOKEN_ENV, token)
     path = tmp_path / "live.json"
     status, out, err = run_cli("record", "--go-url", go.base_url, "--journal", str(path))
     assert (status, err) == (0, ""), out
@@ -100,14 +99,15 @@ def test_live_go_with_a_wrong_token_is_refused(
     fresh_go: FreshGo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     go = fresh_go(token="right")
-    with pytest.raises(RecordError, match="401") as info:
+    with pytest.raises(GoClientError, match="answered 401") as info:
         record.record(CORPUS, go_url=go.base_url, token="wrong")
+    assert info.value.status == 401
     assert "wrong" not in str(info.value)
 
 
 def test_live_go_without_debug_version(fresh_go: FreshGo, monkeypatch: pytest.MonkeyPatch) -> None:
     go = fresh_go()
-    monkeypatch.setattr(record._Go, "version", lambda self: None)
+    monkeypatch.setattr(goclient, "VERSION_PATH", "/debug/no-such-route")  # the Go answers 404
     j = record.record(
         CORPUS, go_url=go.base_url, versions={"go_version": "go1.99", "goos": "plan9"}
     )
@@ -118,7 +118,7 @@ def test_live_go_without_debug_reads_records_null_reads(
     fresh_go: FreshGo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     go = fresh_go(first_seq=1000)
-    monkeypatch.setattr(record, "_READS", "/debug/no-such-route")  # the Go answers 404
+    monkeypatch.setattr(goclient, "READS_PATH", "/debug/no-such-route")  # the Go answers 404
     live = record.record(CORPUS, go_url=go.base_url)
     assert [c.reads for c in live.calls] == [None] * len(live.calls)
     golden = journal.load(GOLDEN)
@@ -138,8 +138,7 @@ def test_reads_are_what_each_call_added_to_debug_reads(fresh_go: FreshGo) -> Non
     assert [(c.case, c.reads) for c in j.calls] == [
         (c.case, c.reads) for c in journal.load(GOLDEN).calls
     ]
-    with httpx.Client(base_url=go.base_url) as client:
-        total = client.get("/debug/reads").json()["reads"]
+    total = go.client.reads()
     # Two passes, each call's reads in order, nothing else.
     per_pass = [r for c in j.calls for r in c.reads or ()]
     assert total == per_pass * 2
@@ -150,15 +149,15 @@ def test_refuses_a_go_whose_reads_differ_on_the_second_pass(
 ) -> None:
     go = fresh_go()
     seen: set[str] = set()
-    original = record._Go.exec_tool
+    original = record._exec
 
-    def extra_read(self: record._Go, case: str, name: str, args: str) -> str:
+    def extra_read(client: GoClient, case: str, name: str, args: str) -> str:
         if case == "recall-id-zero" and case in seen:  # a read Go's tool did not make before
-            original(self, case, "recall_search", '{"query": "deploy"}')
+            original(client, case, "recall_search", '{"query": "deploy"}')
         seen.add(case)
-        return original(self, case, name, args)
+        return original(client, case, name, args)
 
-    monkeypatch.setattr(record._Go, "exec_tool", extra_read)
+    monkeypatch.setattr(record, "_exec", extra_read)
     with pytest.raises(
         RecordError, match=r"second pass \(cases recall-id-zero \(reads\)\); not written"
     ):
@@ -169,13 +168,13 @@ def test_refuses_debug_reads_that_forget_earlier_reads(
     fresh_go: FreshGo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     go = fresh_go()
-    original = record._Go.reads
+    original = GoClient.reads
 
-    def forgetful(self: record._Go) -> list[str] | None:
-        reads = original(self)
-        return [] if reads is not None and len(reads) > 3 else reads
+    def forgetful(self: GoClient, *, since: int | None = None) -> list[str]:
+        reads = original(self, since=since)
+        return [] if len(reads) > 3 else reads
 
-    monkeypatch.setattr(record._Go, "reads", forgetful)
+    monkeypatch.setattr(GoClient, "reads", forgetful)
     with pytest.raises(RecordError, match="no longer lists the earlier reads"):
         record.record(CORPUS, go_url=go.base_url)
 
@@ -185,13 +184,13 @@ def test_refuses_a_go_that_answers_differently_twice(
 ) -> None:
     go = fresh_go()
     calls = iter(range(10**6))
-    original = record._Go.exec_tool
+    original = record._exec
 
-    def flaky(self: record._Go, case: str, name: str, args: str) -> str:
-        out = original(self, case, name, args)
+    def flaky(client: GoClient, case: str, name: str, args: str) -> str:
+        out = original(client, case, name, args)
         return out + "!" if case == "search-no-result" and next(calls) > 0 else out
 
-    monkeypatch.setattr(record._Go, "exec_tool", flaky)
+    monkeypatch.setattr(record, "_exec", flaky)
     with pytest.raises(RecordError, match=r"second pass \(cases search-no-result\); not written"):
         record.record(CORPUS, go_url=go.base_url)
 
@@ -214,16 +213,15 @@ def test_compare() -> None:
 
 
 def test_a_live_go_by_url_records_and_replays_against_python(
-    parity_go_url: str | None, fresh_go: FreshGo
+    parity_go: GoConnection | None, fresh_go: FreshGo
 ) -> None:
     """A live Go by URL, recorded then replayed: the one of --parity-go-url (token in
-    $PARITY_GO_TOKEN), else a fresh reference with a token, driven only by its URL."""
-    if parity_go_url is None:
+    $PARITY_GO_TOKEN, TLS files in --parity-go-ca... or $PARITY_GO_CA...), else a
+    fresh reference with a token, driven only by its URL."""
+    if parity_go is None:
         go = fresh_go(first_seq=1000, token="live-go-token")
-        url, token = go.base_url, go.token
-    else:
-        url, token = parity_go_url, os.environ.get(record.TOKEN_ENV) or None
-    live = record.record(CORPUS, go_url=url, token=token)
+        parity_go = GoConnection(go.base_url, token=go.token)
+    live = record.record(CORPUS, go_url=parity_go)
     assert live.recorded_by.instance == "live"
     with Replayer(live, CORPUS) as replayer:
         failures = replayer.replay().failures

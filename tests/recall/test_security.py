@@ -23,9 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from parity import journal, record
+from parity import journal
 from parity.cli import main as parity_main
 from parity.fakego import FakeGo
+from parity.goclient import TOKEN_ENV
 from parity.plugin import FreshGo, start_reference
 from parity.reference import GoReference, RunningReference
 from recall import FallbackFailedError, GoTurnHost, GoUnavailableError, RecallError
@@ -211,7 +212,7 @@ def test_token_not_in_journal_report_or_logs(
     """`parity record` from a token-protected Go: the journal, its output, the drift report."""
     caplog.set_level(logging.DEBUG)
     go = fresh_go(first_seq=1000, token=TOKEN)
-    monkeypatch.setenv(record.TOKEN_ENV, TOKEN)
+    monkeypatch.setenv(TOKEN_ENV, TOKEN)
     path = tmp_path / "recall.json"
     assert parity_main(["record", "--go-url", go.base_url, "--journal", str(path)]) == 0
     written = journal.load(path)
@@ -229,7 +230,7 @@ def test_token_not_in_journal_report_or_logs(
     assert status == 1
     assert "changed: search-limit-one" in out
     # A wrong token: refused, neither token shown.
-    monkeypatch.setenv(record.TOKEN_ENV, "tok-wrong-one")
+    monkeypatch.setenv(TOKEN_ENV, "tok-wrong-one")
     third = fresh_go(token=TOKEN)
     assert (
         parity_main(["record", "--go-url", third.base_url, "--journal", str(tmp_path / "x.json")])
