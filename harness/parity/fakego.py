@@ -33,6 +33,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
 from parity.errors import FakeGoError
+from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 from parity.journal import Journal, JournalBlock
 
 if TYPE_CHECKING:
@@ -40,19 +41,12 @@ if TYPE_CHECKING:
     from werkzeug import Request, Response
 
 __all__ = [
-    "BLOCKS_PATH",
-    "BLOCK_PATH",
-    "EXEC_PATH",
     "FakeGo",
     "Mode",
     "Served",
     "blocks_body",
     "go_json",
 ]
-
-BLOCK_PATH = "/internal/v1/recall/block"
-BLOCKS_PATH = "/internal/v1/recall/blocks"
-EXEC_PATH = "/internal/v1/tool/exec"
 
 Mode = Literal["archive", "fallback"]
 

@@ -26,7 +26,8 @@ from types import TracebackType
 from parity import report
 from parity.corpus import Corpus, ToolHost
 from parity.errors import CorpusError, ReplayError
-from parity.fakego import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH, FakeGo, Mode, Served
+from parity.fakego import FakeGo, Mode, Served
+from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 from parity.journal import Journal, JournalCall
 
 __all__ = ["MODES", "CaseResult", "ModeRun", "ReplayResult", "Replayer", "check_consistency"]
@@ -270,7 +271,7 @@ def _request_problems(
     if mode == "archive":
         problems = []
         if execs:
-            problems.append("fell back on POST /internal/v1/tool/exec (the fake answered 500)")
+            problems.append(f"fell back on POST {EXEC_PATH} (the fake answered 500)")
         made = tuple(r for s in served if (r := s.read) is not None)
         if call.reads is not None and made != call.reads:
             problems.append(

@@ -15,7 +15,7 @@ import pytest
 import recall._tools
 from parity.corpus import Corpus, ToolHost, get_corpus
 from parity.errors import CorpusError, FakeGoError, ReplayError
-from parity.fakego import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
+from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 from parity.journal import Journal, JournalCall
 from parity.replay import Replayer, check_consistency
 from recall._go.strconv import quote
