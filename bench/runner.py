@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import gc
 import hashlib
-import http.client
 import json
 import os
 import statistics
@@ -36,13 +35,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import httpx
 
 from bench import machine
 from bench.data import DEFAULT_SEED, QUERIES, BlockSpec, Query, generate_blocks
@@ -50,15 +46,13 @@ from bench.decoders import time_decoders
 from bench.gokernel import GoKernel
 from bench.memory import measure
 from bench.report import render_markdown, render_text, targets
+from parity.goclient import BLOCKS_PATH, EXEC_PATH, GoClient, GoConnection
 from parity.reference import GoReference, RunningReference
 from recall import Block, GoTurnHost, MemoryArchive, run_tool
 
 __all__ = ["Config", "ParityFailure", "check_parity", "main", "parse_args", "run"]
 
 ROOT = Path(__file__).resolve().parent.parent
-EXEC_PATH = "/internal/v1/tool/exec"
-BLOCKS_PATH = "/internal/v1/recall/blocks"
-ARCHIVE_PATH = "/internal/v1/recall/archive"
 DEFAULT_SIZES = (1000, 10_000, 50_000)
 QUICK_SIZES = (50, 300)
 TIMEOUT = 120.0
@@ -116,32 +110,23 @@ def _figure(python: list[float], go: list[float]) -> dict[str, Any]:
 
 
 class Archiver:
-    """POSTs blocks to the Go one by one over one kept-alive connection (http.client)."""
+    """POSTs blocks to the Go one by one over one kept-alive connection."""
 
-    def __init__(self, base_url: str) -> None:
-        parts = urllib.parse.urlsplit(base_url)
-        assert parts.hostname is not None
-        assert parts.port is not None
-        self._conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=TIMEOUT)
+    def __init__(self, connection: GoConnection) -> None:
+        self._go = GoClient(connection, timeout=TIMEOUT)
         self.count = 0
 
     def archive(self, blocks: Iterator[BlockSpec], count: int) -> float:
         """Archive the next ``count`` blocks; the seconds it took."""
         start = time.perf_counter()
-        headers = {"Content-Type": "application/json"}
         for _ in range(count):
             spec = next(blocks)
-            body = json.dumps({"label": spec.label, "content": spec.content}).encode()
-            self._conn.request("POST", ARCHIVE_PATH, body=body, headers=headers)
-            response = self._conn.getresponse()
-            answer = response.read()
-            if response.status != 200:
-                raise RuntimeError(f"archive: Go answered {response.status}: {answer[:200]!r}")
+            self._go.archive(spec.label, spec.content)
             self.count += 1
         return time.perf_counter() - start
 
     def close(self) -> None:
-        self._conn.close()
+        self._go.close()
 
 
 def _blocks_of(body: bytes) -> list[Block]:
@@ -182,10 +167,10 @@ class Bench:
         self.go = go
         self.kernel_binary = kernel
         self.count = Counter()
-        self._go_client = httpx.Client(base_url=go.base_url, timeout=TIMEOUT)
+        self.go_client = GoClient(go.connection, timeout=TIMEOUT)
 
     def close(self) -> None:
-        self._go_client.close()
+        self.go_client.close()
 
     def log(self, text: str) -> None:
         print(text, file=sys.stderr, flush=True)
@@ -196,26 +181,22 @@ class Bench:
 
     # Go's /tool/exec from a Python httpx client: what the façade used to call.
 
-    def _go_exec(self, client: httpx.Client, args: str) -> str:
-        response = client.post(EXEC_PATH, json={"name": "recall_search", "args": args})
+    def _go_exec(self, client: GoClient, args: str) -> str:
         self.count.go_exec += 1
-        response.raise_for_status()
-        output = response.json()["output"]
-        assert isinstance(output, str)
-        return output
+        return client.exec_tool("recall_search", args)
 
     def go_exec_timed(self, args: str, *, fresh: bool) -> tuple[float, str]:
         if fresh:
-            with httpx.Client(base_url=self.go.base_url, timeout=TIMEOUT) as client:
+            with GoClient(self.go.connection, timeout=TIMEOUT) as client:
                 start = time.perf_counter()
                 output = self._go_exec(client, args)
                 return time.perf_counter() - start, output
         start = time.perf_counter()
-        output = self._go_exec(self._go_client, args)
+        output = self._go_exec(self.go_client, args)
         return time.perf_counter() - start, output
 
     def gold(self, args: str) -> str:
-        return self._go_exec(self._go_client, args)
+        return self._go_exec(self.go_client, args)
 
     # The kernel.
 
@@ -285,12 +266,11 @@ class Bench:
         """GET /blocks alone, the body read whole (kept connection): the Go's encoding
         and the transfer, the floor under any Python path that reads the archive."""
         start = time.perf_counter()
-        response = self._go_client.get(BLOCKS_PATH)
-        body = response.content
+        body = self.go_client.blocks_read().body
         seconds = time.perf_counter() - start
         self.count.fetches += 1
-        if response.status_code != 200 or not body:
-            raise RuntimeError(f"GET {BLOCKS_PATH}: status {response.status_code}")
+        if not body:
+            raise RuntimeError(f"GET {BLOCKS_PATH}: an empty body")
         return seconds
 
     def request_log_check(self, since: int, expect_blocks_reads: int, expect_exec: int) -> int:
@@ -383,7 +363,7 @@ def _measure_size(bench: Bench, size: int, work_dir: Path) -> dict[str, Any]:
     """Kernel, decoders and end to end for the archive as it is now (``size`` blocks)."""
     cfg = bench.cfg
     rounds = _rounds(cfg, size)
-    body = httpx.get(bench.go.base_url + BLOCKS_PATH, timeout=TIMEOUT).content
+    body = bench.go_client.blocks_read().body or b""
     blocks_file = work_dir / f"blocks-{size}.json"
     blocks_file.write_bytes(body)
     blocks = _blocks_of(body)
@@ -453,7 +433,7 @@ def _run(cfg: Config, work_dir: Path, results: dict[str, Any], started: float) -
     with GoReference().start(first_seq=1) as go:
         results["go"] = go.version()
         bench = Bench(cfg, go, kernel)
-        archiver = Archiver(go.base_url)
+        archiver = Archiver(go.connection)
         log_at = len(go.requests())
         try:
             for size in sorted(cfg.sizes):
