@@ -21,6 +21,7 @@ proxy, no ``.netrc``) and follows no redirect.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import ssl
@@ -337,8 +338,13 @@ class GoClient:
         body: Any = None,
         headers: Mapping[str, str] | None = None,
     ) -> httpx.Response:
+        content = None if body is None else _json_body(body)
+        if content is not None:
+            headers = {**(headers or {}), "Content-Type": "application/json"}
         try:
-            return self._http.request(method, path, params=params, json=body, headers=headers)
+            return self._http.request(
+                method, path, params=params, content=content, headers=headers
+            )
         except httpx.HTTPError as exc:
             problem = f"did not answer: {type(exc).__name__}: {exc}{_tls_hint(exc)}"
             raise self._error(what, problem) from exc
@@ -471,6 +477,16 @@ class GoClient:
         doc = self._call("POST", RESET_PATH, body=body)
         first: int = self._field(doc, "first_seq", int, f"POST {RESET_PATH}")
         return first
+
+
+def _json_body(value: Any) -> bytes:
+    """``value`` as compact UTF-8 JSON; with ASCII escapes when a string holds a lone
+    surrogate (which UTF-8 cannot carry, and a Go string reads as U+FFFD).
+    """
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, separators=(",", ":")).encode("ascii")
 
 
 def _error_body(response: httpx.Response) -> bool:

@@ -1,0 +1,364 @@
+"""parity.goclient: every route against the Go reference, one error mapping, the token
+never shown, the connection options (flags, environment) checked when they are built.
+
+TLS against the reference serving HTTPS is in ``test_goclient_tls.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import traceback
+from pathlib import Path
+
+import pytest
+from pytest_httpserver import HTTPServer
+from werkzeug import Request, Response
+
+from parity import goclient
+from parity.errors import GoClientError, ParityError
+from parity.goclient import (
+    ARCHIVE_PATH,
+    BLOCK_PATH,
+    BLOCKS_PATH,
+    CA_ENV,
+    CERT_ENV,
+    EXEC_PATH,
+    KEY_ENV,
+    READS_PATH,
+    REQUESTS_PATH,
+    TOKEN_ENV,
+    VERSION_PATH,
+    GoBlock,
+    GoClient,
+    GoConnection,
+    connection_from_options,
+)
+from parity.plugin import FreshGo
+
+TOKEN = "tok-GOCLIENT-4e1f-never-shown"
+UNREACHABLE = "http://127.0.0.1:9"
+
+
+def client_of(server: HTTPServer, **options: object) -> GoClient:
+    return GoClient(GoConnection(server.url_for("/"), token=TOKEN), **options)  # type: ignore[arg-type]
+
+
+# -- every route, against the Go reference ------------------------------------------------
+
+
+@pytest.mark.go
+def test_every_contract_route_against_the_reference(fresh_go: FreshGo) -> None:
+    go = fresh_go(first_seq=700, token=TOKEN)
+    with GoClient(GoConnection(go.base_url, token=TOKEN)) as client:
+        assert client.blocks() == []
+        first = client.archive("Notes <b>", "Café & crème\nsecond line")
+        locked = client.archive("Secret", "hidden", locked=True)
+        last = client.archive("", "")
+        assert (first, locked, last) == (700, 701, 702)
+        served = client.blocks()
+        assert [b.seq for b in served] == [first, last]  # the locked block is never served
+        assert served[0] == GoBlock(first, "Notes <b>", "Café & crème\nsecond line")
+        assert client.block(first) == served[0]
+        assert client.block(str(last)) == served[1]
+        assert client.block(locked) is None  # the contract's JSON 404
+        assert client.block(99_999) is None
+        with pytest.raises(GoClientError, match=r"GET /internal/v1/recall/block\?seq=r7") as bad:
+            client.block("r7")
+        assert bad.value.status == 400
+        read = client.blocks_read()
+        assert read.status == 200
+        assert read.body is not None
+        assert [b["seq"] for b in json.loads(read.body)["blocks"]] == [first, last]
+        output = client.exec_tool("recall", json.dumps({"id": f"r{first}"}))
+        assert output == go.exec_tool("recall", json.dumps({"id": f"r{first}"}))
+        assert output.startswith(f"[r{first}] Notes <b>\n")
+        # A lone surrogate, which UTF-8 cannot carry, reaches Go as a Go string holds it.
+        surrogate = client.exec_tool("recall_search", '{"query": "caf\ud800"}')
+        assert surrogate == client.exec_tool("recall_search", '{"query": "caf\ufffd"}')
+        with pytest.raises(GoClientError, match=r"POST /internal/v1/tool/exec \('shell'\)") as no:
+            client.exec_tool("shell", "{}")
+        assert no.value.status == 404
+        assert "unknown tool" in str(no.value)
+
+
+@pytest.mark.go
+def test_every_debug_route_against_the_reference(fresh_go: FreshGo) -> None:
+    go = fresh_go(first_seq=3)
+    client = go.client
+    assert client.reads() == []
+    before = len(client.requests())  # the start's own reads of /blocks
+    seq = client.archive("label", "hello world")
+    client.exec_tool("recall", json.dumps({"id": f"r{seq}"}))
+    client.exec_tool("recall_search", '{"query": "hello"}')
+    assert client.reads() == [f"block?seq={seq}", "blocks"]
+    made = client.requests()[before:]
+    assert made == [f"POST {ARCHIVE_PATH}", f"POST {EXEC_PATH}", f"POST {EXEC_PATH}"]
+    version = client.version()
+    assert version["go_version"].startswith("go")
+    assert set(version) >= {"go_version", "unicode_version", "goos", "goarch"}
+
+
+@pytest.mark.go
+def test_a_log_from_since_needs_a_go_that_knows_since(fresh_go: FreshGo) -> None:
+    """A reference without ``?since=`` lists the whole log: an error, never taken for a part."""
+    go = fresh_go()
+    go.archive("a", "b")
+    with pytest.raises(GoClientError, match='no "next": it does not know'):
+        go.client.requests(since=1)
+
+
+# -- one error mapping --------------------------------------------------------------------
+
+
+def test_a_go_that_does_not_answer() -> None:
+    with (
+        GoClient(GoConnection(UNREACHABLE, token=TOKEN)) as client,
+        pytest.raises(GoClientError) as caught,
+    ):
+        client.blocks()
+    error = caught.value
+    assert isinstance(error, ParityError)  # the CLI's exit 2
+    assert error.status is None
+    assert str(error).startswith(f"GET {BLOCKS_PATH}: the Go at {UNREACHABLE} did not answer: ")
+    assert "ConnectError" in str(error)
+    assert isinstance(error.__cause__, Exception)
+
+
+def test_a_time_out(httpserver: HTTPServer) -> None:
+    def slow(request: Request) -> Response:
+        time.sleep(1.0)
+        return Response("{}", content_type="application/json")
+
+    httpserver.expect_request(VERSION_PATH).respond_with_handler(slow)
+    with client_of(httpserver, timeout=0.2) as client, pytest.raises(GoClientError) as caught:
+        client.version()
+    assert "did not answer: ReadTimeout" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("route", "call", "status", "body", "message"),
+    [
+        (BLOCKS_PATH, "blocks", 500, "boom", "answered 500: boom"),
+        (BLOCKS_PATH, "blocks", 200, "not json", "a body that is not JSON"),
+        (BLOCKS_PATH, "blocks", 200, "[]", 'no "blocks" array'),
+        (BLOCKS_PATH, "blocks", 200, '{"blocks": {}}', 'no "blocks" array'),
+        (BLOCKS_PATH, "blocks", 200, '{"blocks": [{"seq": "1"}]}', "not a block"),
+        (
+            BLOCKS_PATH,
+            "blocks",
+            200,
+            '{"blocks": [{"seq": 1, "label": "", "content": 2}]}',
+            "not a block",
+        ),
+        (BLOCK_PATH, "block", 404, "404 page not found", "answered 404: 404 page not found"),
+        (BLOCK_PATH, "block", 200, '{"seq": true, "label": "", "content": ""}', "not a block"),
+        (ARCHIVE_PATH, "archive", 200, '{"seq": "7"}', 'no int "seq"'),
+        (ARCHIVE_PATH, "archive", 200, '{"seq": true}', 'no int "seq"'),
+        (ARCHIVE_PATH, "archive", 400, '{"error": "bad body"}', "answered 400"),
+        (EXEC_PATH, "exec_tool", 200, '{"output": null}', 'no str "output"'),
+        (EXEC_PATH, "exec_tool", 200, '"text"', "JSON that is not an object"),
+        (EXEC_PATH, "exec_tool", 502, "bad gateway", "answered 502: bad gateway"),
+        (REQUESTS_PATH, "requests", 200, '{"requests": [1]}', 'no "requests" array of strings'),
+        (READS_PATH, "reads", 404, "404 page not found", "answered 404"),
+        (VERSION_PATH, "version", 401, "unauthorized", "answered 401"),
+    ],
+)
+def test_what_is_not_the_routes_answer_is_an_error(
+    httpserver: HTTPServer, route: str, call: str, status: int, body: str, message: str
+) -> None:
+    httpserver.expect_request(route).respond_with_data(
+        body, status=status, content_type="application/json"
+    )
+    args = {"archive": ("l", "c"), "exec_tool": ("recall", "{}"), "block": (7,)}.get(call, ())
+    with client_of(httpserver) as client, pytest.raises(GoClientError) as caught:
+        getattr(client, call)(*args)
+    text = str(caught.value)
+    assert message in text
+    assert f" {route}" in text  # the request is named
+    assert caught.value.status == (status if status != 200 else None)
+
+
+def test_a_json_404_is_an_absent_block_a_bare_404_a_missing_route(httpserver: HTTPServer) -> None:
+    httpserver.expect_request(BLOCK_PATH, query_string="seq=7").respond_with_json(
+        {"error": "not found"}, status=404
+    )
+    httpserver.expect_request(BLOCK_PATH, query_string="seq=8").respond_with_data(
+        "404 page not found", status=404, content_type="text/plain"
+    )
+    with client_of(httpserver) as client:
+        assert client.block(7) is None
+        with pytest.raises(GoClientError, match="answered 404: 404 page not found") as caught:
+            client.block(8)
+    assert caught.value.status == 404
+
+
+def test_blocks_read_is_conditional(httpserver: HTTPServer) -> None:
+    body = b'{"blocks":[]}\n'
+    httpserver.expect_request(BLOCKS_PATH, headers={"If-None-Match": '"g1"'}).respond_with_data(
+        "", status=304, headers={"ETag": '"g1"'}
+    )
+    httpserver.expect_request(BLOCKS_PATH).respond_with_data(
+        body, headers={"ETag": '"g1"'}, content_type="application/json"
+    )
+    with client_of(httpserver) as client:
+        assert client.blocks_read() == goclient.BlocksRead(200, '"g1"', body)
+        assert client.blocks_read(etag='"g1"') == goclient.BlocksRead(304, '"g1"', None)
+
+
+def test_an_unasked_304_is_an_error(httpserver: HTTPServer) -> None:
+    httpserver.expect_request(BLOCKS_PATH).respond_with_data("", status=304)
+    with client_of(httpserver) as client, pytest.raises(GoClientError, match="answered 304"):
+        client.blocks_read()
+
+
+def test_requests_sent(httpserver: HTTPServer) -> None:
+    """What the client sends: method, path, query, JSON body, the token as a Bearer."""
+    answers = {
+        ARCHIVE_PATH: {"seq": 5, "id": "r5"},
+        EXEC_PATH: {"output": "out"},
+        goclient.LOCK_PATH: {"seq": 5, "locked": True},
+        goclient.RESET_PATH: {"first_seq": 9},
+        REQUESTS_PATH: {"requests": ["GET /x"], "next": 3},
+    }
+    for path, answer in answers.items():
+        httpserver.expect_request(path).respond_with_json(answer)
+    with client_of(httpserver) as client:
+        assert client.archive("l", "c", locked=True) == 5
+        assert client.exec_tool("recall_search", '{"query": "x\ud800"}') == "out"
+        client.lock(5)
+        client.lock(5, locked=False)
+        assert client.reset() == 9
+        assert client.reset(first_seq=9) == 9
+        assert client.requests(since=2) == ["GET /x"]
+    sent = [
+        (r.method, r.full_path.rstrip("?"), r.get_data(as_text=True), r.headers["Authorization"])
+        for r, _ in httpserver.log
+    ]
+    bearer = f"Bearer {TOKEN}"
+    assert [(m, p, json.loads(b) if b else None, a) for m, p, b, a in sent] == [
+        ("POST", ARCHIVE_PATH, {"label": "l", "content": "c", "locked": True}, bearer),
+        ("POST", EXEC_PATH, {"name": "recall_search", "args": '{"query": "x\ud800"}'}, bearer),
+        ("POST", goclient.LOCK_PATH, {"seq": 5, "locked": True}, bearer),
+        ("POST", goclient.LOCK_PATH, {"seq": 5, "locked": False}, bearer),
+        ("POST", goclient.RESET_PATH, {}, bearer),
+        ("POST", goclient.RESET_PATH, {"first_seq": 9}, bearer),
+        ("GET", f"{REQUESTS_PATH}?since=2", None, bearer),
+    ]
+
+
+def test_no_redirect_is_followed(httpserver: HTTPServer) -> None:
+    httpserver.expect_request(BLOCKS_PATH).respond_with_data(
+        "", status=307, headers={"Location": httpserver.url_for("/elsewhere")}
+    )
+    with client_of(httpserver) as client, pytest.raises(GoClientError, match="answered 307"):
+        client.blocks()
+    assert [r.path for r, _ in httpserver.log] == [BLOCKS_PATH]
+
+
+def test_the_environment_is_not_read(
+    httpserver: HTTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """trust_env=False: a proxy in the environment is never used."""
+    monkeypatch.setenv("HTTP_PROXY", UNREACHABLE)
+    monkeypatch.setenv("ALL_PROXY", UNREACHABLE)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    httpserver.expect_request(VERSION_PATH).respond_with_json({"go_version": "go1"})
+    with GoClient(GoConnection(httpserver.url_for("/").replace("localhost", "127.0.0.1"))) as c:
+        assert c.version() == {"go_version": "go1"}
+
+
+# -- the token, never shown ----------------------------------------------------------------
+
+
+def test_the_token_is_masked_in_errors_reprs_and_logs(
+    httpserver: HTTPServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)  # httpx and httpcore log at INFO and DEBUG
+    httpserver.expect_request(BLOCKS_PATH).respond_with_data(
+        f"bad token {TOKEN}", status=401
+    )  # a Go that echoes the token
+    connection = GoConnection(httpserver.url_for("/"), token=TOKEN)
+    texts = [repr(connection), str(connection)]
+    with GoClient(connection) as client:
+        texts.append(repr(client))
+        with pytest.raises(GoClientError) as caught:
+            client.blocks()
+        texts += [str(caught.value), repr(caught.value)]
+        texts.append("".join(traceback.format_exception(caught.value)))
+    with GoClient(GoConnection(UNREACHABLE, token=TOKEN)) as client:
+        with pytest.raises(GoClientError) as refused:
+            client.exec_tool("recall", "{}")
+        texts.append("".join(traceback.format_exception(refused.value)))
+    texts.append(caplog.text)
+    assert "bad token ***" in str(caught.value)
+    assert "token=***" in repr(connection)
+    assert caplog.text  # the logs were captured
+    for text in texts:
+        assert TOKEN not in text
+
+
+def test_a_password_in_the_url_is_never_shown() -> None:
+    connection = GoConnection("http://user:pa55w0rd@127.0.0.1:9/")
+    assert connection.url == "http://127.0.0.1:9"
+    with GoClient(connection) as client, pytest.raises(GoClientError) as caught:
+        client.blocks()
+    for text in (repr(connection), repr(client), str(caught.value)):
+        assert "pa55w0rd" not in text
+        assert "user" not in text
+
+
+# -- the connection options ---------------------------------------------------------------
+
+
+def test_options_come_from_flags_else_the_environment(tmp_path: Path) -> None:
+    env = {TOKEN_ENV: TOKEN, CA_ENV: "/env/ca.pem", CERT_ENV: "/env/c.pem", KEY_ENV: "/env/k.pem"}
+    with pytest.raises(GoClientError, match=r"the CA file /env/ca\.pem: no such file"):
+        connection_from_options("https://go.test", environ=env)
+    ca = tmp_path / "ca.pem"
+    ca.write_text("not a certificate")
+    with pytest.raises(GoClientError, match=f"the CA file {ca}: "):
+        connection_from_options("https://go.test", ca=str(ca), environ=env)
+    plain = connection_from_options("http://go.test", environ={TOKEN_ENV: TOKEN})
+    assert plain == GoConnection("http://go.test", token=TOKEN)
+    assert connection_from_options("http://go.test", environ={TOKEN_ENV: ""}) == GoConnection(
+        "http://go.test"
+    )
+    assert connection_from_options(None, environ=env) is None
+
+
+def test_tls_options_without_a_url_are_an_error() -> None:
+    with pytest.raises(GoClientError, match="--go-ca, --go-key apply to --go-url"):
+        connection_from_options(None, ca="ca.pem", key="k.pem", environ={})
+    with pytest.raises(GoClientError, match="--parity-go-cert apply to --parity-go-url"):
+        connection_from_options(None, cert="c.pem", prefix="--parity-go", environ={})
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"base_url": "go.internal:8443"}, "not an http:// or https:// URL"),
+        ({"base_url": "ftp://go.internal/"}, "not an http:// or https:// URL"),
+        ({"base_url": "http://"}, "not an http:// or https:// URL"),
+        ({"base_url": "http://go.test", "ca": Path("ca.pem")}, "is not https://"),
+        ({"base_url": "http://go.test", "cert": Path("c.pem")}, "is not https://"),
+        ({"base_url": "https://go.test", "key": Path("k.pem")}, "without its certificate"),
+        ({"base_url": "https://go.test", "token": "two words"}, "visible ASCII"),
+        ({"base_url": "https://go.test", "token": "tök"}, "visible ASCII"),
+        ({"base_url": "https://go.test", "token": ""}, "visible ASCII"),
+    ],
+)
+def test_a_connection_is_checked_when_built(kwargs: dict[str, object], message: str) -> None:
+    url = str(kwargs.pop("base_url"))
+    with pytest.raises(GoClientError, match=message) as caught:
+        GoConnection(url, **kwargs)  # type: ignore[arg-type]
+    token = kwargs.get("token")
+    if token:
+        assert str(token) not in str(caught.value)
+
+
+def test_without_tls_files_every_connection_shares_one_context() -> None:
+    first = GoConnection("https://go.test")
+    assert first.ssl_context is GoConnection("http://127.0.0.1:1").ssl_context
+    assert first.ssl_context is goclient.default_ssl_context()
