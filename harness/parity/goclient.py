@@ -28,12 +28,12 @@ import ssl
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Final
 
 import httpx
 
 from parity.errors import GoClientError
+from parity.journal import JournalBlock
 
 __all__ = [
     "ARCHIVE_PATH",
@@ -50,7 +50,6 @@ __all__ = [
     "TOKEN_ENV",
     "VERSION_PATH",
     "BlocksRead",
-    "GoBlock",
     "GoClient",
     "GoConnection",
     "add_go_options",
@@ -91,15 +90,6 @@ def default_ssl_context() -> ssl.SSLContext:
     Each httpx client would otherwise load the store again (about 40 ms).
     """
     return ssl.create_default_context()
-
-
-@dataclass(frozen=True)
-class GoBlock:
-    """A block as a Go serves it."""
-
-    seq: int
-    label: str
-    content: str
 
 
 @dataclass(frozen=True)
@@ -310,12 +300,7 @@ class GoClient:
     def __enter__(self) -> GoClient:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     def close(self) -> None:
@@ -342,9 +327,7 @@ class GoClient:
         if content is not None:
             headers = {**(headers or {}), "Content-Type": "application/json"}
         try:
-            return self._http.request(
-                method, path, params=params, content=content, headers=headers
-            )
+            return self._http.request(method, path, params=params, content=content, headers=headers)
         except httpx.HTTPError as exc:
             problem = f"did not answer: {type(exc).__name__}: {exc}{_tls_hint(exc)}"
             raise self._error(what, problem) from exc
@@ -385,7 +368,7 @@ class GoClient:
         seq: int = self._field(doc, "seq", int, f"POST {ARCHIVE_PATH}")
         return seq
 
-    def block(self, seq: int | str) -> GoBlock | None:
+    def block(self, seq: int | str) -> JournalBlock | None:
         """The block ``seq`` (``GET /block?seq=N``; a str is sent as it is), or None
         when the Go answers the contract's 404 ``{"error": ...}`` (absent or locked).
         """
@@ -396,7 +379,7 @@ class GoClient:
         doc = self._json(response, what)
         return self._block(doc, what)
 
-    def blocks(self) -> list[GoBlock]:
+    def blocks(self) -> list[JournalBlock]:
         """Every readable block (``GET /blocks``), by increasing seq."""
         what = f"GET {BLOCKS_PATH}"
         doc = self._json(self._send("GET", BLOCKS_PATH, what), what)
@@ -418,11 +401,11 @@ class GoClient:
             raise self._refused(response, what)
         return BlocksRead(200, response.headers.get("ETag"), response.content)
 
-    def _block(self, item: Any, what: str) -> GoBlock:
+    def _block(self, item: Any, what: str) -> JournalBlock:
         if isinstance(item, dict):
             seq, label, content = item.get("seq"), item.get("label"), item.get("content")
             if type(seq) is int and isinstance(label, str) and isinstance(content, str):
-                return GoBlock(seq, label, content)
+                return JournalBlock(seq, label, content)
         raise self._error(what, f"answered something that is not a block: {item!r:.{_SNIPPET}}")
 
     def exec_tool(self, name: str, args: str) -> str:

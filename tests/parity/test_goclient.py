@@ -30,11 +30,11 @@ from parity.goclient import (
     REQUESTS_PATH,
     TOKEN_ENV,
     VERSION_PATH,
-    GoBlock,
     GoClient,
     GoConnection,
     connection_from_options,
 )
+from parity.journal import JournalBlock
 from parity.plugin import FreshGo
 
 TOKEN = "tok-GOCLIENT-4e1f-never-shown"
@@ -59,7 +59,7 @@ def test_every_contract_route_against_the_reference(fresh_go: FreshGo) -> None:
         assert (first, locked, last) == (700, 701, 702)
         served = client.blocks()
         assert [b.seq for b in served] == [first, last]  # the locked block is never served
-        assert served[0] == GoBlock(first, "Notes <b>", "Café & crème\nsecond line")
+        assert served[0] == JournalBlock(first, "Notes <b>", "Café & crème\nsecond line")
         assert client.block(first) == served[0]
         assert client.block(str(last)) == served[1]
         assert client.block(locked) is None  # the contract's JSON 404
