@@ -176,10 +176,11 @@ class GoConnection:
                 # An empty password: a key that needs one fails, rather than prompting.
                 context.load_cert_chain(str(self.cert), key, password="")
             except (OSError, ssl.SSLError) as exc:
-                pair = f"{self.cert}" + (f" with the key {self.key}" if self.key else "")
+                key_file = f"the key {self.key}" if self.key else "its key in the same file"
                 raise GoClientError(
-                    f"the client certificate {pair}: {_reason(exc)} "
-                    "(PEM files; the key unencrypted, in the certificate's file or its own)"
+                    f"the client certificate {self.cert} with {key_file}: {_reason(exc)}; "
+                    f"both must be PEM, the key unencrypted (--go-key or ${KEY_ENV} when "
+                    "the certificate's file does not hold it)"
                 ) from exc
         return context
 
@@ -203,10 +204,11 @@ def _shown(url: str) -> str:
         return "<an invalid URL>"
 
 
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror.lower()
-    return str(exc)
+def _reason(exc: OSError) -> str:
+    """What went wrong loading a file: ``no such file or directory``, or OpenSSL's words."""
+    if isinstance(exc, ssl.SSLError) or not exc.strerror:
+        return str(exc)
+    return exc.strerror[:1].lower() + exc.strerror[1:]
 
 
 def add_go_options(add: Callable[..., object], *, prefix: str = "--go", url_help: str) -> None:
@@ -484,17 +486,17 @@ def _error_body(response: httpx.Response) -> bool:
 _TLS_HINTS = (
     (
         "CERTIFICATE_VERIFY_FAILED",
-        f"TLS: the Go's certificate is not signed by the CA given (--go-ca, ${CA_ENV}), "
-        "or by the system's when none is",
+        "the Go's certificate is not signed by a CA trusted here: "
+        f"give its CA with --go-ca or ${CA_ENV}",
     ),
     (
         "CERTIFICATE_REQUIRED",
-        f"TLS: the Go requires a client certificate (--go-cert and --go-key, ${CERT_ENV} "
-        f"and ${KEY_ENV})",
+        "the Go requires a client certificate: give it with --go-cert and --go-key, "
+        f"or ${CERT_ENV} and ${KEY_ENV}",
     ),
-    ("UNKNOWN_CA", "TLS: the Go does not accept this client certificate's CA"),
-    ("BAD_CERTIFICATE", "TLS: the Go refused the client certificate"),
-    ("WRONG_VERSION_NUMBER", "TLS: is the Go serving plain http://?"),
+    ("UNKNOWN_CA", "the Go does not trust the client certificate's CA"),
+    ("BAD_CERTIFICATE", "the Go refused the client certificate"),
+    ("WRONG_VERSION_NUMBER", "is the Go serving plain http://?"),
 )
 
 
@@ -502,5 +504,5 @@ def _tls_hint(exc: BaseException) -> str:
     text = str(exc).upper()
     for marker, hint in _TLS_HINTS:
         if marker in text:
-            return f" ({hint})"
+            return f"; {hint}"
     return ""
