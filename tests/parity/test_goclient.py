@@ -101,12 +101,52 @@ def test_every_debug_route_against_the_reference(fresh_go: FreshGo) -> None:
 
 
 @pytest.mark.go
-def test_a_log_from_since_needs_a_go_that_knows_since(fresh_go: FreshGo) -> None:
-    """A reference without ``?since=`` lists the whole log: an error, never taken for a part."""
-    go = fresh_go()
-    go.archive("a", "b")
-    with pytest.raises(GoClientError, match='no "next": it does not know'):
-        go.client.requests(since=1)
+def test_lock_reset_and_logs_from_an_index_against_the_reference(fresh_go: FreshGo) -> None:
+    go = fresh_go(first_seq=40)
+    client = go.client
+    seq = client.archive("label", "hello")
+    client.lock(seq)
+    assert client.blocks() == []
+    assert client.block(seq) is None
+    client.lock(seq, locked=False)
+    assert client.block(seq) == JournalBlock(seq, "label", "hello")
+    with pytest.raises(GoClientError, match=r"POST /debug/lock \(99\)") as absent:
+        client.lock(99)
+    assert absent.value.status == 404
+    log = client.requests()
+    assert client.requests(since=1) == log[1:]
+    assert client.requests(since=len(log)) == []
+    with pytest.raises(GoClientError, match="answered 400") as past:
+        client.requests(since=len(log) + 1)
+    assert past.value.status == 400
+    client.exec_tool("recall_search", '{"query": "hello"}')
+    assert client.reads(since=0) == ["blocks"]
+    assert client.reset(first_seq=7) == 7
+    assert (client.requests(), client.reads(), client.blocks()) == ([], [], [])
+    assert client.archive("again", "x") == 7
+    assert client.reset() == 40  # the instance's own first seq
+
+
+@pytest.mark.go
+def test_a_go_without_debug_routes(fresh_go: FreshGo) -> None:
+    """A production Go (-no-debug): every debug route is a 404, the contract's routes work."""
+    go = fresh_go(debug=False)
+    client = go.client
+    seq = client.archive("l", "c")
+    assert client.blocks() == [JournalBlock(seq, "l", "c")]
+    for call in (client.requests, client.reads, client.version, client.reset):
+        with pytest.raises(GoClientError, match="answered 404: 404 page not found") as caught:
+            call()
+        assert caught.value.status == 404
+
+
+def test_a_log_without_next_is_a_go_that_does_not_know_since(httpserver: HTTPServer) -> None:
+    """A Go without ``?since=`` lists the whole log: an error, never taken for a part."""
+    httpserver.expect_request(REQUESTS_PATH).respond_with_json({"requests": ["GET /a", "GET /b"]})
+    with client_of(httpserver) as client:
+        assert client.requests() == ["GET /a", "GET /b"]
+        with pytest.raises(GoClientError, match='no "next": it does not know'):
+            client.requests(since=1)
 
 
 # -- one error mapping --------------------------------------------------------------------

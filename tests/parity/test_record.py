@@ -105,21 +105,19 @@ def test_live_go_with_a_wrong_token_is_refused(
     assert "wrong" not in str(info.value)
 
 
-def test_live_go_without_debug_version(fresh_go: FreshGo, monkeypatch: pytest.MonkeyPatch) -> None:
-    go = fresh_go()
-    monkeypatch.setattr(goclient, "VERSION_PATH", "/debug/no-such-route")  # the Go answers 404
-    j = record.record(
+def test_live_go_without_debug_routes(fresh_go: FreshGo, tmp_path: Path) -> None:
+    """A production Go (no /debug/): versions as given, else unknown; reads null."""
+    go = fresh_go(first_seq=1000, debug=False)
+    live = record.record(
         CORPUS, go_url=go.base_url, versions={"go_version": "go1.99", "goos": "plan9"}
     )
-    assert dataclasses.astuple(j.recorded_by) == ("go1.99", "unknown", "plan9", "unknown", "live")
-
-
-def test_live_go_without_debug_reads_records_null_reads(
-    fresh_go: FreshGo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    go = fresh_go(first_seq=1000)
-    monkeypatch.setattr(goclient, "READS_PATH", "/debug/no-such-route")  # the Go answers 404
-    live = record.record(CORPUS, go_url=go.base_url)
+    assert dataclasses.astuple(live.recorded_by) == (
+        "go1.99",
+        "unknown",
+        "plan9",
+        "unknown",
+        "live",
+    )
     assert [c.reads for c in live.calls] == [None] * len(live.calls)
     golden = journal.load(GOLDEN)
     assert [c.output for c in live.calls] == [c.output for c in golden.calls]
@@ -130,6 +128,16 @@ def test_live_go_without_debug_reads_records_null_reads(
     # Unknown reads are not checked: a port reading more than Go still passes.
     with Replayer(live, CORPUS) as replayer:
         assert replayer.replay(modes=["archive"]).failures == []
+
+
+def test_a_debug_route_failing_otherwise_is_an_error(
+    fresh_go: FreshGo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a 404 means "no such route": another status from /debug/reads stops the recording."""
+    go = fresh_go(first_seq=1000)
+    monkeypatch.setattr(goclient, "READS_PATH", "/debug/reads?since=x")  # the Go answers 400
+    with pytest.raises(GoClientError, match="answered 400"):
+        record.record(CORPUS, go_url=go.base_url)
 
 
 def test_reads_are_what_each_call_added_to_debug_reads(fresh_go: FreshGo) -> None:
