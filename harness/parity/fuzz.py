@@ -338,16 +338,14 @@ class _Checker:
         """The host's requests in the Go's log, after the fuzzer's own exec."""
         if self._log_at is None:
             return None
-        log = self.go.requests()
-        mine = log[self._log_at : self._log_at + 1]
-        if mine != [EXEC_REQUEST]:
+        log = self.go.requests(since=self._log_at)
+        if log[:1] != [EXEC_REQUEST]:
             raise GoReferenceError(
                 f"the Go's request log is not the fuzzer's alone: expected {EXEC_REQUEST!r} "
-                f"at {self._log_at}, found {mine!r}"
+                f"at {self._log_at}, found {log[:1]!r}"
             )
-        seen = log[self._log_at + 1 :]
-        self._log_at = len(log)
-        return seen
+        self._log_at += len(log)
+        return log[1:]
 
     def check(self, tool: str, args: str) -> Divergence | None:
         """Compare one call (once: the same call gives the same answer); the divergence,
