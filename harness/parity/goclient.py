@@ -111,7 +111,8 @@ class GoConnection:
     ``ca`` is the CA that signed an https Go's certificate (default: the system's
     store); ``cert`` and ``key`` are a client certificate for a Go that requires one
     (``key`` may be left out when ``cert`` holds it). The ``ssl_context`` is built
-    here, once, and shared by every client of this connection.
+    here, once, and shared by every client of this connection; ``url`` is the base URL
+    as messages show it.
     """
 
     base_url: str
@@ -120,7 +121,6 @@ class GoConnection:
     cert: Path | None = None
     key: Path | None = None
     url: str = field(init=False, compare=False)
-    """The base URL as messages show it: without user or password."""
     ssl_context: ssl.SSLContext = field(init=False, compare=False)
 
     def __init__(
@@ -197,7 +197,7 @@ class GoConnection:
 
 
 def _shown(url: str) -> str:
-    """``url`` without user and password, for messages (itself when it is no URL)."""
+    """``url`` without user and password, for messages."""
     try:
         return str(httpx.URL(url).copy_with(username=None, password=None)).rstrip("/")
     except (httpx.InvalidURL, TypeError):
