@@ -16,7 +16,6 @@ A test that needs Go skips when Go cannot be built or started, except under
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from parity.errors import GoReferenceError, ParityError
+from parity.project import in_ci
 from parity.reference import GoReference, RunningReference, TLSFiles
 
 if TYPE_CHECKING:
@@ -36,14 +36,10 @@ __all__ = ["FreshGo", "GoldenCase", "go_unavailable"]
 FreshGo = Callable[..., RunningReference]
 
 
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").lower() not in {"", "0", "false", "no"}
-
-
 def go_unavailable(exc: GoReferenceError) -> None:
     """Skip the test for a missing Go, or fail it under CI."""
     message = f"the Go reference is unavailable: {exc}"
-    if _in_ci():
+    if in_ci():
         pytest.fail(message, pytrace=False)
     pytest.skip(message)
 
