@@ -7,7 +7,8 @@ ParityError                 base; the CLI prints it and exits 2
 ├── RecordError             the recorder refused to record (non-empty archive, unstable Go)
 ├── FakeGoError             the fake Go could not be set up or saw an unexpected request
 ├── GoReferenceError        the Go reference could not be built, started or driven
-└── ReplayError             the replay itself went wrong (not a parity failure)
+├── ReplayError             the replay itself went wrong (not a parity failure)
+└── ReviewError             a review that cannot run (under CI, a decision that is not allowed)
 ```
 
 A parity failure (an output that differs from the golden one) is not an exception:
@@ -26,6 +27,7 @@ __all__ = [
     "ParityError",
     "RecordError",
     "ReplayError",
+    "ReviewError",
 ]
 
 
@@ -77,3 +79,7 @@ class GoReferenceError(ParityError):
 
 class ReplayError(ParityError):
     """The replay could not run (as opposed to a case whose output differs)."""
+
+
+class ReviewError(ParityError):
+    """``parity review`` cannot run, or was asked for a decision it cannot apply."""
