@@ -8,7 +8,9 @@ are at the end: ``parity_journal``, ``parity_replayers``, ``fake_go``, ``golden_
   empty instance of the test's own, stopped when the test ends (the options are
   those of ``GoReference.start``).
 - ``go_certs``: a test PKI for the session (``GoReference.make_certs``), such as
-  ``fresh_go(tls=go_certs)`` for a reference behind mutual TLS.
+  ``fresh_go(tls=go_certs)`` for a reference behind mutual TLS;
+- ``maintainer``: the test runs as a maintainer at a terminal would, ``$CI`` unset,
+  so that ``parity record`` and ``parity review`` may write (CI never writes a golden).
 
 A test that needs Go skips when Go cannot be built or started, except under
 ``CI=true``, where it fails: CI never hides a missing toolchain behind a skip.
@@ -102,6 +104,12 @@ def fresh_go(go_build: GoReference) -> Iterator[FreshGo]:
     yield start
     for running in started:
         running.stop()
+
+
+@pytest.fixture
+def maintainer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``$CI`` unset for the test: ``parity record`` and ``parity review`` may write."""
+    monkeypatch.delenv("CI", raising=False)
 
 
 # --- the golden journals ---------------------------------------------------------------
