@@ -221,20 +221,26 @@ class Drift:
             out.append(f"  instance: {was} -> {now}")
         return out
 
-    def in_old_seqs(self, case: str) -> JournalCall:
+    def in_old_seqs(self, case: str, *, output: str | None = None) -> JournalCall:
         """The new call of ``case`` with the seqs its output and reads print written as
-        the old journal's (each left as it is where its seqs cannot all be mapped)."""
+        the old journal's (each left as it is where its seqs cannot all be mapped).
+
+        ``output``: another output of that call in the new recording's seqs (such as the
+        port's, against the new recording) to write in the old seqs instead.
+        """
         old, new = _Recording(self.old, self.corpus), _Recording(self.new, self.corpus)
         call = new.calls[case]
+        if output is not None:
+            call = dataclasses.replace(call, output=output)
 
         def mapped(canonical: _Canonical, raw: str) -> str:
             return old.render(canonical) if old.can_render(canonical) else raw
 
-        output = new.output(call, new.template(call, _corpus_call(self.corpus, case)))
+        printed = new.output(call, new.template(call, _corpus_call(self.corpus, case)))
         reads = None
         if call.reads is not None:
             reads = tuple(map(mapped, new.reads(call.reads), call.reads))
-        return dataclasses.replace(call, output=mapped(output, call.output), reads=reads)
+        return dataclasses.replace(call, output=mapped(printed, call.output), reads=reads)
 
 
 def _corpus_call(corpus: Corpus | None, case: str) -> CorpusCall | None:

@@ -100,6 +100,8 @@ class _Asker:
                 self.out.write("\n")
                 self.quit = True
                 return None
+            if not self.answers.isatty():
+                self.out.write(line if line.endswith("\n") else line + "\n")  # as typed
             key = line.strip()
             if key in keys and key in _KEYS:
                 decision, sticky = _KEYS[key]
@@ -151,16 +153,17 @@ def _show_case(
     """One changed case: what changed, the old and new Go outputs, the port's output."""
     what = next(c.what for c in drift.changes if c.case == case)
     print(f"\n[{place[0]}/{place[1]}] {case}: {', '.join(what)} changed", file=out)
-    python = port.output(case)
     print(case_report(drift, case, old_name=names[0], new_name=names[1]), file=out)
-    new_output = drift.new.call(case).output
-    if python == new_output:
+    python = port.output(case)
+    mapped = drift.in_old_seqs(case, output=python).output
+    seqs_note = " (seqs as in the old)" if drift.first_seqs is not None else ""
+    if mapped == drift.in_old_seqs(case).output:
         verdict = "the same as the new Go output"
-    elif python == drift.old.call(case).output:
+    elif mapped == drift.old.call(case).output:
         verdict = "the same as the old Go output"
     else:
-        body = "\n".join("    " + line for line in report.visible(python).split("\n"))
-        verdict = f"({len(python.encode('utf-8'))} bytes):\n{body}"
+        body = "\n".join("    " + line for line in report.visible(mapped).split("\n"))
+        verdict = f"{seqs_note} ({len(mapped.encode('utf-8'))} bytes):\n{body}"
     print(f"  python (the port, on the new recording): {verdict}", file=out)
 
 
