@@ -303,15 +303,12 @@ def run_record(
         drift = compare(old, new, corpus=corpus)
         if not drift.identical:
             journal_mod.write(new, pending)
-            print(
-                f"{journal_path}: kept; the new recording differs, written to {pending}:", file=out
-            )
-            for line in drift.lines() + drift.notes():
-                print(line, file=out)
-            print(
+            _report(
+                out,
+                f"{journal_path}: kept; the new recording differs, written to {pending}:",
+                drift.lines() + drift.notes(),
                 "review it: `parity review` (case by case), or `parity review --accept-all` "
                 "or `--reject-all`",
-                file=out,
             )
             return 1
         print(f"{journal_path}: no change ({len(new.calls)} calls)", file=out)
@@ -331,23 +328,23 @@ def _check(drift: Drift, journal_path: str, out: TextIO) -> int:
         print(f"{journal_path}: matches the Go ({calls} calls)", file=out)
         return 0
     if not drift:
-        how = (
-            "only the seq base differs"
-            if drift.shifted
-            else "the seqs differ"
-            if drift.first_seqs
-            else "nothing the Go reports differs"
-        )
-        print(f"{journal_path}: matches the Go modulo its seqs ({calls} calls): {how}", file=out)
-        for line in drift.notes():
-            print(line, file=out)
+        how = "nothing the Go reports differs"
+        if drift.first_seqs is not None:
+            how = "only the seq base differs" if drift.shifted else "the seqs differ"
+        head = f"{journal_path}: matches the Go modulo its seqs ({calls} calls): {how}"
+        _report(out, head, drift.notes())
         return 0
-    print(f"{journal_path}: DRIFT, the Go no longer answers as recorded:", file=out)
-    for line in drift.lines() + drift.notes():
-        print(line, file=out)
-    print(
+    _report(
+        out,
+        f"{journal_path}: DRIFT, the Go no longer answers as recorded:",
+        drift.lines() + drift.notes(),
         "record it with `parity record` (the same options, without --check), "
         "then `parity review` the changes",
-        file=out,
     )
     return 1
+
+
+def _report(out: TextIO, head: str, lines: list[str], hint: str | None = None) -> None:
+    """A verdict: its first line, one line per difference, what to do next."""
+    for line in [head, *lines, *([hint] if hint else [])]:
+        print(line, file=out)
