@@ -16,7 +16,7 @@ GO     := $(abspath $(BIN)/go)
 GOFMT   = $(shell $(GO) env GOROOT)/bin/gofmt
 GOREF  := goref
 
-.PHONY: all test pytest parity golden golden-check fuzz bench strength lint gotest tables fmt clean
+.PHONY: all test pytest parity golden golden-check review fuzz bench strength lint gotest tables fmt clean
 
 all: test
 
@@ -44,6 +44,9 @@ golden: $(STAMP)
 
 golden-check: $(STAMP)
 	$(BIN)/parity record --check
+
+review: $(STAMP)
+	$(BIN)/parity review
 
 fuzz: $(STAMP)
 	$(BIN)/parity fuzz $(FUZZ_ARGS)

@@ -1,7 +1,9 @@
 """``parity``: record the golden journals from Go, replay them against Python.
 
-Exit status: 0 when everything passes, 1 on a parity failure (or drift, or a
-difference for ``diff``), 2 on a harness or journal error (a message, no traceback),
+Exit status: 0 when everything passes, 1 on a parity failure (or drift for
+``record --check`` and ``diff``, a recording left for review by ``record``, cases
+left for later by ``review``), 2 on a harness or journal error (a message, no
+traceback; also ``record`` and ``review`` under CI, which never write a golden),
 130 on Ctrl-C (SIGINT) and 143 on SIGTERM: both unwind, so a Go reference started
 for the command is stopped and no journal is half written.
 """
@@ -50,7 +52,15 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--case", action="append", metavar="CASE", help="replay only this case")
     rp.add_argument("-v", "--verbose", action="store_true", help="list every case")
 
-    rc = sub.add_parser("record", help="record the golden journals from Go (`make golden`)")
+    rc = sub.add_parser(
+        "record",
+        help="record the golden journals from Go (`make golden`)",
+        description="Record each corpus from Go. A journal that does not exist is written; "
+        "one that the new recording differs from is kept, and the recording written beside "
+        "it (JOURNAL.new) for `parity review` (exit 1). Drift is judged modulo the seqs "
+        "(another seq base is not a change) and what a Go cannot report (reads, versions) "
+        "is 'not recorded', never 'changed'. Under CI=true, only --check runs (else exit 2).",
+    )
     _corpus_options(rc)
     from parity.goclient import TOKEN_ENV, add_go_options
 
@@ -62,18 +72,77 @@ def _parser() -> argparse.ArgumentParser:
     rc.add_argument(
         "--check",
         action="store_true",
-        help="record in memory; exit 1 when the committed journal no longer matches (drift)",
+        help="record in memory, write nothing; exit 1 when the Go no longer answers as the "
+        "committed journal says (drift)",
     )
     for key in ("go-version", "unicode-version", "goos", "goarch"):
-        rc.add_argument(f"--{key}", metavar="V", help=f"{key} of a live Go without /debug/version")
+        rc.add_argument(
+            f"--{key}",
+            metavar="V",
+            help=f"{key} to record for a live Go without /debug/version (else 'unknown')",
+        )
 
-    df = sub.add_parser("diff", help="explain the differences between two journals")
+    rv = sub.add_parser(
+        "review",
+        help="accept or reject, case by case, what `parity record` left in JOURNAL.new",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=_REVIEW_HELP,
+    )
+    _corpus_options(rv)
+    decide = rv.add_mutually_exclusive_group()
+    decide.add_argument(
+        "--accept-all",
+        dest="decide",
+        action="store_const",
+        const="accept",
+        help="accept every change (the whole recording), without asking",
+    )
+    decide.add_argument(
+        "--reject-all",
+        dest="decide",
+        action="store_const",
+        const="reject",
+        help="reject every change, without asking: the journal stays as it is",
+    )
+
+    df = sub.add_parser(
+        "diff",
+        help="explain the differences between two journals",
+        description="How journal B differs from journal A, modulo the seqs: the drift, the "
+        "seqs, what one journal did not record (reads, versions), and each changed case's "
+        "outputs and reads. Exit 0 when B records the same answers as A, 1 on drift.",
+    )
     df.add_argument("old", metavar="A.json")
     df.add_argument("new", metavar="B.json")
 
     for name, (_, help_text) in _DELEGATED.items():
         sub.add_parser(name, help=help_text, add_help=False)
     return parser
+
+
+_REVIEW_HELP = """\
+Review what `parity record` left beside a journal (JOURNAL.new, a recording
+that differs from it), as insta reviews snapshots. Each changed case shows the
+old Go output, the new Go output (its seqs written as the journal's), the port's
+output on the new recording, and their diff; then asks:
+
+  a  accept: the journal takes the new call (output and reads)
+  r  reject: the journal keeps its call
+  s  skip: leave it in JOURNAL.new for later
+  A, R, S  the same for this and every remaining case
+  q  quit, keeping what was decided (end of input does the same)
+
+What can be accepted case by case: changed outputs and reads, when the two
+recordings have the same corpus, cases, args, seqs, blocks and recorded_by (Go
+and Unicode versions, platform, instance). Anything else (a changed block, other
+seqs, another Go version or instance, cases added or removed, only reads or
+versions that one Go could not record) keeps the journal consistent only as a
+whole: the review then offers to accept or reject the whole recording.
+
+Answers are read one per line from standard input. Exit status: 0 nothing left
+to review, 1 cases left for later (skipped, quit), 2 an error: an unusable
+journal, or CI=true (CI never writes a golden).
+"""
 
 
 def _corpus_options(parser: argparse.ArgumentParser) -> None:
@@ -130,6 +199,13 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
                 print(f"ok {corpus.name}/{case.case}", file=out)
         passed += result.passed
         failed += result.failed
+        unchecked = sum(1 for r in result.results if r.call.reads is None)
+        if unchecked:
+            print(
+                f"{path}: the reads of {unchecked} calls were not recorded "
+                "(a Go without /debug/reads): not checked",
+                file=out,
+            )
     elapsed = time.perf_counter() - started
     if args.verbose:
         print(f"replayed in {elapsed:.2f}s ({' + '.join(modes)})", file=out)
@@ -163,6 +239,18 @@ def _record(args: argparse.Namespace, out: TextIO) -> int:
     return status
 
 
+def _review(args: argparse.Namespace, out: TextIO) -> int:
+    from parity.review import run_review
+
+    status = 0
+    for corpus, path in _corpora(args):
+        status = max(
+            status,
+            run_review(corpus, journal_path=path, decide=args.decide, answers=sys.stdin, out=out),
+        )
+    return status
+
+
 def _diff(args: argparse.Namespace, out: TextIO) -> int:
     from parity.diff import explain
 
@@ -174,6 +262,7 @@ def _diff(args: argparse.Namespace, out: TextIO) -> int:
 _COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "replay": _replay,
     "record": _record,
+    "review": _review,
     "diff": _diff,
 }
 

@@ -3,7 +3,9 @@
 A corpus names a tool set (``recall``): the blocks to archive, each under a
 symbolic name, and the calls, whose args may cite a block as ``{{seq:NAME}}``,
 resolved to the seq the Go assigned at record time. It also says how to build the
-Python implementation under test for a (fake) Go's base URL.
+Python implementation under test for a (fake) Go's base URL, and where its tools'
+outputs print a seq (``printed_seqs``), so that two recordings from Gos whose
+sequences start apart can be compared (``parity.compare``).
 
 Moving another tool from Go to Python adds a module under ``parity/corpora/`` and a
 line in ``CORPORA``; the journal, recorder, fake Go and replay stay as they are.
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -26,9 +28,12 @@ __all__ = [
     "Corpus",
     "CorpusBlock",
     "CorpusCall",
+    "PrintedSeqs",
+    "SeqSite",
     "ToolHost",
     "get_corpus",
     "golden_dir",
+    "split_template",
 ]
 
 
@@ -44,11 +49,49 @@ _SEQ_RE = re.compile(r"\{\{seq:([^{}]*)\}\}")
 _CASE_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 
 
+def split_template(text: str) -> list[str]:
+    """``text``'s pieces around each ``{{seq:NAME}}``: text, name, text, ..., text."""
+    return _SEQ_RE.split(text)
+
+
 class ToolHost(Protocol):
     """The Python implementation under test, as the replay drives it."""
 
     def exec_tool(self, name: str, args: str) -> str:
         """The tool's output for these raw args."""
+        ...
+
+
+@dataclass(frozen=True)
+class SeqSite:
+    """Where a tool's output prints a seq: the span of its decimal digits."""
+
+    start: int
+    end: int
+    name: str | None = None
+    """The block name when the digits quote back an args ``{{seq:NAME}}``; None for a
+    block's own seq (a header), which maps through the recording's seqs by value."""
+
+
+class PrintedSeqs(Protocol):
+    """Where an output of one of the corpus's tools prints seqs (``Corpus.printed_seqs``).
+
+    ``template`` is the call's args template, given only when the recorded args are
+    that template resolved with ``seqs``; ``labels`` are the recording's block labels
+    by seq. Sites must be found from the output's structure, never by searching for
+    digits: a block's content may hold ``r7`` without citing any block.
+    """
+
+    def __call__(
+        self,
+        tool: str,
+        output: str,
+        *,
+        template: str | None,
+        seqs: Mapping[str, int],
+        labels: Mapping[int, str],
+    ) -> Sequence[SeqSite]:
+        """The sites, in order; none when the output prints no seq, or is not understood."""
         ...
 
 
@@ -69,6 +112,9 @@ class CorpusCall:
     case: str
     tool: str
     args: str
+    literal_seqs: tuple[int, ...] = ()
+    """Seqs the args cite as plain digits (``r1``) and the tool reads: the case means
+    the same in two recordings only where each is the same block, or no block, in both."""
 
     def block_names(self) -> list[str]:
         """The block names the args cite, in order."""
@@ -97,6 +143,8 @@ class Corpus:
     """``host(base_url, timeout=...)``: the implementation under test, talking to that Go."""
     tools: frozenset[str] = frozenset()
     """The tool names the Python side runs itself (any other goes to Go)."""
+    printed_seqs: PrintedSeqs | None = field(default=None, repr=False)
+    """Where its tools' outputs print seqs; None: they print none."""
 
     def __post_init__(self) -> None:
         names = [b.name for b in self.blocks]

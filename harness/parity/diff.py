@@ -1,58 +1,74 @@
-"""``parity diff A.json B.json``: what differs between two journals, with deepdiff."""
+"""``parity diff A.json B.json``: how journal B differs from journal A (``parity.compare``).
+
+First the comparison's verdict: the drift (cases changed, added, removed, blocks,
+versions both Gos reported), then what is not drift (the seqs, what one journal did
+not record, cases not comparable across seqs). Then each changed case: both outputs,
+B's seqs written as A's, where they first differ, and the reads when they changed.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from parity import journal as journal_mod
 from parity import report
-from parity.journal import Journal
+from parity.compare import Drift, compare
 
-__all__ = ["explain"]
+__all__ = ["case_report", "explain"]
 
 
-def _keyed(j: Journal) -> dict[str, Any]:
-    rb = j.recorded_by
-    return {
-        "corpus": j.corpus,
-        "recorded_by": {
-            "go_version": rb.go_version,
-            "unicode_version": rb.unicode_version,
-            "goos": rb.goos,
-            "goarch": rb.goarch,
-            "instance": rb.instance,
-        },
-        "seqs": dict(j.seqs),
-        "blocks": {b.seq: {"label": b.label, "content": b.content} for b in j.blocks},
-        "calls": {c.case: {"tool": c.tool, "args": c.args, "output": c.output} for c in j.calls},
-    }
+def _reads_text(reads: Sequence[str] | None) -> str:
+    if reads is None:
+        return "not recorded"
+    return "[" + ", ".join(reads) + "]" if reads else "none"
+
+
+def case_report(drift: Drift, case: str, *, old_name: str, new_name: str) -> str:
+    """A changed case, readable: its output change and its reads change, B in A's seqs."""
+    before, after = drift.old.call(case), drift.in_old_seqs(case)
+    raw = drift.new.call(case)
+    seqs_note = " (seqs as in the old)" if drift.first_seqs is not None else ""
+    parts = []
+    if before.output != after.output or before.tool != after.tool or before.args != raw.args:
+        text = report.mismatch_report(
+            case=case,
+            tool=raw.tool,
+            args=raw.args,
+            expected=before.output,
+            actual=after.output,
+            expected_name=old_name,
+            actual_name=new_name + seqs_note,
+        )
+        parts.append(text.replace("MISMATCH", "OUTPUT CHANGED", 1))
+    else:
+        parts.append(
+            f"READS CHANGED {case}\n  tool: {raw.tool}\n  args: {report.visible(raw.args)}"
+        )
+    if before.reads != after.reads and None not in (before.reads, after.reads):
+        parts.append(f"  reads in {old_name}: {_reads_text(before.reads)}")
+        parts.append(f"  reads in {new_name}{seqs_note}: {_reads_text(after.reads)}")
+    return "\n".join(parts)
 
 
 def explain(old_path: str | Path, new_path: str | Path) -> tuple[str, bool]:
-    """A readable account of how journal ``new_path`` differs from ``old_path``; and
-    whether they are the same. Both are loaded (and verified) through ``parity.journal``."""
-    from deepdiff import DeepDiff  # imported late: only this command needs it
-
+    """A readable account of how journal ``new_path`` differs from ``old_path``, and
+    whether its Go answers as the other's did (no drift). Both are loaded (and
+    verified) through ``parity.journal``."""
     old, new = journal_mod.load(old_path), journal_mod.load(new_path)
-    diff = DeepDiff(_keyed(old), _keyed(new), verbose_level=2)
-    if not diff:
+    drift = compare(old, new)
+    if drift.identical:
         return f"{old_path} and {new_path} record the same thing", True
-    lines = [f"--- {old_path}", f"+++ {new_path}", diff.pretty()]
-    old_calls = {c.case: c for c in old.calls}
-    for call in new.calls:
-        before = old_calls.get(call.case)
-        if before is not None and before.output != call.output:
-            lines.append("")
-            lines.append(
-                report.mismatch_report(
-                    case=call.case,
-                    tool=call.tool,
-                    args=call.args,
-                    expected=before.output,
-                    actual=call.output,
-                    expected_name=str(old_path),
-                    actual_name=str(new_path),
-                ).replace("MISMATCH", "OUTPUT CHANGED", 1)
-            )
-    return "\n".join(lines), False
+    lines = [f"--- {old_path}", f"+++ {new_path}"]
+    if drift:
+        lines.append(f"drift: {new_path} does not record the answers of {old_path}:")
+        lines += drift.lines()
+    else:
+        lines.append("the same answers, modulo the seqs and what one journal did not record:")
+    lines += drift.notes()
+    for change in drift.changes:
+        lines.append("")
+        lines.append(
+            case_report(drift, change.case, old_name=str(old_path), new_name=str(new_path))
+        )
+    return "\n".join(lines), not drift

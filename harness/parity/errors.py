@@ -9,7 +9,8 @@ ParityError                 base; the CLI prints it and exits 2
 ├── GoReferenceError        the Go reference could not be built or started
 ├── GoClientError           a Go did not answer a request as its API says (no answer, TLS,
 │                           status, body: .status), or the options to reach it are unusable
-└── ReplayError             the replay itself went wrong (not a parity failure)
+├── ReplayError             the replay itself went wrong (not a parity failure)
+└── ReviewError             a review that cannot run (under CI, a decision that is not allowed)
 ```
 
 A parity failure (an output that differs from the golden one) is not an exception:
@@ -29,6 +30,7 @@ __all__ = [
     "ParityError",
     "RecordError",
     "ReplayError",
+    "ReviewError",
 ]
 
 
@@ -97,3 +99,7 @@ class GoClientError(ParityError):
 
 class ReplayError(ParityError):
     """The replay could not run (as opposed to a case whose output differs)."""
+
+
+class ReviewError(ParityError):
+    """``parity review`` cannot run, or was asked for a decision it cannot apply."""

@@ -55,6 +55,8 @@ from parity.errors import JournalError
 __all__ = [
     "FORMAT",
     "INSTANCES",
+    "UNKNOWN",
+    "VERSION_KEYS",
     "Journal",
     "JournalBlock",
     "JournalCall",
@@ -63,6 +65,7 @@ __all__ = [
     "dumps",
     "load",
     "loads",
+    "pending_path",
     "reads_digest",
     "write",
 ]
@@ -75,10 +78,16 @@ INSTANCES = ("reference", "live")
 
 Instance = Literal["reference", "live"]
 
+VERSION_KEYS = ("go_version", "unicode_version", "goos", "goarch")
+"""The ``recorded_by`` fields a Go reports about itself."""
+
+UNKNOWN = "unknown"
+"""A version the Go could not report (it has no ``/debug/version``)."""
+
 _CASE_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 _HEX_RE = re.compile(r"[0-9a-f]{64}\Z")
 _TOP_KEYS = ("format", "corpus", "recorded_by", "seqs", "blocks", "calls")
-_RECORDED_BY_KEYS = ("go_version", "unicode_version", "goos", "goarch", "instance")
+_RECORDED_BY_KEYS = (*VERSION_KEYS, "instance")
 _BLOCK_KEYS = ("seq", "label", "content")
 _CALL_KEYS = ("case", "tool", "args", "output", "sha256", "reads", "reads_sha256")
 _READ_RE = re.compile(r"(?:blocks|block\?seq=(?:0|-?[1-9][0-9]*))\Z")
@@ -158,6 +167,11 @@ class Journal:
             if c.case == case:
                 return c
         raise KeyError(case)
+
+
+def pending_path(path: str | Path) -> Path:
+    """Where a recording that differs from the journal at ``path`` awaits review."""
+    return Path(f"{path}.new")
 
 
 # --- writing -----------------------------------------------------------------------------

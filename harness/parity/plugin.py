@@ -8,7 +8,9 @@ are at the end: ``parity_journal``, ``parity_replayers``, ``fake_go``, ``golden_
   empty instance of the test's own, stopped when the test ends (the options are
   those of ``GoReference.start``).
 - ``go_certs``: a test PKI for the session (``GoReference.make_certs``), such as
-  ``fresh_go(tls=go_certs)`` for a reference behind mutual TLS.
+  ``fresh_go(tls=go_certs)`` for a reference behind mutual TLS;
+- ``maintainer``: the test runs as a maintainer at a terminal would, ``$CI`` unset,
+  so that ``parity record`` and ``parity review`` may write (CI never writes a golden).
 
 A test that needs Go skips when Go cannot be built or started, except under
 ``CI=true``, where it fails: CI never hides a missing toolchain behind a skip.
@@ -16,7 +18,6 @@ A test that needs Go skips when Go cannot be built or started, except under
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from parity.errors import GoReferenceError, ParityError
+from parity.project import in_ci
 from parity.reference import GoReference, RunningReference, TLSFiles
 
 if TYPE_CHECKING:
@@ -37,14 +39,10 @@ __all__ = ["FreshGo", "GoldenCase", "go_unavailable"]
 FreshGo = Callable[..., RunningReference]
 
 
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").lower() not in {"", "0", "false", "no"}
-
-
 def go_unavailable(exc: GoReferenceError) -> None:
     """Skip the test for a missing Go, or fail it under CI."""
     message = f"the Go reference is unavailable: {exc}"
-    if _in_ci():
+    if in_ci():
         pytest.fail(message, pytrace=False)
     pytest.skip(message)
 
@@ -107,6 +105,12 @@ def fresh_go(go_build: GoReference) -> Iterator[FreshGo]:
     yield start
     for running in started:
         running.stop()
+
+
+@pytest.fixture
+def maintainer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``$CI`` unset for the test: ``parity record`` and ``parity review`` may write."""
+    monkeypatch.delenv("CI", raising=False)
 
 
 # --- the golden journals ---------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Where the project checkout is: its Go reference, its goldens, its caches.
+"""Where the project checkout is (its Go reference, its goldens), and whether CI runs.
 
 The harness works on a checkout of the project (``goref/``, ``golden/``), not on an
 installed copy of the port. The checkout is the one this package was installed from
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from parity.errors import ParityError
 
-__all__ = ["ROOT_ENV", "project_root"]
+__all__ = ["ROOT_ENV", "in_ci", "project_root"]
 
 ROOT_ENV = "PARITY_ROOT"
 """The environment variable that names the project checkout explicitly."""
@@ -44,3 +44,8 @@ def project_root() -> Path:
         "no project checkout: run from inside one, or set "
         f"${ROOT_ENV} to the directory that holds goref/ and golden/"
     )
+
+
+def in_ci() -> bool:
+    """Whether this runs under CI (``$CI`` set, and not ``0``, ``false`` or ``no``)."""
+    return os.environ.get("CI", "").lower() not in {"", "0", "false", "no"}

@@ -18,28 +18,29 @@ live Go without ``/debug/reads`` (404) gives ``reads`` null: unknown, not checke
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from pathlib import Path
 from typing import TextIO, TypeVar
 
 from parity import journal as journal_mod
+from parity.compare import Drift, compare
 from parity.corpus import Corpus
 from parity.errors import GoClientError, JournalError, RecordError
 from parity.goclient import GoClient, GoConnection
-from parity.journal import Instance, Journal, JournalBlock, JournalCall, RecordedBy
+from parity.journal import (
+    UNKNOWN,
+    VERSION_KEYS,
+    Instance,
+    Journal,
+    JournalBlock,
+    JournalCall,
+    RecordedBy,
+)
+from parity.project import in_ci
 
-__all__ = [
-    "FIRST_SEQ",
-    "VERSION_KEYS",
-    "Drift",
-    "compare",
-    "record",
-    "run_record",
-]
+__all__ = ["FIRST_SEQ", "record", "run_record"]
 
 FIRST_SEQ = 1000
 """The first seq of a reference started for recording (not 1, so seqs are not small counts)."""
-
-VERSION_KEYS = ("go_version", "unicode_version", "goos", "goarch")
 
 _T = TypeVar("_T")
 
@@ -150,7 +151,7 @@ def _record(
 ) -> Journal:
     with GoClient(connection) as go:
         served = _unless_absent(go.version) or {}
-        meta = {k: served.get(k) or (versions or {}).get(k) or "unknown" for k in VERSION_KEYS}
+        meta = {k: served.get(k) or (versions or {}).get(k) or UNKNOWN for k in VERSION_KEYS}
         seqs = _archive(go, corpus)
         first, second = _pass(go, corpus, seqs), _pass(go, corpus, seqs)
     if first != second:
@@ -176,52 +177,6 @@ def _record(
     )
 
 
-@dataclass(frozen=True)
-class Drift:
-    """How a new recording differs from a committed journal."""
-
-    changed: tuple[str, ...]
-    """Cases in both whose tool, args, output or reads differ."""
-    added: tuple[str, ...]
-    """Cases recorded now that the committed journal lacks."""
-    removed: tuple[str, ...]
-    """Cases of the committed journal no longer recorded."""
-    other: tuple[str, ...]
-    """Other differing sections: recorded_by, seqs, blocks, corpus."""
-
-    def __bool__(self) -> bool:
-        return bool(self.changed or self.added or self.removed or self.other)
-
-    def lines(self) -> list[str]:
-        """One line per difference."""
-        out = [f"  changed: {c}" for c in self.changed]
-        out += [f"  added:   {c}" for c in self.added]
-        out += [f"  removed: {c}" for c in self.removed]
-        out += [f"  differs: {s}" for s in self.other]
-        return out
-
-
-def compare(old: Journal, new: Journal) -> Drift:
-    """What changed from ``old`` to ``new``."""
-    old_calls = {c.case: c for c in old.calls}
-    new_calls = {c.case: c for c in new.calls}
-    other = [
-        name for name in ("corpus", "seqs", "blocks") if getattr(old, name) != getattr(new, name)
-    ]
-    for key in ("go_version", "unicode_version", "goos", "goarch", "instance"):
-        before, after = getattr(old.recorded_by, key), getattr(new.recorded_by, key)
-        if before != after:
-            other.append(f"recorded_by.{key} ({before} -> {after})")
-    if not other and old.cases != new.cases and set(old.cases) == set(new.cases):
-        other.append("calls (order)")
-    return Drift(
-        changed=tuple(c for c in new_calls if c in old_calls and new_calls[c] != old_calls[c]),
-        added=tuple(c for c in new_calls if c not in old_calls),
-        removed=tuple(c for c in old_calls if c not in new_calls),
-        other=tuple(other),
-    )
-
-
 def run_record(
     corpus: Corpus,
     *,
@@ -231,38 +186,81 @@ def run_record(
     check: bool,
     out: TextIO,
 ) -> int:
-    """``parity record`` for one corpus (from ``go``, else a fresh Go reference): 0
-    written or unchanged, 1 drift under ``check``.
+    """``parity record`` for one corpus (from ``go``, else a fresh Go reference); what it
+    prints, and its exit status.
+
+    With ``check``, nothing is written: 0 when the Go answers as the journal says
+    (modulo the seqs, and what one side could not report), 1 on drift. Without it, a
+    journal that is absent (or unusable) is written; one that the new recording
+    differs from is kept, and the recording written beside it (``<journal>.new``)
+    for ``parity review``: 1, the changes listed. 0 when nothing differs. Under CI
+    nothing is written: ``RecordError``.
     """
+    if not check and in_ci():
+        raise RecordError(
+            "CI is set: CI never writes a golden; `parity record --check` checks for drift"
+        )
     source = go.url if go is not None else "a fresh Go reference"
     print(f"recording corpus {corpus.name!r} from {source}", file=out)
     new = record(corpus, go_url=go, versions=versions)
-    old: Journal | None
+    pending = journal_mod.pending_path(journal_path)
+    old: Journal | None = None
     try:
         old = journal_mod.load(journal_path)
     except JournalError as e:
         if check:
             raise
-        print(f"the committed journal is unusable, replacing it: {e}", file=out)
-        old = None
+        if Path(journal_path).exists():
+            print(f"the committed journal is unusable, replacing it: {e}", file=out)
     if check:
         assert old is not None
-        drift = compare(old, new)
-        same = journal_mod.dumps(old) == journal_mod.dumps(new)
-        if not drift and same:
-            print(f"{journal_path}: matches the Go ({len(new.calls)} calls)", file=out)
-            return 0
-        print(f"{journal_path}: DRIFT, the Go no longer answers as recorded:", file=out)
-        for line in drift.lines() or ["  differs: formatting"]:
-            print(line, file=out)
-        print("re-record with `make golden` once the change is understood", file=out)
-        return 1
-    journal_mod.write(new, journal_path)
-    blocks, calls = len(new.blocks), len(new.calls)
-    print(f"wrote {journal_path}: {blocks} blocks, {calls} calls", file=out)
+        return _check(compare(old, new, corpus=corpus), journal_path, out)
     if old is not None:
-        lines = compare(old, new).lines()
-        print("changed since the committed journal:" if lines else "no change", file=out)
-        for line in lines:
-            print(line, file=out)
+        drift = compare(old, new, corpus=corpus)
+        if not drift.identical:
+            journal_mod.write(new, pending)
+            _report(
+                out,
+                f"{journal_path}: kept; the new recording differs, written to {pending}:",
+                drift.lines() + drift.notes(),
+                "review it: `parity review` (case by case), or `parity review --accept-all` "
+                "or `--reject-all`",
+            )
+            return 1
+        print(f"{journal_path}: no change ({len(new.calls)} calls)", file=out)
+    else:
+        journal_mod.write(new, journal_path)
+        print(f"wrote {journal_path}: {len(new.blocks)} blocks, {len(new.calls)} calls", file=out)
+    if pending.exists():
+        pending.unlink()
+        print(f"removed {pending}: the recording it held is out of date", file=out)
     return 0
+
+
+def _check(drift: Drift, journal_path: str, out: TextIO) -> int:
+    """``record --check``'s verdict on ``drift``: 0 no drift, 1 drift."""
+    calls = len(drift.new.calls)
+    if drift.identical:
+        print(f"{journal_path}: matches the Go ({calls} calls)", file=out)
+        return 0
+    if not drift:
+        how = "nothing the Go reports differs"
+        if drift.first_seqs is not None:
+            how = "only the seq base differs" if drift.shifted else "the seqs differ"
+        head = f"{journal_path}: matches the Go modulo its seqs ({calls} calls): {how}"
+        _report(out, head, drift.notes())
+        return 0
+    _report(
+        out,
+        f"{journal_path}: DRIFT, the Go no longer answers as recorded:",
+        drift.lines() + drift.notes(),
+        "record it with `parity record` (the same options, without --check), "
+        "then `parity review` the changes",
+    )
+    return 1
+
+
+def _report(out: TextIO, head: str, lines: list[str], hint: str | None = None) -> None:
+    """A verdict: its first line, one line per difference, what to do next."""
+    for line in [head, *lines, *([hint] if hint else [])]:
+        print(line, file=out)

@@ -622,9 +622,10 @@ def _go_module_path(source: Path) -> str:
 def go_coverage(corpus_name: str = "recall", *, journal_path: str | None = None) -> GoCoverage:
     """Record the corpus into a Go reference built with -cover; the coverage profile."""
     from parity import journal as journal_mod
+    from parity.compare import compare
     from parity.corpus import get_corpus
     from parity.errors import GoReferenceError, JournalError
-    from parity.record import FIRST_SEQ, compare, record
+    from parity.record import FIRST_SEQ, record
     from parity.reference import GoReference, go_env, go_executable
 
     corpus = get_corpus(corpus_name)

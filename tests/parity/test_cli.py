@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from parity import cli
+from parity import cli, journal
 from parity.journal import Journal
 
-from .conftest import GOLDEN, RunCli, copy_with_output
+from .conftest import GOLDEN, RunCli, copy_with_output, with_reads
 
 
 def test_diff_of_identical_journals(run_cli: RunCli) -> None:
@@ -30,9 +30,29 @@ def test_diff_explains_a_changed_output(golden: Journal, tmp_path: Path, run_cli
     )
     status, out, _ = run_cli("diff", str(GOLDEN), str(other))
     assert status == 1
-    assert "root['calls']['recall-id-plain']['output']" in out
+    assert f"drift: {other} does not record the answers of {GOLDEN}:" in out
+    assert "  changed: recall-id-plain (output)" in out.splitlines()
     assert "OUTPUT CHANGED recall-id-plain" in out
     assert "first difference at byte" in out
+
+
+def test_diff_explains_changed_reads(golden: Journal, tmp_path: Path, run_cli: RunCli) -> None:
+    other = tmp_path / "b.json"
+    journal.write(with_reads(golden, "recall-id-plain", ("block?seq=1001",)), other)
+    status, out, _ = run_cli("diff", str(GOLDEN), str(other))
+    assert status == 1
+    assert "  changed: recall-id-plain (reads)" in out.splitlines()
+    assert "READS CHANGED recall-id-plain" in out
+    assert f"  reads in {GOLDEN}: [block?seq=1000]" in out.splitlines()
+    assert f"  reads in {other}: [block?seq=1001]" in out.splitlines()
+
+
+def test_diff_reports_reads_not_recorded(golden: Journal, tmp_path: Path, run_cli: RunCli) -> None:
+    other = tmp_path / "b.json"
+    journal.write(with_reads(golden, "recall-id-plain", None), other)
+    status, out, _ = run_cli("diff", str(GOLDEN), str(other))
+    assert status == 0
+    assert "  not recorded in the new journal (not compared): the reads of 1 calls" in out
 
 
 def test_diff_of_a_broken_journal_exits_2(tmp_path: Path, run_cli: RunCli) -> None:

@@ -248,6 +248,7 @@ def _gone(pid: int, timeout: float = 15) -> bool:
 def test_interrupted_recording_leaves_the_journal_untouched(
     go_build: GoReference, tmp_path: Path, sig: signal.Signals, pass_: str, status: int
 ) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "CI"}  # a maintainer's recording
     path = _committed(tmp_path)
     marker = tmp_path / "mid-way"
     n_calls = len(journal.load(GOLDEN).calls)
@@ -266,6 +267,7 @@ def test_interrupted_recording_leaves_the_journal_untouched(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
     )
     try:
         _wait_for(marker, process)
@@ -315,6 +317,7 @@ def test_the_reference_dying_half_way(
     monkeypatch: pytest.MonkeyPatch,
     run_cli: RunCli,
     check: bool,
+    maintainer: None,
 ) -> None:
     """`parity record` on its own reference, killed (SIGKILL) in the middle of the first pass."""
     path = _committed(tmp_path)
@@ -340,7 +343,11 @@ def test_the_reference_dying_half_way(
 
 @pytest.mark.go
 def test_a_live_go_dying_half_way(
-    fresh_go: FreshGo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli: RunCli
+    fresh_go: FreshGo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    run_cli: RunCli,
+    maintainer: None,
 ) -> None:
     """`parity record --go-url`: the live Go dies in the second pass."""
     go = fresh_go(first_seq=1)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from parity import goclient, journal, record
+from parity.compare import compare
 from parity.corpus import get_corpus
 from parity.errors import GoClientError, RecordError
 from parity.goclient import TOKEN_ENV, GoClient, GoConnection
@@ -23,7 +24,7 @@ CORPUS = get_corpus("recall")
 
 
 def test_recording_reproduces_the_golden_journal_byte_for_byte(
-    fresh_go: FreshGo, tmp_path: Path, run_cli: RunCli
+    fresh_go: FreshGo, tmp_path: Path, run_cli: RunCli, maintainer: None
 ) -> None:
     fresh_go()  # skips (or fails under CI) when Go is unavailable
     path = tmp_path / "recall.json"
@@ -50,19 +51,32 @@ def test_check_reports_drift_listing_cases(
     status, out, _ = run_cli("record", "--check", "--journal", str(path))
     assert status == 1
     assert "DRIFT" in out
-    assert "  changed: search-limit-one" in out.splitlines()
+    assert "  changed: search-limit-one (output)" in out.splitlines()
     assert path.read_bytes() == before  # --check never writes
+    assert not journal.pending_path(path).exists()
 
 
-def test_record_lists_changed_cases(
-    fresh_go: FreshGo, golden: Journal, tmp_path: Path, run_cli: RunCli
+def test_record_keeps_a_changed_journal_and_writes_the_recording_beside_it(
+    fresh_go: FreshGo, golden: Journal, tmp_path: Path, run_cli: RunCli, maintainer: None
 ) -> None:
     fresh_go()
     path = copy_with_output(golden, "recall-id-zero", "stale", tmp_path / "j.json")
+    before = path.read_bytes()
+    status, out, _ = run_cli("record", "--journal", str(path))
+    assert status == 1
+    assert "  changed: recall-id-zero (output)" in out.splitlines()
+    assert f"written to {path}.new" in out
+    assert "parity review" in out
+    assert path.read_bytes() == before  # kept, for the review
+    pending = journal.pending_path(path)
+    assert pending.read_bytes() == GOLDEN.read_bytes()
+    # Recorded again once the journal matches the Go: the stale recording goes.
+    path.write_bytes(GOLDEN.read_bytes())
     status, out, _ = run_cli("record", "--journal", str(path))
     assert status == 0
-    assert "  changed: recall-id-zero" in out.splitlines()
-    assert path.read_bytes() == GOLDEN.read_bytes()
+    assert "no change" in out
+    assert f"removed {pending}" in out
+    assert not pending.exists()
 
 
 def test_refuses_an_archive_that_is_not_empty(fresh_go: FreshGo) -> None:
@@ -73,7 +87,11 @@ def test_refuses_an_archive_that_is_not_empty(fresh_go: FreshGo) -> None:
 
 
 def test_live_go_with_a_token(
-    fresh_go: FreshGo, tmp_path: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+    fresh_go: FreshGo,
+    tmp_path: Path,
+    run_cli: RunCli,
+    monkeypatch: pytest.MonkeyPatch,
+    maintainer: None,
 ) -> None:
     token = "tok-5ecret-never-written"
     go = fresh_go(first_seq=1, token=token)
@@ -203,21 +221,13 @@ def test_refuses_a_go_that_answers_differently_twice(
         record.record(CORPUS, go_url=go.base_url)
 
 
-def test_unreachable_go_exits_2(run_cli: RunCli, tmp_path: Path) -> None:
+def test_unreachable_go_exits_2(run_cli: RunCli, tmp_path: Path, maintainer: None) -> None:
     status, _, err = run_cli(
         "record", "--go-url", "http://127.0.0.1:9", "--journal", str(tmp_path / "j.json")
     )
     assert status == 2
     assert "did not answer" in err
     assert not (tmp_path / "j.json").exists()
-
-
-def test_compare() -> None:
-    old = journal.load(GOLDEN)
-    new = dataclasses.replace(old, calls=old.calls[1:])
-    drift = record.compare(old, new)
-    assert drift.removed == (old.calls[0].case,)
-    assert not record.compare(old, old)
 
 
 def test_a_live_go_by_url_records_and_replays_against_python(
@@ -234,16 +244,98 @@ def test_a_live_go_by_url_records_and_replays_against_python(
     with Replayer(live, CORPUS) as replayer:
         failures = replayer.replay().failures
     assert failures == [], "\n\n".join(f.report() for f in failures)
-    golden = journal.load(GOLDEN)
-    if live.seqs == golden.seqs:
-        assert record.compare(golden, live).changed == ()
+    drift = compare(journal.load(GOLDEN), live)
+    assert not drift, "\n".join(drift.lines())
 
 
-def test_compare_names_recorded_by_changes() -> None:
-    old = journal.load(GOLDEN)
-    rb = dataclasses.replace(old.recorded_by, go_version="go9.9", instance="live")
-    drift = record.compare(old, dataclasses.replace(old, recorded_by=rb))
-    assert drift.other == (
-        f"recorded_by.go_version ({old.recorded_by.go_version} -> go9.9)",
-        "recorded_by.instance (reference -> live)",
+# --- a production-like Go: its sequence at 1, no /debug routes ---------------------------
+
+
+def test_check_against_a_production_like_go_says_only_the_seq_base_differs(
+    fresh_go: FreshGo, golden: Journal, run_cli: RunCli
+) -> None:
+    go = fresh_go(first_seq=1, debug=False)
+    status, out, err = run_cli("record", "--go-url", go.base_url, "--check")
+    assert (status, err) == (0, ""), out
+    calls = len(golden.calls)
+    lines = out.splitlines()
+    assert f"matches the Go modulo its seqs ({calls} calls): only the seq base differs" in lines[1]
+    assert "  seqs:    only the seq base differs (first seq 1000 -> 1); " in out
+    assert (
+        f"  not recorded in the new journal (not compared): the reads of {calls - 1} calls, "
+        "go_version, unicode_version, goos, goarch" in lines
     )
+    assert "  not comparable across seqs: recall-id-below-first (" in out  # r1 is a block at 1
+    assert "changed" not in out
+    assert not journal.pending_path(GOLDEN).exists()
+
+
+def test_check_names_exactly_the_cases_a_go_answers_differently(
+    fresh_go: FreshGo, golden: Journal, run_cli: RunCli
+) -> None:
+    same = record.record(CORPUS, go_url=fresh_go(first_seq=1, debug=False).base_url)
+    seq_only = {c.case for c in same.calls if c.output != golden.call(c.case).output}
+    go = fresh_go(first_seq=1, debug=False, rewrite_output={"crème": "creme"})
+    status, out, _ = run_cli("record", "--go-url", go.base_url, "--check")
+    assert status == 1
+    assert "DRIFT" in out
+    named = [line.split()[1] for line in out.splitlines() if line.startswith("  changed: ")]
+    assert named == [c.case for c in golden.calls if "crème" in c.output]
+    # Many outputs of that Go differ from the journal's by their seqs only: none is named.
+    unnamed = seq_only - set(named) - {"recall-id-below-first"}  # r1: a block at base 1
+    assert len(unnamed) > 70
+    assert all(f"changed: {case} " not in out for case in unnamed)
+
+
+def test_a_journal_from_a_production_like_go_replays_and_diffs(
+    fresh_go: FreshGo, golden: Journal, tmp_path: Path, run_cli: RunCli, maintainer: None
+) -> None:
+    go = fresh_go(first_seq=1, debug=False)
+    path = tmp_path / "production.json"
+    status, out, _ = run_cli("record", "--go-url", go.base_url, "--journal", str(path))
+    assert status == 0
+    assert f"wrote {path}" in out
+    production = journal.load(path)
+    assert production.recorded_by.instance == "live"
+    assert production.recorded_by.go_version == "unknown"
+    assert {c.reads for c in production.calls} == {None}
+    calls = len(production.calls)
+    status, out, _ = run_cli("replay", "--journal", str(path))
+    assert status == 0
+    assert (
+        f"{path}: the reads of {calls} calls were not recorded (a Go without /debug/reads): "
+        "not checked" in out
+    )
+    assert out.splitlines()[-1] == f"{calls} passed, 0 failed"
+    status, out, _ = run_cli("diff", str(GOLDEN), str(path))
+    assert status == 0, out
+    assert "the same answers, modulo the seqs" in out
+    assert "only the seq base differs (first seq 1000 -> 1)" in out
+    assert f"not recorded in the new journal (not compared): the reads of {calls - 1} calls" in out
+
+
+def test_record_against_a_production_like_go_leaves_the_journal_for_review(
+    fresh_go: FreshGo, tmp_path: Path, run_cli: RunCli, maintainer: None
+) -> None:
+    path = tmp_path / "recall.json"
+    path.write_bytes(GOLDEN.read_bytes())
+    go = fresh_go(first_seq=1, debug=False, rewrite_output={"crème": "creme"})
+    status, out, _ = run_cli("record", "--go-url", go.base_url, "--journal", str(path))
+    assert status == 1
+    assert path.read_bytes() == GOLDEN.read_bytes()
+    assert "  changed: search-accents (output)" in out.splitlines()
+    assert "creme" in journal.pending_path(path).read_text(encoding="utf-8")
+
+
+def test_under_ci_record_writes_nothing(
+    tmp_path: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CI", "true")
+    absent = tmp_path / "absent.json"
+    status, out, err = run_cli("record", "--journal", str(absent))
+    assert (status, out) == (2, "")
+    assert err == (
+        "parity: error: CI is set: CI never writes a golden; "
+        "`parity record --check` checks for drift\n"
+    )
+    assert list(tmp_path.iterdir()) == []

@@ -208,6 +208,7 @@ def test_token_not_in_journal_report_or_logs(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     caplog: pytest.LogCaptureFixture,
+    maintainer: None,
 ) -> None:
     """`parity record` from a token-protected Go: the journal, its output, the drift report."""
     caplog.set_level(logging.DEBUG)

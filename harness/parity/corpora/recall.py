@@ -4,15 +4,23 @@ It covers every bullet of the contract's "golden journal" section: 35 readable
 blocks (accents and Unicode case, HTML tags and entities, an empty block, long
 first lines, twenty-five similar blocks) plus a locked one, and the calls of both
 tools. ``{{seq:NAME}}`` in args stands for the seq the Go gave block ``NAME``.
+
+``printed_seqs`` says where the two tools' texts (the contract's "The texts") print
+a seq: a block's header (``[r1000] label``: the first line of ``recall``'s block
+text; each entry of a ``recall_search`` result, found through the blocks' labels),
+and an id or query quoted back with ``%q`` where the args cite ``{{seq:NAME}}``.
 """
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Mapping
 from typing import Any
 
-from parity.corpus import Corpus, CorpusBlock, CorpusCall, ToolHost
+from parity.corpus import Corpus, CorpusBlock, CorpusCall, SeqSite, ToolHost, split_template
 
-__all__ = ["BLOCKS", "CALLS", "CORPUS"]
+__all__ = ["BLOCKS", "CALLS", "CORPUS", "printed_seqs"]
 
 
 def _fill(prefix: str, runes: int, pad: str) -> str:
@@ -328,8 +336,16 @@ _SEARCH: tuple[tuple[str, str], ...] = (
     ("search-locked-never-matches", '{"query": "unicorn zebra"}'),
 )
 
+# The seqs that calls cite as plain digits and that recall reads: block 1 is absent
+# only while the first seq is above 1, r999999 while the sequence has not reached it.
+_LITERAL_SEQS: dict[str, tuple[int, ...]] = {
+    "recall-id-absent-block": (999999,),
+    "recall-id-below-first": (1,),
+    "recall-id-max-int64": (9223372036854775807,),
+}
+
 CALLS: tuple[CorpusCall, ...] = tuple(
-    [CorpusCall(case, "recall", args) for case, args in _RECALL]
+    [CorpusCall(case, "recall", args, _LITERAL_SEQS.get(case, ())) for case, args in _RECALL]
     + [CorpusCall(case, "recall_search", args) for case, args in _SEARCH]
 )
 
@@ -341,10 +357,132 @@ def _host(base_url: str, **options: Any) -> ToolHost:
     return host
 
 
+# --- where the texts print seqs -------------------------------------------------------
+
+_NOT_FOUND = "no archived block "
+_NO_MATCH = "no archived block matches "
+_RESULTS_RE = re.compile(r"[0-9]+ of [0-9]+ matching blocks for ")
+_HEADER_RE = re.compile(r"\[r([0-9]+)\]")
+_SCORE_RE = re.compile(r" \(score [0-9]+\)")
+# strconv.Quote's output: one token per rune, escaped or as itself.
+_QUOTED_RE = re.compile(
+    r'"((?:\\(?:[abfnrtv\\"]|x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8})|[^\\"])*)"'
+)
+_TOKEN_RE = re.compile(r'\\(?:[abfnrtv\\"]|x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8})|[^\\"]')
+_SHORT = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+_SHORT |= {"\\": "\\", '"': '"'}
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def _rune(token: str) -> str:
+    """The rune one token of a Go-quoted string stands for."""
+    if not token.startswith("\\"):
+        return token
+    kind = token[1]
+    return chr(int(token[2:], 16)) if kind in "xuU" else _SHORT[kind]
+
+
+def _quoted_sites(
+    output: str, start: int, end: int, key: str, template: str | None, seqs: Mapping[str, int]
+) -> list[SeqSite]:
+    """The seqs that ``output[start:end]``, the args' ``key`` quoted back with %q, prints
+    where the args template cites ``{{seq:NAME}}``; none unless that quote is exactly
+    the template's string with this recording's seqs, rune for rune."""
+    match = _QUOTED_RE.fullmatch(output, start, end)
+    if template is None or match is None or "{{seq:" not in template:
+        return []
+    try:
+        args = json.loads(template)
+    except ValueError:
+        return []
+    value = args.get(key) if isinstance(args, dict) else None
+    if not isinstance(value, str):
+        return []
+    value = _SURROGATE_RE.sub("\ufffd", value)  # as Go decodes a lone surrogate escape
+    tokens = list(_TOKEN_RE.finditer(output, match.start(1), match.end(1)))
+    sites: list[SeqSite] = []
+    i = 0
+    for j, piece in enumerate(split_template(value)):
+        is_slot = j % 2 == 1
+        if is_slot and piece not in seqs:
+            return []
+        runes = str(seqs[piece]) if is_slot else piece
+        chunk = tokens[i : i + len(runes)]
+        if len(chunk) != len(runes) or any(
+            _rune(t.group()) != r for t, r in zip(chunk, runes, strict=True)
+        ):
+            return []
+        if is_slot and runes:
+            sites.append(SeqSite(chunk[0].start(), chunk[-1].end(), piece))
+        i += len(runes)
+    return sites if i == len(tokens) else []
+
+
+def _result_sites(output: str, pos: int, labels: Mapping[int, str]) -> list[SeqSite]:
+    """The headers of a ``recall_search`` result's entries from ``pos``: each
+    ``"\\n" + header(b) + " (score S)"``, then ``"\\n  " + excerpt`` (one line); the label
+    read from the block whose seq the header prints. Parsing stops at what it does not
+    understand: what follows is compared as it is."""
+    sites: list[SeqSite] = []
+    while output.startswith("\n[r", pos):
+        header = _HEADER_RE.match(output, pos + 1)
+        if header is None:
+            break
+        label = labels.get(int(header.group(1)))
+        if label is None:
+            break
+        sites.append(SeqSite(header.start(1), header.end(1)))
+        pos = header.end()
+        if label:
+            if not output.startswith(" " + label, pos):
+                break
+            pos += 1 + len(label)
+        score = _SCORE_RE.match(output, pos)
+        if score is None:
+            break
+        pos = score.end()
+        if output.startswith("\n  ", pos):
+            newline = output.find("\n", pos + 3)
+            pos = len(output) if newline < 0 else newline
+    return sites
+
+
+def printed_seqs(
+    tool: str,
+    output: str,
+    *,
+    template: str | None,
+    seqs: Mapping[str, int],
+    labels: Mapping[int, str],
+) -> list[SeqSite]:
+    """Where a ``recall`` or ``recall_search`` output prints seqs (``Corpus.printed_seqs``)."""
+    if tool == "recall":
+        header = _HEADER_RE.match(output)
+        if header is not None and output.startswith(("\n", " "), header.end()):
+            return [SeqSite(header.start(1), header.end(1))]
+        if output.startswith(_NOT_FOUND):
+            return _quoted_sites(output, len(_NOT_FOUND), len(output), "id", template, seqs)
+        return []
+    if tool != "recall_search":
+        return []
+    if output.startswith(_NO_MATCH):
+        return _quoted_sites(output, len(_NO_MATCH), len(output), "query", template, seqs)
+    first = _RESULTS_RE.match(output)
+    if first is None:
+        return []
+    newline = output.find("\n")
+    line_end = len(output) if newline < 0 else newline
+    if not output.startswith(":", line_end - 1):
+        return []
+    quoted = _quoted_sites(output, first.end(), line_end - 1, "query", template, seqs)
+    return quoted + _result_sites(output, line_end, labels)
+
+
 CORPUS = Corpus(
     name="recall",
     blocks=BLOCKS,
     calls=CALLS,
     host=_host,
     tools=frozenset({"recall", "recall_search"}),
+    printed_seqs=printed_seqs,
 )

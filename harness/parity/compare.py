@@ -1,0 +1,365 @@
+"""Comparing two journals of one corpus: what changed, modulo the seqs each Go assigned.
+
+The one comparison behind ``parity record --check`` (drift), ``parity record`` (what a
+new recording changes), ``parity diff`` and ``parity review``.
+
+Two recordings of a corpus name the same blocks, and each Go gave them its own seqs
+(a production Go's sequence need not start where the reference's does). The
+comparison maps one recording onto the other through the block names
+(``Journal.seqs``), and only where a seq stands:
+
+- in an output, where the corpus says its tool prints one (``Corpus.printed_seqs``:
+  a block's header, an id quoted back from the args' ``{{seq:NAME}}``), never by
+  looking for digits (a block's content may say ``r7``);
+- in a read ``block?seq=N``, when ``N`` is a block's seq in its recording;
+- in the blocks, compared by name; in the args, both resolved from the corpus's template.
+
+Everything else is compared byte for byte: a Go that prints a wrong seq, or the
+right seq with another block, has changed. A case whose args cite a seq as plain
+digits (``CorpusCall.literal_seqs``) that is not the same block (or no block) in both
+recordings is not comparable, and is listed as such.
+
+What a Go cannot report is "not recorded", never a change: its reads (``null``, a Go
+without ``/debug/reads``) and its versions (``"unknown"``, a Go without
+``/debug/version``). The kind of instance (reference or live) is not a change either.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from parity.corpus import Corpus, CorpusCall, get_corpus
+from parity.errors import CorpusError
+from parity.journal import UNKNOWN, VERSION_KEYS, Journal, JournalCall
+
+__all__ = ["CaseChange", "Drift", "compare"]
+
+_READ_SEQ_RE = re.compile(r"block\?seq=([0-9]+)\Z")
+
+
+@dataclass(frozen=True)
+class _Name:
+    """A seq, named by its block: the same in both recordings."""
+
+    name: str
+
+
+_Canonical = tuple[str | _Name, ...]
+
+
+class _Recording:
+    """One journal, with what its seqs map to."""
+
+    def __init__(self, journal: Journal, corpus: Corpus | None) -> None:
+        self.journal = journal
+        self.corpus = corpus
+        self.names = {str(seq): name for name, seq in journal.seqs.items()}
+        self.labels = {b.seq: b.label for b in journal.blocks}
+        self.calls = {c.case: c for c in journal.calls}
+
+    def name_of(self, seq: int) -> str | None:
+        return self.names.get(str(seq))
+
+    def template(self, call: JournalCall, wanted: CorpusCall | None) -> str | None:
+        """The corpus's args template for ``call``, when its args are that template
+        resolved with this recording's seqs."""
+        if wanted is None or wanted.tool != call.tool:
+            return None
+        try:
+            resolved = wanted.resolve(self.journal.seqs)
+        except CorpusError:
+            return None
+        return wanted.args if resolved == call.args else None
+
+    def output(self, call: JournalCall, template: str | None) -> _Canonical:
+        """``call.output`` with each printed seq named by its block."""
+        printed = self.corpus.printed_seqs if self.corpus is not None else None
+        if printed is None:
+            return (call.output,)
+        sites = printed(
+            call.tool,
+            call.output,
+            template=template,
+            seqs=self.journal.seqs,
+            labels=self.labels,
+        )
+        spans = [(s.start, s.end, s.name) for s in sites]
+        return self._canonical(call.output, spans)
+
+    def reads(self, reads: Sequence[str]) -> tuple[_Canonical, ...]:
+        """Each read with its seq named by its block (a seq no block has stays as is)."""
+        out = []
+        for read in reads:
+            m = _READ_SEQ_RE.match(read)
+            out.append(self._canonical(read, [(m.start(1), m.end(1), None)] if m else []))
+        return tuple(out)
+
+    def _canonical(self, text: str, spans: Sequence[tuple[int, int, str | None]]) -> _Canonical:
+        parts: list[str | _Name] = []
+        pos = 0
+        for start, end, quoted in sorted(spans):
+            if start < pos or end > len(text) or start >= end:
+                return (text,)  # sites that make no sense: compared as it is
+            digits = text[start:end]
+            if quoted is not None:
+                seq = self.journal.seqs.get(quoted)
+                name = quoted if seq is not None and str(seq) == digits else None
+            else:
+                name = self.names.get(digits)
+            parts.append(text[pos:start])
+            parts.append(digits if name is None else _Name(name))
+            pos = end
+        parts.append(text[pos:])
+        merged: list[str | _Name] = []
+        for part in parts:
+            if isinstance(part, str) and merged and isinstance(merged[-1], str):
+                merged[-1] += part
+            elif part != "":
+                merged.append(part)
+        return tuple(merged)
+
+    def can_render(self, canonical: _Canonical) -> bool:
+        """Whether every block ``canonical`` names has a seq here."""
+        return all(p.name in self.journal.seqs for p in canonical if isinstance(p, _Name))
+
+    def render(self, canonical: _Canonical) -> str:
+        """A canonical text with this recording's seqs."""
+        return "".join(
+            str(self.journal.seqs[p.name]) if isinstance(p, _Name) else p for p in canonical
+        )
+
+
+@dataclass(frozen=True)
+class CaseChange:
+    """A case recorded in both journals whose answer changed."""
+
+    case: str
+    what: tuple[str, ...]
+    """What differs, of ``tool``, ``args``, ``output`` and ``reads`` (modulo the seqs)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Drift:
+    """How a new recording differs from an old one (the committed journal).
+
+    True when the new Go answers differently: a case changed, added or removed, a
+    block, the corpus, the order of the calls, or a version both Gos reported.
+    Seqs, what one Go could not report and cases not comparable across seqs are
+    reported (``notes``) but are not drift.
+    """
+
+    old: Journal = field(repr=False)
+    new: Journal = field(repr=False)
+    corpus: Corpus | None = field(default=None, repr=False)
+    """The corpus the comparison used (None: outputs compared as they are)."""
+    changes: tuple[CaseChange, ...] = ()
+    added: tuple[str, ...] = ()
+    """Cases recorded now that the old journal lacks."""
+    removed: tuple[str, ...] = ()
+    """Cases of the old journal no longer recorded."""
+    blocks: tuple[str, ...] = ()
+    """Blocks (by name) whose label or content differ, or that one journal lacks."""
+    other: tuple[str, ...] = ()
+    """Other differences: ``corpus``, ``seqs`` (block names), ``calls (order)``, and
+    ``recorded_by.KEY (A -> B)`` for a version both Gos reported."""
+    first_seqs: tuple[int, int] | None = None
+    """The first block's seq in each, when the seqs differ."""
+    shifted: bool = False
+    """Whether the seqs differ by one offset (only the base differs)."""
+    not_recorded: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """What each side (``"old"``, ``"new"``) could not report, so was not compared:
+    ``"the reads of N calls"``, and the version keys it has as ``"unknown"``."""
+    incomparable: Mapping[str, str] = field(default_factory=dict)
+    """Cases not compared, and why (a plain-digit seq that maps to different blocks)."""
+    unmapped: bool = False
+    """Whether the seqs differ but no corpus says where outputs print them."""
+
+    @property
+    def changed(self) -> tuple[str, ...]:
+        """The names of the changed cases."""
+        return tuple(c.case for c in self.changes)
+
+    @property
+    def identical(self) -> bool:
+        """Whether the two journals are the same, byte for byte once written."""
+        return self.old == self.new and list(self.old.seqs) == list(self.new.seqs)
+
+    def __bool__(self) -> bool:
+        return bool(self.changes or self.added or self.removed or self.blocks or self.other)
+
+    def lines(self) -> list[str]:
+        """One line per difference that is drift."""
+        out = [f"  changed: {c.case} ({', '.join(c.what)})" for c in self.changes]
+        out += [f"  added:   {c}" for c in self.added]
+        out += [f"  removed: {c}" for c in self.removed]
+        out += [f"  differs: block {b}" for b in self.blocks]
+        out += [f"  differs: {s}" for s in self.other]
+        return out
+
+    def notes(self) -> list[str]:
+        """One line per difference that is not drift."""
+        out = []
+        if self.first_seqs is not None:
+            a, b = self.first_seqs
+            how = "only the seq base differs" if self.shifted else "the seqs differ"
+            out.append(f"  seqs:    {how} (first seq {a} -> {b}); mapped through the block names")
+        if self.unmapped:
+            out.append("  seqs:    no corpus says where outputs print seqs: compared as they are")
+        out += [
+            f"  not recorded in the {side} journal (not compared): {', '.join(what)}"
+            for side, what in self.not_recorded.items()
+        ]
+        out += [
+            f"  not comparable across seqs: {case} ({why})"
+            for case, why in self.incomparable.items()
+        ]
+        was, now = self.old.recorded_by.instance, self.new.recorded_by.instance
+        if was != now:
+            out.append(f"  instance: {was} -> {now}")
+        return out
+
+    def in_old_seqs(self, case: str, *, output: str | None = None) -> JournalCall:
+        """The new call of ``case`` with the seqs its output and reads print written as
+        the old journal's (each left as it is where its seqs cannot all be mapped).
+
+        ``output``: another output of that call in the new recording's seqs (such as the
+        port's, against the new recording) to write in the old seqs instead.
+        """
+        old, new = _Recording(self.old, self.corpus), _Recording(self.new, self.corpus)
+        call = new.calls[case]
+        if output is not None:
+            call = dataclasses.replace(call, output=output)
+
+        def mapped(canonical: _Canonical, raw: str) -> str:
+            return old.render(canonical) if old.can_render(canonical) else raw
+
+        printed = new.output(call, new.template(call, _corpus_call(self.corpus, case)))
+        reads = None
+        if call.reads is not None:
+            reads = tuple(map(mapped, new.reads(call.reads), call.reads))
+        return dataclasses.replace(call, output=mapped(printed, call.output), reads=reads)
+
+
+def _corpus_call(corpus: Corpus | None, case: str) -> CorpusCall | None:
+    return corpus.call(case) if corpus is not None and case in corpus.cases else None
+
+
+def _corpus_for(journal: Journal) -> Corpus | None:
+    try:
+        return get_corpus(journal.corpus)
+    except CorpusError:
+        return None
+
+
+def _seq_note(old: Journal, new: Journal) -> tuple[tuple[int, int] | None, bool]:
+    if dict(old.seqs) == dict(new.seqs):
+        return None, False
+    common = [n for n in old.seqs if n in new.seqs]
+    if not common:
+        return None, False
+    offsets = {new.seqs[n] - old.seqs[n] for n in common}
+    return (old.seqs[common[0]], new.seqs[common[0]]), len(offsets) == 1
+
+
+def _blocks(old: _Recording, new: _Recording) -> tuple[str, ...]:
+    def by_name(r: _Recording) -> dict[str, tuple[str, str]]:
+        return {r.name_of(b.seq) or f"seq {b.seq}": (b.label, b.content) for b in r.journal.blocks}
+
+    a, b = by_name(old), by_name(new)
+    return tuple(n for n in [*a, *(n for n in b if n not in a)] if a.get(n) != b.get(n))
+
+
+def _versions(old: Journal, new: Journal) -> tuple[list[str], list[str], list[str]]:
+    """The versions both reported that differ; those the old, the new could not report."""
+    differ: list[str] = []
+    unknown_old = [k for k in VERSION_KEYS if getattr(old.recorded_by, k) == UNKNOWN]
+    unknown_new = [k for k in VERSION_KEYS if getattr(new.recorded_by, k) == UNKNOWN]
+    for key in VERSION_KEYS:
+        a, b = getattr(old.recorded_by, key), getattr(new.recorded_by, key)
+        if a != b and UNKNOWN not in (a, b):
+            differ.append(f"recorded_by.{key} ({a} -> {b})")
+    return differ, unknown_old, unknown_new
+
+
+def _literal_mismatch(call: CorpusCall | None, old: _Recording, new: _Recording) -> str | None:
+    """Why ``call`` means different things in the two recordings, if it does."""
+    for seq in call.literal_seqs if call is not None else ():
+        a, b = old.name_of(seq), new.name_of(seq)
+        if a != b:
+
+            def what(name: str | None) -> str:
+                return "no block" if name is None else f"block {name!r}"
+
+            return f"its args cite seq {seq} as digits: {what(a)} in the old, {what(b)} in the new"
+    return None
+
+
+def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drift:
+    """What changed from ``old`` to ``new``; ``corpus`` (by default the one ``old``
+    names, if registered) says where outputs print seqs and what the args cite."""
+    if corpus is None:
+        corpus = _corpus_for(old)
+    o, n = _Recording(old, corpus), _Recording(new, corpus)
+    other = [] if old.corpus == new.corpus else [f"corpus ({old.corpus} -> {new.corpus})"]
+    if list(old.seqs) != list(new.seqs):
+        other.append("seqs (the block names differ)")
+    differ, unknown_old, unknown_new = _versions(old, new)
+    first_seqs, shifted = _seq_note(old, new)
+
+    changes: list[CaseChange] = []
+    incomparable: dict[str, str] = {}
+    reads_old = reads_new = 0
+    for call in new.calls:
+        before = o.calls.get(call.case)
+        if before is None:
+            continue
+        wanted = _corpus_call(corpus, call.case)
+        why = _literal_mismatch(wanted, o, n)
+        if why is not None:
+            incomparable[call.case] = why
+            continue
+        t_old, t_new = o.template(before, wanted), n.template(call, wanted)
+        what = []
+        if before.tool != call.tool:
+            what.append("tool")
+        if before.args != call.args and (t_old is None or t_new is None):
+            what.append("args")
+        if o.output(before, t_old) != n.output(call, t_new):
+            what.append("output")
+        reads_old += before.reads is None
+        reads_new += call.reads is None
+        recorded = before.reads is not None and call.reads is not None
+        if recorded and o.reads(before.reads or ()) != n.reads(call.reads or ()):
+            what.append("reads")
+        if what:
+            changes.append(CaseChange(call.case, tuple(what)))
+
+    not_recorded: dict[str, tuple[str, ...]] = {}
+    for side, reads, keys in (("old", reads_old, unknown_old), ("new", reads_new, unknown_new)):
+        missing = ((f"the reads of {reads} calls",) if reads else ()) + tuple(keys)
+        if missing:
+            not_recorded[side] = missing
+    added = tuple(c.case for c in new.calls if c.case not in o.calls)
+    removed = tuple(c.case for c in old.calls if c.case not in n.calls)
+    common_old = [c for c in old.cases if c in n.calls]
+    common_new = [c for c in new.cases if c in o.calls]
+    if common_old != common_new:
+        other.append("calls (order)")
+    return Drift(
+        old=old,
+        new=new,
+        changes=tuple(changes),
+        added=added,
+        removed=removed,
+        blocks=_blocks(o, n),
+        other=tuple(other + differ),
+        first_seqs=first_seqs,
+        shifted=shifted,
+        not_recorded=not_recorded,
+        incomparable=incomparable,
+        unmapped=first_seqs is not None and (corpus is None or corpus.printed_seqs is None),
+        corpus=corpus,
+    )
