@@ -100,7 +100,6 @@ PY_NOT_TOOL_LOGIC: dict[tuple[str, str], str] = {
         "reached only through _score_all's fallback, which the tools never take "
         "(their terms always match _TERMS); tests/recall covers it"
     ),
-    ("recall/_go/strings.py", "to_lower_translate"): "the slow reference path, for tests",
     ("recall/_go/strings.py", "is_space"): "not used by the tools",
     ("recall/_go/json.py", "Opaque.__repr__"): "a debugging aid",
 }
@@ -130,13 +129,6 @@ PY_UNREACHABLE: dict[tuple[str, str, str], str] = {
         "the quoted id or query comes from args, whose surrogates GoTurnHost.exec_tool "
         "and unmarshal_args have already replaced"
     ),
-    ("recall/_go/strings.py", "_python_differs", "return None"): (
-        "only for tables where str.lower() after the replacement would not be stable; "
-        "the generated tables are stable (tests/recall/test_go_tables.py)"
-    ),
-    ("recall/_go/strings.py", "to_lower", "return s.translate(LOWER)"): (
-        "only when _python_differs() is None, which the generated tables never give"
-    ),
 }
 """Lines of the Python tool logic that no golden can reach: (file, function, code) -> why."""
 
@@ -154,24 +146,9 @@ def _group(file: str, reason: str, *changes: tuple[str, str, str]) -> dict[Key, 
     return {(file, function, before, after): reason for function, before, after in changes}
 
 
-_LOWER_TERMS = (
-    "to_lower shows through the tools only as term runes (a-z, 0-9, U+00E0-U+00FF): the "
-    "terms and where they occur; the output cites the query unlowered. Of the runes "
-    "where Python's str.lower() differs from Go's, only İ (U+0130, Python: i + U+0307) "
-    "gives a term rune, and this mutant still maps İ to i (its chunk, U+0000-U+01FF, is "
-    "still scanned first); it loses only non-term runes (Σ's final form, U+1C89, "
-    "U+A7CB..., U+10D50..., U+16EA0...)"
-)
-_STABLE = (
-    "both ways give Go's lowering: the replacement list when it is stable, "
-    "str.translate(LOWER) otherwise (the mutant only moves the choice)"
-)
 _SURROGATE_FREE = (
     "no surrogate reaches it: GoTurnHost.exec_tool replaces them in args first, and "
     "unmarshal_args decodes a lone surrogate escape to U+FFFD"
-)
-_WIDE_SORT = (
-    "sorted(((chr(c), chr(lower)) for c, lower in LOWER.items() if c > 255 and lower <= 255)"
 )
 _HEX_CHECKED = (
     "_STRING has already checked that every \\u has four hex digits, so a class "
@@ -232,96 +209,9 @@ EQUIVALENT: dict[Key, str] = {
         ("to_lower_latin1", "'latin-1'", "'LATIN-1'"),
     ),
     **_group(
-        _S,
-        _LOWER_TERMS,
-        ("_CAPITAL_SIGMA", "931", "932"),
-        ("_python_differs", "1114112", "1114111"),
-        ("_python_differs", "55296 <= start < 57344", "55296 < start < 57344"),
-        ("_python_differs", "55296 <= start < 57344", "55296 <= start <= 57344"),
-        ("_python_differs", "55296 <= start < 57344", "55296 <= start >= 57344"),
-        ("_python_differs", "55296", "55297"),
-        ("_python_differs", "55296", "55295"),
-        ("_python_differs", "57344", "57345"),
-        ("_python_differs", "57344", "57343"),
-        ("_python_differs", "continue", "break #1"),
-        ("_python_differs", "continue", "break #2"),
-        ("_python_differs", "''", "'X'"),
-    ),
-    **_group(
-        _S,
-        "str.strip takes a set of characters: their order does not matter",
-        ("_SPACE_CHARS", "sorted(SPACE)", "sorted(SPACE, reverse=True)"),
-    ),
-    **_group(
-        _S,
-        "only the order of the pairs or runes changes, and it does not matter: strip "
-        "takes a set, and no replacement is replaced again",
-        ("_SPACE_CHARS", "sorted(SPACE)", "SPACE"),
-        ("_WIDE_TO_LATIN1", _WIDE_SORT + ")", _WIDE_SORT.removeprefix("sorted(")),
-    ),
-    **_group(
         _C,
         "Python compares an int and a float exactly: 2**63 bounds f alike either way",
         ("_TWO_63", "float(1 << 63)", "1 << 63"),
-    ),
-    **_group(
-        _S,
-        "the same list, found more slowly: every chunk is then scanned rune by rune",
-        ("_python_differs", "chunk.translate(LOWER)", "LOWER"),
-    ),
-    **_group(
-        _S,
-        _STABLE,
-        ("_python_differs", "ch.lower() != go", "ch.lower() == go"),
-        (
-            "_python_differs",
-            "if go in differs or go.lower() != go or LOWER.get(ord(go), ord(go)) != ord(go):",
-            "if not (go in differs or go.lower() != go or LOWER.get(ord(go), ord(go)) != ord(go)):",
-        ),
-        (
-            "_python_differs",
-            "go in differs or go.lower() != go or LOWER.get(ord(go), ord(go)) != ord(go)",
-            "go in differs and go.lower() != go and (LOWER.get(ord(go), ord(go)) != ord(go))",
-        ),
-        ("_python_differs", "go in differs", "go not in differs"),
-        ("_python_differs", "go.lower() != go", "go.lower() == go"),
-        (
-            "_python_differs",
-            "LOWER.get(ord(go), ord(go)) != ord(go)",
-            "LOWER.get(ord(go), ord(go)) == ord(go)",
-        ),
-        ("to_lower", "differs is None", "differs is not None"),
-        ("to_lower", "s.translate(LOWER)", "LOWER"),
-    ),
-    **_group(
-        _S,
-        "no Go lower is itself replaced (the stability check): the replacements commute",
-        ("_python_differs", "sorted(differs.items())", "sorted(differs.items(), reverse=True)"),
-        ("_python_differs", "sorted(differs.items())", "differs.items()"),
-    ),
-    **_group(
-        _S,
-        "no rune of U+0000-U+00FF lowers outside it, so the '?' branch never runs and "
-        "the bound at U+00FF+1 changes nothing",
-        ("_LATIN1_LOWER", "'?'", "''"),
-        ("_LATIN1_LOWER", "'?'", "'?X'"),
-        ("_LATIN1_LOWER", "255", "256"),
-    ),
-    **_group(
-        _S,
-        "the pairs it adds or drops replace a rune by itself, or by a rune that "
-        "encodes to '?' as the original does; their order does not matter (no "
-        "replacement is replaced again); no rune lowers to U+0100",
-        (
-            "_WIDE_TO_LATIN1",
-            _WIDE_SORT + ")",
-            _WIDE_SORT + ", reverse=True)",
-        ),
-        ("_WIDE_TO_LATIN1", "c > 255 and lower <= 255", "c > 255 or lower <= 255"),
-        ("_WIDE_TO_LATIN1", "c > 255", "c >= 255"),
-        ("_WIDE_TO_LATIN1", "255", "256 #1"),
-        ("_WIDE_TO_LATIN1", "255", "254 #1"),
-        ("_WIDE_TO_LATIN1", "255", "256 #2"),
     ),
     **_group(
         _C,

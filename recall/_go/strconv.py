@@ -6,12 +6,9 @@ import math
 import re
 from bisect import bisect_right
 
-from recall._go._tables import PRINT
+from recall._go._tables import PRINT_HI, PRINT_LO
 
 __all__ = ["float64_to_int", "is_print", "quote"]
-
-_PRINT_LO: tuple[int, ...] = tuple(lo for lo, _ in PRINT)
-_PRINT_HI: tuple[int, ...] = tuple(hi for _, hi in PRINT)
 
 _MIN_INT64 = -(1 << 63)
 _TWO_63 = float(1 << 63)
@@ -32,10 +29,10 @@ _ESCAPES: dict[str, str] = {
 }
 
 
-def is_print(r: int) -> bool:
-    """Return strconv.IsPrint(r) from Go's table."""
-    i = bisect_right(_PRINT_LO, r) - 1
-    return i >= 0 and r <= _PRINT_HI[i]
+def is_print(c: str) -> bool:
+    """Return strconv.IsPrint for the single character c, from Go's table."""
+    i = bisect_right(PRINT_LO, c) - 1
+    return i >= 0 and c <= PRINT_HI[i]
 
 
 def _escape(ch: str) -> str:
@@ -47,7 +44,7 @@ def _escape(ch: str) -> str:
     if 0xD800 <= r <= 0xDFFF:
         # A Go string cannot hold a surrogate; it becomes U+FFFD (printable).
         return "\ufffd"
-    if is_print(r):
+    if is_print(ch):
         return ch
     if r < 0x20 or r == 0x7F:
         return f"\\x{r:02x}"

@@ -154,7 +154,7 @@ def test_python_coverage_under_replay() -> None:
     summary = cov.function_summary(TOOLS, "recall_tokens")
     assert summary["percent_covered"] == 100.0
     gaps = cov.gaps()
-    not_tool = [g for g in gaps if g.function == "to_lower_translate"]
+    not_tool = [g for g in gaps if g.function == "is_space"]
     assert not_tool
     assert not any(g.tool_logic for g in not_tool)
     assert all(g.reason for g in not_tool)

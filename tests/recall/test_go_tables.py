@@ -37,7 +37,16 @@ def test_tables_name_the_go_that_runs(go_tool: Any) -> None:
 def test_tables_are_well_formed() -> None:
     assert _tables.PRINT_FOLLOWS == "strconv.IsPrint"
     assert _tables.PRINT_DISAGREES == ()
-    spans = _tables.PRINT
+    assert len(_tables.PRINT_LO) == len(_tables.PRINT_HI) > 0
+    spans = list(zip(_tables.PRINT_LO, _tables.PRINT_HI, strict=True))
     assert all(lo <= hi for lo, hi in spans)
-    assert all(a[1] + 1 < b[0] for a, b in itertools.pairwise(spans))
-    assert all(k != v for k, v in _tables.LOWER.items())
+    assert all(ord(a[1]) + 1 < ord(b[0]) for a, b in itertools.pairwise(spans))
+    lower = _tables.LOWER
+    assert len(lower) > 1000
+    assert all(type(k) is int and type(v) is int and k != v for k, v in lower.items())
+    assert list(_tables.SPACE) == sorted(set(_tables.SPACE))
+    # The Latin-1 images agree with LOWER: one byte a rune, "?" beyond U+00FF.
+    want = bytes(lower.get(c, c) if lower.get(c, c) <= 0xFF else ord("?") for c in range(256))
+    assert want == _tables.LATIN1_LOWER
+    wide = tuple((chr(c), chr(v)) for c, v in lower.items() if c > 0xFF and v <= 0xFF)
+    assert wide == _tables.WIDE_TO_LATIN1

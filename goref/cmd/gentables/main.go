@@ -1,6 +1,11 @@
-// Command gentables writes recall/_go/_tables.py: the Unicode tables of Go's
-// standard library that the Python port needs (unicode.ToLower, unicode.IsSpace,
+// Command gentables writes recall/_go/_tables.py: the tables of Go's standard
+// library that the Python port needs (unicode.ToLower, unicode.IsSpace,
 // strconv.IsPrint), with the Go and Unicode versions that produced them.
+//
+// Each table is written in the form recall/_go uses it, so that nothing is
+// derived from it at import or at first use, and as a few string literals
+// rather than thousands of int literals, so that the module also compiles
+// quickly where no byte code is cached.
 //
 // Usage: go run ./cmd/gentables -o ../recall/_go/_tables.py
 package main
@@ -12,13 +17,17 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"unicode"
 )
 
 func main() {
 	out := flag.String("o", "", "output file (default: standard output)")
 	flag.Parse()
-	src := generate()
+	src, err := generate()
+	if err != nil {
+		fatal(err)
+	}
 	if *out == "" {
 		if _, err := os.Stdout.Write(src); err != nil {
 			fatal(err)
@@ -35,11 +44,42 @@ func fatal(err error) {
 	os.Exit(1)
 }
 
+// perLine is how many runes or bytes a line of a string literal holds.
+const perLine = 16
+
+// pyRune is r as a Python string escape.
+func pyRune(r rune) string {
+	if r <= 0xFFFF {
+		return fmt.Sprintf(`\u%04x`, r)
+	}
+	return fmt.Sprintf(`\U%08x`, r)
+}
+
+// pyStr writes runes as a Python string literal, perLine runes a line (implicit
+// concatenation), each line indented by four spaces, and end after the last.
+func pyStr(b *bytes.Buffer, runes []rune, end string) {
+	if len(runes) == 0 {
+		b.WriteString(`    ""` + end + "\n")
+		return
+	}
+	for i := 0; i < len(runes); i += perLine {
+		b.WriteString(`    "`)
+		for _, r := range runes[i:min(i+perLine, len(runes))] {
+			b.WriteString(pyRune(r))
+		}
+		b.WriteString(`"`)
+		if i+perLine >= len(runes) {
+			b.WriteString(end)
+		}
+		b.WriteString("\n")
+	}
+}
+
 // generate renders the whole Python module; the output depends only on the Go
 // standard library that runs it.
-func generate() []byte {
+func generate() ([]byte, error) {
 	var b bytes.Buffer
-	b.WriteString(`"""Go's Unicode tables for recall._go.
+	b.WriteString(`"""Go's tables for recall._go, in the form recall._go uses them.
 
 GENERATED — do not edit. Written by goref/cmd/gentables (make tables) from the Go
 standard library named in GO_VERSION.
@@ -51,31 +91,65 @@ from __future__ import annotations
 	fmt.Fprintf(&b, "GO_VERSION: str = %q\n", runtime.Version())
 	fmt.Fprintf(&b, "UNICODE_VERSION: str = %q\n", unicode.Version)
 
-	// LOWER: every rune r with unicode.ToLower(r) != r, as code point -> code point.
-	b.WriteString("\n# unicode.ToLower(r) for every rune r it changes (usable with str.translate).\n")
-	b.WriteString("LOWER: dict[int, int] = {\n")
+	// LOWER: every rune r with unicode.ToLower(r) != r.
+	var from, to []rune
 	for r := rune(0); r <= unicode.MaxRune; r++ {
 		if l := unicode.ToLower(r); l != r {
-			fmt.Fprintf(&b, "    0x%04X: 0x%04X,\n", r, l)
+			from, to = append(from, r), append(to, l)
 		}
 	}
-	b.WriteString("}\n")
+	b.WriteString("\n# strings.ToLower: unicode.ToLower(r) for every rune r it changes, as\n")
+	b.WriteString("# str.translate takes it (code point -> code point).\n")
+	b.WriteString("LOWER: dict[int, int] = str.maketrans(\n")
+	pyStr(&b, from, ",")
+	pyStr(&b, to, ",")
+	b.WriteString(")\n")
+
+	// LATIN1_LOWER and WIDE_TO_LATIN1: strings.ToLower as one Latin-1 byte a rune.
+	var latin1 []rune
+	for r := rune(0); r <= 0xFF; r++ {
+		l := unicode.ToLower(r)
+		if l > 0xFF {
+			l = '?'
+		}
+		latin1 = append(latin1, l)
+	}
+	b.WriteString("\n# For bytes.translate: byte c -> unicode.ToLower(c) for c in U+0000..U+00FF\n")
+	b.WriteString("# (\"?\" where that lower would be wider than U+00FF).\n")
+	b.WriteString("LATIN1_LOWER: bytes = (\n")
+	for i := 0; i < len(latin1); i += perLine {
+		b.WriteString(`    b"`)
+		for _, l := range latin1[i : i+perLine] {
+			fmt.Fprintf(&b, `\x%02x`, l)
+		}
+		b.WriteString("\"\n")
+	}
+	b.WriteString(")\n")
+	b.WriteString("\n# (rune, unicode.ToLower(rune)) for every rune above U+00FF whose lower is\n")
+	b.WriteString("# in U+0000..U+00FF.\n")
+	b.WriteString("WIDE_TO_LATIN1: tuple[tuple[str, str], ...] = (\n")
+	for i, r := range from {
+		if r > 0xFF && to[i] <= 0xFF {
+			fmt.Fprintf(&b, "    (\"%s\", \"%s\"),\n", pyRune(r), pyRune(to[i]))
+		}
+	}
+	b.WriteString(")\n")
 
 	// SPACE: every rune with unicode.IsSpace.
-	b.WriteString("\n# Every rune r with unicode.IsSpace(r).\n")
-	b.WriteString("SPACE: frozenset[int] = frozenset(\n    {\n")
+	var space []rune
 	for r := rune(0); r <= unicode.MaxRune; r++ {
 		if unicode.IsSpace(r) {
-			fmt.Fprintf(&b, "        0x%04X,\n", r)
+			space = append(space, r)
 		}
 	}
-	b.WriteString("    }\n)\n")
+	b.WriteString("\n# Every rune r with unicode.IsSpace(r), in order (for str.strip).\n")
+	b.WriteString("SPACE: str = (\n")
+	pyStr(&b, space, "")
+	b.WriteString(")\n")
 
-	// PRINT: strconv.IsPrint as inclusive ranges. strconv.Quote follows
-	// strconv.IsPrint; record every rune where unicode.IsPrint disagrees.
-	var disagree []rune
-	type span struct{ lo, hi rune }
-	var spans []span
+	// PRINT_LO, PRINT_HI: strconv.IsPrint as inclusive ranges. strconv.Quote
+	// follows strconv.IsPrint; record every rune where unicode.IsPrint disagrees.
+	var disagree, lo, hi []rune
 	for r := rune(0); r <= unicode.MaxRune; r++ {
 		p := strconv.IsPrint(r)
 		if p != unicode.IsPrint(r) {
@@ -84,30 +158,38 @@ from __future__ import annotations
 		if !p {
 			continue
 		}
-		if k := len(spans); k > 0 && spans[k-1].hi == r-1 {
-			spans[k-1].hi = r
+		if k := len(hi); k > 0 && hi[k-1] == r-1 {
+			hi[k-1] = r
 		} else {
-			spans = append(spans, span{r, r})
+			lo, hi = append(lo, r), append(hi, r)
 		}
 	}
-	b.WriteString("\n# The table PRINT follows (strconv.Quote uses strconv.IsPrint).\n")
+	for _, r := range append(lo, hi...) {
+		if 0xD800 <= r && r <= 0xDFFF {
+			return nil, fmt.Errorf("printable range bound U+%04X is a surrogate", r)
+		}
+	}
+	b.WriteString("\n# The table PRINT_LO, PRINT_HI follows (strconv.Quote uses strconv.IsPrint).\n")
 	b.WriteString("PRINT_FOLLOWS: str = \"strconv.IsPrint\"\n")
 	b.WriteString("\n# Runes where unicode.IsPrint differs from strconv.IsPrint (expected empty).\n")
 	b.WriteString("PRINT_DISAGREES: tuple[int, ...] = (")
 	if len(disagree) == 0 {
 		b.WriteString(")\n")
 	} else {
-		b.WriteString("\n")
-		for _, r := range disagree {
-			fmt.Fprintf(&b, "    0x%04X,\n", r)
+		parts := make([]string, len(disagree))
+		for i, r := range disagree {
+			parts[i] = fmt.Sprintf("0x%04X,", r)
 		}
-		b.WriteString(")\n")
+		b.WriteString(strings.Join(parts, " ") + ")\n")
 	}
-	b.WriteString("\n# Runes r with strconv.IsPrint(r), as sorted inclusive ranges (lo, hi).\n")
-	b.WriteString("PRINT: tuple[tuple[int, int], ...] = (\n")
-	for _, s := range spans {
-		fmt.Fprintf(&b, "    (0x%04X, 0x%04X),\n", s.lo, s.hi)
-	}
+	b.WriteString("\n# The runes r with strconv.IsPrint(r) are the ranges PRINT_LO[i]..PRINT_HI[i]\n")
+	b.WriteString("# (inclusive, ascending, disjoint, not adjacent), as characters: bisect them\n")
+	b.WriteString("# with a character.\n")
+	b.WriteString("PRINT_LO: str = (\n")
+	pyStr(&b, lo, "")
 	b.WriteString(")\n")
-	return b.Bytes()
+	b.WriteString("PRINT_HI: str = (\n")
+	pyStr(&b, hi, "")
+	b.WriteString(")\n")
+	return b.Bytes(), nil
 }
