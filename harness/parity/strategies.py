@@ -13,12 +13,14 @@ aimed at the places where Go and Python disagree: ``unicode.IsSpace`` against
 - :func:`blocks` and :func:`block_sets` draw blocks to archive (:class:`BlockSpec`);
 - :func:`calls` draws ``(tool, args)`` pairs over an archive's seqs and words.
 
-The tables below were computed from Go 1.27.3 (Unicode 17.0.0) against Python 3.11
-(Unicode 14.0.0).
+The constants below hold for Go 1.27 against any Python from 3.11; what depends on
+the running Python's own Unicode data (:func:`lower_changed`,
+:func:`new_code_point_ranges`) is computed from it and Go's generated tables.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import unicodedata
@@ -28,15 +30,16 @@ from typing import TypeVar
 
 from hypothesis import strategies as st
 
+from recall._go._tables import LOWER as GO_LOWER
+from recall._go._tables import PRINT_HI, PRINT_LO
+
 T = TypeVar("T")
 
 __all__ = [
     "DIGIT_ZEROS",
     "GO_SPACES",
     "INT64_MAX",
-    "LOWER_CHANGED",
     "MAX_NESTING",
-    "NEW_CODE_POINTS",
     "NOT_GO_SPACES",
     "BlockSpec",
     "block_sets",
@@ -46,6 +49,8 @@ __all__ = [
     "ids",
     "json_strings",
     "limits",
+    "lower_changed",
+    "new_code_point_ranges",
     "new_code_points",
     "queries",
     "raw_args",
@@ -85,47 +90,76 @@ DIGIT_ZEROS = (
 
 _NON_DECIMAL_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃①②③⑦⑩Ⅶⅶ½"  # isdigit/isnumeric, not decimal
 
-LOWER_CHANGED = (
-    "\u0130"  # İ: Go gives "i", Python "i̇"
-    "\u1c89\ua7cb\ua7cc\ua7ce\ua7d2\ua7d4\ua7da\ua7dc"  # case pairs new in Unicode 16/17
-    "\U00010d50\U00010d5a\U00010d65"  # Garay capitals (Unicode 16)
-    "\U00016ea0\U00016eaa\U00016eb8"  # Beria Erfe capitals (Unicode 17)
-)
-"""Upper-case runes whose lower case differs between Go 1.27 and Python 3.11."""
+# -- Python's own Unicode against Go's tables ---------------------------------------
+# Computed from the running interpreter (its unicodedata and str.lower), once, when
+# a strategy first needs them: what Go knows and this Python does not depends on
+# the Python that runs the harness (Unicode 14 in 3.11, 15.0 in 3.12, 15.1 in 3.13).
 
-_NEW_RANGES = (
-    (0x088F, 0x088F),
-    (0x0897, 0x0897),
-    (0x0C5C, 0x0C5C),
-    (0x0CF3, 0x0CF3),
-    (0x1ACF, 0x1ADD),
-    (0x1C89, 0x1C8A),
-    (0x20C1, 0x20C1),
-    (0x2B96, 0x2B96),
-    (0x2FFC, 0x2FFF),
-    (0x31E4, 0x31E5),
-    (0xA7CB, 0xA7CF),
-    (0xA7F1, 0xA7F1),
-    (0xFBC3, 0xFBD2),
-    (0x10D40, 0x10D65),
-    (0x10D69, 0x10D85),
-    (0x11B60, 0x11B67),
-    (0x13460, 0x143FA),
-    (0x16EA0, 0x16ED3),
-    (0x1CC00, 0x1CCFC),
-    (0x1E6C0, 0x1E6DE),
-    (0x1F8B2, 0x1F8BB),
-    (0x1FAEF, 0x1FAEF),
-    (0x31350, 0x33479),
-)
-NEW_CODE_POINTS: tuple[tuple[int, int], ...] = _NEW_RANGES
-"""Ranges of code points printable in Go 1.27 (Unicode 17), unassigned in Python 3.11
-(a sample of the 110 ranges, with every new case pair)."""
+
+def _plane(plane: int) -> str:
+    """The 65,536 code points of a plane, each at its offset (U+0000 standing in for
+    the surrogates, which a UTF-32 codec refuses): built in C in well under a
+    millisecond, where ``"".join(map(chr, range(...)))`` takes ten times as long.
+    """
+    utf32 = bytearray(4 * 0x10000)  # UTF-32-LE: byte 0 is the lowest
+    utf32[0::4] = bytes(range(256)) * 256
+    utf32[1::4] = b"".join(bytes([b]) * 256 for b in range(256))
+    utf32[2::4] = bytes([plane]) * 0x10000
+    if plane == 0:
+        utf32[4 * 0xD800 : 4 * 0xE000] = bytes(4 * 0x800)
+    return utf32.decode("utf-32-le")
+
+
+@functools.cache
+def new_code_point_ranges() -> tuple[tuple[int, int], ...]:
+    """The ranges (inclusive, ascending) of code points that Go's strconv.IsPrint
+    accepts and that the running Python does not know (``unicodedata`` category Cn).
+
+    Go's table (``recall._go._tables``) against ``unicodedata``: a run of up to 64
+    runes that ``str.isprintable`` accepts is known; the others are looked at rune
+    by rune.
+    """
+    planes: dict[int, str] = {}
+    found: list[list[int]] = []
+    for lo, hi in zip(map(ord, PRINT_LO), map(ord, PRINT_HI), strict=True):
+        code = lo
+        while code <= hi:
+            plane, offset = divmod(code, 0x10000)
+            if plane not in planes:
+                planes[plane] = _plane(plane)
+            size = min(64, hi + 1 - code, 0x10000 - offset)
+            run = planes[plane][offset : offset + size]
+            if not run.isprintable():
+                for at, ch in enumerate(run, code):
+                    if unicodedata.category(ch) != "Cn":
+                        continue
+                    if found and found[-1][1] == at - 1:
+                        found[-1][1] = at
+                    else:
+                        found.append([at, at])
+            code += size
+    return tuple((lo, hi) for lo, hi in found)
+
+
+@functools.cache
+def lower_changed() -> str:
+    """The runes whose lower case differs between Go (``strings.ToLower``) and the
+    running Python (``str.lower``), alone: ``İ`` always, then the case pairs that are
+    newer than Python's Unicode.
+    """
+    return "".join(
+        chr(upper) for upper, lower in GO_LOWER.items() if chr(upper).lower() != chr(lower)
+    )
 
 
 def new_code_points() -> st.SearchStrategy[str]:
-    """One code point assigned since Unicode 14: printable for Go, not for Python."""
-    return st.sampled_from(NEW_CODE_POINTS).flatmap(lambda r: st.integers(*r)).map(chr)
+    """One code point that Go prints and the running Python does not know (none when
+    this Python knows every one: then nothing is drawn).
+    """
+    ranges = new_code_point_ranges()
+    if not ranges:
+        return st.nothing()
+    return st.sampled_from(ranges).flatmap(lambda r: st.integers(*r)).map(chr)
 
 
 _CASE_TRAPS = (
@@ -542,15 +576,15 @@ def _separators() -> st.SearchStrategy[str]:
 def queries(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
     """Search queries: words of the archived blocks in random case, with accents and
     separators, runes Go and Python lower-case differently (``İ``, final ``Σ``, case
-    pairs new in Unicode 16/17), underscores, Unicode punctuation, new code points,
-    blanks and text without terms.
+    pairs newer than Python's Unicode), underscores, Unicode punctuation, code points
+    new to Python, blanks and text without terms.
     """
     own = st.sampled_from(list(dict.fromkeys(words))) if words else st.sampled_from(VOCABULARY)
     word = _weighted(
         (8, own.flatmap(_transformed)),
         (3, st.sampled_from(VOCABULARY).flatmap(_transformed)),
         (1, st.sampled_from(_CASE_TRAPS)),
-        (1, st.sampled_from(LOWER_CHANGED)),
+        (1, st.sampled_from(lower_changed())),
         (1, new_code_points()),
         (1, st.sampled_from(_ODD_RUNES)),
         (1, st.text(max_size=4)),
@@ -894,7 +928,7 @@ def _line(draw: st.DrawFn) -> str:
         return (unit * runes)[:runes] if len(unit) == 1 else unit * (runes // len(unit))
     if kind == "odd":
         odd = [r for r in _ODD_RUNES if not _has_surrogate(r)]  # a Go string holds none
-        rune: str = draw(st.sampled_from([*odd, *_CASE_TRAPS, *LOWER_CHANGED]))
+        rune: str = draw(st.sampled_from([*odd, *_CASE_TRAPS, *lower_changed()]))
         return rune
     return draw(st.text(max_size=30))
 
