@@ -1,0 +1,183 @@
+# ruff: noqa: RUF001  (Greek and Cyrillic capitals in the query are the point)
+"""Cold start of the port: ``import recall`` and the first call of each Go piece.
+
+Every figure is the median of ``runs`` fresh interpreters (one per run and per
+probe, so no probe warms another's caches), timed with ``time.perf_counter`` in
+the child; the import probe runs under ``python -X importtime`` as well, which
+gives the cumulative time of ``recall`` and the time of ``recall._go``'s own
+modules. The probes:
+
+- ``import``: ``import recall``;
+- ``to_lower``: the first ``strings.ToLower`` of a non-ASCII query (``recall`` imported);
+- ``recall_tokens``: the first ``recall_tokens`` of that query;
+- ``recall_search``: the first ``run_tool("recall_search", ...)`` over a
+  ``MemoryArchive`` of 100 blocks of ``bench.data`` (2.4 KB each, most of them
+  not ASCII), the archive built before the clock starts.
+
+Two byte-code modes, each with its own ``PYTHONPYCACHEPREFIX`` filled by a
+warm-up run: ``pyc``, every module's byte code cached (an installed wheel);
+``source``, the same but the measured tree's own modules compiled at each import
+(a checkout run with ``PYTHONDONTWRITEBYTECODE=1``, as this project's machines do).
+
+``python -m bench.coldstart [--runs N] [ROOT ...]`` prints the figures of each
+ROOT (a tree holding ``recall/`` and ``bench/``; default: this one) as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+__all__ = ["MODES", "PROBES", "QUERY", "ROOT", "main", "measure"]
+
+ROOT = Path(__file__).resolve().parent.parent
+PROBES = ("import", "to_lower", "recall_tokens", "recall_search")
+MODES = ("source", "pyc")
+QUERY = "Éloïse « ΟΔΥΣΣΕΥΣ » МОСКВА déjà-vu İstanbul"
+"""The non-ASCII query of the to_lower and recall_tokens probes."""
+
+_CHILD = r"""
+import json, sys, time
+probe, query = sys.argv[1], sys.argv[2]
+if probe == "import":
+    start = time.perf_counter()
+    import recall
+    seconds = time.perf_counter() - start
+else:
+    import recall
+    from recall._go import to_lower
+    from recall._tools import Block, MemoryArchive, recall_tokens, run_tool
+    if probe == "recall_search":
+        from bench.data import QUERIES, generate_blocks
+        specs = generate_blocks(100)
+        archive = MemoryArchive(Block(i, b.label, b.content) for i, b in enumerate(specs, 1))
+        args = QUERIES[0].args()
+        start = time.perf_counter()
+        out = run_tool("recall_search", args, archive)
+        seconds = time.perf_counter() - start
+        assert out.split(" ", 1)[0].isdigit(), out[:200]
+    elif probe == "recall_tokens":
+        start = time.perf_counter()
+        recall_tokens(query)
+        seconds = time.perf_counter() - start
+    else:
+        start = time.perf_counter()
+        to_lower(query)
+        seconds = time.perf_counter() - start
+print(json.dumps({"seconds": seconds}))
+"""
+
+# "import time: <self us> | <cumulative us> | <indent><module>"
+_IMPORTTIME = re.compile(r"^import time:\s*(\d+) \|\s*(\d+) \| (\s*)(\S+)$", re.MULTILINE)
+
+
+def _importtime(stderr: str) -> tuple[float, float]:
+    """``recall``'s cumulative import and ``recall._go``'s own modules (self, summed), in ms."""
+    cumulative = go_self = 0.0
+    for self_us, cumulative_us, _, name in _IMPORTTIME.findall(stderr):
+        if name == "recall":
+            cumulative = int(cumulative_us) / 1000
+        if name == "recall._go" or name.startswith("recall._go."):
+            go_self += int(self_us) / 1000
+    if not cumulative:
+        raise RuntimeError("python -X importtime did not report `recall`")
+    return cumulative, go_self
+
+
+def _env(prefix: Path, *, write: bool) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPYCACHEPREFIX"] = str(prefix)
+    env.pop("PYTHONPATH", None)
+    if write:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def _run(python: str, root: Path, probe: str, env: dict[str, str]) -> dict[str, float]:
+    """One fresh interpreter running one probe in root; its figures in ms."""
+    argv = [python]
+    if probe == "import":
+        argv += ["-X", "importtime"]
+    argv += ["-c", _CHILD, probe, QUERY]
+    env = {**env, "PYTHONPATH": str(root)}  # root's recall/ before any installed one
+    done = subprocess.run(
+        argv, cwd=root, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{probe} in {root} failed:\n{done.stderr[-2000:]}")
+    figures = {probe: json.loads(done.stdout)["seconds"] * 1000}
+    if probe == "import":
+        cumulative, go_self = _importtime(done.stderr)
+        figures["import (importtime, cumulative)"] = cumulative
+        figures["recall._go (importtime, self)"] = go_self
+    return figures
+
+
+def measure(
+    roots: Iterable[Path] = (ROOT,),
+    *,
+    runs: int = 10,
+    modes: Sequence[str] = MODES,
+    probes: Sequence[str] = PROBES,
+    python: str = sys.executable,
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Median milliseconds of each figure: ``{root: {mode: {figure: ms}}}``.
+
+    Runs are interleaved (round by round, every root, mode and probe in each) so
+    that the load of a shared machine falls on all alike.
+    """
+    roots = [Path(r).resolve() for r in roots]
+    unknown = set(modes) - set(MODES) or set(probes) - set(PROBES)
+    if unknown or runs < 1:
+        raise ValueError(f"unknown mode or probe {sorted(unknown)}, or runs < 1")
+    samples: dict[str, dict[str, dict[str, list[float]]]] = {
+        str(r): {m: {} for m in modes} for r in roots
+    }
+    with tempfile.TemporaryDirectory(prefix="coldstart-") as tmp:
+        warm, cold = Path(tmp, "pyc"), Path(tmp, "source")
+        for root in roots:
+            for probe in probes:
+                _run(python, root, probe, _env(warm, write=True))
+        shutil.copytree(warm, cold)
+        for root in roots:  # the measured trees' own byte code, gone from "source"
+            shutil.rmtree(cold / root.relative_to(root.anchor), ignore_errors=True)
+        envs = {"pyc": _env(warm, write=True), "source": _env(cold, write=False)}
+        for _ in range(runs):
+            for root in roots:
+                for mode in modes:
+                    for probe in probes:
+                        figures = _run(python, root, probe, envs[mode])
+                        for name, ms in figures.items():
+                            samples[str(root)][mode].setdefault(name, []).append(ms)
+    return {
+        root: {
+            mode: {name: round(statistics.median(v), 3) for name, v in figures.items()}
+            for mode, figures in by_mode.items()
+        }
+        for root, by_mode in samples.items()
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print measure()'s figures as JSON."""
+    parser = argparse.ArgumentParser(prog="python -m bench.coldstart", description=__doc__)
+    parser.add_argument("--runs", type=int, default=10, help="fresh processes per figure")
+    parser.add_argument("roots", nargs="*", type=Path, default=[ROOT], help="trees to measure")
+    args = parser.parse_args(argv)
+    print(json.dumps(measure(args.roots, runs=args.runs), indent=2, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
