@@ -2,10 +2,12 @@
 """Cold start of the port: ``import recall`` and the first call of each Go piece.
 
 Every figure is the median of ``runs`` fresh interpreters (one per run and per
-probe, so no probe warms another's caches), timed with ``time.perf_counter`` in
-the child; the import probe runs under ``python -X importtime`` as well, which
-gives the cumulative time of ``recall`` and the time of ``recall._go``'s own
-modules. The probes:
+probe, so no probe warms another's caches), timed in the child with
+``time.perf_counter`` (the figure named after the probe) and ``time.thread_time``
+(``<probe> (cpu)``: the CPU time, which a shared machine's load inflates less);
+the import probe runs under ``python -X importtime`` as well, which gives the
+cumulative time of ``recall`` and the time of ``recall._go``'s own modules. The
+probes:
 
 - ``import``: ``import recall``;
 - ``to_lower``: the first ``strings.ToLower`` of a non-ASCII query (``recall`` imported);
@@ -46,13 +48,9 @@ QUERY = "Éloïse « ΟΔΥΣΣΕΥΣ » МОСКВА déjà-vu İstanbul"
 """The non-ASCII query of the to_lower and recall_tokens probes."""
 
 _CHILD = r"""
-import json, sys, time
+import sys, time  # json only at the end: it imports re, which recall imports too
 probe, query = sys.argv[1], sys.argv[2]
-if probe == "import":
-    start = time.perf_counter()
-    import recall
-    seconds = time.perf_counter() - start
-else:
+if probe != "import":
     import recall
     from recall._go import to_lower
     from recall._tools import Block, MemoryArchive, recall_tokens, run_tool
@@ -61,19 +59,20 @@ else:
         specs = generate_blocks(100)
         archive = MemoryArchive(Block(i, b.label, b.content) for i, b in enumerate(specs, 1))
         args = QUERIES[0].args()
-        start = time.perf_counter()
-        out = run_tool("recall_search", args, archive)
-        seconds = time.perf_counter() - start
-        assert out.split(" ", 1)[0].isdigit(), out[:200]
-    elif probe == "recall_tokens":
-        start = time.perf_counter()
-        recall_tokens(query)
-        seconds = time.perf_counter() - start
-    else:
-        start = time.perf_counter()
-        to_lower(query)
-        seconds = time.perf_counter() - start
-print(json.dumps({"seconds": seconds}))
+wall, cpu = time.perf_counter(), time.thread_time()
+if probe == "import":
+    import recall
+elif probe == "to_lower":
+    to_lower(query)
+elif probe == "recall_tokens":
+    recall_tokens(query)
+else:
+    out = run_tool("recall_search", args, archive)
+wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
+if probe == "recall_search":
+    assert out.split(" ", 1)[0].isdigit(), out[:200]
+import json
+print(json.dumps({"wall": wall, "cpu": cpu}))
 """
 
 # "import time: <self us> | <cumulative us> | <indent><module>"
@@ -116,7 +115,8 @@ def _run(python: str, root: Path, probe: str, env: dict[str, str]) -> dict[str, 
     )
     if done.returncode != 0:
         raise RuntimeError(f"{probe} in {root} failed:\n{done.stderr[-2000:]}")
-    figures = {probe: json.loads(done.stdout)["seconds"] * 1000}
+    seconds = json.loads(done.stdout)
+    figures = {probe: seconds["wall"] * 1000, f"{probe} (cpu)": seconds["cpu"] * 1000}
     if probe == "import":
         cumulative, go_self = _importtime(done.stderr)
         figures["import (importtime, cumulative)"] = cumulative

@@ -22,6 +22,7 @@ def test_every_figure_of_both_modes(capsys: pytest.CaptureFixture[str]) -> None:
     for mode, named in by_mode.items():
         assert set(named) == {
             *coldstart.PROBES,
+            *(f"{probe} (cpu)" for probe in coldstart.PROBES),
             "import (importtime, cumulative)",
             "recall._go (importtime, self)",
         }, mode
