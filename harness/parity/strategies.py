@@ -143,9 +143,9 @@ def new_code_point_ranges() -> tuple[tuple[int, int], ...]:
 
 @functools.cache
 def lower_changed() -> str:
-    """The runes whose lower case differs between Go (``strings.ToLower``) and the
-    running Python (``str.lower``), alone: ``İ`` always, then the case pairs that are
-    newer than Python's Unicode.
+    """The runes that Go's ``strings.ToLower`` changes and the running Python's
+    ``str.lower`` changes otherwise, each alone: ``İ`` always, then the case pairs
+    that are newer than Python's Unicode.
     """
     return "".join(
         chr(upper) for upper, lower in GO_LOWER.items() if chr(upper).lower() != chr(lower)
