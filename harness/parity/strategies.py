@@ -121,7 +121,7 @@ def new_code_point_ranges() -> tuple[tuple[int, int], ...]:
     """
     planes: dict[int, str] = {}
     found: list[list[int]] = []
-    for lo, hi in zip(map(ord, PRINT_LO), map(ord, PRINT_HI), strict=True):
+    for lo, hi in zip(PRINT_LO, PRINT_HI, strict=True):
         code = lo
         while code <= hi:
             plane, offset = divmod(code, 0x10000)

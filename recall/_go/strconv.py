@@ -29,10 +29,10 @@ _ESCAPES: dict[str, str] = {
 }
 
 
-def is_print(c: str) -> bool:
-    """Return strconv.IsPrint for the single character c, from Go's table."""
-    i = bisect_right(PRINT_LO, c) - 1
-    return i >= 0 and c <= PRINT_HI[i]
+def is_print(r: int) -> bool:
+    """Return strconv.IsPrint(r) from Go's table."""
+    i = bisect_right(PRINT_LO, r) - 1
+    return i >= 0 and r <= PRINT_HI[i]
 
 
 def _escape(ch: str) -> str:
@@ -44,7 +44,7 @@ def _escape(ch: str) -> str:
     if 0xD800 <= r <= 0xDFFF:
         # A Go string cannot hold a surrogate; it becomes U+FFFD (printable).
         return "\ufffd"
-    if is_print(ch):
+    if is_print(r):
         return ch
     if r < 0x20 or r == 0x7F:
         return f"\\x{r:02x}"

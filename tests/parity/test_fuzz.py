@@ -106,7 +106,7 @@ def test_new_code_points_are_printable_for_go_and_unknown_to_python() -> None:
         code
         for code in range(0x110000)
         if not 0xD800 <= code <= 0xDFFF
-        and is_print(chr(code))
+        and is_print(code)
         and unicodedata.category(chr(code)) == "Cn"
     }
     assert inside == want

@@ -109,7 +109,7 @@ def test_is_space_every_code_point(goeval: Any) -> None:
 def test_is_print_every_code_point(goeval: Any) -> None:
     answers = goeval.many([{"op": "isprint", "s": chunk} for chunk in CHUNKS])
     for chunk, answer in zip(CHUNKS, answers, strict=True):
-        have = [is_print(ch) for ch in chunk]
+        have = [is_print(ord(ch)) for ch in chunk]
         bad = [
             f"U+{ord(c):04X}" for c, h, w in zip(chunk, have, answer["r"], strict=True) if h != w
         ]

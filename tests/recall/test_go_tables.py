@@ -40,7 +40,7 @@ def test_tables_are_well_formed() -> None:
     assert len(_tables.PRINT_LO) == len(_tables.PRINT_HI) > 0
     spans = list(zip(_tables.PRINT_LO, _tables.PRINT_HI, strict=True))
     assert all(lo <= hi for lo, hi in spans)
-    assert all(ord(a[1]) + 1 < ord(b[0]) for a, b in itertools.pairwise(spans))
+    assert all(a[1] + 1 < b[0] for a, b in itertools.pairwise(spans))
     lower = _tables.LOWER
     assert len(lower) > 1000
     assert all(type(k) is int and type(v) is int and k != v for k, v in lower.items())

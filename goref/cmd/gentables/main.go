@@ -56,14 +56,14 @@ func pyRune(r rune) string {
 }
 
 // pyStr writes runes as a Python string literal, perLine runes a line (implicit
-// concatenation), each line indented by four spaces, and end after the last.
-func pyStr(b *bytes.Buffer, runes []rune, end string) {
+// concatenation), each line indented by indent, and end after the last.
+func pyStr(b *bytes.Buffer, indent string, runes []rune, end string) {
 	if len(runes) == 0 {
-		b.WriteString(`    ""` + end + "\n")
+		b.WriteString(indent + `""` + end + "\n")
 		return
 	}
 	for i := 0; i < len(runes); i += perLine {
-		b.WriteString(`    "`)
+		b.WriteString(indent + `"`)
 		for _, r := range runes[i:min(i+perLine, len(runes))] {
 			b.WriteString(pyRune(r))
 		}
@@ -101,8 +101,8 @@ from __future__ import annotations
 	b.WriteString("\n# strings.ToLower: unicode.ToLower(r) for every rune r it changes, as\n")
 	b.WriteString("# str.translate takes it (code point -> code point).\n")
 	b.WriteString("LOWER: dict[int, int] = str.maketrans(\n")
-	pyStr(&b, from, ",")
-	pyStr(&b, to, ",")
+	pyStr(&b, "    ", from, ",")
+	pyStr(&b, "    ", to, ",")
 	b.WriteString(")\n")
 
 	// LATIN1_LOWER and WIDE_TO_LATIN1: strings.ToLower as one Latin-1 byte a rune.
@@ -144,7 +144,7 @@ from __future__ import annotations
 	}
 	b.WriteString("\n# Every rune r with unicode.IsSpace(r), in order (for str.strip).\n")
 	b.WriteString("SPACE: str = (\n")
-	pyStr(&b, space, "")
+	pyStr(&b, "    ", space, "")
 	b.WriteString(")\n")
 
 	// PRINT_LO, PRINT_HI: strconv.IsPrint as inclusive ranges. strconv.Quote
@@ -183,13 +183,14 @@ from __future__ import annotations
 		b.WriteString(strings.Join(parts, " ") + ")\n")
 	}
 	b.WriteString("\n# The runes r with strconv.IsPrint(r) are the ranges PRINT_LO[i]..PRINT_HI[i]\n")
-	b.WriteString("# (inclusive, ascending, disjoint, not adjacent), as characters: bisect them\n")
-	b.WriteString("# with a character.\n")
-	b.WriteString("PRINT_LO: str = (\n")
-	pyStr(&b, lo, "")
-	b.WriteString(")\n")
-	b.WriteString("PRINT_HI: str = (\n")
-	pyStr(&b, hi, "")
-	b.WriteString(")\n")
+	b.WriteString("# (inclusive, ascending, disjoint, not adjacent), code points for bisect.\n")
+	for _, table := range []struct {
+		name  string
+		runes []rune
+	}{{"PRINT_LO", lo}, {"PRINT_HI", hi}} {
+		b.WriteString(table.name + ": tuple[int, ...] = tuple(\n    map(\n        ord,\n")
+		pyStr(&b, "        ", table.runes, ",")
+		b.WriteString("    )\n)\n")
+	}
 	return b.Bytes(), nil
 }
