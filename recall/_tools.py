@@ -1,8 +1,10 @@
-"""The two recall tools over an archive, step by step as the contract gives them.
+"""The two recall tools, step by step as the contract gives them.
 
-Every Go function the contract names is taken from ``recall._go``; the archive
-is read only where the contract says: ``recall`` through ``get_block``, for a
-well-formed id; ``recall_search`` through ``all_blocks``, for a query with terms.
+Every Go function the contract names is taken from ``recall._go``. A tool starts
+over its decoded arguments and gives either its output or the one archive read
+it needs (``BlockRead``: one block, for a well-formed id; ``BlocksRead``: every
+block, for a query with terms), whose ``finish`` gives the output over what was
+read. ``run_tool`` does all three over an ``Archive``; the hosts read over HTTP.
 """
 
 from __future__ import annotations
@@ -27,14 +29,19 @@ __all__ = [
     "TOOLS",
     "Archive",
     "Block",
+    "BlockRead",
+    "BlocksRead",
     "MemoryArchive",
+    "Step",
     "excerpt",
     "header",
+    "latin1_images",
     "recall_id_to_seq",
     "recall_tokens",
     "run_tool",
     "score",
     "search_limit",
+    "start_tool",
     "text_block",
     "text_no_match",
     "text_not_found",
@@ -198,28 +205,14 @@ def text_results(query: str, shown: Sequence[tuple[int, Block]], total: int) -> 
     return "".join(parts)
 
 
-# The tools.
-
-
-def tool_recall(m: Mapping[str, object], archive: Archive) -> str:
-    """The recall tool over decoded arguments."""
-    block_id = m.get("id")
-    if not isinstance(block_id, str) or not trim_space(block_id):
-        return TEXT_MISSING_ID
-    seq = recall_id_to_seq(block_id)
-    if seq is None:
-        return text_not_found(block_id)
-    block = archive.get_block(seq)
-    if block is None:
-        return text_not_found(block_id)
-    return text_block(block)
+# The search's scoring.
 
 
 def latin1_images(block: Block) -> tuple[bytes, bytes]:
     """to_lower_latin1 of the block's content and of its label (``b""`` for no label).
 
-    What the search looks for its terms in. An archive may keep them with its
-    blocks (``ArchiveClient.latin1_images``, blocks never changing once archived).
+    What the search looks for its terms in (a cache may keep them with its blocks,
+    blocks never changing once archived).
     """
     return to_lower_latin1(block.content), to_lower_latin1(block.label) if block.label else b""
 
@@ -234,7 +227,7 @@ def _score_all(
     The same as ``score`` for each block: terms (recallTokens' fields, runes in
     a-z, 0-9, U+00E0..U+00FF) are looked for in to_lower_latin1's bytes, where
     ``t in to_lower(s)`` is ``t.encode("latin-1") in to_lower_latin1(s)``;
-    ``images_of`` gives them (``latin1_images``, or the archive's own).
+    ``images_of`` gives them (``latin1_images``, or a cache's).
     """
     hits: list[tuple[int, Block]] = []
     if not all(_TERMS.fullmatch(term) for term in terms):  # not recallTokens' terms
@@ -266,7 +259,63 @@ def _rank(hit: tuple[int, Block]) -> tuple[int, int]:
     return (-hit[0], -hit[1].seq)
 
 
-def tool_recall_search(m: Mapping[str, object], archive: Archive) -> str:
+# The tools: each gives its output, or the one archive read it needs and how to finish.
+
+
+@dataclass(frozen=True, slots=True)
+class BlockRead:
+    """``recall``'s archive read: the readable block with ``seq``."""
+
+    seq: int
+    block_id: str
+
+    def finish(self, block: Block | None) -> str:
+        """The output, given the block read (None: absent or unreadable)."""
+        if block is None:
+            return text_not_found(self.block_id)
+        return text_block(block)
+
+
+@dataclass(frozen=True, slots=True)
+class BlocksRead:
+    """``recall_search``'s archive read: every readable block."""
+
+    query: str
+    terms: Sequence[str]
+    limit: int
+
+    def finish(
+        self,
+        blocks: Iterable[Block],
+        images_of: Callable[[Block], tuple[bytes, bytes]] = latin1_images,
+    ) -> str:
+        """The output, given every readable block by increasing seq.
+
+        ``images_of`` gives each block's ``latin1_images`` (a cache may hold them).
+        """
+        hits = _score_all(blocks, self.terms, images_of)
+        if not hits:
+            return text_no_match(self.query)
+        hits.sort(key=_rank)
+        return text_results(self.query, hits[: self.limit], len(hits))
+
+
+Step = str | BlockRead | BlocksRead
+"""What a tool gives first: its output, or the archive read it needs."""
+
+
+def tool_recall(m: Mapping[str, object]) -> str | BlockRead:
+    """The recall tool over decoded arguments."""
+    block_id = m.get("id")
+    if not isinstance(block_id, str) or not trim_space(block_id):
+        return TEXT_MISSING_ID
+    seq = recall_id_to_seq(block_id)
+    if seq is None:
+        return text_not_found(block_id)
+    return BlockRead(seq, block_id)
+
+
+def tool_recall_search(m: Mapping[str, object]) -> str | BlocksRead:
     """The recall_search tool over decoded arguments."""
     query = m.get("query")
     if not isinstance(query, str) or not trim_space(query):
@@ -274,27 +323,31 @@ def tool_recall_search(m: Mapping[str, object], archive: Archive) -> str:
     terms = recall_tokens(query)
     if not terms:
         return text_no_match(query)
-    limit = search_limit(m.get("limit"))
-    blocks = archive.all_blocks()
-    # An archive may hold its blocks' images already (ArchiveClient's cache).
-    images_of = getattr(archive, "latin1_images", latin1_images)
-    hits = _score_all(blocks, terms, images_of)
-    if not hits:
-        return text_no_match(query)
-    hits.sort(key=_rank)
-    return text_results(query, hits[:limit], len(hits))
+    return BlocksRead(query, terms, search_limit(m.get("limit")))
 
 
 TOOLS = {"recall": tool_recall, "recall_search": tool_recall_search}
 
 
-def run_tool(name: str, args: str, archive: Archive) -> str:
-    """Run ``recall`` or ``recall_search`` with the JSON arguments text ``args`` (any text).
+def start_tool(name: str, args: str) -> Step:
+    """Start ``recall`` or ``recall_search`` with the JSON arguments text ``args`` (any text).
 
-    Raises UnknownToolError for another name. An archive's own errors (such as
-    GoUnavailableError from an archive read over HTTP) pass through.
+    Raises UnknownToolError for another name.
     """
     tool = TOOLS.get(name)
     if tool is None:
         raise UnknownToolError(name)
-    return tool(unmarshal_args(args), archive)
+    return tool(unmarshal_args(args))
+
+
+def run_tool(name: str, args: str, archive: Archive) -> str:
+    """Run ``recall`` or ``recall_search`` with the JSON arguments text ``args`` (any text).
+
+    Raises UnknownToolError for another name. An archive's own errors pass through.
+    """
+    step = start_tool(name, args)
+    if isinstance(step, BlockRead):
+        return step.finish(archive.get_block(step.seq))
+    if isinstance(step, BlocksRead):
+        return step.finish(archive.all_blocks())
+    return step

@@ -96,6 +96,10 @@ PY_NOT_TOOL_LOGIC: dict[tuple[str, str], str] = {
         "the in-memory archive, for run_tool's other callers; the host reads over HTTP"
     ),
     ("recall/_tools.py", "Archive"): "a Protocol: no code",
+    ("recall/_tools.py", "run_tool"): (
+        "the tools over an Archive, for run_tool's callers; the hosts start and finish "
+        "each tool themselves around their HTTP reads"
+    ),
     ("recall/_tools.py", "score"): (
         "reached only through _score_all's fallback, which the tools never take "
         "(their terms always match _TERMS); tests/recall covers it"
@@ -106,8 +110,8 @@ PY_NOT_TOOL_LOGIC: dict[tuple[str, str], str] = {
 """Functions or classes (by qualified name prefix) in those files that are not tool logic."""
 
 PY_UNREACHABLE: dict[tuple[str, str, str], str] = {
-    ("recall/_tools.py", "run_tool", "raise UnknownToolError(name)"): (
-        "GoTurnHost.exec_tool sends any other tool name to Go before run_tool"
+    ("recall/_tools.py", "start_tool", "raise UnknownToolError(name)"): (
+        "GoTurnHost.exec_tool sends any other tool name to Go before start_tool"
     ),
     **{
         ("recall/_tools.py", "_score_all", code): (
@@ -170,7 +174,7 @@ EQUIVALENT: dict[Key, str] = {
     (_T, "excerpt", "[start:end]", "[start:end + 1]"): (
         "the character it adds is the line's \\n, which trim_space removes"
     ),
-    (_T, "run_tool", "UnknownToolError(name)", "name"): (
+    (_T, "start_tool", "UnknownToolError(name)", "name"): (
         "the raise is unreachable through GoTurnHost, which sends other names to Go"
     ),
     **_group(
@@ -195,13 +199,6 @@ EQUIVALENT: dict[Key, str] = {
         _T,
         "codec names are case-insensitive",
         ("_score_all", "'latin-1'", "'LATIN-1'"),
-    ),
-    **_group(
-        _T,
-        "an archive's own latin1_images (ArchiveClient's cache) give latin1_images of the "
-        "same blocks: without the archive's, the tool computes the same images itself",
-        ("tool_recall_search", "'latin1_images'", "''"),
-        ("tool_recall_search", "'latin1_images'", "'LATIN1_IMAGES'"),
     ),
     **_group(
         _S,

@@ -19,12 +19,16 @@ from recall._tools import (
     MAX_SEQ,
     TEXT_MISSING_ID,
     TEXT_MISSING_QUERY,
+    BlockRead,
+    BlocksRead,
     excerpt,
     header,
+    latin1_images,
     recall_id_to_seq,
     recall_tokens,
     score,
     search_limit,
+    start_tool,
 )
 
 
@@ -230,6 +234,38 @@ def test_search_reads_only_all_blocks() -> None:
     assert archive.reads == ["all_blocks"]
 
 
+@pytest.mark.parametrize(
+    ("name", "args", "read"),
+    [
+        ("recall", '{"id": " R007 "}', BlockRead(7, " R007 ")),
+        ("recall", '{"id": "r10"}', BlockRead(10, "r10")),
+        ("recall", '{"id": "r7a"}', None),
+        ("recall_search", '{"query": "Alpha beta", "limit": 2}', BlocksRead("Alpha beta", [], 2)),
+        ("recall_search", '{"query": "alpha ALPHA"}', BlocksRead("alpha ALPHA", [], 5)),
+        ("recall_search", '{"query": "a b !"}', None),
+    ],
+)
+def test_start_names_the_read_and_finish_gives_run_tools_output(
+    name: str, args: str, read: BlockRead | BlocksRead | None
+) -> None:
+    """start_tool reads nothing: it gives the output, or the read and how to finish it."""
+    step = start_tool(name, args)
+    archive = MemoryArchive(SAMPLE)
+    expected = run_tool(name, args, archive)
+    if read is None:
+        assert step == expected
+    elif isinstance(read, BlockRead):
+        assert step == read
+        assert isinstance(step, BlockRead)
+        assert step.finish(archive.get_block(step.seq)) == expected
+    else:
+        assert isinstance(step, BlocksRead)
+        assert (step.query, step.limit) == (read.query, read.limit)
+        assert step.terms == recall_tokens(read.query)
+        assert step.finish(archive.all_blocks()) == expected
+        assert step.finish(archive.all_blocks(), latin1_images) == expected
+
+
 def test_search_order_score_then_most_recent() -> None:
     blocks = [Block(1, "", "beta"), Block(2, "", "beta"), Block(3, "beta", "x")]
     out = run_tool("recall_search", '{"query": "beta", "limit": 2}', MemoryArchive(blocks))
@@ -243,6 +279,8 @@ def test_unknown_tool() -> None:
     with pytest.raises(UnknownToolError) as caught:
         run_tool("frobnicate", "{}", MemoryArchive())
     assert caught.value.name == "frobnicate"
+    with pytest.raises(UnknownToolError):
+        start_tool("Recall", "{}")
 
 
 @given(name=st.sampled_from(["recall", "recall_search"]), args=st.text())
