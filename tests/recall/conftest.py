@@ -1,11 +1,12 @@
-"""Fixtures for tests/recall: the Go toolchain of the venv and the goeval oracle."""
+"""Fixtures for tests/recall: the hosts of both kinds, the Go toolchain of the venv and
+the goeval oracle."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,8 @@ import pytest
 from parity.errors import GoReferenceError
 from parity.plugin import go_unavailable
 from parity.reference import go_env, go_executable
+
+from .hosts import HOST_KINDS, Host
 
 ROOT = Path(__file__).resolve().parents[2]
 GOREF = ROOT / "goref"
@@ -115,3 +118,28 @@ def goeval(go_tool: GoTool, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     oracle = GoEval(binary)
     yield oracle
     oracle.close()
+
+
+MakeHost = Callable[..., Host]
+
+
+@pytest.fixture(scope="module", params=HOST_KINDS)
+def host_kind(request: pytest.FixtureRequest) -> str:
+    """The kind of host the test runs over: each host test runs once per kind."""
+    kind: str = request.param
+    return kind
+
+
+@pytest.fixture
+def make_host(host_kind: str) -> Iterator[MakeHost]:
+    """``make_host(base_url, **options)``: a Host of the test's kind, closed when it ends."""
+    opened: list[Host] = []
+
+    def make(base_url: str, **options: Any) -> Host:
+        host = Host(host_kind, base_url, **options)
+        opened.append(host)
+        return host
+
+    yield make
+    for host in opened:
+        host.close()

@@ -2,11 +2,12 @@
 only the documented error.
 
 Against a live Go reference holding a few blocks (seqs 1 to 5, so that small ids
-hit): ``recall`` and ``recall_search`` give byte for byte the output of Go's own
-/tool/exec for the surrogate-cleaned args, without falling back; another name is
-Go's ``UnknownToolError``. Hypothesis draws arbitrary text (surrogates included),
-arbitrary JSON values serialized as args, and arbitrary names; example counts are
-bounded, and the run is derandomized (the ``ci`` profile of ``parity.fuzz``).
+hit), through each kind of host: ``recall`` and ``recall_search`` give byte for
+byte the output of Go's own /tool/exec for the surrogate-cleaned args, without
+falling back; another name is Go's ``UnknownToolError``. Hypothesis draws
+arbitrary text (surrogates included), arbitrary JSON values serialized as args,
+and arbitrary names; example counts are bounded, and the run is derandomized
+(the ``ci`` profile of ``parity.fuzz``).
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from hypothesis.errors import InvalidArgument
 
 from parity.plugin import start_reference
 from parity.reference import GoReference, RunningReference
-from recall import GoTurnHost, RecallError, UnknownToolError
+from recall import RecallError, UnknownToolError
 from recall._client import EXEC_PATH
+
+from .hosts import Host
 
 try:
     import parity.fuzz  # noqa: F401  (registers the "ci" profile)
@@ -62,7 +65,7 @@ def cleaned(text: str) -> str:
 @dataclass
 class Live:
     go: RunningReference
-    host: GoTurnHost
+    host: Host
 
     def check(self, name: str, args: str) -> None:
         """exec_tool(name, args) is Go's answer for the cleaned call, or Go's unknown tool."""
@@ -85,8 +88,8 @@ class Live:
 
 
 @pytest.fixture(scope="module")
-def live(go_build: GoReference) -> Iterator[Live]:
-    with start_reference(go_build, first_seq=1) as go, GoTurnHost(go.base_url) as host:
+def live(go_build: GoReference, host_kind: str) -> Iterator[Live]:
+    with start_reference(go_build, first_seq=1) as go, Host(host_kind, go.base_url) as host:
         for label, content in BLOCKS:
             go.archive(label, content)
         go.archive("locked", "never shown", locked=True)

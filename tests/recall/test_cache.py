@@ -1,8 +1,9 @@
-"""The cache of decoded and lowered blocks (ArchiveClient / GoTurnHost ``cache_bytes``).
+"""The cache of decoded and lowered blocks (a host's ``cache_bytes``).
 
 A repeated search through one host must give exactly what a cold host gives for
 the archive as the Go serves it now: same blocks, same order, same output, even
-when another Go at the same URL serves other bytes under the same seqs.
+when another Go at the same URL serves other bytes under the same seqs. The tests
+of a host run over each kind of host (``host_kind``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from pytest_httpserver import HTTPServer
 from recall import Block, GoTurnHost, MemoryArchive, run_tool
 from recall._client import BLOCKS_PATH, DEFAULT_CACHE_BYTES, ArchiveClient, BlockCache
 from recall._tools import latin1_images
+
+from .hosts import Host
 
 BASE = "http://go.test"
 
@@ -46,8 +49,8 @@ class Served:
             return httpx.Response(200, content=self.body)
         return httpx.Response(500)
 
-    def host(self, **options: int) -> GoTurnHost:
-        return GoTurnHost(BASE, transport=httpx.MockTransport(self), **options)
+    def host(self, kind: str, **options: int) -> Host:
+        return Host(kind, BASE, transport=httpx.MockTransport(self), **options)
 
     def client(self, **options: int) -> ArchiveClient:
         return ArchiveClient(BASE, transport=httpx.MockTransport(self), **options)
@@ -61,8 +64,8 @@ def search(query: str, limit: int | None = None) -> str:
 
 
 def cold(body: bytes, args: str) -> str:
-    """The output of a fresh host without a cache."""
-    with Served(body).host(cache_bytes=0) as host:
+    """The output of a fresh GoTurnHost without a cache."""
+    with GoTurnHost(BASE, transport=httpx.MockTransport(Served(body)), cache_bytes=0) as host:
         return host.exec_tool("recall_search", args)
 
 
@@ -81,10 +84,10 @@ QUERIES = [
 ]
 
 
-def test_repeated_search_equals_cold_host_and_reuses_the_blocks() -> None:
+def test_repeated_search_equals_cold_host_and_reuses_the_blocks(host_kind: str) -> None:
     body = go_body(BLOCKS_A)
     served = Served(body)
-    with served.host() as host:
+    with served.host(host_kind) as host:
         for _ in range(3):
             for args in QUERIES:
                 assert host.exec_tool("recall_search", args) == cold(body, args)
@@ -105,7 +108,7 @@ def test_memory_archive_and_run_tool_unchanged() -> None:
         assert run_tool("recall_search", args, archive) == cold(go_body(BLOCKS_A), args)
 
 
-def test_same_seqs_other_bytes_never_stale(httpserver: HTTPServer) -> None:
+def test_same_seqs_other_bytes_never_stale(httpserver: HTTPServer, host_kind: str) -> None:
     """Another Go at the same URL, reusing the seqs with other blocks."""
     body_a = go_body(BLOCKS_A)
     blocks_b = [
@@ -121,7 +124,7 @@ def test_same_seqs_other_bytes_never_stale(httpserver: HTTPServer) -> None:
             body, content_type="application/json"
         )
     args = search("backup zurich zürich déploiement kelvin ligne", 20)
-    with GoTurnHost(httpserver.url_for("/")) as host:
+    with Host(host_kind, httpserver.url_for("/")) as host:
         outputs = [host.exec_tool("recall_search", args) for _ in range(5)]
     httpserver.check_assertions()
     expected_a, expected_b = cold(body_a, args), cold(body_b, args)
@@ -129,7 +132,7 @@ def test_same_seqs_other_bytes_never_stale(httpserver: HTTPServer) -> None:
     assert outputs == [expected_a, expected_a, expected_b, expected_b, expected_a]
 
 
-def test_eviction_keeps_the_bound_and_the_results() -> None:
+def test_eviction_keeps_the_bound_and_the_results(host_kind: str) -> None:
     blocks = [(seq, f"label {seq}", f"contenu numéro {seq} " * 20) for seq in range(1, 41)]
     body = go_body(blocks)
     served = Served(body)
@@ -153,7 +156,7 @@ def test_eviction_keeps_the_bound_and_the_results() -> None:
         assert all(cache.images(b) is not None for b in third[:held])
         assert all(cache.images(b) is None for b in first[:held])
     for args in (search("contenu 17"), search("label numéro 3", 20)):
-        with served.host(cache_bytes=20_000) as host:
+        with served.host(host_kind, cache_bytes=20_000) as host:
             assert host.exec_tool("recall_search", args) == cold(served.body, args)
             assert host.exec_tool("recall_search", args) == cold(served.body, args)
 
@@ -177,7 +180,7 @@ def test_entry_size_is_about_the_real_size() -> None:
     del items
 
 
-def test_cache_bytes_zero_disables() -> None:
+def test_cache_bytes_zero_disables(host_kind: str) -> None:
     body = go_body(BLOCKS_A)
     served = Served(body)
     with served.client(cache_bytes=0) as client:
@@ -185,16 +188,16 @@ def test_cache_bytes_zero_disables() -> None:
         first, again = client.all_blocks(), client.all_blocks()
         assert first == again
         assert not any(a is b for a, b in zip(first, again, strict=True))
-    with served.host(cache_bytes=0) as host:
+    with served.host(host_kind, cache_bytes=0) as host:
         for args in QUERIES:
             assert host.exec_tool("recall_search", args) == cold(body, args)
 
 
-def test_cache_bytes_negative_refused() -> None:
+def test_cache_bytes_negative_refused(host_kind: str) -> None:
     with pytest.raises(ValueError, match="cache_bytes"):
         ArchiveClient(BASE, cache_bytes=-1)
     with pytest.raises(ValueError, match="cache_bytes"):
-        GoTurnHost(BASE, cache_bytes=-1)
+        Host(host_kind, BASE, cache_bytes=-1)
 
 
 def test_invalid_items_are_not_cached_and_still_fail() -> None:
@@ -247,13 +250,14 @@ def test_repeated_searches_equal_fresh_hosts(
     queries: list[tuple[str, int | None]],
     cache_bytes: int,
     ascii_only: bool,
+    host_kind: str,
 ) -> None:
     # The changed set keeps some of the first set's seqs, with other bytes or the same.
     mixed = {**{s: b for s, b in first.items() if s % 3}, **changed}
     bodies = [_body(first, ascii_only), _body(first, ascii_only), _body(mixed, ascii_only)]
     served = Served(bodies[0])
     with (
-        served.host(cache_bytes=cache_bytes) as host,
+        served.host(host_kind, cache_bytes=cache_bytes) as host,
         served.client(cache_bytes=cache_bytes) as cached,
     ):
         for body in bodies:

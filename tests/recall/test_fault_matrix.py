@@ -1,4 +1,4 @@
-"""The fault matrix of GoTurnHost: each row a fault of a real local Go, each with its outcome.
+"""The fault matrix of both hosts: each row a fault of a real local Go, each with its outcome.
 
 For every row, and for both archive reads (``recall`` reads one block,
 ``recall_search`` reads them all):
@@ -9,7 +9,8 @@ For every row, and for both archive reads (``recall`` reads one block,
   failures.
 
 Either way within a bound of the time-out, with only RecallErrors reaching the
-caller, and a token that never shows in an error, a repr or a log record.
+caller, and a token that never shows in an error, a repr or a log record. Every
+test runs over each kind of host (``make_host``).
 
 ``ROWS`` is the one list: the tests below, and the table of ``docs/faults.md``
 (``test_docs_table_is_current``; ``FAULTS_DOC_UPDATE=1`` rewrites it).
@@ -30,9 +31,10 @@ from pathlib import Path
 
 import pytest
 
-from recall import FallbackFailedError, GoTurnHost, GoUnavailableError, RecallError
+from recall import FallbackFailedError, GoUnavailableError, RecallError
 from recall._client import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 
+from .conftest import MakeHost
 from .faultserver import (
     Behaviour,
     FaultServer,
@@ -337,14 +339,14 @@ def every_log_record(caplog: pytest.LogCaptureFixture) -> None:
 @pytest.mark.parametrize("tool", TOOLS)
 @pytest.mark.parametrize("row", ROWS, ids=lambda row: row.id)
 def test_read_fault_falls_back_on_exec(
-    row: Row, tool: str, caplog: pytest.LogCaptureFixture
+    row: Row, tool: str, caplog: pytest.LogCaptureFixture, make_host: MakeHost
 ) -> None:
     args, read_route, read_path = TOOLS[tool]
     server = start_server(row, read_route, exec_faulty=False)
     refused = row.serve(read_route) == REFUSED
     transport = ReadsElsewhere(closed_port_url()) if refused else None
     try:
-        with GoTurnHost(
+        with make_host(
             server.url, token=TOKEN, timeout=TIMEOUT, transport=transport, max_body_bytes=MAX_BODY
         ) as host:
             started = time.monotonic()
@@ -369,7 +371,7 @@ def test_read_fault_falls_back_on_exec(
 @pytest.mark.parametrize("tool", TOOLS)
 @pytest.mark.parametrize("row", ROWS, ids=lambda row: row.id)
 def test_exec_fault_too_is_fallback_failed(
-    row: Row, tool: str, caplog: pytest.LogCaptureFixture
+    row: Row, tool: str, caplog: pytest.LogCaptureFixture, make_host: MakeHost
 ) -> None:
     args, read_route, _ = TOOLS[tool]
     refused = row.serve(read_route) == REFUSED
@@ -377,7 +379,7 @@ def test_exec_fault_too_is_fallback_failed(
     url = closed_port_url() if refused else server.url
     caught: BaseException | None = None
     try:
-        with GoTurnHost(url, token=TOKEN, timeout=TIMEOUT, max_body_bytes=MAX_BODY) as host:
+        with make_host(url, token=TOKEN, timeout=TIMEOUT, max_body_bytes=MAX_BODY) as host:
             started = time.monotonic()
             try:
                 host.exec_tool(tool, args)
@@ -415,14 +417,14 @@ def test_only_recall_errors_reach_the_caller() -> None:
     assert issubclass(GoUnavailableError, RecallError)
 
 
-def test_oversized_chunked_body_stops_at_the_bound() -> None:
+def test_oversized_chunked_body_stops_at_the_bound(make_host: MakeHost) -> None:
     """The client stops reading at the bound: the server never gets far past it."""
     server = FaultServer().start()
     server.route(BLOCKS_PATH, chunked_forever(b'{"blocks": [', cap=64 << 20))
     server.route(EXEC_PATH, respond(200, GOOD["exec"]))
     bound = 1 << 20
     try:
-        with GoTurnHost(server.url, timeout=TIMEOUT, max_body_bytes=bound) as host:
+        with make_host(server.url, timeout=TIMEOUT, max_body_bytes=bound) as host:
             tracemalloc.start()
             try:
                 assert host.exec_tool("recall_search", '{"query": "alpha"}') == OUTPUT

@@ -1,7 +1,9 @@
-"""GoTurnHost.exec_tool: byte for byte what Go answers, the archive reads it makes, the fallback.
+"""exec_tool of both hosts: byte for byte what Go answers, the archive reads it makes, the
+fallback.
 
 Expected outputs come from the Go reference (its own /tool/exec), never from
 this file. The fallback is driven with pytest-httpserver as a misbehaving Go.
+Every test runs over each kind of host (``make_host``, ``host_kind``).
 """
 
 # ruff: noqa: RUF001  (Greek and Turkish letters in the corpus are meant)
@@ -26,14 +28,15 @@ from parity.plugin import FreshGo, start_reference
 from parity.reference import GoReference, RunningReference
 from recall import (
     FallbackFailedError,
-    GoTurnHost,
     GoUnavailableError,
     RecallError,
     UnknownToolError,
 )
 from recall._client import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 
+from .conftest import MakeHost
 from .faultserver import ReadsElsewhere, closed_port_url
+from .hosts import Host
 
 TOKEN = "tok-3f9a-SECRET"
 
@@ -233,16 +236,16 @@ def resolve(text: str, seqs: dict[str, int]) -> str:
 @dataclass
 class Varied:
     go: RunningReference
-    host: GoTurnHost
+    host: Host
     seqs: dict[str, int]
 
 
 @pytest.fixture(scope="module")
-def varied(go_build: GoReference) -> Iterator[Varied]:
-    """A fresh Go (first seq 1000, a token) holding BLOCKS, and a GoTurnHost on it."""
+def varied(go_build: GoReference, host_kind: str) -> Iterator[Varied]:
+    """A fresh Go (first seq 1000, a token) holding BLOCKS, and a host on it."""
     with (
         start_reference(go_build, first_seq=1000, token=TOKEN) as go,
-        GoTurnHost(go.base_url, token=TOKEN) as host,
+        Host(host_kind, go.base_url, token=TOKEN) as host,
     ):
         seqs = {name: go.archive(*block[:2], locked=block[2]) for name, block in BLOCKS.items()}
         assert seqs["accents"] == 1000
@@ -319,11 +322,11 @@ CONTRACT_IDS = {
 
 
 @pytest.mark.go
-def test_contract_examples(fresh_go: FreshGo) -> None:
+def test_contract_examples(fresh_go: FreshGo, make_host: MakeHost) -> None:
     go = fresh_go(first_seq=5)
     for i in range(5):
         go.archive(f"label {i}", f"content {i}\nline two")
-    with GoTurnHost(go.base_url) as host:
+    with make_host(go.base_url) as host:
         for block_id, seq in CONTRACT_IDS.items():
             args = json.dumps({"id": block_id})
             before = len(go.requests())
@@ -335,14 +338,14 @@ def test_contract_examples(fresh_go: FreshGo) -> None:
 
 
 @pytest.mark.go
-def test_token_is_sent_and_required(fresh_go: FreshGo) -> None:
+def test_token_is_sent_and_required(fresh_go: FreshGo, make_host: MakeHost) -> None:
     go = fresh_go(first_seq=1000, token=TOKEN)
     seq = go.archive("label", "content")
     args = json.dumps({"id": f"r{seq}"})
-    with GoTurnHost(go.base_url, token=TOKEN) as host:
+    with make_host(go.base_url, token=TOKEN) as host:
         assert host.exec_tool("recall", args) == go.exec_tool("recall", args)
     for token in (None, "wrong-token"):
-        with GoTurnHost(go.base_url, token=token) as host:
+        with make_host(go.base_url, token=token) as host:
             with pytest.raises(FallbackFailedError, match="status 401") as caught:
                 host.exec_tool("recall", args)
             assert TOKEN not in str(caught.value)
@@ -401,23 +404,23 @@ def good_read(path: str) -> Response:
 )
 @pytest.mark.parametrize("bad", BAD_READS, ids=str)
 def test_fallback_on_a_bad_read(
-    httpserver: HTTPServer, name: str, args: str, path: str, bad: str
+    httpserver: HTTPServer, name: str, args: str, path: str, bad: str, make_host: MakeHost
 ) -> None:
     httpserver.expect_request(path, method="GET").respond_with_response(BAD_READS[bad])
     httpserver.expect_request("/elsewhere").respond_with_response(good_read(path))
     serve_exec(httpserver)
-    with GoTurnHost(httpserver.url_for("/")) as host:
+    with make_host(httpserver.url_for("/")) as host:
         assert host.exec_tool(name, args) == EXEC_OUTPUT
     assert read_paths(httpserver) == [path]  # one read, no redirect followed
     assert exec_calls(httpserver) == [{"name": name, "args": args}]
 
 
-def test_json_404_for_a_block_is_computed_here(httpserver: HTTPServer) -> None:
+def test_json_404_for_a_block_is_computed_here(httpserver: HTTPServer, make_host: MakeHost) -> None:
     httpserver.expect_request(BLOCK_PATH, method="GET").respond_with_json(
         {"error": "not found"}, status=404
     )
     serve_exec(httpserver)
-    with GoTurnHost(httpserver.url_for("/")) as host:
+    with make_host(httpserver.url_for("/")) as host:
         output = host.exec_tool("recall", RECALL_ARGS)
     assert output != EXEC_OUTPUT
     assert output.startswith("no archived block ")
@@ -425,11 +428,13 @@ def test_json_404_for_a_block_is_computed_here(httpserver: HTTPServer) -> None:
 
 
 @pytest.mark.go
-def test_json_404_output_is_gos(httpserver: HTTPServer, go_reference: RunningReference) -> None:
+def test_json_404_output_is_gos(
+    httpserver: HTTPServer, go_reference: RunningReference, make_host: MakeHost
+) -> None:
     httpserver.expect_request(BLOCK_PATH, method="GET").respond_with_json(
         {"error": "not found"}, status=404
     )
-    with GoTurnHost(httpserver.url_for("/")) as host:
+    with make_host(httpserver.url_for("/")) as host:
         assert host.exec_tool("recall", RECALL_ARGS) == go_reference.exec_tool(
             "recall", RECALL_ARGS
         )
@@ -473,11 +478,16 @@ def resetting_url() -> Iterator[str]:
 )
 @pytest.mark.parametrize("where", ["closed_port_url", "resetting_url"])
 def test_fallback_when_reads_are_refused_or_reset(
-    httpserver: HTTPServer, request: pytest.FixtureRequest, name: str, args: str, where: str
+    httpserver: HTTPServer,
+    request: pytest.FixtureRequest,
+    name: str,
+    args: str,
+    where: str,
+    make_host: MakeHost,
 ) -> None:
     serve_exec(httpserver)
     transport = ReadsElsewhere(request.getfixturevalue(where))
-    with GoTurnHost(httpserver.url_for("/"), transport=transport) as host:
+    with make_host(httpserver.url_for("/"), transport=transport) as host:
         assert host.exec_tool(name, args) == EXEC_OUTPUT
     assert exec_calls(httpserver) == [{"name": name, "args": args}]
 
@@ -489,7 +499,7 @@ def test_fallback_when_reads_are_refused_or_reset(
         ("recall_search", SEARCH_ARGS, BLOCKS_PATH),
     ],
 )
-def test_fallback_on_a_time_out(name: str, args: str, path: str) -> None:
+def test_fallback_on_a_time_out(name: str, args: str, path: str, make_host: MakeHost) -> None:
     server = HTTPServer(threaded=True)
     server.start()
     try:
@@ -501,7 +511,7 @@ def test_fallback_on_a_time_out(name: str, args: str, path: str) -> None:
         server.expect_request(path, method="GET").respond_with_handler(slow)
         serve_exec(server)
         started = time.monotonic()
-        with GoTurnHost(server.url_for("/"), timeout=0.2) as host:
+        with make_host(server.url_for("/"), timeout=0.2) as host:
             assert host.exec_tool(name, args) == EXEC_OUTPUT
         assert time.monotonic() - started < 1.0
         assert exec_calls(server) == [{"name": name, "args": args}]
@@ -510,11 +520,11 @@ def test_fallback_on_a_time_out(name: str, args: str, path: str) -> None:
         server.stop()
 
 
-def test_both_failing(httpserver: HTTPServer) -> None:
+def test_both_failing(httpserver: HTTPServer, make_host: MakeHost) -> None:
     httpserver.expect_request(BLOCK_PATH).respond_with_data("boom", status=500)
     httpserver.expect_request(EXEC_PATH).respond_with_data("bad gateway", status=502)
     with (
-        GoTurnHost(httpserver.url_for("/"), token=TOKEN) as host,
+        make_host(httpserver.url_for("/"), token=TOKEN) as host,
         pytest.raises(FallbackFailedError) as caught,
     ):
         host.exec_tool("recall", RECALL_ARGS)
@@ -531,9 +541,9 @@ def test_both_failing(httpserver: HTTPServer) -> None:
     assert len(exec_calls(httpserver)) == 1
 
 
-def test_both_refused(closed_port_url: str) -> None:
+def test_both_refused(closed_port_url: str, make_host: MakeHost) -> None:
     with (
-        GoTurnHost(closed_port_url) as host,
+        make_host(closed_port_url) as host,
         pytest.raises(FallbackFailedError, match="ConnectError") as caught,
     ):
         host.exec_tool("recall_search", SEARCH_ARGS)
@@ -541,31 +551,31 @@ def test_both_refused(closed_port_url: str) -> None:
     assert f"POST {EXEC_PATH}" in str(caught.value)
 
 
-def test_fallback_answered_unknown_tool(httpserver: HTTPServer) -> None:
+def test_fallback_answered_unknown_tool(httpserver: HTTPServer, make_host: MakeHost) -> None:
     httpserver.expect_request(BLOCKS_PATH).respond_with_data("boom", status=500)
     httpserver.expect_request(EXEC_PATH).respond_with_json(
         {"error": 'unknown tool "recall_search"'}, status=404
     )
-    with GoTurnHost(httpserver.url_for("/")) as host, pytest.raises(FallbackFailedError) as caught:
+    with make_host(httpserver.url_for("/")) as host, pytest.raises(FallbackFailedError) as caught:
         host.exec_tool("recall_search", SEARCH_ARGS)
     assert isinstance(caught.value.exec_error, UnknownToolError)
 
 
-def test_other_tools_go_straight_to_go(httpserver: HTTPServer) -> None:
+def test_other_tools_go_straight_to_go(httpserver: HTTPServer, make_host: MakeHost) -> None:
     serve_exec(httpserver)
-    with GoTurnHost(httpserver.url_for("/"), token=TOKEN) as host:
+    with make_host(httpserver.url_for("/"), token=TOKEN) as host:
         assert host.exec_tool("web_fetch", '{"url": "x\ud800"}') == EXEC_OUTPUT
     ((req, _),) = httpserver.log
     assert req.headers["Authorization"] == f"Bearer {TOKEN}"
     assert json.loads(req.get_data()) == {"name": "web_fetch", "args": '{"url": "x\ufffd"}'}
 
 
-def test_unknown_tool(httpserver: HTTPServer) -> None:
+def test_unknown_tool(httpserver: HTTPServer, make_host: MakeHost) -> None:
     httpserver.expect_request(EXEC_PATH).respond_with_json(
         {"error": 'unknown tool "frobnicate"'}, status=404
     )
     with (
-        GoTurnHost(httpserver.url_for("/")) as host,
+        make_host(httpserver.url_for("/")) as host,
         pytest.raises(UnknownToolError, match="frobnicate") as caught,
     ):
         host.exec_tool("frobnicate", "{}")
@@ -577,14 +587,16 @@ def test_unknown_tool(httpserver: HTTPServer) -> None:
     "response",
     [respond(404, "404 page not found\n", "text/plain"), respond(500, "{}"), respond(200, "{}")],
 )
-def test_other_tool_when_go_fails(httpserver: HTTPServer, response: Response) -> None:
+def test_other_tool_when_go_fails(
+    httpserver: HTTPServer, response: Response, make_host: MakeHost
+) -> None:
     httpserver.expect_request(EXEC_PATH).respond_with_response(response)
-    with GoTurnHost(httpserver.url_for("/")) as host, pytest.raises(GoUnavailableError) as caught:
+    with make_host(httpserver.url_for("/")) as host, pytest.raises(GoUnavailableError) as caught:
         host.exec_tool("web_fetch", "{}")
     assert not isinstance(caught.value, FallbackFailedError)
 
 
-def test_fallback_catches_only_go_unavailable() -> None:
+def test_fallback_catches_only_go_unavailable(make_host: MakeHost) -> None:
     calls: list[str] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
@@ -594,7 +606,7 @@ def test_fallback_catches_only_go_unavailable() -> None:
         return httpx.Response(200, json={"output": EXEC_OUTPUT})
 
     with (
-        GoTurnHost("http://go.test", transport=httpx.MockTransport(handler)) as host,
+        make_host("http://go.test", transport=httpx.MockTransport(handler)) as host,
         pytest.raises(RuntimeError),
     ):
         host.exec_tool("recall", RECALL_ARGS)
@@ -603,9 +615,10 @@ def test_fallback_catches_only_go_unavailable() -> None:
 
 def test_no_archive_read_for_a_malformed_id_or_a_query_without_terms(
     httpserver: HTTPServer,
+    make_host: MakeHost,
 ) -> None:
     serve_exec(httpserver)
-    with GoTurnHost(httpserver.url_for("/")) as host:
+    with make_host(httpserver.url_for("/")) as host:
         for name, args in [
             ("recall", '{"id": "r7a"}'),
             ("recall", "{}"),

@@ -4,10 +4,12 @@ token never shows, and where the Go instances listen.
 - a malformed id never reaches the archive: the live reference's request log shows no
   request at all for it (and the output is still Go's);
 - ``seq`` is only ever sent as canonical decimal digits (``r007`` reads ``seq=7``);
-- the token never shows in ``repr(GoTurnHost)``, an error, a log record, a journal,
+- the token never shows in a host's ``repr``, an error, a log record, a journal,
   the recorder's output or its drift report (the fault matrix checks every one of
   its errors too, token configured);
 - the fake Go and the Go reference listen on loopback only.
+
+The tests of a host run over each kind of host (``make_host``, ``host_kind``).
 """
 
 from __future__ import annotations
@@ -29,8 +31,11 @@ from parity.fakego import FakeGo
 from parity.goclient import TOKEN_ENV
 from parity.plugin import FreshGo, start_reference
 from parity.reference import GoReference, RunningReference
-from recall import FallbackFailedError, GoTurnHost, GoUnavailableError, RecallError
+from recall import FallbackFailedError, GoUnavailableError, RecallError
 from recall._client import BLOCK_PATH
+
+from .conftest import MakeHost
+from .hosts import Host
 
 TOKEN = "tok-SEC-7b2d-never-shown"
 GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "recall.json"
@@ -125,15 +130,15 @@ def live(go_build: GoReference) -> Iterator[RunningReference]:
 
 
 @pytest.fixture(scope="module")
-def host(live: RunningReference) -> Iterator[GoTurnHost]:
-    with GoTurnHost(live.base_url, token=TOKEN) as host:
+def host(live: RunningReference, host_kind: str) -> Iterator[Host]:
+    with Host(host_kind, live.base_url, token=TOKEN) as host:
         yield host
 
 
 @pytest.mark.go
 @pytest.mark.parametrize("block_id", MALFORMED_IDS, ids=ascii)
 def test_a_malformed_id_never_reaches_the_archive(
-    live: RunningReference, host: GoTurnHost, block_id: str
+    live: RunningReference, host: Host, block_id: str
 ) -> None:
     for args in (json.dumps({"id": block_id}), json.dumps({"id": block_id}, ensure_ascii=False)):
         before = len(live.requests())
@@ -145,7 +150,7 @@ def test_a_malformed_id_never_reaches_the_archive(
 @pytest.mark.go
 @pytest.mark.parametrize(("block_id", "seq"), CANONICAL.items(), ids=ascii)
 def test_seq_is_sent_as_canonical_digits(
-    live: RunningReference, host: GoTurnHost, block_id: str, seq: str
+    live: RunningReference, host: Host, block_id: str, seq: str
 ) -> None:
     args = json.dumps({"id": block_id})
     before = len(live.requests())
@@ -155,7 +160,7 @@ def test_seq_is_sent_as_canonical_digits(
 
 
 @pytest.mark.go
-def test_every_seq_on_the_wire_is_canonical(live: RunningReference, host: GoTurnHost) -> None:
+def test_every_seq_on_the_wire_is_canonical(live: RunningReference, host: Host) -> None:
     """Over every read of this module's Go: seq= is [1-9][0-9]*, nothing else."""
     for block_id in [*MALFORMED_IDS, *CANONICAL]:
         host.exec_tool("recall", json.dumps({"id": block_id}))
@@ -168,8 +173,8 @@ def test_every_seq_on_the_wire_is_canonical(live: RunningReference, host: GoTurn
 # The token.
 
 
-def test_token_not_in_the_host_repr() -> None:
-    with GoTurnHost("http://user:pa55@127.0.0.1:9/", token=TOKEN) as host:
+def test_token_not_in_the_host_repr(make_host: MakeHost) -> None:
+    with make_host("http://user:pa55@127.0.0.1:9/", token=TOKEN) as host:
         assert TOKEN not in repr(host)
         assert "pa55" not in repr(host)
         assert repr(host) == "GoTurnHost(ArchiveClient('http://127.0.0.1:9/'))"
@@ -177,13 +182,13 @@ def test_token_not_in_the_host_repr() -> None:
 
 @pytest.mark.go
 def test_token_not_in_errors_or_logs_of_a_go_refusing_it(
-    fresh_go: FreshGo, caplog: pytest.LogCaptureFixture
+    fresh_go: FreshGo, caplog: pytest.LogCaptureFixture, make_host: MakeHost
 ) -> None:
     """A Go whose token is another: 401 on the read and the fallback, token nowhere."""
     caplog.set_level(logging.DEBUG)
     go = fresh_go(token="tok-the-go-s-own")
     errors: list[RecallError] = []
-    with GoTurnHost(go.base_url, token=TOKEN, timeout=2.0) as host:
+    with make_host(go.base_url, token=TOKEN, timeout=2.0) as host:
         for name, args in [("recall", '{"id": "r1"}'), ("recall_search", '{"query": "ab"}')]:
             with pytest.raises(FallbackFailedError, match="status 401") as caught:
                 host.exec_tool(name, args)

@@ -1,0 +1,49 @@
+"""Both hosts behind one synchronous face, so that each test of a host is written once.
+
+``Host(kind, base_url, **options)`` is a ``GoTurnHost`` (``kind == "sync"``) or an
+``AsyncGoTurnHost`` driven on an event loop of its own (``"async"``), with
+``exec_tool``, ``close``, ``with`` and the host's own ``repr``. The fixtures
+``host_kind`` and ``make_host`` (``conftest.py``) run a test once per kind.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from recall import GoTurnHost
+
+__all__ = ["HOST_KINDS", "Host"]
+
+HOST_KINDS = ("sync",)
+"""The kinds of host every host test runs over."""
+
+
+class Host:
+    """A host of either kind, called synchronously."""
+
+    def __init__(self, kind: str, base_url: str, **options: Any) -> None:
+        if kind not in HOST_KINDS:
+            raise ValueError(f"no host kind {kind!r}")
+        self.kind = kind
+        self.host = GoTurnHost(base_url, **options)
+        self._closed = False
+
+    def exec_tool(self, name: str, args: str) -> str:
+        """The host's ``exec_tool`` (awaited on the host's own loop for an async host)."""
+        return self.host.exec_tool(name, args)
+
+    def close(self) -> None:
+        """Close the host (and its loop); again is nothing."""
+        if self._closed:
+            return
+        self._closed = True
+        self.host.close()
+
+    def __enter__(self) -> Host:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return repr(self.host)
