@@ -1,6 +1,6 @@
 """Decoding a /blocks body: the port's decoder against others, for the record.
 
-The port (``recall._client._decode_blocks``, Go's compact body item by item) is
+The port (``recall._blocks.decode_blocks``, Go's compact body item by item) is
 timed against ``json.loads`` of the whole body (what it replaced) and, when they
 are installed (they are not dependencies of the project), against ``orjson`` and
 ``msgspec`` (typed), the candidates for a faster decoding.
@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from recall._client import _decode_blocks
+from recall._blocks import decode_blocks
 
 __all__ = ["decoders", "time_decoders"]
 
@@ -42,7 +42,7 @@ def _orjson() -> Callable[[bytes], object] | None:
 def decoders() -> dict[str, Callable[[bytes], object]]:
     """The decoders to time, by name: the port's, json.loads, and those installed."""
     found: dict[str, Callable[[bytes], object]] = {
-        "port (item by item)": lambda body: _decode_blocks(bytearray(body)),
+        "port (item by item)": lambda body: decode_blocks(bytearray(body)),
         "json.loads (whole body)": json.loads,
     }
     for name, make in (("orjson", _orjson), ("msgspec (typed)", _msgspec)):

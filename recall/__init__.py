@@ -18,7 +18,7 @@ Every error this package raises at run time is a ``RecallError``::
 from __future__ import annotations
 
 from recall._errors import FallbackFailedError, GoUnavailableError, RecallError, UnknownToolError
-from recall._host import GoTurnHost
+from recall._sync import GoTurnHost
 from recall._tools import Archive, Block, MemoryArchive, run_tool
 
 __all__ = [

@@ -3,14 +3,16 @@
 
 - ``to_lower_latin1`` and the search's scoring over it (``recall._tools._score_all``)
   against ``to_lower`` and ``score``: same scores for every block and term;
-- ``_decode_blocks`` (Go's compact /blocks body decoded item by item) against
-  ``_decode`` (the whole body at once): the same document and surrogate flag, or
-  the same error, for Go's bodies and for bodies of every other shape.
+- ``decode_blocks`` (Go's compact /blocks body decoded item by item, with a cache
+  cold and warm, or without) against the whole body decoded at once (``_whole``):
+  the same Blocks, or the same error, for Go's bodies and bodies of every other shape.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+from collections.abc import Callable
 
 import pytest
 from hypothesis import example, given, settings
@@ -19,7 +21,7 @@ from hypothesis import strategies as st
 from parity.fakego import go_json
 from parity.strategies import blocks, queries
 from recall import Block
-from recall._client import _decode, _decode_blocks
+from recall._blocks import NOT_IN_ORDER, BlockCache, NotBlocks, _whole, decode_blocks
 from recall._go.strings import to_lower, to_lower_latin1
 from recall._tools import _score_all, recall_tokens, score
 
@@ -59,17 +61,40 @@ def test_score_all_keeps_any_terms() -> None:
         assert _score_all([block], terms) == ([(points, block)] if points else [])
 
 
-def _outcome(decode: object, body: bytes) -> tuple[str, object]:
-    assert callable(decode)
+def _whole_in_order(buffer: bytearray) -> list[Block]:
+    """The plain way: the whole body decoded at once, then the order checked."""
+    blocks = _whole(buffer)
+    if any(a.seq >= b.seq for a, b in itertools.pairwise(blocks)):
+        raise NotBlocks(NOT_IN_ORDER)
+    return blocks
+
+
+def _outcome(decode: Callable[[bytearray], list[Block]], body: bytes) -> tuple[str, object]:
     buffer = bytearray(body)
     try:
         return "ok", decode(buffer)
-    except ValueError as exc:
-        return "error", f"{type(exc).__name__}: {exc}"
+    except NotBlocks as exc:
+        return "error", str(exc)
+
+
+def _emptying(cache: BlockCache | None) -> Callable[[bytearray], list[Block]]:
+    """decode_blocks, checked to empty the buffer whatever the outcome."""
+
+    def decode(buffer: bytearray) -> list[Block]:
+        try:
+            return decode_blocks(buffer, cache)
+        finally:
+            assert not buffer
+
+    return decode
 
 
 def _same(body: bytes) -> None:
-    assert _outcome(_decode_blocks, body) == _outcome(_decode, body), body[:300]
+    expected = _outcome(_whole_in_order, body)
+    cache = BlockCache(1 << 20)
+    assert _outcome(_emptying(None), body) == expected, body[:300]
+    assert _outcome(_emptying(cache), body) == expected, body[:300]  # cold
+    assert _outcome(_emptying(cache), body) == expected, body[:300]  # warm
 
 
 BLOCK_DICTS = st.lists(
@@ -88,10 +113,13 @@ BLOCK_DICTS = st.lists(
 def test_decode_blocks_on_go_bodies(items: list[dict[str, object]]) -> None:
     body = go_json({"blocks": items})
     _same(body)
-    kind, decoded = _outcome(_decode_blocks, body)
-    assert kind == "ok"
-    assert isinstance(decoded, tuple)
-    assert decoded[0] == {"blocks": items}
+    kind, decoded = _outcome(decode_blocks, body)
+    seqs = [item["seq"] for item in items]
+    if all(type(s) is int and 1 <= s < 2**63 for s in seqs) and seqs == sorted(set(seqs)):
+        assert kind == "ok"
+        assert decoded == [Block(**i) for i in items]  # type: ignore[arg-type]
+    else:
+        assert kind == "error"
 
 
 @settings(max_examples=300, deadline=None)
@@ -162,6 +190,6 @@ def test_decode_blocks_edges(body: bytes) -> None:
 
 def test_decode_blocks_empties_the_buffer() -> None:
     buffer = bytearray(go_json({"blocks": [{"seq": 1, "label": "", "content": "x"}]}))
-    _decode_blocks(buffer)
+    decode_blocks(buffer)
     assert not buffer
     assert json.loads(go_json({"a": "<&>"})) == {"a": "<&>"}

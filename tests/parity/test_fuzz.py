@@ -13,6 +13,7 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
@@ -389,11 +390,23 @@ class _Lying(GoTurnHost):
         return output
 
 
-class _FallingBack(GoTurnHost):
-    """A host that always asks the Go's /tool/exec."""
+class _NoReads(httpx.BaseTransport):
+    """A transport whose archive reads all get a 503 (the rest goes through)."""
 
-    def exec_tool(self, name: str, args: str) -> str:
-        return self._client.exec_tool(name, args)
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self._inner = inner
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(503)
+        return self._inner.handle_request(request)
+
+
+class _FallingBack(GoTurnHost):
+    """A host whose archive reads all fail: it asks the Go's /tool/exec instead."""
+
+    def __init__(self, base_url: str, *, transport: httpx.BaseTransport, **options: Any) -> None:
+        super().__init__(base_url, transport=_NoReads(transport), **options)
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from hypothesis.errors import InvalidArgument
 from parity.plugin import start_reference
 from parity.reference import GoReference, RunningReference
 from recall import RecallError, UnknownToolError
-from recall._client import EXEC_PATH
+from recall._protocol import EXEC_PATH
 
 from .hosts import Host
 

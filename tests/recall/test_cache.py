@@ -9,6 +9,8 @@ of a host run over each kind of host (``host_kind``).
 from __future__ import annotations
 
 import json
+import sys
+import threading
 from collections.abc import Sequence
 
 import httpx
@@ -18,7 +20,9 @@ from hypothesis import strategies as st
 from pytest_httpserver import HTTPServer
 
 from recall import Block, GoTurnHost, MemoryArchive, run_tool
-from recall._client import BLOCKS_PATH, DEFAULT_CACHE_BYTES, ArchiveClient, BlockCache
+from recall._blocks import BlockCache, NotBlocks, decode_blocks
+from recall._core import DEFAULT_CACHE_BYTES
+from recall._protocol import BLOCKS_PATH
 from recall._tools import latin1_images
 
 from .hosts import Host
@@ -52,8 +56,10 @@ class Served:
     def host(self, kind: str, **options: int) -> Host:
         return Host(kind, BASE, transport=httpx.MockTransport(self), **options)
 
-    def client(self, **options: int) -> ArchiveClient:
-        return ArchiveClient(BASE, transport=httpx.MockTransport(self), **options)
+    def read(self, cache: BlockCache | None) -> list[Block]:
+        """A read of /blocks, decoded through the cache (as a host does)."""
+        self.reads += 1
+        return decode_blocks(bytearray(self.body), cache)
 
 
 def search(query: str, limit: int | None = None) -> str:
@@ -92,13 +98,14 @@ def test_repeated_search_equals_cold_host_and_reuses_the_blocks(host_kind: str) 
             for args in QUERIES:
                 assert host.exec_tool("recall_search", args) == cold(body, args)
     assert served.reads == 3 * len(QUERIES)  # /blocks is read on every search
-    with served.client() as client:
-        first = client.all_blocks()
-        again = client.all_blocks()
-        assert again == first == list(MemoryArchive(first).all_blocks())
-        assert all(a is b for a, b in zip(first, again, strict=True))  # hits: not decoded again
-        assert [client.latin1_images(b) for b in again] == [latin1_images(b) for b in again]
-        assert first == [Block(seq, label, content) for seq, label, content in BLOCKS_A]
+    cache = BlockCache(DEFAULT_CACHE_BYTES)
+    first = served.read(cache)
+    again = served.read(cache)
+    assert again == first == list(MemoryArchive(first).all_blocks())
+    assert all(a is b for a, b in zip(first, again, strict=True))  # hits: not decoded again
+    assert all(b in cache for b in again)
+    assert [cache.images(b) for b in again] == [latin1_images(b) for b in again]
+    assert first == [Block(seq, label, content) for seq, label, content in BLOCKS_A]
 
 
 def test_memory_archive_and_run_tool_unchanged() -> None:
@@ -136,25 +143,24 @@ def test_eviction_keeps_the_bound_and_the_results(host_kind: str) -> None:
     blocks = [(seq, f"label {seq}", f"contenu numéro {seq} " * 20) for seq in range(1, 41)]
     body = go_body(blocks)
     served = Served(body)
-    with served.client(cache_bytes=20_000) as client:
-        cache = client._cache
-        assert cache is not None
-        first = client.all_blocks()
-        assert 0 < len(cache) < len(blocks)
-        assert cache.used <= cache.limit
-        held = len(cache)
-        # A scan larger than the cache keeps what it holds (no flushing): hits again.
-        again = client.all_blocks()
-        assert again == first
-        assert sum(a is b for a, b in zip(first, again, strict=True)) == held
-        # Blocks no longer served make room for new ones (least recently used first).
-        served.body = go_body(blocks[held:])
-        third = client.all_blocks()
-        assert third == first[held:]
-        assert cache.used <= cache.limit
-        assert len(cache) == held
-        assert all(cache.images(b) is not None for b in third[:held])
-        assert all(cache.images(b) is None for b in first[:held])
+    cache = BlockCache(20_000)
+    first = served.read(cache)
+    assert 0 < len(cache) < len(blocks)
+    assert cache.used <= cache.limit
+    held = len(cache)
+    # A scan larger than the cache keeps what it holds (no flushing): hits again.
+    again = served.read(cache)
+    assert again == first
+    assert sum(a is b for a, b in zip(first, again, strict=True)) == held
+    # Blocks no longer served make room for new ones (least recently used first).
+    served.body = go_body(blocks[held:])
+    third = served.read(cache)
+    assert third == first[held:]
+    assert cache.used <= cache.limit
+    assert len(cache) == held
+    assert all(b in cache for b in third[:held])
+    assert not any(b in cache for b in first[:held])
+    assert [cache.images(b) for b in first] == [latin1_images(b) for b in first]
     for args in (search("contenu 17"), search("label numéro 3", 20)):
         with served.host(host_kind, cache_bytes=20_000) as host:
             assert host.exec_tool("recall_search", args) == cold(served.body, args)
@@ -170,7 +176,7 @@ def test_entry_size_is_about_the_real_size() -> None:
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        items = cache.decode_blocks(bytearray(body))
+        items = decode_blocks(bytearray(body), cache)
         after = tracemalloc.get_traced_memory()[0]
     finally:
         tracemalloc.stop()
@@ -183,19 +189,17 @@ def test_entry_size_is_about_the_real_size() -> None:
 def test_cache_bytes_zero_disables(host_kind: str) -> None:
     body = go_body(BLOCKS_A)
     served = Served(body)
-    with served.client(cache_bytes=0) as client:
-        assert client._cache is None
-        first, again = client.all_blocks(), client.all_blocks()
-        assert first == again
-        assert not any(a is b for a, b in zip(first, again, strict=True))
+    first, again = served.read(None), served.read(None)
+    assert first == again
+    assert not any(a is b for a, b in zip(first, again, strict=True))
     with served.host(host_kind, cache_bytes=0) as host:
         for args in QUERIES:
             assert host.exec_tool("recall_search", args) == cold(body, args)
 
 
 def test_cache_bytes_negative_refused(host_kind: str) -> None:
-    with pytest.raises(ValueError, match="cache_bytes"):
-        ArchiveClient(BASE, cache_bytes=-1)
+    with pytest.raises(ValueError, match="limit"):
+        BlockCache(-1)
     with pytest.raises(ValueError, match="cache_bytes"):
         Host(host_kind, BASE, cache_bytes=-1)
 
@@ -204,13 +208,16 @@ def test_invalid_items_are_not_cached_and_still_fail() -> None:
     served = Served(
         b'{"blocks":[{"seq":1,"label":"a","content":"b"},{"seq":0,"label":"","content":""}]}'
     )
-    with served.client() as client:
-        for _ in range(2):
-            with pytest.raises(Exception, match="not valid blocks"):
-                client.all_blocks()
-        served.body = go_body([(2, "a", "b"), (1, "c", "d")])  # not by increasing seq
-        with pytest.raises(Exception, match="not valid blocks"):
-            client.all_blocks()
+    cache = BlockCache(DEFAULT_CACHE_BYTES)
+    for _ in range(2):
+        with pytest.raises(NotBlocks, match="not valid blocks"):
+            served.read(cache)
+    assert len(cache) == 1  # the valid first block only
+    served.body = go_body([(2, "a", "b"), (1, "c", "d")])  # not by increasing seq
+    for _ in range(2):  # cold, then with both blocks cached
+        with pytest.raises(NotBlocks, match="not valid blocks"):
+            served.read(cache)
+    assert len(cache) == 3
 
 
 # The differential property: one host with a cache, searches over a changing
@@ -256,14 +263,49 @@ def test_repeated_searches_equal_fresh_hosts(
     mixed = {**{s: b for s, b in first.items() if s % 3}, **changed}
     bodies = [_body(first, ascii_only), _body(first, ascii_only), _body(mixed, ascii_only)]
     served = Served(bodies[0])
-    with (
-        served.host(host_kind, cache_bytes=cache_bytes) as host,
-        served.client(cache_bytes=cache_bytes) as cached,
-    ):
+    cache = BlockCache(cache_bytes)
+    with served.host(host_kind, cache_bytes=cache_bytes) as host:
         for body in bodies:
             served.body = body
-            with Served(body).client(cache_bytes=0) as fresh:
-                assert cached.all_blocks() == fresh.all_blocks()
+            assert served.read(cache) == Served(body).read(None)
             for query, limit in queries:
                 args = search(query, limit)
                 assert host.exec_tool("recall_search", args) == cold(body, args)
+
+
+# Threads: one cache, many readers at once.
+
+
+def test_one_cache_many_threads() -> None:
+    """16 threads decode changing bodies through one small cache (evicting all along):
+    each read gives what a decoding without a cache gives, and the bound holds."""
+    bodies = [
+        go_body([(seq, f"label {seq} {v}", f"contenu {seq} {v} " * 15) for seq in range(1, 31)])
+        for v in range(4)
+    ]
+    expected = [decode_blocks(bytearray(body)) for body in bodies]
+    cache = BlockCache(30_000)
+    errors: list[BaseException] = []
+    start = threading.Barrier(16)
+
+    def reader(n: int) -> None:
+        try:
+            start.wait()
+            for i in range(40):
+                which = (n + i) % len(bodies)
+                assert decode_blocks(bytearray(bodies[which]), cache) == expected[which]
+        except BaseException as exc:  # the test reports it
+            errors.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=reader, args=(n,)) for n in range(16)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == []
+    assert 0 < cache.used <= cache.limit

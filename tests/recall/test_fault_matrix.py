@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from recall import FallbackFailedError, GoUnavailableError, RecallError
-from recall._client import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
+from recall._protocol import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 
 from .conftest import MakeHost
 from .faultserver import (

@@ -32,7 +32,7 @@ from recall import (
     RecallError,
     UnknownToolError,
 )
-from recall._client import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
+from recall._protocol import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 
 from .conftest import MakeHost
 from .faultserver import ReadsElsewhere, closed_port_url

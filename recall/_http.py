@@ -1,0 +1,110 @@
+"""HostBase: what both hosts do with httpx besides I/O (options, TLS, the errors to translate)."""
+
+from __future__ import annotations
+
+import functools
+import ssl
+from abc import ABC, abstractmethod
+from typing import ClassVar, Generic, TypedDict, TypeVar
+
+import httpx
+
+from recall._core import DEFAULT_CACHE_BYTES, DEFAULT_MAX_BODY_BYTES, HostCore
+from recall._protocol import check_base_url
+
+__all__ = ["HTTP_ERRORS", "ClientOptions", "HostBase"]
+
+HTTP_ERRORS = (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError)
+"""What httpx raises for a request that failed: each becomes a GoUnavailableError."""
+
+TransportT = TypeVar("TransportT", httpx.BaseTransport, httpx.AsyncBaseTransport)
+
+
+class ClientOptions(TypedDict):
+    """httpx's client options, the transport aside."""
+
+    base_url: str
+    headers: dict[str, str]
+    timeout: httpx.Timeout
+    follow_redirects: bool
+    trust_env: bool
+
+
+class HostBase(ABC, Generic[TransportT]):
+    """The options of both hosts.
+
+    The archive is read over HTTP from the Go at ``base_url`` (one persistent
+    connection pool; ``Authorization: Bearer <token>`` when a token is given).
+    ``timeout`` bounds, in seconds, each of connecting, reading, writing and
+    waiting for a pooled connection, and the arrival of a whole body once its
+    headers are in; ``max_body_bytes`` bounds each answer's body (a larger one
+    is a failed read). ``cache_bytes`` bounds the cache of decoded and lowered
+    blocks kept between searches (0: none); /blocks is still read on every search.
+    ``verify`` is httpx's: True (the system's CAs, through certifi), False, or an
+    ``ssl.SSLContext`` (its CAs, and a client certificate for mutual TLS); a TLS
+    context is built only for an https:// Go. ``transport`` replaces httpx's
+    (tests; ``verify`` is then the transport's business). The environment's
+    proxies and .netrc are ignored, and redirects are not followed.
+
+    ValueError for a base URL that is not an absolute http(s) URL with a host,
+    and for a bad option.
+    """
+
+    _transport_kind: ClassVar[type[httpx.BaseTransport | httpx.AsyncBaseTransport]]
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        token: str | None = None,
+        timeout: float = 5.0,
+        transport: TransportT | None = None,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+        verify: bool | ssl.SSLContext = True,
+    ) -> None:
+        url = check_base_url(base_url)
+        self._shown_url: str = url.shown
+        self._core: HostCore = HostCore(
+            token=token, timeout=timeout, max_body_bytes=max_body_bytes, cache_bytes=cache_bytes
+        )
+        if not isinstance(verify, bool | ssl.SSLContext):
+            raise ValueError("verify must be True, False or an ssl.SSLContext")
+        kind = self._transport_kind
+        if transport is not None and not isinstance(transport, kind):
+            raise ValueError(f"transport must be an httpx.{kind.__name__}")
+        if isinstance(verify, bool) and not url.https:
+            verify = _no_tls()  # never used: building httpx's default would load the CA store
+        options = ClientOptions(
+            base_url=base_url,
+            headers=self._core.headers,
+            timeout=httpx.Timeout(self._core.timeout),
+            follow_redirects=False,
+            trust_env=False,
+        )
+        if transport is None:
+            transport = self._transport(verify)
+        try:
+            self._open(transport, options)
+        except httpx.InvalidURL as exc:
+            raise ValueError(f"invalid base URL: {exc}") from exc
+
+    @abstractmethod
+    def _transport(self, verify: bool | ssl.SSLContext) -> TransportT:
+        """httpx's transport, with this TLS context (or httpx's for True or False)."""
+
+    @abstractmethod
+    def _open(self, transport: TransportT, options: ClientOptions) -> None:
+        """Make the host's httpx client."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._shown_url!r})"
+
+
+@functools.cache
+def _no_tls() -> ssl.SSLContext:
+    """The TLS context of a plain http:// host, which never makes a TLS connection.
+
+    httpx's transport wants one; this one trusts no CA (any handshake would fail).
+    """
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)

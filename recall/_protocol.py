@@ -1,0 +1,263 @@
+"""The contract's HTTP API as data, with no I/O: the requests, and Go's answers checked.
+
+A host sends a ``Request`` and feeds the answer's status, headers and body chunks
+into a ``Body`` (bounded in size and in time); the ``Answer`` it gives is parsed
+here into a Block, None, the blocks or an output, or a GoUnavailableError (or
+UnknownToolError) that says what failed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import urllib.parse
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Final, NamedTuple, TypedDict
+
+from recall._blocks import BlockCache, NotBlocks, block_from_json, decode_blocks, loads
+from recall._blocks import replace_surrogates as replace_surrogates
+from recall._errors import GoUnavailableError, UnknownToolError
+from recall._tools import Block
+
+__all__ = [
+    "BLOCKS_PATH",
+    "BLOCK_PATH",
+    "EXEC_PATH",
+    "Answer",
+    "BaseURL",
+    "Body",
+    "Parts",
+    "Request",
+    "block_request",
+    "blocks_request",
+    "check_base_url",
+    "check_bytes",
+    "check_timeout",
+    "check_token",
+    "exec_request",
+    "parse_block",
+    "parse_blocks",
+    "parse_exec",
+]
+
+BLOCK_PATH: Final = "/internal/v1/recall/block"
+BLOCKS_PATH: Final = "/internal/v1/recall/blocks"
+EXEC_PATH: Final = "/internal/v1/tool/exec"
+
+_TOKEN = re.compile(r"[\x21-\x7e]+")  # what a header value carries as it is
+_READ_STATUSES: Final = (200, 404)  # the statuses whose body is read; any other is a failure
+
+
+class Parts(TypedDict):
+    """A request's query, headers and body, by the names httpx gives them."""
+
+    params: Mapping[str, str] | None
+    headers: Mapping[str, str] | None
+    content: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One request to the Go: ``what`` names it in messages (``GET /internal/...?seq=7``)."""
+
+    method: str
+    path: str
+    what: str
+    params: Mapping[str, str] | None = None
+    headers: Mapping[str, str] | None = None
+    content: bytes | None = None
+
+    @property
+    def parts(self) -> Parts:
+        """The query, headers and body."""
+        return Parts(params=self.params, headers=self.headers, content=self.content)
+
+
+def block_request(seq: int) -> Request:
+    """``GET /internal/v1/recall/block?seq=N``, N in canonical decimal digits."""
+    digits = str(seq)
+    return Request("GET", BLOCK_PATH, f"GET {BLOCK_PATH}?seq={digits}", params={"seq": digits})
+
+
+def blocks_request() -> Request:
+    """``GET /internal/v1/recall/blocks``."""
+    return Request("GET", BLOCKS_PATH, f"GET {BLOCKS_PATH}")
+
+
+def exec_request(name: str, args: str) -> Request:
+    """``POST /internal/v1/tool/exec`` with ``{"name": name, "args": args}``."""
+    # ASCII JSON: any str encodes, and Go decodes it to the same text.
+    body = json.dumps({"name": name, "args": args}).encode("ascii")
+    return Request(
+        "POST",
+        EXEC_PATH,
+        f"POST {EXEC_PATH}",
+        headers={"Content-Type": "application/json"},
+        content=body,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """Go's answer to a request: its status, headers and whole body."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: bytearray
+
+
+class Body:
+    """An answer's body as it arrives: GoUnavailableError past ``limit`` bytes, or when it
+    is not complete within ``timeout`` seconds of its headers (by ``clock``).
+
+    httpx's read time-out bounds each wait for bytes; a body trickling in, each
+    byte on time, would never end: the whole body is checked as each chunk comes.
+    ``headers`` finds ``content-length`` (httpx.Headers, or lowercase keys).
+    """
+
+    __slots__ = ("_clock", "_deadline", "_limit", "_timeout", "_what", "data", "headers", "status")
+
+    def __init__(
+        self,
+        request: Request,
+        status: int,
+        headers: Mapping[str, str],
+        *,
+        limit: int,
+        timeout: float,
+        clock: Callable[[], float],
+    ) -> None:
+        what = request.what
+        if status not in _READ_STATUSES:
+            raise GoUnavailableError(what, f"status {status}")
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise GoUnavailableError(what, f"body larger than {limit} bytes")
+        self._what = what
+        self._limit = limit
+        self._timeout = timeout
+        self._clock = clock
+        self._deadline = clock() + timeout
+        self.status = status
+        self.headers = headers
+        self.data = bytearray()
+
+    def feed(self, chunk: bytes) -> None:
+        """Add a chunk of the body."""
+        if len(self.data) + len(chunk) > self._limit:
+            raise GoUnavailableError(self._what, f"body larger than {self._limit} bytes")
+        if self._clock() > self._deadline:
+            raise GoUnavailableError(
+                self._what, f"body not complete within {self._timeout:g}s of its headers"
+            )
+        self.data += chunk
+
+    def answer(self) -> Answer:
+        """The answer, once the whole body has been fed."""
+        return Answer(self.status, self.headers, self.data)
+
+
+# Go's answers.
+
+
+def _json(what: str, answer: Answer) -> tuple[object, bool]:
+    """The answer's JSON and its surrogate flag; a 404 body that is not JSON is None."""
+    try:
+        return loads(answer.body)
+    except ValueError as exc:
+        if answer.status == 404:
+            return None, False
+        raise GoUnavailableError(what, f"status 200, invalid JSON body: {exc}") from exc
+
+
+def parse_block(what: str, answer: Answer, seq: int) -> Block | None:
+    """The block with this seq, or None when the Go answers its JSON 404."""
+    doc, surrogates = _json(what, answer)
+    if answer.status == 404:
+        if isinstance(doc, dict) and "error" in doc:
+            return None
+        raise GoUnavailableError(what, "status 404 without the JSON error body")
+    block = block_from_json(doc, surrogates)
+    if block is None or block.seq != seq:
+        raise GoUnavailableError(what, "the body is not the requested block")
+    return block
+
+
+def parse_blocks(what: str, answer: Answer, cache: BlockCache | None) -> list[Block]:
+    """Every readable block, by increasing seq (through the cache when there is one)."""
+    if answer.status != 200:
+        answer.body.clear()
+        raise GoUnavailableError(what, f"status {answer.status}")
+    try:
+        return decode_blocks(answer.body, cache)
+    except NotBlocks as exc:
+        raise GoUnavailableError(what, str(exc)) from exc
+
+
+def parse_exec(what: str, answer: Answer, name: str) -> str:
+    """Go's own output for the call; UnknownToolError when it answers its JSON 404."""
+    doc, _ = _json(what, answer)
+    status = answer.status
+    if status == 404 and isinstance(doc, dict) and "error" in doc:
+        raise UnknownToolError(name)
+    output = doc.get("output") if status == 200 and isinstance(doc, dict) else None
+    if not isinstance(output, str):
+        if status != 200:
+            raise GoUnavailableError(what, f"status {status}")
+        raise GoUnavailableError(what, "status 200, the body is not the JSON object with 'output'")
+    return replace_surrogates(output)
+
+
+# The options.
+
+
+class BaseURL(NamedTuple):
+    """A checked base URL: ``shown`` without its credentials, ``https`` for TLS."""
+
+    shown: str
+    https: bool
+
+
+def check_base_url(base_url: object) -> BaseURL:
+    """ValueError unless ``base_url`` is an absolute http:// or https:// URL with a host
+    (and no white space or control character)."""
+    if not isinstance(base_url, str):
+        raise ValueError(f"the base URL must be a str, not {type(base_url).__name__}")
+    if any(c.isspace() or not c.isprintable() for c in base_url):
+        raise ValueError("the base URL must not hold white space or control characters")
+    try:
+        parts = urllib.parse.urlsplit(base_url)
+        _ = parts.port  # ValueError for a port that is not a number from 0 to 65535
+    except ValueError as exc:
+        raise ValueError(f"invalid base URL: {exc}") from None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("the base URL must be an absolute http:// or https:// URL with a host")
+    shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+    return BaseURL(shown, scheme == "https")
+
+
+def check_token(token: object) -> None:
+    """ValueError unless ``token`` is None or one or more visible ASCII characters."""
+    if token is not None and not (isinstance(token, str) and _TOKEN.fullmatch(token)):
+        raise ValueError("the token must be one or more visible ASCII characters")
+
+
+def check_timeout(timeout: object) -> float:
+    """``timeout`` as a float; ValueError unless it is a positive, finite number of seconds."""
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+        raise ValueError(f"timeout must be a number of seconds, not {type(timeout).__name__}")
+    if not (timeout > 0 and math.isfinite(timeout)):
+        raise ValueError("timeout must be a positive, finite number of seconds")
+    return float(timeout)
+
+
+def check_bytes(name: str, value: object) -> int:
+    """``value``; ValueError unless it is an int of bytes, not negative (``name`` says which)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be an int, not {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{name} must not be negative")
+    return value

@@ -1,0 +1,439 @@
+"""The contract's HTTP API as data (recall._protocol), with no I/O: the requests, the body's
+bounds, and what of Go's answers is accepted and what is a GoUnavailableError.
+
+The hosts' own I/O (what goes on the wire, transport errors, streaming) is in
+test_host_http.py; byte-for-byte outputs against Go are in test_host.py.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+
+import httpx
+import pytest
+
+from parity.plugin import FreshGo
+from recall import Block, GoUnavailableError, UnknownToolError
+from recall import _protocol as protocol
+from recall._blocks import BlockCache
+from recall._protocol import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH, Answer, Body, Request
+
+BLOCK7 = {"seq": 7, "label": "<b>L</b>", "content": "a & b"}
+LIMIT = 1 << 20
+
+
+class Clock:
+    """A clock that moves only when told."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def answer_to(
+    request: Request,
+    status: int,
+    raw: bytes,
+    *,
+    headers: Mapping[str, str] | None = None,
+    limit: int = LIMIT,
+) -> Answer:
+    """Go's answer as a host gives it: status and headers first, then the body in chunks."""
+    body = Body(request, status, headers or {}, limit=limit, timeout=5.0, clock=Clock())
+    for start in range(0, len(raw), 7):
+        body.feed(raw[start : start + 7])
+    return body.answer()
+
+
+def block_of(status: int, raw: bytes, seq: int = 7) -> Block | None:
+    request = protocol.block_request(seq)
+    return protocol.parse_block(request.what, answer_to(request, status, raw), seq)
+
+
+def blocks_of(status: int, raw: bytes, cache: BlockCache | None = None) -> list[Block]:
+    request = protocol.blocks_request()
+    return protocol.parse_blocks(request.what, answer_to(request, status, raw), cache)
+
+
+def failure(parse: Callable[[], object]) -> GoUnavailableError:
+    """The GoUnavailableError that parsing raises."""
+    with pytest.raises(GoUnavailableError) as caught:
+        parse()
+    return caught.value
+
+
+def output_of(status: int, raw: bytes, name: str = "recall") -> str:
+    request = protocol.exec_request(name, "{}")
+    return protocol.parse_exec(request.what, answer_to(request, status, raw), name)
+
+
+# The requests.
+
+
+def test_requests_as_data() -> None:
+    block = protocol.block_request(7)
+    assert (block.method, block.path, block.params) == ("GET", BLOCK_PATH, {"seq": "7"})
+    assert block.what == f"GET {BLOCK_PATH}?seq=7"
+    assert (block.headers, block.content) == (None, None)
+    everything = protocol.blocks_request()
+    assert (everything.method, everything.path, everything.what) == (
+        "GET",
+        BLOCKS_PATH,
+        f"GET {BLOCKS_PATH}",
+    )
+    args = '{"id": "r7", "x": "\u00e9\U0001f600\u2028"}'
+    call = protocol.exec_request("recall", args)
+    assert (call.method, call.path, call.what) == ("POST", EXEC_PATH, f"POST {EXEC_PATH}")
+    assert call.headers == {"Content-Type": "application/json"}
+    assert call.content is not None
+    assert call.content.isascii()
+    assert json.loads(call.content) == {"name": "recall", "args": args}
+    assert call.parts == {"params": None, "headers": call.headers, "content": call.content}
+
+
+def test_seq_is_canonical_digits() -> None:
+    assert protocol.block_request(9223372036854775807).params == {"seq": "9223372036854775807"}
+
+
+# A block.
+
+
+def test_block() -> None:
+    assert block_of(200, json.dumps(BLOCK7).encode()) == Block(7, "<b>L</b>", "a & b")
+
+
+def test_block_decodes_go_escapes_and_surrogate_escapes() -> None:
+    raw = (
+        b'{"seq":7,"label":"\\u003cb\\u003e \\u0026 \\u2028",'
+        b'"content":"\\ud83d\\ude00 \\ud800 \\udc00x \xc3\xa9","extra":[1]}'
+    )
+    assert block_of(200, raw) == Block(7, "<b> & \u2028", "\U0001f600 \ufffd \ufffdx é")
+
+
+@pytest.mark.parametrize("body", [{"error": "not found"}, {"error": None, "more": 1}])
+def test_block_json_404_is_absent(body: object) -> None:
+    assert block_of(404, json.dumps(body).encode()) is None
+
+
+@pytest.mark.parametrize(
+    ("status", "raw", "why"),
+    [
+        (404, b"404 page not found\n", "status 404 without the JSON error body"),
+        (404, b'["error"]', "status 404 without the JSON error body"),
+        (404, b'{"message": "not found"}', "status 404 without the JSON error body"),
+        (404, b"", "status 404 without the JSON error body"),
+        (200, b"", "status 200, invalid JSON body: "),
+        (200, b"not json", "status 200, invalid JSON body: "),
+        (200, b'{"seq": 7, "label": "x", "content": "y"', "status 200, invalid JSON body: "),
+        (
+            200,
+            b'{"seq": 7, "label": "x", "content": "y"} trailing',
+            "status 200, invalid JSON body: ",
+        ),
+        (
+            200,
+            b'{"seq": NaN, "label": "x", "content": "y"}',
+            "status 200, invalid JSON body: NaN is not",
+        ),
+        (
+            200,
+            b'{"seq": 7, "label": Infinity, "content": "y"}',
+            "status 200, invalid JSON body: Infinity",
+        ),
+        (
+            200,
+            b'{"seq": 7, "label": "x", "content": "\xff"}',
+            "status 200, invalid JSON body: 'utf-8'",
+        ),
+        (
+            200,
+            b"[" * 100_000 + b"]" * 100_000,
+            "status 200, invalid JSON body: JSON nested too deeply",
+        ),
+        (200, b"null", "the body is not the requested block"),
+        (200, b"[]", "the body is not the requested block"),
+        (200, b'{"label": "x", "content": "y"}', "the body is not the requested block"),
+        (200, b'{"seq": 7, "content": "y"}', "the body is not the requested block"),
+        (200, b'{"seq": 7, "label": "x"}', "the body is not the requested block"),
+        (200, b'{"seq": "7", "label": "x", "content": "y"}', "the body is not the requested block"),
+        (
+            200,
+            b'{"seq": true, "label": "x", "content": "y"}',
+            "the body is not the requested block",
+        ),
+        (200, b'{"seq": 7.0, "label": "x", "content": "y"}', "the body is not the requested block"),
+        (200, b'{"seq": 0, "label": "x", "content": "y"}', "the body is not the requested block"),
+        (200, b'{"seq": -7, "label": "x", "content": "y"}', "the body is not the requested block"),
+        (
+            200,
+            b'{"seq": 9223372036854775808, "label": "x", "content": "y"}',
+            "the body is not the requested block",
+        ),
+        (
+            200,
+            b'{"seq": 1' + b"0" * 5000 + b', "label": "x", "content": "y"}',
+            "status 200, invalid JSON body: Exceeds the limit",
+        ),
+        (200, b'{"seq": 7, "label": null, "content": "y"}', "the body is not the requested block"),
+        (200, b'{"seq": 7, "label": "x", "content": 5}', "the body is not the requested block"),
+        (200, b'{"seq": 8, "label": "x", "content": "y"}', "the body is not the requested block"),
+        (500, b'{"seq": 7, "label": "x", "content": "y"}', "status 500"),
+        (401, b'{"error": "unauthorized"}', "status 401"),
+        (400, b'{"error": "bad seq"}', "status 400"),
+        (405, b'{"error": "method not allowed"}', "status 405"),
+        (204, b"", "status 204"),
+        (302, b"", "status 302"),
+    ],
+)
+def test_block_unavailable(status: int, raw: bytes, why: str) -> None:
+    error = failure(lambda: block_of(status, raw))
+    assert (error.what, error.why[: len(why)]) == (f"GET {BLOCK_PATH}?seq=7", why)
+
+
+# Every block.
+
+
+def test_blocks() -> None:
+    raw = json.dumps({"blocks": [BLOCK7, {"seq": 9, "label": "", "content": ""}]}).encode()
+    expected = [Block(7, "<b>L</b>", "a & b"), Block(9, "", "")]
+    assert blocks_of(200, raw) == expected
+    assert blocks_of(200, raw, BlockCache(LIMIT)) == expected
+    assert blocks_of(200, b'{"blocks": []}') == []
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "why"),
+    [
+        (200, {"blocks": None}, "status 200, the body is not the JSON object with 'blocks'"),
+        (200, {"blocks": {}}, "status 200, the body is not the JSON object with 'blocks'"),
+        (200, {}, "status 200, the body is not the JSON object with 'blocks'"),
+        (200, [BLOCK7], "status 200, the body is not the JSON object with 'blocks'"),
+        (200, {"blocks": [BLOCK7, BLOCK7]}, "the blocks are not valid blocks by increasing seq"),
+        (
+            200,
+            {"blocks": [{**BLOCK7, "seq": 9}, BLOCK7]},
+            "the blocks are not valid blocks by increasing seq",
+        ),
+        (
+            200,
+            {"blocks": [BLOCK7, {"seq": 9, "label": "x"}]},
+            "the blocks are not valid blocks by increasing seq",
+        ),
+        (
+            200,
+            {"blocks": [BLOCK7, {"seq": False, "label": "x", "content": "y"}]},
+            "the blocks are not valid blocks by increasing seq",
+        ),
+        (200, "x", "status 200, the body is not the JSON object with 'blocks'"),
+        (404, {"error": "not found"}, "status 404"),
+        (404, {"blocks": []}, "status 404"),
+        (500, {"blocks": []}, "status 500"),
+    ],
+)
+@pytest.mark.parametrize("cached", [False, True])
+def test_blocks_unavailable(status: int, body: object, why: str, cached: bool) -> None:
+    cache = BlockCache(LIMIT) if cached else None
+    error = failure(lambda: blocks_of(status, json.dumps(body).encode(), cache))
+    assert (error.what, error.why) == (f"GET {BLOCKS_PATH}", why)
+
+
+def test_blocks_invalid_json() -> None:
+    with pytest.raises(GoUnavailableError) as caught:
+        blocks_of(200, b'{"blocks": [{"seq": 1, "label": "a", "content": "b"},')
+    assert caught.value.why.startswith("status 200, invalid JSON body: Expecting value: line 1")
+
+
+# /tool/exec.
+
+
+def test_exec_output() -> None:
+    assert output_of(200, json.dumps({"output": "out \u2028 <x>"}).encode()) == "out \u2028 <x>"
+    assert output_of(200, b'{"output": "lone \\udc00"}') == "lone \ufffd"
+
+
+def test_exec_unknown_tool() -> None:
+    with pytest.raises(UnknownToolError, match="frobnicate") as caught:
+        output_of(404, b'{"error": "unknown tool \\"frobnicate\\""}', "frobnicate")
+    assert caught.value.name == "frobnicate"
+
+
+@pytest.mark.parametrize(
+    ("status", "raw", "why"),
+    [
+        (404, b"404 page not found\n", "status 404"),
+        (404, b'{"output": "x"}', "status 404"),
+        (200, b'{"output": 5}', "status 200, the body is not the JSON object with 'output'"),
+        (200, b'{"out": "x"}', "status 200, the body is not the JSON object with 'output'"),
+        (200, b'"x"', "status 200, the body is not the JSON object with 'output'"),
+        (200, b"{", "status 200, invalid JSON body: "),
+        (400, b'{"error": "bad body"}', "status 400"),
+        (500, b'{"output": "x"}', "status 500"),
+        (307, b"", "status 307"),
+    ],
+)
+def test_exec_unavailable(status: int, raw: bytes, why: str) -> None:
+    error = failure(lambda: output_of(status, raw))
+    assert (error.what, error.why[: len(why)]) == (f"POST {EXEC_PATH}", why)
+
+
+# The body's bounds.
+
+
+def test_declared_length_past_the_bound_fails_before_any_byte() -> None:
+    request = protocol.blocks_request()
+    for declared in ("65537", "1073741824"):
+        with pytest.raises(GoUnavailableError, match="body larger than 65536 bytes"):
+            Body(request, 200, {"content-length": declared}, limit=65536, timeout=1, clock=Clock())
+    body = Body(request, 200, {"content-length": "65536"}, limit=65536, timeout=1, clock=Clock())
+    body.feed(b" " * 65536)
+    with pytest.raises(GoUnavailableError, match="body larger than 65536 bytes"):
+        body.feed(b" ")
+
+
+def test_httpx_headers_find_the_length_in_any_case() -> None:
+    headers = httpx.Headers({"Content-Length": "10"})
+    with pytest.raises(GoUnavailableError, match="larger than 9"):
+        Body(protocol.blocks_request(), 200, headers, limit=9, timeout=1, clock=Clock())
+
+
+def test_the_whole_body_within_the_timeout_of_its_headers() -> None:
+    clock = Clock()
+    body = Body(protocol.blocks_request(), 200, {}, limit=LIMIT, timeout=0.5, clock=clock)
+    for _ in range(5):
+        clock.now += 0.1  # each chunk on time, and the body still on time
+        body.feed(b"x")
+    clock.now += 0.01
+    with pytest.raises(GoUnavailableError) as caught:
+        body.feed(b"x")
+    assert caught.value.why == "body not complete within 0.5s of its headers"
+    assert body.answer().body == b"xxxxx"
+
+
+def test_a_status_that_is_a_failure_reads_no_body() -> None:
+    with pytest.raises(GoUnavailableError) as caught:
+        Body(
+            protocol.block_request(7),
+            503,
+            {"content-length": "x"},
+            limit=0,
+            timeout=1,
+            clock=Clock(),
+        )
+    assert str(caught.value) == f"GET {BLOCK_PATH}?seq=7: status 503"
+
+
+# The options.
+
+
+@pytest.mark.parametrize(
+    ("url", "shown", "https"),
+    [
+        ("http://127.0.0.1:8080", "http://127.0.0.1:8080", False),
+        ("http://user:pa55@127.0.0.1:9/", "http://127.0.0.1:9/", False),
+        ("HTTPS://go.example/prefix/", "https://go.example/prefix/", True),
+        ("http://[::1]:80/", "http://[::1]:80/", False),
+    ],
+)
+def test_base_url(url: str, shown: str, https: bool) -> None:
+    assert protocol.check_base_url(url) == (shown, https)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "",
+        "127.0.0.1:8080",
+        "go.example",
+        "/internal",
+        "//go.example/",
+        "ftp://go.example/",
+        "file:///tmp/x",
+        "http://",
+        "http:///x",
+        "http:go.example",
+        "http://go.example:99999/",
+        "http://go.example:port/",
+        " http://go.example/",
+        "http://go.example/ ",
+        "http://go\n.example/",
+        b"http://go.example/",
+        None,
+    ],
+)
+def test_bad_base_url(url: object) -> None:
+    with pytest.raises(ValueError, match="base URL"):
+        protocol.check_base_url(url)
+
+
+@pytest.mark.parametrize("token", ["", "two words", "line\nbreak", "caf\u00e9", b"tok", 5])
+def test_bad_token_is_refused_without_echo(token: object) -> None:
+    with pytest.raises(ValueError, match="token") as caught:
+        protocol.check_token(token)
+    assert not isinstance(token, str) or not token or token not in str(caught.value)
+
+
+def test_good_token() -> None:
+    protocol.check_token(None)
+    protocol.check_token("tok-3f9a_SECRET~!")
+
+
+@pytest.mark.parametrize("value", [0, -1, math.nan, math.inf, -math.inf, True, "5", None])
+def test_bad_timeout(value: object) -> None:
+    with pytest.raises(ValueError, match="timeout"):
+        protocol.check_timeout(value)
+
+
+def test_good_timeout() -> None:
+    assert protocol.check_timeout(5) == 5.0
+    assert protocol.check_timeout(0.25) == 0.25
+
+
+@pytest.mark.parametrize("value", [-1, 1.5, True, "10", None])
+def test_bad_byte_bound(value: object) -> None:
+    with pytest.raises(ValueError, match="max_body_bytes"):
+        protocol.check_bytes("max_body_bytes", value)
+
+
+def test_good_byte_bound() -> None:
+    assert protocol.check_bytes("cache_bytes", 0) == 0
+    assert protocol.check_bytes("cache_bytes", 1 << 40) == 1 << 40
+
+
+# Against Go's own bytes.
+
+
+@pytest.mark.go
+def test_go_answers_parse(fresh_go: FreshGo) -> None:
+    """The parsers over the Go reference's real answers: its blocks, a JSON 404, its exec."""
+    token = "s3cr3t-T0KEN"
+    go = fresh_go(first_seq=1000, token=token)
+    first = go.archive("<b>HTML</b> & co", "\u2028 <script> \U0001f600 é \ufffd")
+    locked = go.archive("locked", "secret", locked=True)
+    last = go.archive("", "")
+
+    def fetch(request: Request) -> Answer:
+        with httpx.Client(
+            base_url=go.base_url, headers={"Authorization": f"Bearer {token}"}
+        ) as client:
+            response = client.request(request.method, request.path, **request.parts)
+        return answer_to(request, response.status_code, response.content)
+
+    request = protocol.blocks_request()
+    blocks = protocol.parse_blocks(request.what, fetch(request), BlockCache(LIMIT))
+    assert blocks == [Block(**b) for b in go.blocks()]
+    assert [b.seq for b in blocks] == [first, last]
+    for seq, expected in ((first, blocks[0]), (locked, None), (last + 1, None)):
+        request = protocol.block_request(seq)
+        assert protocol.parse_block(request.what, fetch(request), seq) == expected
+    args = json.dumps({"id": f"r{first}"})
+    request = protocol.exec_request("recall", args)
+    assert protocol.parse_exec(request.what, fetch(request), "recall") == go.exec_tool(
+        "recall", args
+    )
+    request = protocol.exec_request("frobnicate", "{}")
+    with pytest.raises(UnknownToolError):
+        protocol.parse_exec(request.what, fetch(request), "frobnicate")
