@@ -17,12 +17,14 @@ Every error this package raises at run time is a ``RecallError``::
 
 from __future__ import annotations
 
+from recall._async import AsyncGoTurnHost
 from recall._errors import FallbackFailedError, GoUnavailableError, RecallError, UnknownToolError
 from recall._sync import GoTurnHost
 from recall._tools import Archive, Block, MemoryArchive, run_tool
 
 __all__ = [
     "Archive",
+    "AsyncGoTurnHost",
     "Block",
     "FallbackFailedError",
     "GoTurnHost",

@@ -39,6 +39,7 @@ __all__ = [
     "reset_mid_body",
     "respond",
     "silent",
+    "silent_until_closed",
     "trickle",
 ]
 
@@ -261,6 +262,22 @@ def silent() -> Behaviour:
     return behaviour
 
 
+def silent_until_closed(closed: threading.Event) -> Behaviour:
+    """Read the request, never answer; set ``closed`` when the client closes the connection."""
+
+    def behaviour(conn: socket.socket, request: Received, server: FaultServer) -> None:
+        conn.settimeout(0.05)
+        while not server.stopping.is_set():
+            try:
+                if conn.recv(1) == b"":
+                    closed.set()
+                    return
+            except TimeoutError:
+                continue
+
+    return behaviour
+
+
 def trickle(body: bytes, *, interval: float) -> Behaviour:
     """A 200 with its headers at once, then the body one byte every ``interval`` seconds."""
 
@@ -319,21 +336,31 @@ def closed_port_url() -> str:
     return f"http://127.0.0.1:{port}"
 
 
-class ReadsElsewhere(httpx.BaseTransport):
+class ReadsElsewhere(httpx.BaseTransport, httpx.AsyncBaseTransport):
     """httpx's own transport, with the GET reads sent to ``reads_url`` instead.
 
     So that the reads can meet a closed port while /tool/exec, at the host's
-    base URL, answers.
+    base URL, answers. For either kind of host.
     """
 
     def __init__(self, reads_url: str) -> None:
         self._inner = httpx.HTTPTransport()
+        self._inner_async = httpx.AsyncHTTPTransport()
         self._reads = httpx.URL(reads_url)
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
+    def _elsewhere(self, request: httpx.Request) -> httpx.Request:
         if request.method == "GET":
             request.url = request.url.copy_with(host=self._reads.host, port=self._reads.port)
-        return self._inner.handle_request(request)
+        return request
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return self._inner.handle_request(self._elsewhere(request))
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return await self._inner_async.handle_async_request(self._elsewhere(request))
 
     def close(self) -> None:
         self._inner.close()
+
+    async def aclose(self) -> None:
+        await self._inner_async.aclose()

@@ -8,13 +8,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
-from recall import GoTurnHost
+from recall import AsyncGoTurnHost, GoTurnHost
 
 __all__ = ["HOST_KINDS", "Host"]
 
-HOST_KINDS = ("sync",)
+HOST_KINDS = ("sync", "async")
 """The kinds of host every host test runs over."""
 
 
@@ -25,19 +26,35 @@ class Host:
         if kind not in HOST_KINDS:
             raise ValueError(f"no host kind {kind!r}")
         self.kind = kind
-        self.host = GoTurnHost(base_url, **options)
+        self.host: GoTurnHost | AsyncGoTurnHost
+        self._runner: asyncio.Runner | None = None
+        if kind == "sync":
+            self.host = GoTurnHost(base_url, **options)
+        else:
+            self.host = AsyncGoTurnHost(base_url, **options)
+            self._runner = asyncio.Runner()
         self._closed = False
 
     def exec_tool(self, name: str, args: str) -> str:
         """The host's ``exec_tool`` (awaited on the host's own loop for an async host)."""
-        return self.host.exec_tool(name, args)
+        if isinstance(self.host, GoTurnHost):
+            return self.host.exec_tool(name, args)
+        assert self._runner is not None
+        return self._runner.run(self.host.exec_tool(name, args))
 
     def close(self) -> None:
         """Close the host (and its loop); again is nothing."""
         if self._closed:
             return
         self._closed = True
-        self.host.close()
+        if isinstance(self.host, GoTurnHost):
+            self.host.close()
+            return
+        assert self._runner is not None
+        try:
+            self._runner.run(self.host.aclose())
+        finally:
+            self._runner.close()
 
     def __enter__(self) -> Host:
         return self
