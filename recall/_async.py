@@ -60,4 +60,11 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
                     body.feed(chunk)
         except HTTP_ERRORS as exc:
             raise self._core.unavailable(request, exc) from exc
+        except ssl.SSLError as exc:
+            # An alert on an established TLS connection (a client certificate refused)
+            # passes anyio and httpcore untranslated (httpx issue 3350); httpx's sync
+            # transport reads it as a ReadError: so does this host.
+            read_error = httpx.ReadError(str(exc))
+            read_error.__cause__ = exc
+            raise self._core.unavailable(request, read_error) from read_error
         return body.answer()
