@@ -7,6 +7,8 @@ hosts drive it through ``Call`` with httpx, sync or async; nothing else differs.
 
 from __future__ import annotations
 
+import os
+import ssl
 import time
 from collections.abc import Callable, Generator, Mapping
 from typing import Final
@@ -96,8 +98,8 @@ class HostCore:
 
     def unavailable(self, request: Request, exc: Exception) -> GoUnavailableError:
         """The failure of ``request`` that ``exc`` (a transport error) is: its kind and
-        message, the token masked should it appear."""
-        detail = str(exc)
+        what it failed on (``_failed_on``), the token masked should it appear."""
+        detail = _failed_on(exc)
         if self._token:
             detail = detail.replace(self._token, "***")
         kind = type(exc).__name__
@@ -132,6 +134,27 @@ class HostCore:
         """Go's own output for the call, from /tool/exec."""
         request = exec_request(name, args)
         return parse_exec(request.what, (yield request), name)
+
+
+def _failed_on(exc: BaseException) -> str:
+    """What a transport error failed on, in the same words from httpx's sync and async
+    transports: ``[Errno N] <strerror>`` for the system error beneath it, ``timed out``
+    for a time-out, else its own message (a TLS error's included).
+
+    The async transport wraps the same faults with other words or none (anyio's
+    "All connection attempts failed", an empty ReadError or ReadTimeout); the error
+    beneath is found along the chain of causes (else contexts).
+    """
+    beneath: BaseException | None = exc
+    for _ in range(16):  # chains are short; never loop on a cycle
+        if beneath is None or isinstance(beneath, ssl.SSLError):
+            break
+        if isinstance(beneath, OSError) and beneath.errno and beneath.errno > 0:
+            return f"[Errno {beneath.errno}] {os.strerror(beneath.errno)}"
+        if isinstance(beneath, TimeoutError):
+            return "timed out"
+        beneath = beneath.__cause__ or beneath.__context__
+    return str(exc)
 
 
 class Call:

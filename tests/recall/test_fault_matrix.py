@@ -129,28 +129,28 @@ ROWS = [
         "refused",
         "connection refused (nothing listens)",
         lambda route: REFUSED,
-        r"^ConnectError",
+        r"^ConnectError: \[Errno 111\] Connection refused$",
         "`ConnectError: [Errno 111] Connection refused`",
     ),
     Row(
         "reset-mid-body",
         "200, Content-Length, half the body, then a TCP reset (SO_LINGER 0)",
         same(reset_mid_body),
-        r"^(ReadError|RemoteProtocolError)",
+        r"^(ReadError: \[Errno 104\] Connection reset by peer|RemoteProtocolError: .+)$",
         "`ReadError: [Errno 104] Connection reset by peer` (or `RemoteProtocolError`)",
     ),
     Row(
         "no-headers",
         "reads the request, never answers",
         lambda route: silent(),
-        r"^ReadTimeout",
+        r"^ReadTimeout: timed out$",
         "`ReadTimeout: timed out`",
     ),
     Row(
         "body-stalls",
         f"headers at once, then one body byte every {TIMEOUT * 3:g} s (3 x time-out)",
         same(lambda body: trickle(body, interval=TIMEOUT * 3)),
-        r"^ReadTimeout",
+        r"^ReadTimeout: timed out$",
         "`ReadTimeout: timed out`",
     ),
     Row(
@@ -158,7 +158,7 @@ ROWS = [
         f"headers at once, then one byte every {TIMEOUT / 2:g} s (½ time-out): "
         "each read is on time, the body never is",
         same(lambda body: trickle(padded(body), interval=TIMEOUT / 2)),
-        r"body not complete within",
+        rf"^body not complete within {TIMEOUT:g}s of its headers$",
         f"`body not complete within {TIMEOUT:g}s of its headers`",
     ),
     Row(

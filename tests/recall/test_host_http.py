@@ -8,7 +8,9 @@ is in test_protocol.py; outputs against Go in test_host.py.
 
 from __future__ import annotations
 
+import itertools
 import json
+import ssl
 import tracemalloc
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 
@@ -154,6 +156,50 @@ def test_transport_errors_are_translated(make_host: MakeHost, exc: Exception) ->
     for failure in failures:
         assert failure.__cause__ is exc
         assert failure.why == f"{type(exc).__name__}: {exc}"
+
+
+def chained(*errors: Exception) -> Exception:
+    """The first error, each caused by the next (as httpx, httpcore and anyio chain them)."""
+    for error, beneath in itertools.pairwise(errors):
+        error.__cause__ = beneath
+    return errors[0]
+
+
+@pytest.mark.parametrize(
+    ("exc", "why"),
+    [
+        (
+            chained(
+                httpx.ConnectError("All connection attempts failed"),
+                OSError("All connection attempts failed"),
+                ConnectionRefusedError(111, "Connect call failed ('127.0.0.1', 9)"),
+            ),
+            "ConnectError: [Errno 111] Connection refused",
+        ),
+        (
+            chained(httpx.ReadError(""), RuntimeError(), ConnectionResetError(104, "reset")),
+            "ReadError: [Errno 104] Connection reset by peer",
+        ),
+        (chained(httpx.ReadTimeout(""), TimeoutError()), "ReadTimeout: timed out"),
+        (
+            chained(httpx.ConnectError("[SSL: X] y"), ssl.SSLError(1, "[SSL: X] y")),
+            "ConnectError: [SSL: X] y",
+        ),
+        (chained(httpx.ReadError("")), "ReadError"),
+    ],
+    ids=["refused", "reset", "time-out", "tls", "nothing-said"],
+)
+def test_transport_errors_in_the_same_words(make_host: MakeHost, exc: Exception, why: str) -> None:
+    """The system error or time-out beneath an error of httpx's async transport is said as
+    httpx's sync transport says it."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise exc
+
+    with make_host(BASE, transport=mock(handler)) as host, pytest.raises(GoUnavailableError) as c:
+        host.exec_tool(*OTHER)
+    assert c.value.why == why
+    assert c.value.__cause__ is exc
 
 
 def test_connection_refused(make_host: MakeHost) -> None:
