@@ -16,7 +16,7 @@ GO     := $(abspath $(BIN)/go)
 GOFMT   = $(shell $(GO) env GOROOT)/bin/gofmt
 GOREF  := goref
 
-.PHONY: all test pytest parity golden golden-check review fuzz bench strength lint gotest tables fmt clean
+.PHONY: all test pytest parity golden golden-check review fuzz bench strength lint gotest tables faults-doc fmt clean
 
 all: test
 
@@ -59,6 +59,10 @@ strength: $(STAMP)
 
 tables: $(STAMP)
 	cd $(GOREF) && $(GO) run ./cmd/gentables -o ../recall/_go/_tables.py
+
+# The fault matrix's table in docs/faults.md, from ROWS in tests/recall/test_fault_matrix.py.
+faults-doc: $(STAMP)
+	$(BIN)/python -m tests.recall.test_fault_matrix
 
 lint: $(STAMP)
 	$(BIN)/ruff check recall harness/parity tests bench

@@ -13,14 +13,13 @@ caller, and a token that never shows in an error, a repr or a log record. Every
 test runs over each kind of host (``make_host``).
 
 ``ROWS`` is the one list: the tests below, and the table of ``docs/faults.md``
-(``test_docs_table_is_current``; ``FAULTS_DOC_UPDATE=1`` rewrites it).
+(``test_docs_table_is_current`` fails when it is stale; ``make faults-doc`` rewrites it).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import time
 import traceback
@@ -461,11 +460,36 @@ def markdown_table() -> str:
     return "\n".join(lines)
 
 
+def with_table(text: str) -> str:
+    """``text`` (docs/faults.md) with the table between its marks made from ROWS."""
+    start, end = text.index(MARK_START) + len(MARK_START), text.index(MARK_END)
+    return text[:start] + "\n" + markdown_table() + "\n" + text[end:]
+
+
+def write_docs_table(path: Path = DOC) -> bool:
+    """Rewrite the table of ``path`` from ROWS (``make faults-doc``); whether it changed."""
+    text = path.read_text(encoding="utf-8")
+    wanted = with_table(text)
+    if wanted != text:
+        path.write_text(wanted, encoding="utf-8")
+    return wanted != text
+
+
 def test_docs_table_is_current() -> None:
     text = DOC.read_text(encoding="utf-8")
-    start, end = text.index(MARK_START) + len(MARK_START), text.index(MARK_END)
-    wanted = "\n" + markdown_table() + "\n"
-    if text[start:end] != wanted and os.environ.get("FAULTS_DOC_UPDATE") == "1":
-        DOC.write_text(text[:start] + wanted + text[end:], encoding="utf-8")
-        return
-    assert text[start:end] == wanted, "docs/faults.md is stale: FAULTS_DOC_UPDATE=1 pytest ..."
+    assert with_table(text) == text, "docs/faults.md is stale: make faults-doc"
+
+
+def test_write_docs_table_rewrites_only_the_table(tmp_path: Path) -> None:
+    current = DOC.read_text(encoding="utf-8")
+    stale = current.replace(f"| `{ROWS[0].id}` |", "| `a-row-since-renamed` |")
+    assert stale != current
+    copy = tmp_path / "faults.md"
+    copy.write_text(stale, encoding="utf-8")
+    assert write_docs_table(copy) is True
+    assert copy.read_text(encoding="utf-8") == current
+    assert write_docs_table(copy) is False
+
+
+if __name__ == "__main__":  # make faults-doc
+    print(f"{DOC}: {'rewritten' if write_docs_table() else 'unchanged'}")
