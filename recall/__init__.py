@@ -1,18 +1,26 @@
 """The Python port of the Go recall tools: ``recall`` and ``recall_search``.
 
-``GoTurnHost.exec_tool`` runs both tools here, reading the archive from the Go
-backend over HTTP, and falls back on the Go's own ``/internal/v1/tool/exec``
-when a read fails; ``run_tool`` runs them over any ``Archive``, such as a
+``GoTurnHost.exec_tool`` (and ``await AsyncGoTurnHost.exec_tool``, for asyncio)
+runs both tools here, reading the archive from the Go backend over HTTP, and
+falls back on the Go's own ``/internal/v1/tool/exec`` when a read fails; another
+tool name goes to the Go. ``run_tool`` runs them over any ``Archive``, such as a
 ``MemoryArchive``. The contract is ``docs/contract.md``.
 
-Every error this package raises at run time is a ``RecallError``::
+Both hosts take the same options and give the same outputs, reads, fallbacks and
+errors; they share one core without I/O (``recall._core``) and differ only in
+sending requests and reading bodies. Every error they raise at run time is a
+``RecallError``::
 
     RecallError                 base
     ├── UnknownToolError        Go's /tool/exec answered 404 for this tool name (.name)
     └── GoUnavailableError      the Go did not answer a request: transport error, time-out,
         │                       unexpected status, a body that is not the contract's JSON
+        │                       (.what: the request, .why: the failure)
         └── FallbackFailedError a local tool's archive read failed and the fallback on
                                 /tool/exec failed too (.read_error, .exec_error)
+
+Misuse is not a RecallError: ``TypeError`` for a name or args that is not a str,
+``ValueError`` at construction for a bad base URL or option.
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
     """GoTurnHost for asyncio: ``await host.exec_tool(name, args)``, the same outputs,
     reads, fallbacks and errors.
 
-    Safe for many tasks on one event loop. The options are ``HostBase``'s;
-    ``transport`` is an ``httpx.AsyncBaseTransport``.
+    Safe for many tasks on one event loop. The options are ``__init__``'s (those of
+    GoTurnHost); ``transport`` is an ``httpx.AsyncBaseTransport``.
     """
 
     _transport_kind = httpx.AsyncBaseTransport

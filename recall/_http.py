@@ -31,24 +31,7 @@ class ClientOptions(TypedDict):
 
 
 class HostBase(ABC, Generic[TransportT]):
-    """The options of both hosts.
-
-    The archive is read over HTTP from the Go at ``base_url`` (one persistent
-    connection pool; ``Authorization: Bearer <token>`` when a token is given).
-    ``timeout`` bounds, in seconds, each of connecting, reading, writing and
-    waiting for a pooled connection, and the arrival of a whole body once its
-    headers are in; ``max_body_bytes`` bounds each answer's body (a larger one
-    is a failed read). ``cache_bytes`` bounds the cache of decoded and lowered
-    blocks kept between searches (0: none); /blocks is still read on every search.
-    ``verify`` is httpx's: True (the system's CAs, through certifi), False, or an
-    ``ssl.SSLContext`` (its CAs, and a client certificate for mutual TLS); a TLS
-    context is built only for an https:// Go. ``transport`` replaces httpx's
-    (tests; ``verify`` is then the transport's business). The environment's
-    proxies and .netrc are ignored, and redirects are not followed.
-
-    ValueError for a base URL that is not an absolute http(s) URL with a host,
-    and for a bad option.
-    """
+    """What both hosts share: their options, the httpx client they make, their repr."""
 
     _transport_kind: ClassVar[type[httpx.BaseTransport | httpx.AsyncBaseTransport]]
 
@@ -63,6 +46,23 @@ class HostBase(ABC, Generic[TransportT]):
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         verify: bool | ssl.SSLContext = True,
     ) -> None:
+        """A host for the Go at ``base_url``, with one persistent connection pool.
+
+        ``token`` is sent as ``Authorization: Bearer <token>``. ``timeout`` bounds,
+        in seconds, each of connecting, reading, writing and waiting for a pooled
+        connection, and the arrival of a whole body once its headers are in;
+        ``max_body_bytes`` bounds each answer's body (a larger one is a failed read).
+        ``cache_bytes`` bounds the cache of decoded and lowered blocks kept between
+        searches (0: none); /blocks is still read on every search. ``verify`` is
+        httpx's: True (certifi's CAs), False, or an ``ssl.SSLContext`` (its CAs, and
+        a client certificate for mutual TLS); a TLS context is built only for an
+        https:// Go. ``transport`` replaces httpx's (tests; ``verify`` is then the
+        transport's business). The environment's proxies and .netrc are ignored, and
+        redirects are not followed.
+
+        ValueError for a base URL that is not an absolute http(s) URL with a host,
+        and for a bad option.
+        """
         url = check_base_url(base_url)
         self._shown_url: str = url.shown
         self._core: HostCore = HostCore(

@@ -16,8 +16,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final, NamedTuple, TypedDict
 
-from recall._blocks import BlockCache, NotBlocks, block_from_json, decode_blocks, loads
-from recall._blocks import replace_surrogates as replace_surrogates
+from recall._blocks import (
+    BlockCache,
+    NotBlocks,
+    block_from_json,
+    decode_blocks,
+    loads,
+    replace_surrogates,
+)
 from recall._errors import GoUnavailableError, UnknownToolError
 from recall._tools import Block
 

@@ -16,8 +16,8 @@ __all__ = ["GoTurnHost"]
 class GoTurnHost(HostBase[httpx.BaseTransport]):
     """Runs a turn's tool calls: ``recall`` and ``recall_search`` here, the rest on the Go.
 
-    Safe to share between threads. The options are ``HostBase``'s; ``transport``
-    is an ``httpx.BaseTransport``.
+    Safe to share between threads. The options are ``__init__``'s; ``transport`` is
+    an ``httpx.BaseTransport``.
     """
 
     _transport_kind = httpx.BaseTransport

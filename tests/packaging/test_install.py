@@ -59,7 +59,7 @@ print(json.dumps({
     done = _run([str(fresh_install), "-c", code], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     facts = json.loads(done.stdout)
-    assert "GoTurnHost" in facts["public"]
+    assert {"GoTurnHost", "AsyncGoTurnHost"} <= set(facts["public"])
     assert facts["found"] == {"parity": False, "bench": False, "tests": False}
     assert [r.split(">")[0].split("<")[0].strip() for r in facts["requires"]] == ["httpx"]
     assert facts["entry_points"] == []
