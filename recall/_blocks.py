@@ -94,13 +94,11 @@ def decode_blocks(body: bytearray, cache: BlockCache | None = None) -> list[Bloc
     again, and new blocks are kept when there is room.
     """
     try:
-        # One pass for the whole body, as loads finds surrogate escapes in its text.
-        surrogates = _SURROGATE_ESCAPE.search(body) is not None
         if cache is None:
-            blocks = _compact(body, surrogates, _next_item)
+            blocks = _compact(body, _next_item)
         else:
             with cache.reading():
-                blocks = _compact(body, surrogates, functools.partial(_next_cached_item, cache))
+                blocks = _compact(body, functools.partial(_next_cached_item, cache))
         if blocks is None:
             blocks = _whole(body)
     finally:
@@ -143,8 +141,8 @@ class _NotCompact(Exception):
     """The body is not Go's compact encoding of valid blocks: decode it whole."""
 
 
-NextItem = Callable[[bytearray, memoryview, int, int, bool], tuple[int, Block]]
-"""(body, its view, where the item starts, where the array ends, surrogates) -> (its end, Block)."""
+NextItem = Callable[[bytearray, memoryview, int, int], tuple[int, Block]]
+"""(body, its view, where the item starts, where the array ends) -> (the item's end, its Block)."""
 
 
 def _array_bounds(body: bytearray) -> tuple[int, int] | None:
@@ -167,7 +165,7 @@ def _array_bounds(body: bytearray) -> tuple[int, int] | None:
     return pos, end
 
 
-def _compact(body: bytearray, surrogates: bool, next_item: NextItem) -> list[Block] | None:
+def _compact(body: bytearray, next_item: NextItem) -> list[Block] | None:
     """The Blocks of ``{"blocks": [item, ...]}`` when each item is cut from the next by
     ``},{"`` and nothing else (Go's encoding) and is a valid block; None otherwise.
 
@@ -187,7 +185,7 @@ def _compact(body: bytearray, surrogates: bool, next_item: NextItem) -> list[Blo
     view = memoryview(body)
     try:
         while True:
-            stop, block = next_item(body, view, pos, end, surrogates)
+            stop, block = next_item(body, view, pos, end)
             blocks.append(block)
             if stop == end:
                 return blocks
@@ -204,8 +202,10 @@ def _cut(body: bytearray, pos: int, end: int) -> int:
     return end if cut < 0 else cut + 1
 
 
-def _decode_item(raw: memoryview, surrogates: bool) -> Block:
+def _decode_item(raw: memoryview) -> Block:
     """The Block of one item's bytes; _NotCompact when they are not one JSON block."""
+    # The bytes are UTF-8 (or fail), so a surrogate can only come from a \uD800-\uDFFF escape.
+    surrogates = _SURROGATE_ESCAPE.search(raw) is not None
     try:
         text = str(raw, "utf-8")
         item, at = _ITEM_DECODER.raw_decode(text)
@@ -217,16 +217,14 @@ def _decode_item(raw: memoryview, surrogates: bool) -> Block:
     return block
 
 
-def _next_item(
-    body: bytearray, view: memoryview, pos: int, end: int, surrogates: bool
-) -> tuple[int, Block]:
+def _next_item(body: bytearray, view: memoryview, pos: int, end: int) -> tuple[int, Block]:
     """The item at ``pos``, decoded."""
     stop = _cut(body, pos, end)
-    return stop, _decode_item(view[pos:stop], surrogates)
+    return stop, _decode_item(view[pos:stop])
 
 
 def _next_cached_item(
-    cache: BlockCache, body: bytearray, view: memoryview, pos: int, end: int, surrogates: bool
+    cache: BlockCache, body: bytearray, view: memoryview, pos: int, end: int
 ) -> tuple[int, Block]:
     """The item at ``pos``: the cache's Block for its bytes, or decoded and offered to it.
 
@@ -251,11 +249,11 @@ def _next_cached_item(
     # A cache that this read has filled admits nothing more, and holds no entry for
     # a seq it does not know (at worst a hit missed): no digest then.
     if cache.full and not guess:
-        return stop, _decode_item(raw, surrogates)
+        return stop, _decode_item(raw)
     key = _digest(raw)
     block = cache.get(key)
     if block is None:
-        block = _decode_item(raw, surrogates)
+        block = _decode_item(raw)
         cache.put(key, block, stop - pos)
     return stop, block
 
