@@ -58,7 +58,9 @@ def test_mutual_tls_with_a_context(
     make_host: MakeHost, go: RunningReference, go_certs: TLSFiles
 ) -> None:
     since = len(go.requests())
-    with make_host(go.base_url, token=TOKEN, verify=go_certs.client_context()) as host:
+    with make_host(
+        go.base_url, token=TOKEN, verify=go_certs.connection(go.base_url).ssl_context
+    ) as host:
         outputs = [host.exec_tool(name, args) for name, args in CALLS]
     made = go.requests()[since:]
     assert made == ["GET /internal/v1/recall/block?seq=1", "GET /internal/v1/recall/blocks"]
