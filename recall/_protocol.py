@@ -13,7 +13,6 @@ import math
 import re
 import urllib.parse
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Final, NamedTuple, TypedDict
 
 from recall._blocks import (
@@ -64,8 +63,7 @@ class Parts(TypedDict):
     content: bytes | None
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
+class Request(NamedTuple):
     """One request to the Go: ``what`` names it in messages (``GET /internal/...?seq=7``)."""
 
     method: str
@@ -105,8 +103,7 @@ def exec_request(name: str, args: str) -> Request:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Answer:
+class Answer(NamedTuple):
     """Go's answer to a request: its status, headers and whole body."""
 
     status: int

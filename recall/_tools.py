@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from recall._errors import UnknownToolError
 from recall._go.json import unmarshal_args
@@ -262,8 +262,7 @@ def _rank(hit: tuple[int, Block]) -> tuple[int, int]:
 # The tools: each gives its output, or the one archive read it needs and how to finish.
 
 
-@dataclass(frozen=True, slots=True)
-class BlockRead:
+class BlockRead(NamedTuple):
     """``recall``'s archive read: the readable block with ``seq``."""
 
     seq: int
@@ -276,8 +275,7 @@ class BlockRead:
         return text_block(block)
 
 
-@dataclass(frozen=True, slots=True)
-class BlocksRead:
+class BlocksRead(NamedTuple):
     """``recall_search``'s archive read: every readable block."""
 
     query: str
