@@ -80,6 +80,7 @@ def test_the_client_reaches_a_go_behind_mutual_tls(
         )
 
 
+@pytest.mark.usefixtures("maintainer")  # records into a journal: not under CI=true
 def test_record_and_check_over_tls(
     tls_go: RunningReference,
     fresh_go: FreshGo,
@@ -155,6 +156,7 @@ def _refusals(files: TLSFiles, other_ca: Path) -> dict[str, tuple[list[str], str
         "no-such-ca-file",
     ],
 )
+@pytest.mark.usefixtures("maintainer")  # would write a journal: not under CI=true
 def test_record_refused_by_tls_is_one_clear_line(
     tls_go: RunningReference,
     go_certs: TLSFiles,
