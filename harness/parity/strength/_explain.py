@@ -110,13 +110,18 @@ class MutantRule:
         changed = [m for m in at_site if (m.shape.before, m.shape.after) == change]
         inside = [m for m in changed if self.within is None or self.within in m.shape.contexts]
         found = inside
-        if len(found) > 1 and self.in_:
-            hinted = [m for m in found if m.function == self.in_]
-            found = hinted or found
+        hinted = [m for m in found if m.function == self.in_] if self.in_ else found
+        if len(found) > 1 and hinted:
+            found = hinted
         if len(found) == 1:
             return found, ""
         if found:
             places = ", ".join(f"{m.where} in {m.function}" for m in found)
+            if not hinted:
+                return found, (
+                    f"{self.in_}, where it was explained, has no such mutant any more (moved "
+                    f"or removed), and {len(found)} others have it ({places})"
+                )
             return found, f"names {len(found)} mutants ({places}): add `within` or `in`"
         if not at_site:
             return [], (
