@@ -274,29 +274,48 @@ class Explanations:
     # -- mutants
 
     def match_mutants(self, mutants: Sequence[_Shaped]) -> MutantMatch:
-        """Each equivalent-mutant entry against the mutants; what no longer fits."""
+        """Each equivalent-mutant entry against the mutants; what no longer fits.
+
+        Entries found in the function they name come first: an entry whose code left
+        its function does not take a mutant from one found in place.
+        """
         by_mutant: dict[tuple[str, int, int], MutantRule] = {}
         problems: list[Problem] = []
+        placed: list[tuple[MutantRule, _Shaped]] = []
         for rule in self.equivalent:
             found, why = rule.find(mutants)
             if len(found) != 1:
                 kind = "orphaned" if not found else "ambiguous"
                 problems.append(Problem(rule.label, kind, f"{rule.describe()}: {why}"))
-                continue
-            mutant = found[0]
+            else:
+                placed.append((rule, found[0]))
+        placed.sort(key=lambda p: bool(p[0].in_) and p[1].function != p[0].in_)
+        for rule, mutant in placed:
+            moved = bool(rule.in_) and mutant.function != rule.in_
             other = by_mutant.get(mutant.ident)
+            if other is not None and moved:
+                problems.append(
+                    Problem(
+                        rule.label,
+                        "orphaned",
+                        f"{rule.describe()}: {rule.in_}, where it was explained, has no such "
+                        f"mutant any more; the one equal mutant left ({mutant.where} in "
+                        f"{mutant.function}) is {other.label}'s",
+                    )
+                )
+                continue
             if other is not None:
                 problems.append(
                     Problem(
                         rule.label,
                         "overlap",
                         f"names the mutant {other.label} names ({mutant.where} in "
-                        f"{mutant.function}): the code it explained is gone, or needs `in`",
+                        f"{mutant.function}): add `within` to tell them apart",
                     )
                 )
                 continue
             by_mutant[mutant.ident] = rule
-            if rule.in_ and mutant.function != rule.in_:
+            if moved:
                 problems.append(
                     Problem(rule.label, "moved", f"now in {mutant.function} ({mutant.where})")
                 )
