@@ -116,6 +116,12 @@ def test_regex_variants_move_each_range_bound_and_count() -> None:
     ]
 
 
+def test_docstrings_are_left_alone_attributes_too() -> None:
+    source = '"""Module."""\nLIMIT = 3\n"""The limit."""\ndef f():\n    """F."""\n    return 1\n'
+    changes = {(m.before, m.after) for m in mutants_of_source(source, module="x", file="x.py")}
+    assert changes == {("3", "4"), ("3", "2"), ("1", "2"), ("1", "0")}
+
+
 def test_sample_is_seeded_and_in_order(every_mutant: list[Mutant]) -> None:
     a = strength.sample_mutants(every_mutant, 30, seed=7)
     assert a == strength.sample_mutants(every_mutant, 30, seed=7)

@@ -230,24 +230,13 @@ class _Mutator:
     def _visit(self, node: ast.AST, function: str, *, skip: bool, regex: bool) -> None:
         if not skip:
             self.sites[id(node)] = _Site(function, regex)
-        body = getattr(node, "body", None)
-        docstring = None
-        if (
-            isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-            and isinstance(body, list)
-            and body
-            and isinstance(body[0], ast.Expr)
-            and isinstance(body[0].value, ast.Constant)
-            and isinstance(body[0].value.value, str)
-        ):
-            docstring = body[0]
         for name, value in ast.iter_fields(node):
             children = value if isinstance(value, list) else [value]
             for child in children:
                 if not isinstance(child, ast.AST):
                     continue
                 child_function = function
-                child_skip = skip or child is docstring
+                child_skip = skip or _is_docstring(child)
                 child_regex = False
                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                     if name in ("decorator_list", "returns"):
@@ -471,6 +460,15 @@ def _source(node: ast.AST) -> str:
         upper = ast.unparse(node.upper) if node.upper else ""
         return f"[{lower}:{upper}]"
     return ast.unparse(node)
+
+
+def _is_docstring(node: ast.AST) -> bool:
+    """A statement that is a bare string: a docstring, or an attribute's (after it)."""
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
 
 
 def _call_name(node: ast.Call) -> str:
