@@ -19,6 +19,11 @@ sending requests and reading bodies. Every error they raise at run time is a
         └── FallbackFailedError a local tool's archive read failed and the fallback on
                                 /tool/exec failed too (.read_error, .exec_error)
 
+With ``shadow=`` (a fraction of calls), either host also compares the port with
+Go's /tool/exec on live traffic, off the caller's path; each ``Divergence`` found is
+logged (logger ``recall.shadow``), passed to ``on_divergence``, and writes itself as
+one line of JSON for ``parity adopt``.
+
 Misuse is not a RecallError: ``TypeError`` for a name or args that is not a str,
 ``ValueError`` at construction for a bad base URL or option.
 """
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 from recall._async import AsyncGoTurnHost
 from recall._errors import FallbackFailedError, GoUnavailableError, RecallError, UnknownToolError
+from recall._shadow import Divergence
 from recall._sync import GoTurnHost
 from recall._tools import Archive, Block, MemoryArchive, run_tool
 
@@ -34,6 +40,7 @@ __all__ = [
     "Archive",
     "AsyncGoTurnHost",
     "Block",
+    "Divergence",
     "FallbackFailedError",
     "GoTurnHost",
     "GoUnavailableError",

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import ssl
+from typing import TypeVar
 
 import httpx
 
+from recall._core import Call
 from recall._errors import GoUnavailableError
 from recall._http import HTTP_ERRORS, ClientOptions, HostBase
 from recall._protocol import Answer, Request
+from recall._shadow import Job
 
 __all__ = ["AsyncGoTurnHost"]
+
+T = TypeVar("T")
 
 
 class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
@@ -18,10 +25,14 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
     reads, fallbacks and errors.
 
     Safe for many tasks on one event loop. The options are ``__init__``'s (those of
-    GoTurnHost); ``transport`` is an ``httpx.AsyncBaseTransport``.
+    GoTurnHost); ``transport`` is an ``httpx.AsyncBaseTransport``. The shadow's
+    comparisons run in one worker task on that loop, created by the first one.
     """
 
     _transport_kind = httpx.AsyncBaseTransport
+    _jobs: asyncio.Queue[Job] | None = None
+    _worker: asyncio.Task[None] | None = None
+    _closing = False
 
     def _transport(self, verify: bool | ssl.SSLContext) -> httpx.AsyncBaseTransport:
         return httpx.AsyncHTTPTransport(verify=verify, trust_env=False)
@@ -36,12 +47,31 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the connections to the Go."""
+        """Close the connections to the Go, once the shadow's queued comparisons are done
+        (waiting ``timeout`` seconds at most: what is left is dropped, and counted)."""
+        shadow = self._core.shadow
+        if shadow is None or self._closing:
+            await self._http.aclose()
+            return
+        self._closing = True
+        jobs, worker = self._jobs, self._worker
+        if jobs is not None and worker is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(jobs.join(), self._core.timeout)
+            forgotten = jobs.qsize()
+            while not jobs.empty():
+                jobs.get_nowait()
+            shadow.abandon(forgotten)  # a comparison still running counts as dropped
+            worker.cancel()
+            await asyncio.gather(worker, return_exceptions=True)
         await self._http.aclose()
+        shadow.closed()
 
     async def exec_tool(self, name: str, args: str) -> str:
         """``GoTurnHost.exec_tool``, awaited."""
-        call = self._core.call(name, args)
+        return await self._drive(self._core.call(name, args))
+
+    async def _drive(self, call: Call[T]) -> T:
         while call.request is not None:
             try:
                 answer = await self._send(call.request)
@@ -68,3 +98,36 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
             read_error.__cause__ = exc
             raise self._core.unavailable(request, read_error) from read_error
         return body.answer()
+
+    # The shadow, off the caller's path.
+
+    def _submit(self, job: Job) -> bool:
+        if self._closing:
+            return False
+        if self._jobs is None:
+            assert self._core.shadow is not None
+            self._jobs = asyncio.Queue(self._core.shadow.queue)
+        try:
+            self._jobs.put_nowait(job)
+        except asyncio.QueueFull:
+            return False
+        if self._worker is None:
+            self._worker = asyncio.get_running_loop().create_task(
+                self._work(self._jobs), name="recall-shadow"
+            )
+        return True
+
+    async def _work(self, jobs: asyncio.Queue[Job]) -> None:
+        shadow = self._core.shadow
+        assert shadow is not None
+        while True:
+            job = await jobs.get()
+            try:
+                await self._drive(self._core.compare(job))
+            except asyncio.CancelledError:
+                shadow.settle("dropped")  # the host closing: never settled otherwise
+                raise
+            except Exception as exc:  # such as the client closed under it: no verdict
+                shadow.settle("errors", error=exc)
+            finally:
+                jobs.task_done()

@@ -3,6 +3,10 @@
 A call is a generator (as h11 and h2 are sans-IO): it yields each ``Request``, is
 sent its ``Answer`` or thrown its GoUnavailableError, and returns the output. The
 hosts drive it through ``Call`` with httpx, sync or async; nothing else differs.
+
+With a shadow (``recall._shadow``), a sampled call hands a ``Job`` to the host's
+``offpath`` hook as it ends; the host runs ``compare(job)``, a generator of the same
+kind, off the caller's path, however it likes (a thread, a task).
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ import os
 import ssl
 import time
 from collections.abc import Callable, Generator, Mapping
-from typing import Final
+from typing import Final, Generic, TypeVar
 
 from recall._blocks import BlockCache, replace_surrogates
 from recall._errors import FallbackFailedError, GoUnavailableError, RecallError
@@ -29,14 +33,17 @@ from recall._protocol import (
     parse_blocks,
     parse_exec,
 )
+from recall._shadow import COUNTS, Job, PythonRun, Seen, Shadow, Verdict
 from recall._tools import TOOLS, BlockRead, BlocksRead, latin1_images, start_tool
 
 __all__ = ["DEFAULT_CACHE_BYTES", "DEFAULT_MAX_BODY_BYTES", "Call", "HostCore"]
 
+T = TypeVar("T")
+
 DEFAULT_MAX_BODY_BYTES: Final = 512 * 1024 * 1024
 DEFAULT_CACHE_BYTES: Final = 64 * 1024 * 1024
 
-Steps = Generator[Request, Answer, str]
+Steps = Generator[Request, Answer, T]
 """A call: yields its requests, is sent their answers (or thrown their failures), returns."""
 
 
@@ -45,8 +52,9 @@ class HostCore:
 
     ``timeout`` (seconds) bounds each body's arrival once its headers are in,
     ``max_body_bytes`` each body's size; ``cache_bytes`` bounds the BlockCache
-    (0: none); ``token`` is sent as ``Authorization: Bearer``. ValueError for a
-    bad option.
+    (0: none); ``token`` is sent as ``Authorization: Bearer``. ``shadow`` is None
+    (no comparison, the port primary) or the shadow's options and state; the host
+    then sets ``offpath``. ValueError for a bad option.
     """
 
     def __init__(
@@ -56,6 +64,7 @@ class HostCore:
         timeout: float,
         max_body_bytes: int,
         cache_bytes: int,
+        shadow: Shadow | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         check_token(token)
@@ -69,11 +78,15 @@ class HostCore:
         self._cache = BlockCache(cache_bytes) if cache_bytes else None
         self._images = latin1_images if self._cache is None else self._cache.images
         self._clock = clock
+        self.shadow = shadow
+        self.offpath: Callable[[Job], bool] = _refuse
+        """The host's hook: run ``compare(job)`` off the caller's path; False when it
+        cannot take the job now (its queue is full, it is closing)."""
 
     def __repr__(self) -> str:
         return "HostCore()"
 
-    def call(self, name: str, args: str) -> Call:
+    def call(self, name: str, args: str) -> Call[str]:
         """The tool call ``name`` with the JSON arguments text ``args``, to be driven.
 
         TypeError when either is not a str. Surrogates in both become U+FFFD first.
@@ -82,7 +95,24 @@ class HostCore:
             raise TypeError(f"name must be a str, not {type(name).__name__}")
         if not isinstance(args, str):
             raise TypeError(f"args must be a str, not {type(args).__name__}")
-        return Call(self._steps(replace_surrogates(name), replace_surrogates(args)))
+        name, args = replace_surrogates(name), replace_surrogates(args)
+        shadow = self.shadow
+        if shadow is not None and name in TOOLS:
+            if shadow.primary == "go":
+                return Call(self._go_primary(name, args, shadow, shadow.sample()))
+            if shadow.sample():
+                return Call(self._python_primary(name, args, shadow))
+        return Call(self._steps(name, args))
+
+    def compare(self, job: Job) -> Call[None]:
+        """A sampled call's comparison, to be driven off the caller's path: it gets the
+        other side's output, checks a difference once more on both sides, and settles
+        the verdict with the shadow (counts, log, ``on_divergence``)."""
+        return Call(self._compare(job))
+
+    def shadow_stats(self) -> dict[str, int]:
+        """The shadow's counts (all 0 without a shadow)."""
+        return dict.fromkeys(COUNTS, 0) if self.shadow is None else self.shadow.stats()
 
     def receive(self, request: Request, status: int, headers: Mapping[str, str]) -> Body:
         """The body of the answer to ``request``, to be fed; GoUnavailableError for a
@@ -107,33 +137,155 @@ class HostCore:
 
     # A call.
 
-    def _steps(self, name: str, args: str) -> Steps:
+    def _steps(self, name: str, args: str) -> Steps[str]:
         if name not in TOOLS:
             return (yield from self._exec(name, args))
+        try:
+            return (yield from self._python(name, args))
+        except GoUnavailableError as read_error:
+            return (yield from self._fallback(name, args, read_error))
+
+    def _python(self, name: str, args: str, seen: Seen | None = None) -> Steps[str]:
+        """The port's output (GoUnavailableError when its archive read fails); ``seen``
+        records what it read."""
         step = start_tool(name, args)
         if isinstance(step, str):
             return step
-        try:
-            return (yield from self._read(step))
-        except GoUnavailableError as read_error:
-            try:
-                return (yield from self._exec(name, args))
-            except RecallError as exec_error:
-                raise FallbackFailedError(read_error, exec_error) from exec_error
+        return (yield from self._read(step, seen))
 
-    def _read(self, step: BlockRead | BlocksRead) -> Steps:
+    def _fallback(self, name: str, args: str, read_error: GoUnavailableError) -> Steps[str]:
+        """Go's output for a call whose archive read failed; FallbackFailedError when it
+        fails too."""
+        try:
+            return (yield from self._exec(name, args))
+        except RecallError as exec_error:
+            raise FallbackFailedError(read_error, exec_error) from exec_error
+
+    def _read(self, step: BlockRead | BlocksRead, seen: Seen | None = None) -> Steps[str]:
         """The tool's archive read, and its output over it."""
         if isinstance(step, BlockRead):
             request = block_request(step.seq)
-            return step.finish(parse_block(request.what, (yield request), step.seq))
+            block = parse_block(request.what, (yield request), step.seq)
+            if seen is not None:
+                seen.step, seen.block = step, block
+            return step.finish(block)
         request = blocks_request()
         blocks = parse_blocks(request.what, (yield request), self._cache)
+        if seen is not None:
+            seen.step, seen.blocks = step, blocks
         return step.finish(blocks, self._images)
 
-    def _exec(self, name: str, args: str) -> Steps:
+    def _exec(self, name: str, args: str) -> Steps[str]:
         """Go's own output for the call, from /tool/exec."""
         request = exec_request(name, args)
         return parse_exec(request.what, (yield request), name)
+
+    # A call with a shadow: the primary on the caller's path, the rest handed off.
+
+    def _python_primary(self, name: str, args: str, shadow: Shadow) -> Steps[str]:
+        """The port's output, as without a shadow; then its comparison is handed off.
+
+        A call that falls back is not compared (its output is Go's own): ``fell_back``.
+        The port's own defect (an exception that is not a RecallError) still reaches
+        the caller, and is compared too: Go's output against the error.
+        """
+        seen = Seen()
+        try:
+            output = yield from self._python(name, args, seen)
+        except GoUnavailableError as read_error:
+            shadow.on_path("fell_back")
+            return (yield from self._fallback(name, args, read_error))
+        except Exception as exc:
+            self._hand_off(
+                shadow, Job(name, args, PythonRun(None, shadow.describe(exc), seen), None)
+            )
+            raise
+        self._hand_off(shadow, Job(name, args, PythonRun(output, None, seen), None))
+        return output
+
+    def _go_primary(self, name: str, args: str, shadow: Shadow, sampled: bool) -> Steps[str]:
+        """Go's output; then, when sampled, the port's run is handed off to be compared.
+
+        When Go fails (down, time-out, a bad body, the tool unknown), the port serves
+        the call, never worse than ``primary="python"``: its output, or when its read
+        fails too, FallbackFailedError (the read's error, then Go's).
+        """
+        try:
+            output = yield from self._exec(name, args)
+        except RecallError as go_error:
+            shadow.go_failed(go_error, served=True, sampled=sampled)
+            try:
+                return (yield from self._python(name, args))
+            except GoUnavailableError as read_error:
+                raise FallbackFailedError(read_error, go_error) from go_error
+        shadow.go_answered()
+        if sampled:
+            self._hand_off(shadow, Job(name, args, None, output))
+        return output
+
+    def _hand_off(self, shadow: Shadow, job: Job) -> None:
+        shadow.handed_off()
+        if not self.offpath(job):
+            shadow.settle("dropped")
+
+    # The comparison, off the caller's path.
+
+    def _compare(self, job: Job) -> Steps[None]:
+        shadow = self.shadow
+        assert shadow is not None
+        verdict: Verdict = "errors"
+        python = job.python
+        try:
+            if python is None:
+                go_output = job.go_output
+                assert go_output is not None
+                python = yield from self._python_run(job.name, job.args)
+            else:
+                go_output = yield from self._go_run(job.name, job.args, shadow)
+            if python.fell_back:
+                verdict = "fell_back"
+            elif python.output == go_output:
+                verdict = "matched"
+            else:  # once more on both sides: equal now, the archive changed in between
+                python = yield from self._python_run(job.name, job.args)
+                go_output = yield from self._go_run(job.name, job.args, shadow)
+                if python.fell_back:
+                    verdict = "fell_back"
+                elif python.output == go_output:
+                    verdict = "raced"
+                else:
+                    divergence = shadow.divergence(job.name, job.args, python, go_output)
+                    shadow.settle("diverged", divergence=divergence)
+                    return None
+        except RecallError as go_error:  # Go failed the shadow call: no verdict
+            shadow.settle("errors", error=go_error)
+            return None
+        shadow.settle(verdict)
+        return None
+
+    def _go_run(self, name: str, args: str, shadow: Shadow) -> Steps[str]:
+        """Go's output for a shadow call (a RecallError when it fails)."""
+        output = yield from self._exec(name, args)
+        shadow.go_answered()
+        return output
+
+    def _python_run(self, name: str, args: str) -> Steps[PythonRun]:
+        """The port's run of a call, never raising: its output or its defect, and what
+        it read; ``fell_back`` when its read failed (it would have fallen back)."""
+        seen = Seen()
+        try:
+            output = yield from self._python(name, args, seen)
+        except GoUnavailableError:
+            return PythonRun(None, None, seen, fell_back=True)
+        except Exception as exc:
+            assert self.shadow is not None
+            return PythonRun(None, self.shadow.describe(exc), seen)
+        return PythonRun(output, None, seen)
+
+
+def _refuse(job: Job) -> bool:
+    """The ``offpath`` of a core no host runs comparisons for."""
+    return False
 
 
 def _failed_on(exc: BaseException) -> str:
@@ -157,7 +309,7 @@ def _failed_on(exc: BaseException) -> str:
     return str(exc)
 
 
-class Call:
+class Call(Generic[T]):
     """One call, driven by a host: while ``request`` is not None, send it and give back
     its ``answer`` or its failure (``fail``); then ``output`` is the call's output.
 
@@ -167,9 +319,10 @@ class Call:
 
     __slots__ = ("_steps", "output", "request")
 
-    def __init__(self, steps: Steps) -> None:
+    output: T
+
+    def __init__(self, steps: Steps[T]) -> None:
         self._steps = steps
-        self.output = ""
         self.request: Request | None = None
         self._advance(None, None)
 

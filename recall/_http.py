@@ -5,12 +5,14 @@ from __future__ import annotations
 import functools
 import ssl
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import ClassVar, Generic, TypedDict, TypeVar
 
 import httpx
 
 from recall._core import DEFAULT_CACHE_BYTES, DEFAULT_MAX_BODY_BYTES, HostCore
 from recall._protocol import check_base_url
+from recall._shadow import DEFAULT_SHADOW_QUEUE, Divergence, Job, Primary, Shadow
 
 __all__ = ["HTTP_ERRORS", "ClientOptions", "HostBase"]
 
@@ -45,6 +47,11 @@ class HostBase(ABC, Generic[TransportT]):
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         verify: bool | ssl.SSLContext = True,
+        shadow: float = 0.0,
+        primary: Primary = "python",
+        on_divergence: Callable[[Divergence], None] | None = None,
+        shadow_random: Callable[[], float] | None = None,
+        shadow_queue: int = DEFAULT_SHADOW_QUEUE,
     ) -> None:
         """A host for the Go at ``base_url``, with one persistent connection pool.
 
@@ -60,14 +67,37 @@ class HostBase(ABC, Generic[TransportT]):
         transport's business). The environment's proxies and .netrc are ignored, and
         redirects are not followed.
 
+        The shadow compares the port with Go's /tool/exec on live traffic. ``shadow``
+        is the fraction of ``recall`` and ``recall_search`` calls sampled (drawn with
+        ``shadow_random``, ``random.random`` by default); ``primary`` whose output the
+        caller gets: ``"python"``, the port's, Go's call and the comparison running
+        off the caller's path; or ``"go"``, Go's own, the port's run compared off the
+        path, the port serving the call when Go fails. At most ``shadow_queue``
+        comparisons wait; past that a sampled call is dropped (counted). Each
+        divergence is logged (logger ``recall.shadow``) and passed to
+        ``on_divergence`` (called off the caller's path); ``shadow_stats()`` counts.
+        With ``shadow=0`` and the port primary, none of it exists.
+
         ValueError for a base URL that is not an absolute http(s) URL with a host,
         and for a bad option.
         """
         url = check_base_url(base_url)
         self._shown_url: str = url.shown
         self._core: HostCore = HostCore(
-            token=token, timeout=timeout, max_body_bytes=max_body_bytes, cache_bytes=cache_bytes
+            token=token,
+            timeout=timeout,
+            max_body_bytes=max_body_bytes,
+            cache_bytes=cache_bytes,
+            shadow=Shadow.from_options(
+                shadow=shadow,
+                primary=primary,
+                on_divergence=on_divergence,
+                shadow_random=shadow_random,
+                shadow_queue=shadow_queue,
+                token=token,
+            ),
         )
+        self._core.offpath = self._submit
         if not isinstance(verify, bool | ssl.SSLContext):
             raise ValueError("verify must be True, False or an ssl.SSLContext")
         kind = self._transport_kind
@@ -88,6 +118,21 @@ class HostBase(ABC, Generic[TransportT]):
             self._open(transport, options)
         except httpx.InvalidURL as exc:
             raise ValueError(f"invalid base URL: {exc}") from exc
+
+    @abstractmethod
+    def _submit(self, job: Job) -> bool:
+        """Take a sampled call's comparison off the caller's path (never waiting); False
+        when it cannot (the queue full, the host closing)."""
+
+    def shadow_stats(self) -> dict[str, int]:
+        """The shadow's counts, now: ``sampled``, ``compared`` (``matched``, ``diverged``,
+        ``raced``), ``dropped``, ``errors`` (Go failed the shadow's call), ``fell_back``
+        (the port's read failed: its output would be Go's own), ``pending``, and
+        ``go_failed`` (``primary="go"``: Go failed, the port served the call).
+
+        ``sampled = compared + dropped + errors + fell_back + pending``.
+        """
+        return self._core.shadow_stats()
 
     @abstractmethod
     def _transport(self, verify: bool | ssl.SSLContext) -> TransportT:

@@ -2,31 +2,43 @@
 
 from __future__ import annotations
 
+import collections
 import ssl
+import threading
+import time
+from collections.abc import Callable
+from typing import TypeVar
 
 import httpx
 
+from recall._core import Call
 from recall._errors import GoUnavailableError
 from recall._http import HTTP_ERRORS, ClientOptions, HostBase
 from recall._protocol import Answer, Request
+from recall._shadow import Job
 
 __all__ = ["GoTurnHost"]
+
+T = TypeVar("T")
 
 
 class GoTurnHost(HostBase[httpx.BaseTransport]):
     """Runs a turn's tool calls: ``recall`` and ``recall_search`` here, the rest on the Go.
 
     Safe to share between threads. The options are ``__init__``'s; ``transport`` is
-    an ``httpx.BaseTransport``.
+    an ``httpx.BaseTransport``. The shadow's comparisons run on one worker thread,
+    started by the first one.
     """
 
     _transport_kind = httpx.BaseTransport
+    _offpath: _Worker | None = None
 
     def _transport(self, verify: bool | ssl.SSLContext) -> httpx.BaseTransport:
         return httpx.HTTPTransport(verify=verify, trust_env=False)
 
     def _open(self, transport: httpx.BaseTransport, options: ClientOptions) -> None:
         self._http = httpx.Client(transport=transport, **options)
+        self._offpath_lock = threading.Lock()
 
     def __enter__(self) -> GoTurnHost:
         return self
@@ -35,8 +47,23 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         self.close()
 
     def close(self) -> None:
-        """Close the connections to the Go."""
-        self._http.close()
+        """Close the connections to the Go, once the shadow's queued comparisons are done
+        (waiting ``timeout`` seconds at most: what is left is dropped, and counted)."""
+        shadow = self._core.shadow
+        if shadow is None:
+            self._http.close()
+            return
+        with self._offpath_lock:
+            worker, self._offpath = self._offpath, _CLOSED
+        if worker is _CLOSED:  # closed before
+            self._http.close()
+            return
+        if worker is not None:
+            shadow.abandon(worker.drain(self._core.timeout))
+        self._http.close()  # a comparison still running fails now, and counts as dropped
+        if worker is not None:
+            worker.join(self._core.timeout)
+        shadow.closed()
 
     def exec_tool(self, name: str, args: str) -> str:
         """The output of the tool call ``name`` with the JSON arguments text ``args``.
@@ -47,7 +74,9 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         GoUnavailableError when the Go does not answer a call it runs itself.
         TypeError when ``name`` or ``args`` is not a str.
         """
-        call = self._core.call(name, args)
+        return self._drive(self._core.call(name, args))
+
+    def _drive(self, call: Call[T]) -> T:
         while call.request is not None:
             try:
                 answer = self._send(call.request)
@@ -67,3 +96,92 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         except HTTP_ERRORS as exc:
             raise self._core.unavailable(request, exc) from exc
         return body.answer()
+
+    # The shadow, off the caller's path.
+
+    def _submit(self, job: Job) -> bool:
+        worker = self._offpath
+        if worker is None:
+            with self._offpath_lock:
+                worker = self._offpath
+                if worker is None:
+                    assert self._core.shadow is not None
+                    worker = self._offpath = _Worker(self._compare, self._core.shadow.queue)
+        return worker.submit(job)
+
+    def _compare(self, job: Job) -> None:
+        shadow = self._core.shadow
+        assert shadow is not None
+        try:
+            self._drive(self._core.compare(job))
+        except Exception as exc:  # such as the client closed under it: no verdict
+            shadow.settle("errors", error=exc)
+
+
+class _Worker:
+    """A bounded queue of jobs and one daemon thread running them, started by the first."""
+
+    def __init__(self, run: Callable[[Job], None], bound: int) -> None:
+        self._run = run
+        self._bound = bound
+        self._jobs: collections.deque[Job] = collections.deque()
+        self._changed = threading.Condition()
+        self._busy = False
+        self._closing = False
+        self._thread: threading.Thread | None = None
+
+    def submit(self, job: Job) -> bool:
+        """Queue ``job``, never waiting; False when the queue is full or closing."""
+        with self._changed:
+            if self._closing or len(self._jobs) >= self._bound:
+                return False
+            self._jobs.append(job)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._work, name="recall-shadow", daemon=True
+                )
+                self._thread.start()
+            self._changed.notify_all()
+        return True
+
+    def _work(self) -> None:
+        while True:
+            with self._changed:
+                while not self._jobs and not self._closing:
+                    self._changed.wait()
+                if not self._jobs:
+                    return
+                job = self._jobs.popleft()
+                self._busy = True
+            try:
+                self._run(job)
+            finally:
+                with self._changed:
+                    self._busy = False
+                    self._changed.notify_all()
+
+    def drain(self, timeout: float) -> int:
+        """Take no more jobs; wait ``timeout`` seconds at most for the queued ones to run.
+        How many were left, not run (forgotten)."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            self._closing = True
+            self._changed.notify_all()
+            while self._jobs or self._busy:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._changed.wait(left)
+            forgotten = len(self._jobs)
+            self._jobs.clear()
+        return forgotten
+
+    def join(self, timeout: float) -> None:
+        """Wait for the thread to end (it ends once drained)."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+
+_CLOSED = _Worker(lambda job: None, 1)
+"""The worker of a closed host: it takes nothing."""
+_CLOSED.drain(0)

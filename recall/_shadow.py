@@ -1,0 +1,548 @@
+"""Shadow comparison with Go's /tool/exec: the decisions, with no I/O and no threads.
+
+In Scientist's words, Go's ``/internal/v1/tool/exec`` is always the control (what is
+right) and the port the candidate; ``primary`` says whose output the caller gets.
+A sampled call of ``recall`` or ``recall_search`` is compared off the caller's path
+(the hosts run the comparisons: ``HostCore.compare``), byte for byte; outputs that
+differ are checked once more on both sides (Diffy's noise check): equal then, the
+archive changed in between (``raced``); still different, a ``Divergence``.
+
+Here: the options, the sampling, the verdict's counts, the first differing byte,
+the blocks a divergence keeps for a replay, the Divergence and its JSON line, and
+the ``recall.shadow`` log (one line per divergence, a failing Go once per burst,
+the counts on close).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal, NamedTuple
+
+from recall._tools import Block, BlockRead, BlocksRead, score
+
+__all__ = [
+    "BURST_SECONDS",
+    "COUNTS",
+    "DEFAULT_SHADOW_QUEUE",
+    "MAX_KEPT_BLOCKS",
+    "MAX_KEPT_BYTES",
+    "Divergence",
+    "Job",
+    "Primary",
+    "PythonRun",
+    "Seen",
+    "Shadow",
+    "Verdict",
+    "first_difference",
+    "logger",
+]
+
+logger = logging.getLogger("recall.shadow")
+
+Primary = Literal["python", "go"]
+Verdict = Literal["matched", "raced", "diverged", "errors", "fell_back", "dropped"]
+
+COUNTS: Final = (
+    "sampled",
+    "compared",
+    "matched",
+    "diverged",
+    "raced",
+    "dropped",
+    "errors",
+    "fell_back",
+    "pending",
+    "go_failed",
+)
+"""The keys of ``shadow_stats()``. ``compared = matched + diverged + raced`` and
+``sampled = compared + dropped + errors + fell_back + pending``; ``go_failed`` counts
+the calls, sampled or not, that ``primary="go"`` served from the port because Go failed.
+"""
+
+DEFAULT_SHADOW_QUEUE: Final = 256
+"""Comparisons that may wait off the caller's path; past that, a sampled call is dropped."""
+
+MAX_KEPT_BLOCKS: Final = 100
+MAX_KEPT_BYTES: Final = 1 << 20
+"""The bounds of the blocks a divergence keeps (their labels and contents in UTF-8)."""
+
+BURST_SECONDS: Final = 60.0
+"""A failing Go is logged again after this long, even with no answer in between."""
+
+_RESULTS = re.compile(r"([0-9]+) of ([0-9]+) matching blocks for ")
+_HEADER = re.compile(r"^\[r([0-9]+)\]", re.MULTILINE)
+_NO_MATCH: Final = "no archived block matches "
+_JSON_VERSION: Final = 1
+
+
+class Seen:
+    """What the port read for one call: the tool's read (None: the output needed none),
+    and the block (None: absent) or every block it was given."""
+
+    __slots__ = ("block", "blocks", "step")
+
+    def __init__(self) -> None:
+        self.step: BlockRead | BlocksRead | None = None
+        self.block: Block | None = None
+        self.blocks: list[Block] = []
+
+
+class PythonRun(NamedTuple):
+    """The port's run of a call: its output, or the error it raised (a defect: never a
+    failed read, which is ``fell_back``), and what it read."""
+
+    output: str | None
+    error: str | None
+    seen: Seen
+    fell_back: bool = False
+
+
+class Job(NamedTuple):
+    """A sampled call handed off the caller's path: the primary's side of it (the port's
+    run, or Go's output), the other side still to get."""
+
+    name: str
+    args: str
+    python: PythonRun | None
+    go_output: str | None
+
+
+class Difference(NamedTuple):
+    """The first byte where two UTF-8 texts differ: its offset, line and column (from 1;
+    the column counts bytes, as Go's tools do)."""
+
+    offset: int
+    line: int
+    column: int
+
+
+def first_difference(expected: str, actual: str) -> Difference | None:
+    """Where ``actual``'s UTF-8 bytes first depart from ``expected``'s (a missing byte
+    counts); None when they are equal."""
+    a = expected.encode("utf-8", "surrogatepass")
+    b = actual.encode("utf-8", "surrogatepass")
+    if a == b:
+        return None
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:  # the longest common prefix, by halves (bytes compare in C)
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    start = a.rfind(b"\n", 0, lo) + 1
+    return Difference(lo, a.count(b"\n", 0, lo) + 1, lo - start + 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    """A sampled call whose port output Go's /tool/exec does not give, checked twice.
+
+    ``python_output`` is None when the port raised (``python_error`` says what);
+    ``offset``, ``line`` and ``column`` locate the first differing byte of the outputs
+    (None then). The outputs are the recheck's: the two computed closest in time.
+
+    ``blocks`` are those the port read, in seq order, so that the case can be
+    replayed: for ``recall`` the block (none when it read it absent); for
+    ``recall_search`` those that matter to either output. An output depends only on
+    the blocks that score on its side: the port's are its matches; Go's matches
+    among them are the ones its output cites, and the rest can only show in its
+    ``total``. So the port's matches and the blocks Go cites suffice, unless Go
+    counts more matches than the port, or its output cannot be read: then every
+    block read is kept. At most ``MAX_KEPT_BLOCKS`` blocks of ``MAX_KEPT_BYTES``
+    are kept (cited ones first, then by the port's rank); ``complete`` is False when
+    some that mattered were left out.
+
+    ``to_json()`` is one line of JSON, read back by ``from_json`` (``parity adopt``).
+    Nothing in it is the token.
+    """
+
+    name: str
+    args: str
+    primary: Primary
+    go_output: str
+    python_output: str | None
+    python_error: str | None
+    offset: int | None
+    line: int | None
+    column: int | None
+    blocks: tuple[Block, ...]
+    complete: bool
+
+    def __repr__(self) -> str:
+        where = "python raised" if self.line is None else f"line {self.line}, col {self.column}"
+        return (
+            f"Divergence({self.name!r}, {_short(self.args)!r}, {where},"
+            f" {len(self.blocks)} blocks, primary={self.primary!r})"
+        )
+
+    def to_json(self) -> str:
+        """One line of JSON (ASCII, so no line separator can cut it)."""
+        doc: dict[str, Any] = {
+            "divergence": _JSON_VERSION,
+            "name": self.name,
+            "args": self.args,
+            "primary": self.primary,
+            "go_output": self.go_output,
+            "python_output": self.python_output,
+            "python_error": self.python_error,
+            "first_difference": None
+            if self.offset is None
+            else {"offset": self.offset, "line": self.line, "column": self.column},
+            "blocks": [{"seq": b.seq, "label": b.label, "content": b.content} for b in self.blocks],
+            "complete": self.complete,
+        }
+        return json.dumps(doc, ensure_ascii=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, line: str) -> Divergence:
+        """The Divergence ``to_json`` wrote; ValueError saying what is wrong with ``line``."""
+        try:
+            doc = json.loads(line)
+        except ValueError as exc:
+            cut = "" if line.rstrip().endswith("}") else " (truncated?)"
+            raise ValueError(f"not JSON{cut}: {exc}") from None
+        if not isinstance(doc, dict) or "divergence" not in doc:
+            raise ValueError("not a divergence: a JSON object with 'divergence' is expected")
+        if doc["divergence"] != _JSON_VERSION:
+            raise ValueError(f"divergence format {doc['divergence']!r} is not {_JSON_VERSION}")
+        name = _field(doc, "name", str)
+        primary = _field(doc, "primary", str)
+        if primary not in ("python", "go"):
+            raise ValueError(f"'primary' must be 'python' or 'go', not {primary!r}")
+        python_output = _field(doc, "python_output", str, none=True)
+        python_error = _field(doc, "python_error", str, none=True)
+        if (python_output is None) == (python_error is None):
+            raise ValueError("exactly one of 'python_output' and 'python_error' must be set")
+        go_output = _field(doc, "go_output", str)
+        items = _field(doc, "blocks", list)
+        blocks: list[Block] = []
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise ValueError(f"blocks[{i}] is not an object")
+            seq = _field(item, "seq", int, where=f"blocks[{i}].")
+            if isinstance(seq, bool) or seq < 1 or (blocks and seq <= blocks[-1].seq):
+                raise ValueError(f"blocks[{i}].seq must be >= 1 and increasing")
+            label = _field(item, "label", str, where=f"blocks[{i}].")
+            content = _field(item, "content", str, where=f"blocks[{i}].")
+            blocks.append(Block(seq, label, content))
+        where = first_difference(go_output, python_output) if python_output is not None else None
+        if python_output == go_output:
+            raise ValueError("'python_output' and 'go_output' are equal: no divergence")
+        return cls(
+            name=name,
+            args=_field(doc, "args", str),
+            primary="python" if primary == "python" else "go",
+            go_output=go_output,
+            python_output=python_output,
+            python_error=python_error,
+            offset=None if where is None else where.offset,
+            line=None if where is None else where.line,
+            column=None if where is None else where.column,
+            blocks=tuple(blocks),
+            complete=_field(doc, "complete", bool),
+        )
+
+
+def _field(
+    doc: Mapping[str, object], key: str, kind: type, *, none: bool = False, where: str = ""
+) -> Any:
+    if key not in doc:
+        raise ValueError(f"'{where}{key}' is missing")
+    value = doc[key]
+    if value is None and none:
+        return None
+    if not isinstance(value, kind):
+        raise ValueError(f"'{where}{key}' must be a {kind.__name__}, not {type(value).__name__}")
+    return value
+
+
+def _short(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _kept_blocks(seen: Seen, go_output: str) -> tuple[tuple[Block, ...], bool]:
+    """The blocks a divergence keeps, in seq order, and whether they are all that mattered
+    (``Divergence`` says why these)."""
+    step = seen.step
+    if isinstance(step, BlockRead):
+        return ((seen.block,) if seen.block is not None else ()), True
+    if not isinstance(step, BlocksRead):
+        return (), True
+    blocks = seen.blocks
+    by_seq = {b.seq: b for b in blocks}
+    cited = [by_seq[seq] for seq in map(int, _HEADER.findall(go_output)) if seq in by_seq]
+    hits = sorted(
+        ((points, b) for b in blocks if (points := score(b, step.terms))),
+        key=lambda hit: (-hit[0], -hit[1].seq),
+    )
+    wanted = cited + [b for _, b in hits]
+    go_total = _go_total(go_output)
+    if go_total is None or go_total > len(hits):
+        wanted += sorted(blocks, key=lambda b: -b.seq)
+    kept: dict[int, Block] = {}
+    size = 0
+    for block in wanted:
+        if block.seq in kept:
+            continue
+        cost = len(block.label.encode()) + len(block.content.encode())
+        if len(kept) >= MAX_KEPT_BLOCKS or size + cost > MAX_KEPT_BYTES:
+            return tuple(sorted(kept.values(), key=lambda b: b.seq)), False
+        kept[block.seq] = block
+        size += cost
+    return tuple(sorted(kept.values(), key=lambda b: b.seq)), True
+
+
+def _go_total(output: str) -> int | None:
+    """How many blocks Go's search output says match; None when it is not one it can give."""
+    results = _RESULTS.match(output)
+    if results is not None:
+        return int(results.group(2))
+    return 0 if output.startswith(_NO_MATCH) else None
+
+
+class Shadow:
+    """The shadow's options and state: sampling, counts, the log, the divergence callback.
+
+    Safe for threads and tasks (the counts under one lock). ``rate`` is the fraction
+    of ``recall``/``recall_search`` calls sampled; ``random`` gives floats in [0, 1)
+    (``random.random``, or a seeded ``random.Random(n).random`` for tests).
+    """
+
+    def __init__(
+        self,
+        *,
+        rate: float,
+        primary: Primary,
+        on_divergence: Callable[[Divergence], None] | None,
+        random_source: Callable[[], float],
+        queue: int,
+        token: str | None,
+        clock: Callable[[], float],
+    ) -> None:
+        self.rate = rate
+        self.primary = primary
+        self.queue = queue
+        self._on_divergence = on_divergence
+        self._random = random_source
+        self._token = token
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._counts = dict.fromkeys(COUNTS, 0)
+        self._burst = 0  # failures of Go in the current burst (0: none)
+        self._burst_logged = 0.0
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"Shadow(rate={self.rate!r}, primary={self.primary!r})"
+
+    @classmethod
+    def from_options(
+        cls,
+        *,
+        shadow: object,
+        primary: object,
+        on_divergence: object,
+        shadow_random: object,
+        shadow_queue: object,
+        token: str | None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> Shadow | None:
+        """The Shadow for the hosts' options; None when there is nothing to do (no
+        sampling, the port primary). ValueError for a bad option."""
+        if isinstance(shadow, bool) or not isinstance(shadow, int | float):
+            raise ValueError(f"shadow must be a number from 0 to 1, not {type(shadow).__name__}")
+        if not (math.isfinite(shadow) and 0 <= shadow <= 1):
+            raise ValueError("shadow must be a number from 0 to 1")
+        if primary not in ("python", "go"):
+            raise ValueError(f"primary must be 'python' or 'go', not {primary!r}")
+        if on_divergence is not None and not callable(on_divergence):
+            raise ValueError("on_divergence must be a callable or None")
+        if shadow_random is not None and not callable(shadow_random):
+            raise ValueError("shadow_random must be a callable giving floats in [0, 1), or None")
+        if isinstance(shadow_queue, bool) or not isinstance(shadow_queue, int):
+            raise ValueError(f"shadow_queue must be an int, not {type(shadow_queue).__name__}")
+        if shadow_queue < 1:
+            raise ValueError("shadow_queue must be at least 1")
+        if shadow == 0 and primary == "python":
+            return None
+        return cls(
+            rate=float(shadow),
+            primary="go" if primary == "go" else "python",
+            on_divergence=on_divergence,
+            random_source=shadow_random or random.random,
+            queue=shadow_queue,
+            token=token,
+            clock=clock,
+        )
+
+    def sample(self) -> bool:
+        """Whether this call is compared."""
+        rate = self.rate
+        return rate >= 1.0 or (rate > 0.0 and self._random() < rate)
+
+    def stats(self) -> dict[str, int]:
+        """The counts (``COUNTS``), now."""
+        with self._lock:
+            return dict(self._counts)
+
+    def describe(self, exc: BaseException) -> str:
+        """An error of the port as a divergence carries it, the token masked."""
+        return self.mask(f"{type(exc).__name__}: {exc}")
+
+    def mask(self, text: str) -> str:
+        """``text`` with the token, should it appear, masked."""
+        return text.replace(self._token, "***") if self._token else text
+
+    # The counts. Every sampled call ends in one verdict; while it waits it is pending.
+
+    def handed_off(self) -> None:
+        """A sampled call's comparison is handed off the caller's path."""
+        with self._lock:
+            self._counts["sampled"] += 1
+            self._counts["pending"] += 1
+
+    def on_path(self, verdict: Verdict) -> None:
+        """A sampled call decided on the caller's path (fell back; Go failed): never
+        handed off."""
+        with self._lock:
+            self._counts["sampled"] += 1
+            self._counts[verdict] += 1
+
+    def settle(
+        self,
+        verdict: Verdict,
+        *,
+        divergence: Divergence | None = None,
+        error: BaseException | None = None,
+    ) -> None:
+        """A handed-off comparison's verdict: counted, logged, reported. Once the host
+        is closing (``abandon``), whatever was still running counts as dropped."""
+        with self._lock:
+            if self._closed:
+                verdict, divergence, error = "dropped", None, None
+            self._counts["pending"] -= 1
+            self._counts[verdict] += 1
+            if verdict in ("matched", "diverged", "raced"):
+                self._counts["compared"] += 1
+        if error is not None:
+            self.go_failed(error)
+        if divergence is not None:
+            self._report(divergence)
+
+    def abandon(self, jobs: int) -> None:
+        """The host is closing: ``jobs`` that never ran count as dropped, and so does what
+        is still running."""
+        with self._lock:
+            self._closed = True
+            self._counts["pending"] -= jobs
+            self._counts["dropped"] += jobs
+
+    def go_failed(
+        self, error: BaseException, *, served: bool = False, sampled: bool = False
+    ) -> None:
+        """Go failed a call of the shadow (``served``: the primary Go's, so the port
+        served the caller; ``sampled``: that call was sampled, an error).
+
+        Logged once per burst: a burst is a run of failures with no answer of Go in
+        between (``go_answered``), logged again after ``BURST_SECONDS`` if it lasts.
+        """
+        now = self._clock()
+        with self._lock:
+            if served:
+                self._counts["go_failed"] += 1
+                if sampled:
+                    self._counts["sampled"] += 1
+                    self._counts["errors"] += 1
+            self._burst += 1
+            first = self._burst == 1
+            if not (first or now - self._burst_logged >= BURST_SECONDS):
+                return
+            self._burst_logged = now
+            count = self._burst
+        role = "the primary" if served else "a shadow"
+        if first:
+            logger.warning(
+                "Go's tool endpoint failed %s call (%s); not logged again before it answers"
+                " or for %gs",
+                role,
+                self.mask(str(error)),
+                BURST_SECONDS,
+            )
+        else:
+            logger.warning(
+                "Go's tool endpoint still failing: %d failures since it last answered (%s)",
+                count,
+                self.mask(str(error)),
+            )
+
+    def go_answered(self) -> None:
+        """Go answered a call of the shadow: a burst of failures, if any, ends."""
+        if not self._burst:  # the usual case, without the lock
+            return
+        with self._lock:
+            count, self._burst = self._burst, 0
+        if count:
+            logger.warning("Go's tool endpoint answers again, after %d failures", count)
+
+    def closed(self) -> None:
+        """The host closed: the counts, one line."""
+        counts = self.stats()
+        logger.info(
+            "shadow (primary %s, rate %g): %s",
+            self.primary,
+            self.rate,
+            ", ".join(f"{key} {counts[key]}" for key in COUNTS),
+        )
+
+    # Divergences.
+
+    def divergence(self, name: str, args: str, python: PythonRun, go_output: str) -> Divergence:
+        """The Divergence of a call whose port run and Go output differ."""
+        blocks, complete = _kept_blocks(python.seen, go_output)
+        where = None if python.output is None else first_difference(go_output, python.output)
+        return Divergence(
+            name=name,
+            args=args,
+            primary=self.primary,
+            go_output=go_output,
+            python_output=python.output,
+            python_error=python.error,
+            offset=None if where is None else where.offset,
+            line=None if where is None else where.line,
+            column=None if where is None else where.column,
+            blocks=blocks,
+            complete=complete,
+        )
+
+    def _report(self, divergence: Divergence) -> None:
+        if divergence.python_error is not None:
+            what = f"the port raised {_short(divergence.python_error)}"
+        else:
+            what = (
+                f"the outputs differ at byte {divergence.offset}"
+                f" (line {divergence.line}, col {divergence.column})"
+            )
+        logger.warning(
+            "divergence: %s %s: %s; primary %s; %d blocks kept%s",
+            divergence.name,
+            _short(repr(divergence.args)),
+            what,
+            divergence.primary,
+            len(divergence.blocks),
+            "" if divergence.complete else " (not all that mattered)",
+        )
+        if self._on_divergence is None:
+            return
+        try:
+            self._on_divergence(divergence)
+        except Exception as exc:  # the callback's defect never stops the comparisons
+            logger.error("on_divergence raised %s", self.describe(exc))
