@@ -42,8 +42,12 @@ class Host:
         assert self._runner is not None
         return self._runner.run(self.host.exec_tool(name, args))
 
+    def shadow_stats(self) -> dict[str, int]:
+        """The host's shadow counts."""
+        return self.host.shadow_stats()
+
     def close(self) -> None:
-        """Close the host (and its loop); again is nothing."""
+        """Close the host (and its loop; the shadow drained); again is nothing."""
         if self._closed:
             return
         self._closed = True
