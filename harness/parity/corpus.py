@@ -104,6 +104,11 @@ class CorpusBlock:
     content: str
     locked: bool = False
 
+    def source(self) -> str:
+        """This block as Python source, for a corpus module."""
+        locked = ", locked=True" if self.locked else ""
+        return f"CorpusBlock({self.name!r}, {self.label!r}, {self.content!r}{locked})"
+
 
 @dataclass(frozen=True)
 class CorpusCall:
@@ -115,6 +120,11 @@ class CorpusCall:
     literal_seqs: tuple[int, ...] = ()
     """Seqs the args cite as plain digits (``r1``) and the tool reads: the case means
     the same in two recordings only where each is the same block, or no block, in both."""
+
+    def source(self) -> str:
+        """This call as Python source, for a corpus module."""
+        literal = f", {self.literal_seqs!r}" if self.literal_seqs else ""
+        return f"CorpusCall({self.case!r}, {self.tool!r}, {self.args!r}{literal})"
 
     def block_names(self) -> list[str]:
         """The block names the args cite, in order."""

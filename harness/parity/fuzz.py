@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import re
 import secrets
@@ -32,6 +31,8 @@ import httpx
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
+from parity.corpora.recall import plain_id_seq, symbolic_args
+from parity.corpus import CorpusBlock, CorpusCall
 from parity.errors import GoReferenceError, ParityError
 from parity.goclient import (
     BLOCK_PATH,
@@ -95,7 +96,6 @@ FIRST_SEQS = (1000, 1, 7, 2**53 - 3, INT64_MAX - 64)
 EXEC_REQUEST = f"POST {EXEC_PATH}"
 _READ_REQUESTS = (f"GET {BLOCK_PATH}?", f"GET {BLOCKS_PATH}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _MISSING = ('recall needs an "id", such as "r7"', 'recall_search needs a "query"')
 
 
@@ -105,18 +105,6 @@ def profile(name: str | None = None) -> settings:
     if chosen not in PROFILES:
         raise ParityError(f"unknown Hypothesis profile {chosen!r} (known: {', '.join(PROFILES)})")
     return settings.get_profile(chosen)
-
-
-def _plain_id_seq(args: str) -> int | None:
-    """The seq an args text's ``id`` cites, read leniently (Python's JSON), if any."""
-    try:
-        value = json.loads(args)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(value, dict) or not isinstance(value.get("id"), str):
-        return None
-    digits = value["id"].strip().lstrip("rR").strip()
-    return int(digits) if digits.isascii() and digits.isdigit() else None
 
 
 # -- results --------------------------------------------------------------------------
@@ -154,23 +142,15 @@ class Divergence:
         """The args with each archived seq that a ``recall`` string cites in decimal
         (leading zeros kept) as ``{{seq:NAME}}``.
         """
-        if self.tool != "recall" or not self.blocks:
-            return self.args
-        names = {str(seq): self.block_name(i) for i, (seq, _) in enumerate(self.blocks)}
-        alternatives = "|".join(map(re.escape, names))
-        number = re.compile(r"(?<![0-9])(0*)(" + alternatives + r")(?![0-9])")
-
-        def in_string(match: re.Match[str]) -> str:
-            return number.sub(lambda m: m.group(1) + "{{seq:" + names[m.group(2)] + "}}", match[0])
-
-        return _JSON_STRING.sub(in_string, self.args)
+        names = {seq: self.block_name(i) for i, (seq, _) in enumerate(self.blocks)}
+        return symbolic_args(self.tool, self.args, names)
 
     def cites_literally(self) -> bool:
         """Whether a ``recall`` case's args cite an archived seq only in escaped digits."""
         return (
             self.tool == "recall"
             and "{{seq:" not in self.symbolic_args()
-            and any(seq == _plain_id_seq(self.args) for seq, _ in self.blocks)
+            and any(seq == plain_id_seq(self.args) for seq, _ in self.blocks)
         )
 
     def corpus_case(self) -> str:
@@ -182,15 +162,13 @@ class Divergence:
                 " those the call or the outputs cite"
             )
         for i, (_, block) in enumerate(self.blocks):
-            locked = ", locked=True" if block.locked else ""
-            lines.append(
-                f"CorpusBlock({self.block_name(i)!r}, {block.label!r}, {block.content!r}{locked}),"
-            )
+            named = CorpusBlock(self.block_name(i), block.label, block.content, block.locked)
+            lines.append(named.source() + ",")
         lines.append("# call (add to CALLS):")
-        lines.append(f"CorpusCall({self.case!r}, {self.tool!r}, {self.symbolic_args()!r}),")
+        lines.append(CorpusCall(self.case, self.tool, self.symbolic_args()).source() + ",")
         if self.cites_literally():
             lines.append(
-                f"# the id cites seq {_plain_id_seq(self.args)} in escaped digits: "
+                f"# the id cites seq {plain_id_seq(self.args)} in escaped digits: "
                 "write the corpus's seq for that block in their place"
             )
         return "\n".join(lines)

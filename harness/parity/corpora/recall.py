@@ -20,7 +20,7 @@ from typing import Any
 
 from parity.corpus import Corpus, CorpusBlock, CorpusCall, SeqSite, ToolHost, split_template
 
-__all__ = ["BLOCKS", "CALLS", "CORPUS", "printed_seqs"]
+__all__ = ["BLOCKS", "CALLS", "CORPUS", "plain_id_seq", "printed_seqs", "symbolic_args"]
 
 
 def _fill(prefix: str, runes: int, pad: str) -> str:
@@ -348,6 +348,36 @@ CALLS: tuple[CorpusCall, ...] = tuple(
     [CorpusCall(case, "recall", args, _LITERAL_SEQS.get(case, ())) for case, args in _RECALL]
     + [CorpusCall(case, "recall_search", args) for case, args in _SEARCH]
 )
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+def symbolic_args(tool: str, args: str, names: Mapping[int, str]) -> str:
+    """``args`` with each seq of ``names`` that a ``recall`` string cites in decimal
+    (leading zeros kept) written ``{{seq:NAME}}``; a search's args are left alone."""
+    if tool != "recall" or not names:
+        return args
+    digits = {str(seq): name for seq, name in names.items()}
+    alternatives = "|".join(map(re.escape, digits))
+    number = re.compile(r"(?<![0-9])(0*)(" + alternatives + r")(?![0-9])")
+
+    def in_string(match: re.Match[str]) -> str:
+        return number.sub(lambda m: m.group(1) + "{{seq:" + digits[m.group(2)] + "}}", match[0])
+
+    return _JSON_STRING.sub(in_string, args)
+
+
+def plain_id_seq(args: str) -> int | None:
+    """The seq an args text's ``id`` cites, read leniently (Python's JSON), if any."""
+    try:
+        value = json.loads(args)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("id"), str):
+        return None
+    digits = value["id"].strip().lstrip("rR").strip()
+    return int(digits) if digits.isascii() and digits.isdigit() else None
 
 
 def _host(base_url: str, **options: Any) -> ToolHost:
