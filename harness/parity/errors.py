@@ -10,7 +10,8 @@ ParityError                 base; the CLI prints it and exits 2
 ├── GoClientError           a Go did not answer a request as its API says (no answer, TLS,
 │                           status, body: .status), or the options to reach it are unusable
 ├── ReplayError             the replay itself went wrong (not a parity failure)
-└── ReviewError             a review that cannot run (under CI, a decision that is not allowed)
+├── ReviewError             a review that cannot run (under CI, a decision that is not allowed)
+└── AdoptError              a file of divergences that cannot be read, a module not written
 ```
 
 A parity failure (an output that differs from the golden one) is not an exception:
@@ -22,6 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "AdoptError",
     "CorpusError",
     "FakeGoError",
     "GoClientError",
@@ -103,3 +105,8 @@ class ReplayError(ParityError):
 
 class ReviewError(ParityError):
     """``parity review`` cannot run, or was asked for a decision it cannot apply."""
+
+
+class AdoptError(ParityError):
+    """``parity adopt`` cannot read a file of divergences (which line, why), or cannot
+    write the adopted corpus module."""

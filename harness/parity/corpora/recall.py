@@ -9,6 +9,9 @@ tools. ``{{seq:NAME}}`` in args stands for the seq the Go gave block ``NAME``.
 a seq: a block's header (``[r1000] label``: the first line of ``recall``'s block
 text; each entry of a ``recall_search`` result, found through the blocks' labels),
 and an id or query quoted back with ``%q`` where the args cite ``{{seq:NAME}}``.
+
+The cases ``parity adopt`` took from the shadow's divergences (``recall_adopted``,
+generated) come last, their blocks archived after the others.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from parity.corpora import recall_adopted
 from parity.corpus import Corpus, CorpusBlock, CorpusCall, SeqSite, ToolHost, split_template
 
 __all__ = ["BLOCKS", "CALLS", "CORPUS", "plain_id_seq", "printed_seqs", "symbolic_args"]
@@ -348,6 +352,10 @@ CALLS: tuple[CorpusCall, ...] = tuple(
     [CorpusCall(case, "recall", args, _LITERAL_SEQS.get(case, ())) for case, args in _RECALL]
     + [CorpusCall(case, "recall_search", args) for case, args in _SEARCH]
 )
+
+# The cases `parity adopt` took from the shadow's divergences, archived after the rest.
+BLOCKS += recall_adopted.BLOCKS
+CALLS += recall_adopted.CALLS
 
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)

@@ -1,0 +1,305 @@
+"""``parity adopt FILE.jsonl``: the shadow's divergences as recall corpus cases.
+
+A host with ``shadow=`` reports each divergence it finds on live traffic; written as
+``Divergence.to_json()`` lines, a file of them becomes corpus cases here: each
+divergence's blocks (as the port read them) and its call, whose args cite those
+blocks as ``{{seq:NAME}}``. Blocks already in the corpus (same label and content)
+are reused, as long as that keeps the blocks' order (the corpus archives its
+blocks in order, and a search ranks equal scores by seq); the others are added in
+seq order, after every existing block. A call already in the corpus (same tool,
+same args) is not added again.
+
+The cases are printed, ready to paste; with ``--write`` they are written into
+``parity/corpora/recall_adopted.py`` (or ``--module PATH``), which the recall corpus
+appends. Then `make golden` records Go's answers for them (`parity review` accepts
+the new recording), and the replay fails until the port answers as Go does.
+
+Exit status: 0 done (nothing new included), 2 on a bad file: a line that is not a
+divergence, said with its line number (a truncated last line included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from parity.corpora import recall_adopted
+from parity.corpora.recall import plain_id_seq, symbolic_args
+from parity.corpus import Corpus, CorpusBlock, CorpusCall, get_corpus
+from parity.errors import AdoptError, CorpusError, ParityError
+from recall import Block, Divergence
+from recall._tools import BlocksRead, score, start_tool
+
+__all__ = ["Adoption", "adopt", "cli_main", "load_divergences", "module_source"]
+
+DEFAULT_MODULE = Path(recall_adopted.__file__)
+
+
+def load_divergences(path: str | os.PathLike[str]) -> list[Divergence]:
+    """The divergences of a ``to_json()`` file, one a line (blank lines skipped)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AdoptError(f"{path}: cannot read: {exc}") from exc
+    divergences = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            divergences.append(Divergence.from_json(line))
+        except ValueError as exc:
+            last = number == len(text.splitlines()) and not text.endswith("\n")
+            hint = " (the last line, without its newline: cut short?)" if last else ""
+            raise AdoptError(f"{path}:{number}: not a divergence{hint}: {exc}") from exc
+    return divergences
+
+
+@dataclass
+class Adoption:
+    """What adopting gives: the new blocks and calls, what was already there, notes."""
+
+    blocks: list[CorpusBlock] = field(default_factory=list)
+    calls: list[CorpusCall] = field(default_factory=list)
+    present: list[str] = field(default_factory=list)
+    """The cases already in the corpus, for divergences seen again."""
+    notes: list[str] = field(default_factory=list)
+
+    def source(self) -> str:
+        """The new blocks and calls as Python source, with the notes, ready to paste."""
+        lines = [f"# {len(self.calls)} new cases ({len(self.present)} already in the corpus)"]
+        if self.blocks:
+            lines.append("# blocks (add to BLOCKS, after the others):")
+            lines += [block.source() + "," for block in self.blocks]
+        if self.calls:
+            lines.append("# calls (add to CALLS):")
+            lines += [call.source() + "," for call in self.calls]
+        lines += [f"# {note}" for note in self.notes]
+        return "\n".join(lines)
+
+
+def adopt(
+    divergences: Iterable[Divergence],
+    blocks: Sequence[CorpusBlock],
+    calls: Sequence[CorpusCall],
+) -> Adoption:
+    """The cases for ``divergences``, against a corpus of these ``blocks`` and ``calls``."""
+    index = {(b.label, b.content): i for i, b in reversed(list(enumerate(blocks))) if not b.locked}
+    known = {(c.tool, c.args): c.case for c in calls}
+    adoption = Adoption()
+    new_blocks: dict[tuple[int, str, str], CorpusBlock] = {}
+    for d in divergences:
+        names: dict[int, str] = {}
+        last, fresh = -1, False
+        for block in d.blocks:
+            at = index.get((block.label, block.content))
+            if at is not None and not fresh and at > last:
+                names[block.seq], last = blocks[at].name, at
+                continue
+            fresh = True
+            key = (block.seq, block.label, block.content)
+            if key not in new_blocks:
+                new_blocks[key] = CorpusBlock(_block_name(block), block.label, block.content)
+            names[block.seq] = new_blocks[key].name
+        args = symbolic_args(d.name, d.args, names)
+        if (d.name, args) in known:
+            adoption.present.append(known[(d.name, args)])
+            continue
+        call = CorpusCall(_case_name(d, args), d.name, args, _literal_seqs(d, names))
+        known[(d.name, args)] = call.case
+        adoption.calls.append(call)
+        adoption.notes += _notes(d, call, names, blocks)
+    adoption.blocks = [new_blocks[key] for key in sorted(new_blocks)]
+    adoption.notes += _changed_cases(adoption.blocks, calls)
+    return adoption
+
+
+def _block_name(block: Block) -> str:
+    digest = hashlib.sha256(f"{block.label}\0{block.content}".encode("utf-8", "replace"))
+    return f"shadow-r{block.seq}-{digest.hexdigest()[:6]}"
+
+
+def _case_name(d: Divergence, args: str) -> str:
+    text = repr((d.name, args, [(b.label, b.content) for b in d.blocks]))
+    digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:8]
+    return f"shadow-{d.name.replace('_', '-')}-{digest}"
+
+
+def _literal_seqs(d: Divergence, names: dict[int, str]) -> tuple[int, ...]:
+    """A recall id that cites a seq the port read no block for: a literal seq."""
+    seq = plain_id_seq(d.args) if d.name == "recall" else None
+    return (seq,) if seq is not None and seq not in names else ()
+
+
+def _notes(
+    d: Divergence, call: CorpusCall, names: dict[int, str], blocks: Sequence[CorpusBlock]
+) -> list[str]:
+    notes = []
+    if not d.complete:
+        notes.append(
+            f"{call.case}: the host kept only some of the blocks that mattered (bounded):"
+            " the case may not diverge again"
+        )
+    if call.literal_seqs:
+        notes.append(
+            f"{call.case}: the id cites seq {call.literal_seqs[0]}, which the port read"
+            " absent: kept as a literal seq (check that the corpus's Go has no such block)"
+        )
+    elif d.name == "recall" and "{{seq:" not in call.args and d.blocks:
+        notes.append(
+            f"{call.case}: the id cites seq {d.blocks[0].seq} in escaped digits: write the"
+            f" corpus's seq of {names[d.blocks[0].seq]} in their place"
+        )
+    step = start_tool(d.name, d.args)
+    if isinstance(step, BlocksRead):
+        others = [
+            b.name
+            for b in blocks
+            if b.name not in names.values()
+            and not b.locked
+            and score(Block(1, b.label, b.content), step.terms)
+        ]
+        if others:
+            shown = ", ".join(others[:5]) + (", ..." if len(others) > 5 else "")
+            notes.append(
+                f"{call.case}: the query also matches {len(others)} corpus blocks ({shown}):"
+                " Go's recorded output will count them too"
+            )
+    return notes
+
+
+def _changed_cases(new: Sequence[CorpusBlock], calls: Sequence[CorpusCall]) -> list[str]:
+    """The existing search cases that the new blocks give new outputs."""
+    changed = []
+    for call in calls:
+        if call.tool != "recall_search" or "{{seq:" in call.args:
+            continue
+        step = start_tool(call.tool, call.args)
+        if isinstance(step, BlocksRead) and any(
+            score(Block(1, b.label, b.content), step.terms) for b in new
+        ):
+            changed.append(call.case)
+    if not changed:
+        return []
+    shown = ", ".join(changed[:8]) + (", ..." if len(changed) > 8 else "")
+    return [
+        f"the new blocks also match the queries of {len(changed)} existing cases ({shown}):"
+        " their recorded outputs change too (`parity review` shows them)"
+    ]
+
+
+def module_source(blocks: Sequence[CorpusBlock], calls: Sequence[CorpusCall]) -> str:
+    """The adopted module holding these blocks and calls."""
+    head = (recall_adopted.__doc__ or "").strip()
+
+    def entries(items: Sequence[CorpusBlock] | Sequence[CorpusCall]) -> str:
+        if not items:
+            return "()"
+        return "(\n" + "".join(f"    {item.source()},\n" for item in items) + ")"
+
+    return (
+        f'"""{head}\n"""\n\n'
+        "from __future__ import annotations\n\n"
+        "from parity.corpus import CorpusBlock, CorpusCall\n\n"
+        f"BLOCKS: tuple[CorpusBlock, ...] = {entries(blocks)}\n\n"
+        f"CALLS: tuple[CorpusCall, ...] = {entries(calls)}\n"
+    )
+
+
+def _load_module(path: Path) -> tuple[tuple[CorpusBlock, ...], tuple[CorpusCall, ...]]:
+    """The blocks and calls an adopted module holds."""
+    spec = importlib.util.spec_from_file_location("_parity_adopted", path)
+    if spec is None or spec.loader is None:
+        raise AdoptError(f"{path}: not a Python module")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except (OSError, SyntaxError, NameError) as exc:
+        raise AdoptError(f"{path}: cannot load: {exc}") from exc
+    blocks, calls = getattr(module, "BLOCKS", None), getattr(module, "CALLS", None)
+    if not isinstance(blocks, tuple) or not isinstance(calls, tuple):
+        raise AdoptError(f"{path}: defines no BLOCKS and CALLS tuples")
+    return blocks, calls
+
+
+def run_adopt(path: str, *, module: Path | None, corpus: Corpus, out: TextIO) -> int:
+    """``parity adopt``: print the cases, or write them into ``module`` (when set)."""
+    divergences = load_divergences(path)
+    blocks, calls = list(corpus.blocks), list(corpus.calls)
+    written: tuple[tuple[CorpusBlock, ...], tuple[CorpusCall, ...]] = ((), ())
+    if module is not None:
+        written = _load_module(module) if module.exists() else ((), ())
+        names = {b.name for b in blocks}
+        blocks += [b for b in written[0] if b.name not in names]
+        cases = {c.case for c in calls}
+        calls += [c for c in written[1] if c.case not in cases]
+    adoption = adopt(divergences, blocks, calls)
+    print(f"{path}: {len(divergences)} divergences", file=out)
+    print(adoption.source(), file=out)
+    if module is None or not adoption.calls:
+        return 0
+    new_blocks = written[0] + tuple(adoption.blocks)
+    new_calls = written[1] + tuple(adoption.calls)
+    try:  # the corpus must take them: names unique, every cited block known
+        Corpus(
+            name=corpus.name,
+            blocks=tuple(blocks) + tuple(adoption.blocks),
+            calls=tuple(calls) + tuple(adoption.calls),
+            host=corpus.host,
+        )
+    except CorpusError as exc:
+        raise AdoptError(f"the adopted cases do not fit the corpus: {exc}") from exc
+    temporary = module.with_name(module.name + ".tmp")
+    try:
+        temporary.write_text(module_source(new_blocks, new_calls), encoding="utf-8")
+        os.replace(temporary, module)
+    except OSError as exc:
+        raise AdoptError(f"{module}: cannot write: {exc}") from exc
+    print(
+        f"wrote {module}: {len(adoption.blocks)} blocks and {len(adoption.calls)} calls added;"
+        " record them from Go: `make golden`, then `parity review --accept-all`",
+        file=out,
+    )
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="parity adopt",
+        description="Turn the shadow's divergences (Divergence.to_json() lines) into recall "
+        "corpus cases: printed, or written into the adopted corpus module.",
+    )
+    parser.add_argument("file", metavar="FILE.jsonl")
+    parser.add_argument(
+        "--write",
+        action="store_true",
+        help=f"write the new cases into the adopted module ({DEFAULT_MODULE.name})",
+    )
+    parser.add_argument("--module", metavar="PATH", help="write into this module instead")
+    return parser
+
+
+def cli_main(argv: list[str], out: TextIO | None = None) -> int:
+    """``parity adopt``: 0 done, 2 on a bad file or module."""
+    try:
+        options = _parser().parse_args(argv)
+    except SystemExit as exc:
+        return 0 if exc.code == 0 else 2
+    module = Path(options.module) if options.module else DEFAULT_MODULE if options.write else None
+    try:
+        return run_adopt(
+            options.file, module=module, corpus=get_corpus("recall"), out=out or sys.stdout
+        )
+    except ParityError as exc:
+        print(f"parity adopt: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(cli_main(sys.argv[1:]))
