@@ -10,6 +10,7 @@ host (``make_host``, ``host_kind``).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import random
@@ -17,6 +18,7 @@ import statistics
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import httpx
@@ -25,7 +27,7 @@ import pytest
 from parity.plugin import FreshGo
 from parity.reference import RunningReference
 from parity.report import first_difference
-from recall import Block, Divergence, FallbackFailedError
+from recall import AsyncGoTurnHost, Block, Divergence, FallbackFailedError, GoTurnHost
 from recall import _tools as tools
 from recall._protocol import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 from recall._shadow import COUNTS
@@ -529,36 +531,31 @@ def token_nowhere(
     assert not [t for t in texts if TOKEN in t]
 
 
-@pytest.mark.go
-@pytest.mark.parametrize("primary", ["python", "go"])
-def test_sync_16_threads_with_shadow(
-    pair: Pair, primary: str, caplog: pytest.LogCaptureFixture
+def check_concurrent(
+    run: Callable[[dict[str, object], list[tuple[str, str]]], tuple[list[str], object]],
+    pair: Pair,
+    calls: list[tuple[str, str]],
+    primary: str,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from concurrent.futures import ThreadPoolExecutor
-
-    from recall import GoTurnHost
-
+    """``run(options, calls)`` gives the outputs of a host made with ``options``, and the
+    host (closed): the primary's outputs; each diverging call reported; the counts."""
     caplog.set_level(logging.DEBUG)
-    calls = calls_for(pair.seqs) * 8
     expected = pair.expected(calls)
     differing = sum(right != rewritten for right, rewritten in expected)
     found: list[Divergence] = []
-    with (
-        GoTurnHost(
-            pair.rewriting.base_url,
-            token=TOKEN,
-            shadow=1.0,
-            primary=primary,  # type: ignore[arg-type]
-            on_divergence=found.append,
-            shadow_queue=len(calls),
-            timeout=30.0,
-        ) as host,
-        ThreadPoolExecutor(16) as pool,
-    ):
-        outputs = list(pool.map(lambda call: host.exec_tool(*call), calls))
+    options: dict[str, object] = {
+        "token": TOKEN,
+        "shadow": 1.0,
+        "primary": primary,
+        "on_divergence": found.append,
+        "shadow_queue": len(calls),
+        "timeout": 30.0,
+    }
+    outputs, host = run(options, calls)
     side = 0 if primary == "python" else 1
     assert outputs == [e[side] for e in expected]
-    stats = host.shadow_stats()
+    stats = host.shadow_stats()  # type: ignore[attr-defined]
     assert (stats["sampled"], stats["diverged"]) == (len(calls), differing)
     assert stats["matched"] + stats["raced"] == len(calls) - differing
     assert_counts_add_up(stats)
@@ -568,40 +565,35 @@ def test_sync_16_threads_with_shadow(
 
 @pytest.mark.go
 @pytest.mark.parametrize("primary", ["python", "go"])
+def test_sync_16_threads_with_shadow(
+    pair: Pair, primary: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    def run(options: dict[str, object], calls: list[tuple[str, str]]) -> tuple[list[str], object]:
+        with (
+            GoTurnHost(pair.rewriting.base_url, **options) as host,  # type: ignore[arg-type]
+            ThreadPoolExecutor(16) as pool,
+        ):
+            return list(pool.map(lambda call: host.exec_tool(*call), calls)), host
+
+    check_concurrent(run, pair, calls_for(pair.seqs) * 8, primary, caplog)
+
+
+@pytest.mark.go
+@pytest.mark.parametrize("primary", ["python", "go"])
 def test_async_50_tasks_with_shadow(
     pair: Pair, primary: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    import asyncio
+    async def tasks(options: dict[str, object], calls: list[tuple[str, str]]) -> list[str]:
+        async with AsyncGoTurnHost(pair.rewriting.base_url, **options) as host:  # type: ignore[arg-type]
+            hosts.append(host)
+            return list(await asyncio.gather(*(host.exec_tool(n, a) for n, a in calls)))
 
-    from recall import AsyncGoTurnHost
+    hosts: list[AsyncGoTurnHost] = []
 
-    caplog.set_level(logging.DEBUG)
-    calls = (calls_for(pair.seqs) * 4)[:50]
-    expected = pair.expected(calls)
-    differing = sum(right != rewritten for right, rewritten in expected)
-    found: list[Divergence] = []
+    def run(options: dict[str, object], calls: list[tuple[str, str]]) -> tuple[list[str], object]:
+        return asyncio.run(tasks(options, calls)), hosts[0]
 
-    async def run() -> tuple[list[str], AsyncGoTurnHost]:
-        async with AsyncGoTurnHost(
-            pair.rewriting.base_url,
-            token=TOKEN,
-            shadow=1.0,
-            primary=primary,  # type: ignore[arg-type]
-            on_divergence=found.append,
-            shadow_queue=len(calls),
-            timeout=30.0,
-        ) as host:
-            outputs = await asyncio.gather(*(host.exec_tool(n, a) for n, a in calls))
-        return list(outputs), host
-
-    outputs, host = asyncio.run(run())
-    side = 0 if primary == "python" else 1
-    assert outputs == [e[side] for e in expected]
-    stats = host.shadow_stats()
-    assert (stats["sampled"], stats["diverged"]) == (len(calls), differing)
-    assert_counts_add_up(stats)
-    assert len(found) == differing
-    token_nowhere(caplog, found, host)
+    check_concurrent(run, pair, (calls_for(pair.seqs) * 4)[:50], primary, caplog)
 
 
 @pytest.mark.go
