@@ -461,7 +461,9 @@ class GoClient:
         """
         body = {"blocks": [{"label": t, "content": c, "locked": k} for t, c, k in blocks]}
         what = f"POST {ARCHIVE_BATCH_PATH}"
-        seqs = self._field(self._call("POST", ARCHIVE_BATCH_PATH, body=body), "seqs", list, what)
+        seqs: list[int] = self._field(
+            self._call("POST", ARCHIVE_BATCH_PATH, body=body), "seqs", list, what
+        )
         if len(seqs) != len(body["blocks"]) or not all(type(s) is int for s in seqs):
             raise self._error(what, f"answered other seqs than the blocks': {seqs!r:.{_SNIPPET}}")
         return seqs
