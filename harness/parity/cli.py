@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 _DELEGATED = {
-    "fuzz": ("parity.fuzz", "look for divergences with Hypothesis (`make fuzz`)"),
+    "fuzz": ("parity.campaign", "look for divergences with Hypothesis (`make fuzz`)"),
     "strength": ("parity.strength", "measure how many mutants the replay kills (`make strength`)"),
 }
 

@@ -23,30 +23,19 @@ The Hypothesis settings profiles ``ci`` (derandomized, bounded) and ``dev``
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import hashlib
 import json
 import os
 import re
-import secrets
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from parity.errors import ParityError
-from parity.goclient import (
-    TOKEN_ENV,
-    GoClient,
-    GoConnection,
-    add_go_options,
-    connection_from_options,
-)
+from parity.goclient import GoClient, GoConnection
 from parity.reference import GoReference
 from parity.report import mismatch_report
 from parity.rig import (
@@ -81,7 +70,6 @@ __all__ = [
     "SHRINK_SECONDS",
     "Divergence",
     "FuzzStats",
-    "cli_main",
     "fuzz_go_url",
     "fuzz_reference",
     "profile",
@@ -495,82 +483,3 @@ def fuzz_go_url(
         go.close()
         loop.close()
     return stats
-
-
-# -- the command ----------------------------------------------------------------------
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="parity fuzz",
-        description="Differential fuzzing of GoTurnHost.exec_tool against a live Go.",
-    )
-    amount = parser.add_mutually_exclusive_group()
-    amount.add_argument("--examples", type=int, metavar="N", help="examples to run")
-    amount.add_argument("--seconds", type=float, metavar="S", help="run for S seconds")
-    add_go_options(
-        parser.add_argument,
-        url_help=f"fuzz over this running Go's archive, read only (token: ${TOKEN_ENV}); "
-        "default: fresh Go references",
-    )
-    parser.add_argument(
-        "--profile",
-        choices=PROFILES,
-        help="Hypothesis profile (default: $HYPOTHESIS_PROFILE, else dev)",
-    )
-    parser.add_argument("--seed", type=int, metavar="N", help="random seed (not derandomized)")
-    return parser
-
-
-def cli_main(argv: list[str]) -> int:
-    """``parity fuzz``: 0 when no divergence, 1 when one was found, 2 on a harness error."""
-    try:
-        options = _parser().parse_args(argv)
-    except SystemExit as exc:
-        return 0 if exc.code == 0 else 2
-    if options.examples is not None and options.examples < 1:
-        print("parity fuzz: --examples must be at least 1", file=sys.stderr)
-        return 2
-    if options.seconds is not None and options.seconds <= 0:
-        print("parity fuzz: --seconds must be positive", file=sys.stderr)
-        return 2
-    stats = FuzzStats()
-    try:
-        base = profile(options.profile or os.environ.get("HYPOTHESIS_PROFILE") or "dev")
-        seed_value = options.seed
-        if seed_value is None and not base.derandomize:
-            # Our own seed, printed first: a run ended by --seconds is then no
-            # "failure" that Hypothesis would offer to reproduce.
-            seed_value = secrets.randbits(64)
-        if seed_value is not None:
-            print(f"parity fuzz: seed {seed_value} (again with --seed {seed_value})", flush=True)
-        amount: dict[str, Any] = {
-            "base": base,
-            "examples": options.examples,
-            "seconds": options.seconds,
-            "seed_value": seed_value,
-            "stats": stats,
-            "shrink_seconds": SHRINK_SECONDS,
-        }
-        go = connection_from_options(
-            options.go_url, ca=options.go_ca, cert=options.go_cert, key=options.go_key
-        )
-        if go is not None:
-            print(f"parity fuzz: the Go at {go.url}, read only", flush=True)
-            fuzz_go_url(go, **amount)
-        else:
-            print("parity fuzz: fresh Go references, one per block set", flush=True)
-            fuzz_reference(**amount)
-    except KeyboardInterrupt:
-        print(f"parity fuzz: interrupted after {stats.summary()}", file=sys.stderr)
-        return 2
-    except (ParityError, httpx.HTTPError, OSError, ValueError) as exc:
-        print(f"parity fuzz: harness error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
-    except Exception as exc:  # Hypothesis' own errors (health checks, flakiness)
-        print(f"parity fuzz: harness error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
-    for divergence in stats.divergences:
-        print(divergence.report(), flush=True)
-    print(f"parity fuzz: {stats.summary()}", flush=True)
-    return 1 if stats.divergences else 0

@@ -356,7 +356,6 @@ class RecallMachine(RuleBasedStateMachine):
         """Another drawn call (calls are drawn as often as every other step together)."""
         self.call(data)
 
-
     @rule(host=host_specs())
     def new_host(self, host: HostSpec) -> None:
         """A new host in place of the old one."""
