@@ -336,9 +336,19 @@ class RecallMachine(RuleBasedStateMachine):
         self._changed()
         return seqs
 
-    @rule(seq=archived, locked=st.booleans())
-    def lock(self, seq: int, locked: bool) -> None:
-        """Lock or unlock the memory of an archived block."""
+    @rule(seq=archived)
+    def lock(self, seq: int) -> None:
+        """Lock the memory of an archived block (again, when it already is)."""
+        self._set_locked(seq, locked=True)
+
+    @precondition(lambda self: any(b.locked for b in self._blocks.values()))
+    @rule(data=st.data())
+    def unlock(self, data: st.DataObject) -> None:
+        """Unlock the memory of a locked block (archived locked, or locked since)."""
+        locked = sorted(seq for seq, b in self._blocks.items() if b.locked)
+        self._set_locked(data.draw(st.sampled_from(locked), label="seq"), locked=False)
+
+    def _set_locked(self, seq: int, *, locked: bool) -> None:
         self._flush()
         self._harness(self._go().lock, seq, locked=locked)
         self._blocks[seq] = replace(self._blocks[seq], locked=locked)
@@ -487,7 +497,7 @@ def fuzz_stateful(
     try:
         found = run_test(machine_test, stats, seed_value, _size)
         if found is not None:
-            stats.divergences[:] = [_with_static(found, world)]
+            stats.divergences[:] = [_with_static(_minimized(found, world), world)]
     finally:
         RecallMachine.world = None
         world.close()
@@ -525,38 +535,75 @@ def _with_static(divergence: StatefulDivergence, world: _World) -> StatefulDiver
     return replace(divergence, static=static.corpus_case())
 
 
+def _minimized(divergence: StatefulDivergence, world: _World) -> StatefulDivergence:
+    """The divergence with every step it does not need removed, one at a time, as long
+    as the steps left still diverge (Hypothesis' shrinking, bounded in time, may leave
+    some): each try a replay, far cheaper than a Hypothesis example.
+    """
+    best = divergence
+    if best.call is None:
+        return best
+    changed = True
+    while changed:
+        changed = False
+        for at in range(len(best.steps) - 2, 0, -1):
+            if at >= len(best.steps) - 1:
+                continue
+            found = _replayed(world, best.steps[:at] + best.steps[at + 1 :])
+            if found is not None and found.reasons == best.reasons:
+                best, changed = found, True
+    return best
+
+
+def _replayed(world: _World, steps: Sequence[Step]) -> StatefulDivergence | None:
+    """The divergence that playing ``steps`` meets, if any (a step the Go refuses, such
+    as a lock of a block never archived: none).
+    """
+    try:
+        _play_steps(world, steps)
+    except DivergenceFound as exc:
+        found = exc.divergence
+        return found if isinstance(found, StatefulDivergence) else None
+    except HARNESS_ERRORS:
+        return None
+    return None
+
+
 def replay(
     reference: GoReference, steps: Sequence[Step], *, wrap: TransportWrap | None = None
 ) -> None:
     """Play ``steps`` against a fresh Go reference; DivergenceFound (an AssertionError)
     at the first call whose output or requests differ from Go's.
     """
+    world = _World(reference, FuzzStats(), Clock.of(None, 0.0), wrap)
+    try:
+        _play_steps(world, steps)
+    finally:
+        world.close()
+
+
+def _play_steps(world: _World, steps: Sequence[Step]) -> None:
     start = steps[0]
     if not isinstance(start, Start):
         raise ValueError("the steps begin with a Start")
-    stats = FuzzStats()
-    world = _World(reference, stats, Clock.of(None, 0.0), wrap)
     session = world.session(etag=start.etag)
+    session.load(start.first_seq)
     log: list[Step] = [start]
+    host = world.host(start.host, session)
     try:
-        session.load(start.first_seq)
-        host = world.host(start.host, session)
-        try:
-            for step in steps[1:]:
-                log.append(step)
-                if isinstance(step, Archive):
-                    session.archive([BlockSpec(step.label, step.content, step.locked)])
-                elif isinstance(step, Lock):
-                    session.lock(step.seq, locked=step.locked)
-                elif isinstance(step, NewHost):
-                    host.close()
-                    host = world.host(step.host, session)
-                elif isinstance(step, Call):
-                    _replay_call(session, host, step, tuple(log))
-        finally:
-            host.close()
+        for step in steps[1:]:
+            log.append(step)
+            if isinstance(step, Archive):
+                session.archive([BlockSpec(step.label, step.content, step.locked)])
+            elif isinstance(step, Lock):
+                session.lock(step.seq, locked=step.locked)
+            elif isinstance(step, NewHost):
+                host.close()
+                host = world.host(step.host, session)
+            elif isinstance(step, Call):
+                _replay_call(session, host, step, tuple(log))
     finally:
-        world.close()
+        host.close()
 
 
 def _replay_call(session: GoSession, host: Host, call: Call, log: tuple[Step, ...]) -> None:
