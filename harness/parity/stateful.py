@@ -549,10 +549,31 @@ def _minimized(divergence: StatefulDivergence, world: _World) -> StatefulDiverge
         for at in range(len(best.steps) - 2, 0, -1):
             if at >= len(best.steps) - 1:
                 continue
-            found = _replayed(world, best.steps[:at] + best.steps[at + 1 :])
+            steps = _without(best.steps, at)
+            found = None if steps is None else _replayed(world, steps)
             if found is not None and found.reasons == best.reasons:
                 best, changed = found, True
     return best
+
+
+def _without(steps: tuple[Step, ...], at: int) -> tuple[Step, ...] | None:
+    """The steps without the one at ``at``; the seqs of the locks after a removed
+    archive renumbered (None when one of them locks the block removed).
+    """
+    removed = steps[at]
+    rest = steps[:at] + steps[at + 1 :]
+    start = steps[0]
+    if not isinstance(removed, Archive) or not isinstance(start, Start):
+        return rest
+    seq = start.first_seq + sum(isinstance(step, Archive) for step in steps[:at])
+    renumbered: list[Step] = list(rest[:at])
+    for step in rest[at:]:
+        if isinstance(step, Lock) and step.seq >= seq:
+            if step.seq == seq:
+                return None
+            step = replace(step, seq=step.seq - 1)
+        renumbered.append(step)
+    return tuple(renumbered)
 
 
 def _replayed(world: _World, steps: Sequence[Step]) -> StatefulDivergence | None:
