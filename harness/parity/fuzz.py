@@ -49,6 +49,7 @@ from parity.rig import (
     HostSpec,
     Played,
     Recording,
+    Rig,
     ShrinkTimeUp,
     TransportWrap,
     diverged,
@@ -228,32 +229,6 @@ class Divergence:
 # -- against fresh Go references ---------------------------------------------------
 
 
-class _Gos:
-    """The run's Go references (one with conditional reads, one without, each started
-    when first needed), its event loop for async hosts, and the hosts' recording.
-    """
-
-    def __init__(self, reference: GoReference, wrap: TransportWrap | None = None) -> None:
-        self._reference = reference
-        self._sessions: dict[bool, GoSession] = {}
-        self.loop = asyncio.Runner()
-        self.recording = Recording()
-        self.wrap = wrap
-
-    def session(self, *, etag: bool) -> GoSession:
-        if etag not in self._sessions:
-            self._sessions[etag] = GoSession(self._reference, etag=etag)
-        return self._sessions[etag]
-
-    def host(self, spec: HostSpec, session: GoSession) -> Host:
-        return Host(spec, session.connection, self.recording, loop=self.loop, wrap=self.wrap)
-
-    def close(self) -> None:
-        while self._sessions:
-            self._sessions.popitem()[1].close()
-        self.loop.close()
-
-
 def static_divergence(
     played: Played,
     expected: str,
@@ -286,7 +261,7 @@ def _cited(
 
 
 def _play_example(
-    gos: _Gos,
+    gos: Rig,
     session: GoSession,
     spec: HostSpec,
     first_seq: int,
@@ -310,7 +285,7 @@ def _play_example(
 
 
 def _pinpoint(
-    gos: _Gos,
+    gos: Rig,
     session: GoSession,
     spec: HostSpec,
     first_seq: int,
@@ -365,7 +340,7 @@ def fuzz_reference(
     stats = stats if stats is not None else FuzzStats()
     chosen = fuzz_settings(base or profile(), examples, seconds, seed_value)
     clock = Clock.of(seconds, shrink_seconds)
-    gos = _Gos(reference or GoReference(), wrap)
+    gos = Rig(reference or GoReference(), wrap)
 
     @chosen
     @given(

@@ -51,6 +51,7 @@ __all__ = [
     "HostSpec",
     "Played",
     "Recording",
+    "Rig",
     "ShrinkTimeUp",
     "TimeUp",
     "TransportWrap",
@@ -283,6 +284,36 @@ class Host:
             self._sync.close()
         elif self._async is not None:
             self._loop.run(self._async.aclose())
+
+
+class Rig:
+    """What a run's examples share: its Go references (one with conditional reads, one
+    without, each started when first needed), the event loop of async hosts, and the
+    recording of every request the hosts send.
+    """
+
+    def __init__(self, reference: GoReference, wrap: TransportWrap | None = None) -> None:
+        self.reference = reference
+        self.wrap = wrap
+        self.loop = asyncio.Runner()
+        self.recording = Recording()
+        self._sessions: dict[bool, GoSession] = {}
+
+    def session(self, *, etag: bool) -> GoSession:
+        """The Go reference with (or without) conditional reads of /blocks."""
+        if etag not in self._sessions:
+            self._sessions[etag] = GoSession(self.reference, etag=etag)
+        return self._sessions[etag]
+
+    def host(self, spec: HostSpec, session: GoSession) -> Host:
+        """A new host of ``spec``'s kind over ``session``'s Go."""
+        return Host(spec, session.connection, self.recording, loop=self.loop, wrap=self.wrap)
+
+    def close(self) -> None:
+        """Stop the Go references, close the loop."""
+        while self._sessions:
+            self._sessions.popitem()[1].close()
+        self.loop.close()
 
 
 # -- the verdict ----------------------------------------------------------------------

@@ -20,7 +20,6 @@ reference) and, when the call diverges over that archive alone, as a corpus case
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -53,6 +52,7 @@ from parity.rig import (
     HostSpec,
     Played,
     Recording,
+    Rig,
     ShrinkTimeUp,
     TransportWrap,
     diverged,
@@ -230,36 +230,26 @@ class _Pending:
     steps: int  # how many steps of the log lead to this call
 
 
+@dataclass
 class _World:
-    """What a run's examples share: the Go references, the loop, the stats and clock."""
+    """A run: its rig, stats and clock."""
 
-    def __init__(
-        self,
-        reference: GoReference,
-        stats: FuzzStats,
-        clock: Clock,
-        wrap: TransportWrap | None,
-    ) -> None:
-        self.reference = reference
-        self.stats = stats
-        self.clock = clock
-        self.wrap = wrap
-        self.loop = asyncio.Runner()
-        self.recording = Recording()
-        self._sessions: dict[bool, GoSession] = {}
+    rig: Rig
+    stats: FuzzStats
+    clock: Clock
 
     def session(self, *, etag: bool) -> GoSession:
-        if etag not in self._sessions:
-            self._sessions[etag] = GoSession(self.reference, etag=etag)
-        return self._sessions[etag]
+        return self.rig.session(etag=etag)
 
     def host(self, spec: HostSpec, session: GoSession) -> Host:
-        return Host(spec, session.connection, self.recording, loop=self.loop, wrap=self.wrap)
+        return self.rig.host(spec, session)
+
+    @property
+    def recording(self) -> Recording:
+        return self.rig.recording
 
     def close(self) -> None:
-        while self._sessions:
-            self._sessions.popitem()[1].close()
-        self.loop.close()
+        self.rig.close()
 
 
 class RecallMachine(RuleBasedStateMachine):
@@ -488,7 +478,7 @@ def fuzz_stateful(
         stateful_step_count=steps,
         verbosity=Verbosity.quiet,  # the report is ours: Hypothesis' steps need a world
     )
-    world = _World(reference or GoReference(), stats, Clock.of(seconds, shrink_seconds), wrap)
+    world = _World(Rig(reference or GoReference(), wrap), stats, Clock.of(seconds, shrink_seconds))
     RecallMachine.world = world
 
     def machine_test() -> None:
@@ -596,7 +586,7 @@ def replay(
     """Play ``steps`` against a fresh Go reference; DivergenceFound (an AssertionError)
     at the first call whose output or requests differ from Go's.
     """
-    world = _World(reference, FuzzStats(), Clock.of(None, 0.0), wrap)
+    world = _World(Rig(reference, wrap), FuzzStats(), Clock.of(None, 0.0))
     try:
         _play_steps(world, steps)
     finally:
