@@ -24,7 +24,18 @@
 //   - POST /debug/reset, with an optional body {"first_seq": N}, empties the
 //     archive (the next block gets seq N, by default the archive's initial
 //     first seq) and clears the request and read logs: 200 {"first_seq": N};
-//     400 for a bad body. The ETag generation keeps increasing.
+//     400 for a bad body. The ETag generation keeps increasing;
+//   - POST /debug/archive {"blocks": [{"label": s, "content": s, "locked":
+//     bool?}, ...]} archives the blocks in order, each as POST
+//     /internal/v1/recall/archive would: 200 {"seqs": [N, ...]}; 400 for a
+//     bad body or block, and then none is archived;
+//   - POST /debug/exec {"calls": [{"name": s, "args": s}, ...]} runs the
+//     calls in order through the code of POST /internal/v1/tool/exec (its
+//     test-only options included, the delay once for the batch): 200
+//     {"results": [...]}, each result the status and the JSON fields that
+//     /internal/v1/tool/exec answers for that call alone, such as
+//     {"status": 200, "output": s} or {"status": 404, "error": s}; 400 for
+//     a bad body. A fuzzer gets many of Go's outputs in one request.
 //
 // Options.NoDebug serves none of them: every path under /debug/ is then an
 // unknown path, a bare 404 from net/http as a production Go answers it.
@@ -70,6 +81,9 @@ const (
 	PathVersion  = "/debug/version"
 	PathLock     = "/debug/lock"
 	PathReset    = "/debug/reset"
+	// The batch routes: many archives, or many tool calls, in one request.
+	PathArchiveBatch = "/debug/archive"
+	PathExecBatch    = "/debug/exec"
 )
 
 // Store is the archive the server serves: the tools' reads, its writes (Add,
@@ -172,6 +186,8 @@ func New(store Store, opts Options) http.Handler {
 		s.mux.HandleFunc(PathVersion, handleVersion)
 		s.mux.HandleFunc(PathLock, s.handleLock)
 		s.mux.HandleFunc(PathReset, s.handleReset)
+		s.mux.HandleFunc(PathArchiveBatch, s.handleArchiveBatch)
+		s.mux.HandleFunc(PathExecBatch, s.handleExecBatch)
 	}
 	return s
 }
@@ -209,27 +225,91 @@ func (s *server) handleArchive(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	label, ok1 := m["label"].(string)
-	content, ok2 := m["content"].(string)
-	if !ok1 || !ok2 {
-		writeJSON(w, http.StatusBadRequest, errorBody(`"label" and "content" must be strings`))
+	b, problem := archivedBlock(m)
+	if problem != "" {
+		writeJSON(w, http.StatusBadRequest, errorBody(problem))
 		return
 	}
-	locked := false
-	switch v := m["locked"].(type) {
-	case nil: // absent or null
-	case bool:
-		locked = v
-	default:
-		writeJSON(w, http.StatusBadRequest, errorBody(`"locked" must be a boolean`))
-		return
-	}
-	seq, err := s.store.Add(label, content, locked)
+	seq, err := s.store.Add(b.label, b.content, b.locked)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, errorBody(err.Error()))
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"seq": seq, "id": "r" + strconv.FormatInt(seq, 10)})
+}
+
+// toArchive is a block to archive, from an archive request's JSON object.
+type toArchive struct {
+	label, content string
+	locked         bool
+}
+
+// archivedBlock reads the block that an archive request's object m
+// describes, or says what is wrong with it.
+func archivedBlock(m map[string]any) (toArchive, string) {
+	label, ok1 := m["label"].(string)
+	content, ok2 := m["content"].(string)
+	if !ok1 || !ok2 {
+		return toArchive{}, `"label" and "content" must be strings`
+	}
+	b := toArchive{label: label, content: content}
+	switch v := m["locked"].(type) {
+	case nil: // absent or null
+	case bool:
+		b.locked = v
+	default:
+		return toArchive{}, `"locked" must be a boolean`
+	}
+	return b, ""
+}
+
+// handleArchiveBatch archives every block of {"blocks": [...]}, or none
+// when one is not a block.
+func (s *server) handleArchiveBatch(w http.ResponseWriter, r *http.Request) {
+	if !allow(w, r, http.MethodPost) {
+		return
+	}
+	var items []map[string]any
+	if !readList(w, r, "blocks", &items) {
+		return
+	}
+	blocks := make([]toArchive, len(items))
+	for i, m := range items {
+		b, problem := archivedBlock(m)
+		if problem != "" {
+			writeJSON(w, http.StatusBadRequest, errorBody(fmt.Sprintf("block %d: %s", i, problem)))
+			return
+		}
+		blocks[i] = b
+	}
+	seqs := make([]int64, 0, len(blocks))
+	for _, b := range blocks {
+		seq, err := s.store.Add(b.label, b.content, b.locked)
+		if err != nil {
+			writeJSON(w, http.StatusInternalServerError, errorBody(err.Error()))
+			return
+		}
+		seqs = append(seqs, seq)
+	}
+	writeJSON(w, http.StatusOK, map[string][]int64{"seqs": seqs})
+}
+
+func isNil(m map[string]any) bool { return m == nil }
+
+// readList reads a body {key: [object, ...]} into list (exact keys; null
+// and a missing key are an empty list). It answers 413 or 400 itself.
+func readList(w http.ResponseWriter, r *http.Request, key string, list *[]map[string]any) bool {
+	fields, ok := readFields(w, r)
+	if !ok {
+		return false
+	}
+	if raw, ok := fields[key]; ok {
+		if err := json.Unmarshal(raw, list); err != nil || slices.ContainsFunc(*list, isNil) {
+			writeJSON(w, http.StatusBadRequest, errorBody(fmt.Sprintf("%q must be an array of objects", key)))
+			return false
+		}
+	}
+	return true
 }
 
 func (s *server) handleBlock(w http.ResponseWriter, r *http.Request) {
@@ -345,17 +425,11 @@ func cutETag(s string) (opaque, rest string, ok bool) {
 }
 
 func (s *server) handleExec(w http.ResponseWriter, r *http.Request) {
-	if s.execDelay > 0 {
-		t := time.NewTimer(s.execDelay)
-		select {
-		case <-t.C:
-		case <-r.Context().Done(): // the client gave up
-			t.Stop()
-			return
-		}
+	if !s.execWait(r) {
+		return
 	}
 	if s.execCode != 0 {
-		writeJSON(w, s.execCode, errorBody(fmt.Sprintf("tool endpoint down: %d %s", s.execCode, http.StatusText(s.execCode))))
+		writeJSON(w, s.execCode, s.execDown())
 		return
 	}
 	if !allow(w, r, http.MethodPost) {
@@ -365,22 +439,92 @@ func (s *server) handleExec(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	name, ok1 := m["name"].(string)
-	args, ok2 := m["args"].(string)
-	if !ok1 || !ok2 {
+	name, args, ok := toolCall(m)
+	if !ok {
 		writeJSON(w, http.StatusBadRequest, errorBody(`"name" and "args" must be strings`))
 		return
 	}
+	status, body := s.runTool(name, args)
+	writeJSON(w, status, body)
+}
+
+// handleExecBatch runs every call of {"calls": [...]} as handleExec would
+// run it alone, and answers each call's status and body fields.
+func (s *server) handleExecBatch(w http.ResponseWriter, r *http.Request) {
+	if !allow(w, r, http.MethodPost) {
+		return
+	}
+	var items []map[string]any
+	if !readList(w, r, "calls", &items) {
+		return
+	}
+	type call struct{ name, args string }
+	calls := make([]call, len(items))
+	for i, m := range items {
+		name, args, ok := toolCall(m)
+		if !ok {
+			writeJSON(w, http.StatusBadRequest, errorBody(fmt.Sprintf(`call %d: "name" and "args" must be strings`, i)))
+			return
+		}
+		calls[i] = call{name, args}
+	}
+	if !s.execWait(r) {
+		return
+	}
+	results := make([]map[string]any, 0, len(calls))
+	for _, c := range calls {
+		status, body := s.execCode, s.execDown()
+		if status == 0 {
+			status, body = s.runTool(c.name, c.args)
+		}
+		result := map[string]any{"status": status}
+		for k, v := range body {
+			result[k] = v
+		}
+		results = append(results, result)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"results": results})
+}
+
+// execWait waits ExecDelay, if any; false when the client gave up first.
+func (s *server) execWait(r *http.Request) bool {
+	if s.execDelay <= 0 {
+		return true
+	}
+	t := time.NewTimer(s.execDelay)
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done(): // the client gave up
+		t.Stop()
+		return false
+	}
+}
+
+// execDown is the error body of a tool endpoint made to answer ExecStatus.
+func (s *server) execDown() map[string]string {
+	return errorBody(fmt.Sprintf("tool endpoint down: %d %s", s.execCode, http.StatusText(s.execCode)))
+}
+
+// toolCall reads the name and args of a tool call's JSON object.
+func toolCall(m map[string]any) (name, args string, ok bool) {
+	name, ok1 := m["name"].(string)
+	args, ok2 := m["args"].(string)
+	return name, args, ok1 && ok2
+}
+
+// runTool runs one tool call: its status and JSON body, as
+// POST /internal/v1/tool/exec answers them (ExecStatus aside).
+func (s *server) runTool(name, args string) (int, map[string]string) {
 	tool, ok := recall.Tools[name]
 	if !ok {
-		writeJSON(w, http.StatusNotFound, errorBody(fmt.Sprintf("unknown tool %q", name)))
-		return
+		return http.StatusNotFound, errorBody(fmt.Sprintf("unknown tool %q", name))
 	}
 	output := tool(args, readLog{s.store, s})
 	for _, rw := range s.rewrites {
 		output = strings.ReplaceAll(output, rw.Old, rw.New)
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"output": output})
+	return http.StatusOK, map[string]string{"output": output}
 }
 
 func (s *server) handleRequests(w http.ResponseWriter, r *http.Request) {

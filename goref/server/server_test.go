@@ -743,7 +743,8 @@ func TestNoDebug(t *testing.T) {
 		for _, req := range []struct{ method, path, body string }{
 			{"GET", PathRequests, ""}, {"GET", PathRequests + "?since=0", ""}, {"GET", PathReads, ""},
 			{"GET", PathVersion, ""}, {"POST", PathLock, `{"seq":1,"locked":true}`},
-			{"POST", PathReset, ""}, {"GET", "/debug/", ""}, {"POST", "/debug/other", ""},
+			{"POST", PathReset, ""}, {"POST", PathArchiveBatch, `{"blocks":[]}`},
+			{"POST", PathExecBatch, `{"calls":[]}`}, {"GET", "/debug/", ""}, {"POST", "/debug/other", ""},
 		} {
 			r := c.do(req.method, req.path, req.body)
 			if r.status != 404 || r.body != "404 page not found\n" || strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
@@ -835,4 +836,147 @@ func TestExecStatus(t *testing.T) {
 	check(t, "block", c.do("GET", PathBlock+"?seq=1", ""), 200, `{"seq":1,"label":"a","content":"one"}`)
 	check(t, "blocks", c.do("GET", PathBlocks, ""), 200, `{"blocks":[{"seq":1,"label":"a","content":"one"}]}`)
 	check(t, "archive", c.do("POST", PathArchive, `{"label":"b","content":"two"}`), 200, `{"seq":2,"id":"r2"}`)
+}
+
+func TestArchiveBatchRoute(t *testing.T) {
+	c := newServer(t, 40, "tok")
+	check(t, "batch", c.do("POST", PathArchiveBatch,
+		`{"blocks":[{"label":"a","content":"one"},{"label":"","content":"","locked":true},{"label":"<b>","content":"two","locked":false}]}`),
+		200, `{"seqs":[40,41,42]}`)
+	check(t, "empty batch", c.do("POST", PathArchiveBatch, `{"blocks":[]}`), 200, `{"seqs":[]}`)
+	check(t, "no blocks", c.do("POST", PathArchiveBatch, `{}`), 200, `{"seqs":[]}`)
+	// The blocks are archived as POST /archive archives them: in order, locked ones unreadable.
+	check(t, "blocks", c.do("GET", PathBlocks, ""), 200,
+		`{"blocks":[{"seq":40,"label":"a","content":"one"},{"seq":42,"label":"<b>","content":"two"}]}`)
+	check(t, "after the batch", c.do("POST", PathArchive, `{"label":"c","content":"three"}`), 200, `{"seq":43,"id":"r43"}`)
+	for _, body := range []string{
+		``, `[]`, `{"blocks":{}}`, `{"blocks":[1]}`, `{"blocks":[null]}`,
+		`{"blocks":[{"label":"a","content":"b"},{"label":"a"}]}`,
+		`{"blocks":[{"label":"a","content":"b"},{"label":"a","content":"b","locked":1}]}`,
+		`{"blocks":[{"label":1,"content":"b"}]}`,
+	} {
+		check(t, "bad batch "+body, c.do("POST", PathArchiveBatch, body), 400, "")
+	}
+	// A bad batch archived nothing; the batches are not in the request log.
+	check(t, "after bad batches", c.do("POST", PathArchive, `{"label":"d","content":"four"}`), 200, `{"seq":44,"id":"r44"}`)
+	check(t, "requests", c.do("GET", PathRequests, ""), 200, `{"requests":[
+		"GET /internal/v1/recall/blocks",
+		"POST /internal/v1/recall/archive",
+		"POST /internal/v1/recall/archive"],
+		"next":3}`)
+	r := c.do("GET", PathArchiveBatch, "")
+	if r.status != 405 || r.header.Get("Allow") != "POST" {
+		t.Errorf("GET %s: %d, Allow %q", PathArchiveBatch, r.status, r.header.Get("Allow"))
+	}
+	check(t, "batch without token", c.doBytes("POST", PathArchiveBatch, []byte(`{"blocks":[]}`), ""), 401, `{"error":"unauthorized"}`)
+}
+
+// execBatch posts calls, given as name and args pairs, to /debug/exec.
+func (c *client) execBatch(pairs ...string) response {
+	c.t.Helper()
+	var calls []map[string]string
+	for i := 0; i+1 < len(pairs); i += 2 {
+		calls = append(calls, map[string]string{"name": pairs[i], "args": pairs[i+1]})
+	}
+	body, _ := json.Marshal(map[string]any{"calls": calls})
+	return c.do("POST", PathExecBatch, string(body))
+}
+
+// execResults returns the "results" of an answer of /debug/exec, each with the
+// JSON body that /tool/exec would answer and its status.
+func execResults(t *testing.T, r response) []map[string]any {
+	t.Helper()
+	if r.status != 200 {
+		t.Fatalf("exec batch: %d %s", r.status, r.body)
+	}
+	var doc struct {
+		Results []map[string]any `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &doc); err != nil || doc.Results == nil {
+		t.Fatalf("exec batch: body %q has no results array (%v)", r.body, err)
+	}
+	return doc.Results
+}
+
+func TestExecBatchRoute(t *testing.T) {
+	c := newServer(t, 5, "")
+	c.archive("notes", "hello <world>", false)
+	c.archive("hello", "locked hello", true)
+	pairs := []string{
+		"recall", `{"id":"r5"}`,
+		"recall", `{"id":"r6"}`,
+		"recall", `{"id":`,
+		"recall_search", `{"query":"HELLO"}`,
+		"recall", "{\"id\":\"\\ud800\"}",
+		"nope", `{}`,
+		"recall_search", `{"query":"x y"}`,
+	}
+	before := len(c.reads())
+	results := execResults(t, c.execBatch(pairs...))
+	batchReads := c.reads()[before:]
+	if len(results) != len(pairs)/2 {
+		t.Fatalf("%d results for %d calls", len(results), len(pairs)/2)
+	}
+	// Each result is what /tool/exec answers for the call alone, reads included.
+	for i := range results {
+		name, args := pairs[2*i], pairs[2*i+1]
+		body, _ := json.Marshal(map[string]string{"name": name, "args": args})
+		alone := c.do("POST", PathExec, string(body))
+		want := alone.json(t)
+		want["status"] = float64(alone.status)
+		if !reflect.DeepEqual(results[i], want) {
+			t.Errorf("call %d (%s %s): %v; alone: %v", i, name, args, results[i], want)
+		}
+	}
+	if all := c.reads(); !slices.Equal(batchReads, all[before+len(batchReads):]) {
+		t.Errorf("reads of the batch %q; of the calls alone %q", batchReads, all[before+len(batchReads):])
+	}
+	check(t, "empty batch", c.do("POST", PathExecBatch, `{"calls":[]}`), 200, `{"results":[]}`)
+	for _, body := range []string{
+		``, `{`, `[]`, `{"calls":{}}`, `{"calls":[null]}`, `{"calls":[{"name":"recall"}]}`,
+		`{"calls":[{"name":"recall","args":"{}"},{"name":"recall","args":{}}]}`,
+	} {
+		check(t, "bad batch "+body, c.do("POST", PathExecBatch, body), 400, "")
+	}
+	// Not in the request log: the log holds the contract's requests only.
+	log := c.do("GET", PathRequests, "").json(t)["requests"].([]any)
+	for _, entry := range log {
+		if strings.Contains(entry.(string), "/debug/") {
+			t.Errorf("request log holds %q", entry)
+		}
+	}
+	r := c.do("GET", PathExecBatch, "")
+	if r.status != 405 || r.header.Get("Allow") != "POST" {
+		t.Errorf("GET %s: %d, Allow %q", PathExecBatch, r.status, r.header.Get("Allow"))
+	}
+}
+
+func TestExecBatchTestOptions(t *testing.T) {
+	c := newServerOpts(t, 1, Options{ExecStatus: 503})
+	c.archive("a", "one", false)
+	results := execResults(t, c.execBatch("recall", `{"id":"r1"}`, "nope", ""))
+	want := []map[string]any{
+		{"status": 503.0, "error": "tool endpoint down: 503 Service Unavailable"},
+		{"status": 503.0, "error": "tool endpoint down: 503 Service Unavailable"},
+	}
+	if !reflect.DeepEqual(results, want) {
+		t.Errorf("batch behind ExecStatus: %v", results)
+	}
+	if got := c.reads(); len(got) != 0 {
+		t.Errorf("a tool ran behind ExecStatus: reads %q", got)
+	}
+
+	c = newServerOpts(t, 1, Options{RewriteOutput: []Rewrite{{"no archived block", "NONE"}}})
+	results = execResults(t, c.execBatch("recall", `{"id":"r1"}`))
+	if got := results[0]["output"]; got != `NONE "r1"` {
+		t.Errorf("rewritten batch output: %q", got)
+	}
+
+	const delay = 40 * time.Millisecond
+	c = newServerOpts(t, 1, Options{ExecDelay: delay})
+	start := time.Now()
+	execResults(t, c.execBatch("recall", `{}`, "recall", `{}`, "recall", `{}`))
+	if d := time.Since(start); d < delay {
+		t.Errorf("a delayed batch answered after %v; want at least %v", d, delay)
+	}
 }

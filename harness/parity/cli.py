@@ -29,7 +29,7 @@ __all__ = ["main"]
 
 _DELEGATED = {
     "adopt": ("parity.adopt", "turn the shadow's divergences (JSON lines) into corpus cases"),
-    "fuzz": ("parity.fuzz", "look for divergences with Hypothesis (`make fuzz`)"),
+    "fuzz": ("parity.campaign", "look for divergences with Hypothesis (`make fuzz`)"),
     "strength": ("parity.strength", "measure how many mutants the replay kills (`make strength`)"),
 }
 

@@ -1,53 +1,68 @@
-"""Differential fuzzing: ``GoTurnHost.exec_tool`` against a live Go, with Hypothesis.
+"""Differential fuzzing: the port's hosts against a live Go, with Hypothesis.
 
-Each example archives a block set (:func:`parity.strategies.block_sets`) into a
-fresh Go reference, then plays calls (:func:`parity.strategies.calls`) through a
-``GoTurnHost`` reading that Go's archive and through the Go's own
-``/internal/v1/tool/exec``. The outputs must be equal byte for byte, and the host
-must not have fallen back on ``POST /internal/v1/tool/exec`` (checked on the Go's
-``/debug/requests`` log and on the host's own transport). A divergence shrinks,
-and is reported as a ready corpus case (``CorpusBlock``/``CorpusCall``).
+Two fuzzers, run together by ``parity fuzz`` (:func:`cli_main`):
+
+- stateless (:func:`fuzz_reference`, here): each example loads a block set
+  (:func:`parity.strategies.block_sets`) into a Go reference, then plays calls
+  (:func:`parity.strategies.calls`) through a fresh host reading that Go's archive
+  (``GoTurnHost`` or ``AsyncGoTurnHost``, with or without its cache; a Go with or
+  without conditional reads) and through the Go's own tool code, byte for byte. A
+  divergence shrinks, and is reported as a ready corpus case (``CorpusBlock``/``CorpusCall``);
+- stateful (:mod:`parity.stateful`): one Go and one host live through a sequence of
+  archives, locks, unlocks, calls and new hosts.
+
+The host must not have fallen back on ``POST /internal/v1/tool/exec`` (checked on
+its own transport and, once per example, on the Go's ``/debug/requests`` log). One
+Go process serves a whole run (``parity.rig``). ``fuzz_go_url`` reads a running Go's
+archive instead, without writing to it.
 
 The Hypothesis settings profiles ``ci`` (derandomized, bounded) and ``dev``
 (longer) are registered here, on import; ``HYPOTHESIS_PROFILE`` selects one for
-:func:`profile`. ``parity fuzz`` runs :func:`cli_main`.
+:func:`profile`.
 """
 
 from __future__ import annotations
 
-import argparse
+import asyncio
 import hashlib
 import os
 import re
-import secrets
-import sys
-import time
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
 
-import httpx
-from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from parity.corpora.recall import plain_id_seq, symbolic_args
 from parity.corpus import CorpusBlock, CorpusCall
-from parity.errors import GoReferenceError, ParityError
-from parity.goclient import (
-    BLOCK_PATH,
-    BLOCKS_PATH,
-    EXEC_PATH,
-    TOKEN_ENV,
-    GoClient,
-    GoConnection,
-    add_go_options,
-    connection_from_options,
-)
-from parity.reference import GoReference, RunningReference
+from parity.errors import ParityError
+from parity.goclient import GoClient, GoConnection
+from parity.reference import GoReference
 from parity.report import mismatch_report
+from parity.rig import (
+    EXEC_REQUEST,
+    HARNESS_ERRORS,
+    Abort,
+    Clock,
+    FuzzStats,
+    GoSession,
+    Host,
+    HostSpec,
+    Played,
+    Recording,
+    Rig,
+    ShrinkTimeUp,
+    TransportWrap,
+    diverged,
+    fuzz_settings,
+    go_text,
+    host_specs,
+    log_verdict,
+    run_test,
+    state_key,
+    verdict,
+)
 from parity.strategies import INT64_MAX, BlockSpec, block_sets, calls, words_of
-from recall import GoTurnHost
 
 __all__ = [
     "CALLS_PER_EXAMPLE",
@@ -56,12 +71,11 @@ __all__ = [
     "PROFILES",
     "SHRINK_SECONDS",
     "Divergence",
-    "DivergenceFound",
     "FuzzStats",
-    "cli_main",
     "fuzz_go_url",
     "fuzz_reference",
     "profile",
+    "static_divergence",
 ]
 
 PROFILES = ("ci", "dev")
@@ -92,11 +106,6 @@ CALLS_PER_EXAMPLE = 20
 
 FIRST_SEQS = (1000, 1, 7, 2**53 - 3, INT64_MAX - 64)
 """The first seq of each fresh Go: small, beyond float64's exact integers, near int64's end."""
-
-EXEC_REQUEST = f"POST {EXEC_PATH}"
-_READ_REQUESTS = (f"GET {BLOCK_PATH}?", f"GET {BLOCKS_PATH}")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_MISSING = ('recall needs an "id", such as "r7"', 'recall_search needs a "query"')
 
 
 def profile(name: str | None = None) -> settings:
@@ -194,304 +203,96 @@ class Divergence:
         return "\n".join(lines)
 
 
-class DivergenceFound(AssertionError):
-    """Raised inside a fuzz example for a divergence, so Hypothesis shrinks it."""
-
-    def __init__(self, divergence: Divergence) -> None:
-        super().__init__(divergence.report())
-        self.divergence = divergence
+# -- against fresh Go references ---------------------------------------------------
 
 
-class _Abort(BaseException):
-    """A harness error inside an example: ends the run at once, without shrinking."""
-
-    def __init__(self, error: BaseException) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
-class _TimeUp(BaseException):
-    """The time budget is spent (raised between examples, never while shrinking)."""
-
-
-class _ShrinkTimeUp(BaseException):
-    """Shrinking has taken its time: the smallest divergence so far is the result."""
-
-
-@dataclass
-class _Clock:
-    """The run's time budget, and shrinking's (counted from the first divergence)."""
-
-    deadline: float | None
-    shrink_seconds: float
-    found_at: float | None = None
-
-    def tick(self, stats: FuzzStats) -> None:
-        """Before playing an example: end the run when its time is spent, nothing found."""
-        spent = self.deadline is not None and time.monotonic() > self.deadline
-        if spent and not stats.divergences:
-            raise _TimeUp
-
-    def shrink_spent(self) -> bool:
-        """Whether a divergence was found longer ago than the shrinking's budget."""
-        if self.found_at is None:
-            return False
-        return time.monotonic() - self.found_at > self.shrink_seconds
+def static_divergence(
+    played: Played,
+    expected: str,
+    reasons: tuple[str, ...],
+    blocks: Sequence[tuple[int, BlockSpec]],
+    first_seq: int | None,
+) -> Divergence:
+    """The divergence of a call played over a static archive of ``blocks``."""
+    return Divergence(
+        tool=played.tool,
+        args=played.args,
+        blocks=_cited(blocks, played.tool, played.args, expected, played.output),
+        go_output=expected,
+        python_output=played.output,
+        reasons=reasons,
+        host_requests=played.requests,
+        first_seq=first_seq,
+        archived=len(blocks),
+    )
 
 
-@dataclass
-class FuzzStats:
-    """What a fuzz run did."""
-
-    examples: int = 0
-    calls: int = 0
-    archives: int = 0
-    seconds: float = 0.0
-    divergences: list[Divergence] = field(default_factory=list)
-
-    def summary(self) -> str:
-        """One line: examples, calls, rates and divergences."""
-        secs = max(self.seconds, 1e-9)
-        return (
-            f"{self.examples} examples ({self.calls} distinct calls compared,"
-            f" {self.archives} fresh Go archives)"
-            f" in {self.seconds:.1f} s: {self.examples / secs:.1f} examples/s,"
-            f" {self.calls / secs:.1f} calls/s; {len(self.divergences)} divergences"
-        )
+def _cited(
+    blocks: Sequence[tuple[int, BlockSpec]], tool: str, args: str, *outputs: str
+) -> tuple[tuple[int, BlockSpec], ...]:
+    """The blocks a case needs: all of a small set, else those the call or outputs cite."""
+    if len(blocks) <= 12:
+        return tuple(blocks)
+    text = " ".join(outputs) + (args if tool == "recall" else "")
+    return tuple((s, b) for s, b in blocks if re.search(rf"(?<!\d){s}(?!\d)", text))
 
 
-# -- one Go, one host -----------------------------------------------------------------
-
-
-class _Recorder(httpx.BaseTransport):
-    """An httpx transport that notes ``"METHOD /path?query"`` of every request it sends."""
-
-    def __init__(self, connection: GoConnection) -> None:
-        self._inner = connection.transport()
-        self.seen: list[str] = []
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        self.seen.append(f"{request.method} {request.url.raw_path.decode('ascii')}")
-        return self._inner.handle_request(request)
-
-    def close(self) -> None:
-        self._inner.close()
-
-
-def _go_text(text: str) -> str:
-    """``text`` as a Go string holds it: every surrogate code point becomes U+FFFD."""
-    return _SURROGATE.sub("\ufffd", text)
-
-
-class _Checker:
-    """Plays calls through a GoTurnHost and through the Go, and compares them."""
-
-    def __init__(
-        self,
-        go: GoClient,
-        blocks: Sequence[tuple[int, BlockSpec]],
-        *,
-        server_log: bool,
-        first_seq: int | None = None,
-    ) -> None:
-        self.go = go
-        self.blocks = tuple(blocks)
-        self.first_seq = first_seq
-        self.seqs = [seq for seq, _ in self.blocks]
-        self.words = words_of(t for _, b in self.blocks for t in (b.label, b.content))
-        connection = go.connection
-        self._recorder = _Recorder(connection)
-        self.host = GoTurnHost(
-            connection.base_url, token=connection.token, transport=self._recorder
-        )
-        self._log_at = len(go.requests()) if server_log else None
-        self._checked: dict[tuple[str, str], Divergence | None] = {}
-        self.compared = 0
-        self.calls = st.lists(calls(self.seqs, self.words), min_size=1, max_size=CALLS_PER_EXAMPLE)
-
-    def close(self) -> None:
-        self.host.close()
-
-    def _server_requests(self) -> list[str] | None:
-        """The host's requests in the Go's log, after the fuzzer's own exec."""
-        if self._log_at is None:
-            return None
-        log = self.go.requests(since=self._log_at)
-        if log[:1] != [EXEC_REQUEST]:
-            raise GoReferenceError(
-                f"the Go's request log is not the fuzzer's alone: expected {EXEC_REQUEST!r} "
-                f"at {self._log_at}, found {log[:1]!r}"
-            )
-        self._log_at += len(log)
-        return log[1:]
-
-    def check(self, tool: str, args: str) -> Divergence | None:
-        """Compare one call (once: the same call gives the same answer); the divergence,
-        or None when Python and Go agree.
-        """
-        key = (tool, args)
-        if key not in self._checked:
-            self._checked[key] = self._check(tool, args)
-            self.compared += 1
-        return self._checked[key]
-
-    def _check(self, tool: str, args: str) -> Divergence | None:
-        expected = self.go.exec_tool(tool, _go_text(args))
-        self._recorder.seen.clear()
-        reasons: list[str] = []
-        try:
-            actual = self.host.exec_tool(tool, args)
-        except Exception as exc:  # any error of the host is a divergence, never a crash
-            actual = f"<{type(exc).__name__}: {exc}>"
-            reasons.append(f"the host raised {type(exc).__name__}")
-        client_seen = list(self._recorder.seen)
-        server_seen = self._server_requests()
-        seen = client_seen if server_seen is None else server_seen
-        if actual != expected and not reasons:
-            reasons.append("the outputs differ")
-        if EXEC_REQUEST in client_seen or EXEC_REQUEST in seen:
-            reasons.append(f"the host fell back on {EXEC_REQUEST}")
-        if expected in _MISSING and any(r.startswith(_READ_REQUESTS) for r in seen):
-            reasons.append("the host read the archive for a call without an id or a query")
-        if server_seen is not None and server_seen != client_seen:
-            reasons.append(f"the Go saw {server_seen}, the host sent {client_seen}")
-        if not reasons:
-            return None
-        return Divergence(
-            tool=tool,
-            args=args,
-            blocks=self._cited(tool, args, expected, actual),
-            go_output=expected,
-            python_output=actual,
-            reasons=tuple(reasons),
-            host_requests=tuple(seen),
-            first_seq=self.first_seq,
-            archived=len(self.blocks),
-        )
-
-    def _cited(self, tool: str, args: str, *outputs: str) -> tuple[tuple[int, BlockSpec], ...]:
-        """The blocks a case needs: all of a small set, else those the call or outputs cite."""
-        if len(self.blocks) <= 12:
-            return self.blocks
-        text = " ".join(outputs) + (args if tool == "recall" else "")
-        return tuple((s, b) for s, b in self.blocks if re.search(rf"(?<!\d){s}(?!\d)", text))
-
-
-# -- the reference run ----------------------------------------------------------------
-
-
-class _ReferencePool:
-    """Fresh Go references, one per (first seq, block set), the last few kept for shrinking."""
-
-    def __init__(self, reference: GoReference, stats: FuzzStats, keep: int = 3) -> None:
-        self._reference = reference
-        self._stats = stats
-        self._keep = keep
-        self._live: OrderedDict[
-            tuple[int, tuple[BlockSpec, ...]], tuple[RunningReference, _Checker]
-        ] = OrderedDict()
-
-    def checker(self, first_seq: int, specs: tuple[BlockSpec, ...]) -> _Checker:
-        key = (first_seq, specs)
-        if key in self._live:
-            self._live.move_to_end(key)
-            return self._live[key][1]
-        while len(self._live) >= self._keep:
-            _, (old, old_checker) = self._live.popitem(last=False)
-            old_checker.close()
-            old.stop()
-        go = self._reference.start(first_seq=first_seq)
-        try:
-            archived = [(go.archive(b.label, b.content, locked=b.locked), b) for b in specs]
-            checker = _Checker(go.client, archived, server_log=True, first_seq=first_seq)
-        except BaseException:
-            go.stop()
-            raise
-        self._stats.archives += 1
-        self._live[key] = (go, checker)
-        return checker
-
-    def close(self) -> None:
-        while self._live:
-            _, (go, checker) = self._live.popitem()
-            checker.close()
-            go.stop()
-
-
-def _play(
-    checker: _Checker, batch: Iterable[tuple[str, str]], stats: FuzzStats, clock: _Clock
-) -> None:
-    """Check each call of a batch; raise DivergenceFound at the first divergence.
-
-    Once shrinking's time is spent, a new example ends the run (``_ShrinkTimeUp``)
-    unless it replays a divergence already found, as Hypothesis' final run does.
+def _play_example(
+    gos: Rig,
+    session: GoSession,
+    spec: HostSpec,
+    first_seq: int,
+    specs: Sequence[BlockSpec],
+    batch: Sequence[tuple[str, str]],
+) -> tuple[list[tuple[int, BlockSpec]], list[Played], list[str], tuple[str, ...]]:
+    """Load the blocks, play the calls through a fresh host, get Go's outputs in one
+    request and its request log once: (blocks, played, Go's outputs, log reasons).
     """
-    for tool, args in batch:
-        before = checker.compared
-        try:
-            divergence = checker.check(tool, args)
-        except (ParityError, httpx.HTTPError, OSError, ValueError) as exc:
-            raise _Abort(exc) from exc
-        stats.calls += checker.compared - before
-        if divergence is not None:
-            if divergence not in stats.divergences:
-                if clock.shrink_spent():
-                    raise _ShrinkTimeUp
-                stats.divergences.append(divergence)
-            if clock.found_at is None:
-                clock.found_at = time.monotonic()
-            raise DivergenceFound(divergence)
-    if clock.shrink_spent():
-        raise _ShrinkTimeUp
+    seqs = session.load(first_seq, specs)
+    blocks = list(zip(seqs, specs, strict=True))
+    at = len(gos.recording.seen)
+    host = gos.host(spec, session)
+    try:
+        played = [host.play(tool, args) for tool, args in batch]
+    finally:
+        host.close()
+    expected = session.outputs(batch)
+    log_reasons = log_verdict(session.requests(), gos.recording.since(at))
+    return blocks, played, expected, log_reasons
+
+
+def _pinpoint(
+    gos: Rig,
+    session: GoSession,
+    spec: HostSpec,
+    first_seq: int,
+    specs: Sequence[BlockSpec],
+    batch: Sequence[tuple[str, str]],
+    reasons: tuple[str, ...],
+) -> Divergence:
+    """The call whose requests the Go's log does not match: the example played again,
+    the log read after each call (else the example's first call, with ``reasons``).
+    """
+    seqs = session.load(first_seq, specs)
+    blocks = list(zip(seqs, specs, strict=True))
+    host = gos.host(spec, session)
+    try:
+        for tool, args in batch:
+            played = host.play(tool, args)
+            call_reasons = log_verdict(session.requests(), played.requests)
+            if call_reasons:
+                (expected,) = session.outputs([(tool, args)])
+                return static_divergence(played, expected, call_reasons, blocks, first_seq)
+        played = host.play(*batch[0])
+    finally:
+        host.close()
+    (expected,) = session.outputs([batch[0]])
+    return static_divergence(played, expected, reasons, blocks, first_seq)
 
 
 def _size(divergence: Divergence) -> tuple[int, int, int]:
     blocks = divergence.blocks
     return (len(blocks), len(divergence.args), sum(len(b.label + b.content) for _, b in blocks))
-
-
-def _run(
-    test: Callable[[], None], stats: FuzzStats, base: settings, seed_value: int | None
-) -> Divergence | None:
-    """Run a Hypothesis test; the shrunk divergence it found, if any."""
-    if seed_value is not None:
-        test = seed(seed_value)(test)
-    started = time.monotonic()
-    try:
-        test()
-    except _TimeUp:
-        pass
-    except _ShrinkTimeUp:
-        return min(stats.divergences, key=_size)
-    except _Abort as abort:
-        raise abort.error from None
-    except DivergenceFound as found:
-        return found.divergence
-    except BaseExceptionGroup as group:
-        matched, rest = group.split(DivergenceFound)
-        if rest is not None or matched is None:
-            raise
-        first = matched.exceptions[0]
-        while isinstance(first, BaseExceptionGroup):
-            first = first.exceptions[0]
-        assert isinstance(first, DivergenceFound)
-        return first.divergence
-    finally:
-        stats.seconds += time.monotonic() - started
-    return None
-
-
-def _settings(
-    base: settings, examples: int | None, seconds: float | None, seed_value: int | None
-) -> settings:
-    changes: dict[str, Any] = {}
-    if examples is not None:
-        changes["max_examples"] = examples
-    if seconds is not None:
-        changes["max_examples"] = 10**9
-    if seed_value is not None:
-        changes["derandomize"] = False
-    return settings(base, **changes)
 
 
 def fuzz_reference(
@@ -503,40 +304,70 @@ def fuzz_reference(
     reference: GoReference | None = None,
     stats: FuzzStats | None = None,
     shrink_seconds: float = SHRINK_SECONDS,
+    wrap: TransportWrap | None = None,
 ) -> FuzzStats:
-    """Fuzz against fresh Go references, one per block set; the run's stats.
+    """Fuzz calls over static archives: each example loads a block set into a Go
+    reference (with or without conditional reads), plays calls through a fresh host
+    (either kind, with or without its cache) and compares them with Go's; the run's stats.
 
     A divergence ends the run once shrunk (for ``shrink_seconds`` at most) and is
     ``stats.divergences[0]``; a harness error (Go not built, not answering) is raised.
+    ``wrap`` puts a test's transport under every host (a planted bug).
     """
     stats = stats if stats is not None else FuzzStats()
-    chosen = _settings(base or profile(), examples, seconds, seed_value)
-    clock = _Clock(None if seconds is None else time.monotonic() + seconds, shrink_seconds)
-    pool = _ReferencePool(reference or GoReference(), stats)
+    chosen = fuzz_settings(base or profile(), examples, seconds, seed_value)
+    clock = Clock.of(seconds, shrink_seconds)
+    gos = Rig(reference or GoReference(), wrap)
 
     @chosen
-    @given(first_seq=st.sampled_from(FIRST_SEQS), specs=block_sets(), data=st.data())
-    def fuzz_against_reference(first_seq: int, specs: list[BlockSpec], data: st.DataObject) -> None:
-        try:
-            checker = pool.checker(first_seq, tuple(specs))
-        except (ParityError, httpx.HTTPError, OSError, ValueError) as exc:
-            raise _Abort(exc) from exc
-        batch = data.draw(checker.calls, label="calls")
+    @given(
+        first_seq=st.sampled_from(FIRST_SEQS),
+        specs=block_sets(),
+        etag=st.booleans(),
+        spec=host_specs(),
+        data=st.data(),
+    )
+    def fuzz_against_reference(
+        first_seq: int,
+        specs: list[BlockSpec],
+        etag: bool,
+        spec: HostSpec,
+        data: st.DataObject,
+    ) -> None:
+        seqs = range(first_seq, first_seq + len(specs))
+        words = words_of(t for b in specs for t in (b.label, b.content))
+        strategy = st.lists(calls(seqs, words), min_size=1, max_size=CALLS_PER_EXAMPLE)
+        batch = data.draw(strategy, label="calls")
         clock.tick(stats)  # after every draw: a replay of this example draws the same
         stats.examples += 1
-        _play(checker, batch, stats, clock)
+        try:
+            session = gos.session(etag=etag)
+            stats.archives += 1
+            blocks, played, expected, log_reasons = _play_example(
+                gos, session, spec, first_seq, specs, batch
+            )
+        except HARNESS_ERRORS as exc:
+            raise Abort(exc) from exc
+        state = state_key(blocks)
+        for call, output in zip(played, expected, strict=True):
+            stats.count(state, call.tool, call.args)
+            reasons = verdict(call, output)
+            if reasons:
+                diverged(static_divergence(call, output, reasons, blocks, first_seq), stats, clock)
+        if log_reasons:
+            try:
+                divergence = _pinpoint(gos, session, spec, first_seq, specs, batch, log_reasons)
+            except HARNESS_ERRORS as exc:
+                raise Abort(exc) from exc
+            diverged(divergence, stats, clock)
+        if clock.shrink_spent():
+            raise ShrinkTimeUp
 
     try:
-        found = _run(fuzz_against_reference, stats, chosen, seed_value)
+        run_test(fuzz_against_reference, stats, seed_value, _size)
     finally:
-        pool.close()
-    _keep_shrunk(stats, found)
+        gos.close()
     return stats
-
-
-def _keep_shrunk(stats: FuzzStats, found: Divergence | None) -> None:
-    """Keep only the shrunk divergence (the ones met while shrinking are its drafts)."""
-    stats.divergences[:] = [found] if found is not None else []
 
 
 # -- against a running Go -------------------------------------------------------------
@@ -557,113 +388,50 @@ def fuzz_go_url(
 
     ``base_url`` is a URL (with ``token``) or a ``GoConnection``. The fallback is
     checked on the requests the host itself sent (the Go's log may hold other
-    clients' requests, or not exist).
+    clients' requests, or not exist); Go's outputs come from its /tool/exec.
     """
     stats = stats if stats is not None else FuzzStats()
-    chosen = _settings(base or profile(), examples, seconds, seed_value)
-    clock = _Clock(None if seconds is None else time.monotonic() + seconds, shrink_seconds)
+    chosen = fuzz_settings(base or profile(), examples, seconds, seed_value)
+    clock = Clock.of(seconds, shrink_seconds)
     if isinstance(base_url, str):
         base_url = GoConnection(base_url, token=token)
     elif token is not None:
         raise ValueError("token goes with a URL; a GoConnection holds its own")
     go = GoClient(base_url)
+    loop = asyncio.Runner()
     try:
-        archived = [(b.seq, BlockSpec(b.label, b.content)) for b in go.blocks()]
-        checker = _Checker(go, archived, server_log=False)
+        blocks = [(b.seq, BlockSpec(b.label, b.content)) for b in go.blocks()]
+        host = Host(HostSpec(), base_url, Recording(), loop=loop)
     except BaseException:
         go.close()
+        loop.close()
         raise
+    seqs = [seq for seq, _ in blocks]
+    words = words_of(t for _, b in blocks for t in (b.label, b.content))
+    state = state_key(blocks)
 
     @chosen
-    @given(batch=checker.calls)
+    @given(batch=st.lists(calls(seqs, words), min_size=1, max_size=CALLS_PER_EXAMPLE))
     def fuzz_against_go_url(batch: list[tuple[str, str]]) -> None:
         clock.tick(stats)  # after every draw: a replay of this example draws the same
         stats.examples += 1
-        _play(checker, batch, stats, clock)
+        for tool, args in batch:
+            try:
+                expected = go.exec_tool(tool, go_text(args))
+            except HARNESS_ERRORS as exc:
+                raise Abort(exc) from exc
+            played = host.play(tool, args)
+            stats.count(state, tool, args)
+            reasons = verdict(played, expected)
+            if reasons:
+                diverged(static_divergence(played, expected, reasons, blocks, None), stats, clock)
+        if clock.shrink_spent():
+            raise ShrinkTimeUp
 
     try:
-        found = _run(fuzz_against_go_url, stats, chosen, seed_value)
+        run_test(fuzz_against_go_url, stats, seed_value, _size)
     finally:
-        checker.close()
+        host.close()
         go.close()
-    _keep_shrunk(stats, found)
+        loop.close()
     return stats
-
-
-# -- the command ----------------------------------------------------------------------
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="parity fuzz",
-        description="Differential fuzzing of GoTurnHost.exec_tool against a live Go.",
-    )
-    amount = parser.add_mutually_exclusive_group()
-    amount.add_argument("--examples", type=int, metavar="N", help="examples to run")
-    amount.add_argument("--seconds", type=float, metavar="S", help="run for S seconds")
-    add_go_options(
-        parser.add_argument,
-        url_help=f"fuzz over this running Go's archive, read only (token: ${TOKEN_ENV}); "
-        "default: fresh Go references",
-    )
-    parser.add_argument(
-        "--profile",
-        choices=PROFILES,
-        help="Hypothesis profile (default: $HYPOTHESIS_PROFILE, else dev)",
-    )
-    parser.add_argument("--seed", type=int, metavar="N", help="random seed (not derandomized)")
-    return parser
-
-
-def cli_main(argv: list[str]) -> int:
-    """``parity fuzz``: 0 when no divergence, 1 when one was found, 2 on a harness error."""
-    try:
-        options = _parser().parse_args(argv)
-    except SystemExit as exc:
-        return 0 if exc.code == 0 else 2
-    if options.examples is not None and options.examples < 1:
-        print("parity fuzz: --examples must be at least 1", file=sys.stderr)
-        return 2
-    if options.seconds is not None and options.seconds <= 0:
-        print("parity fuzz: --seconds must be positive", file=sys.stderr)
-        return 2
-    stats = FuzzStats()
-    try:
-        base = profile(options.profile or os.environ.get("HYPOTHESIS_PROFILE") or "dev")
-        seed_value = options.seed
-        if seed_value is None and not base.derandomize:
-            # Our own seed, printed first: a run ended by --seconds is then no
-            # "failure" that Hypothesis would offer to reproduce.
-            seed_value = secrets.randbits(64)
-        if seed_value is not None:
-            print(f"parity fuzz: seed {seed_value} (again with --seed {seed_value})", flush=True)
-        amount: dict[str, Any] = {
-            "base": base,
-            "examples": options.examples,
-            "seconds": options.seconds,
-            "seed_value": seed_value,
-            "stats": stats,
-            "shrink_seconds": SHRINK_SECONDS,
-        }
-        go = connection_from_options(
-            options.go_url, ca=options.go_ca, cert=options.go_cert, key=options.go_key
-        )
-        if go is not None:
-            print(f"parity fuzz: the Go at {go.url}, read only", flush=True)
-            fuzz_go_url(go, **amount)
-        else:
-            print("parity fuzz: fresh Go references, one per block set", flush=True)
-            fuzz_reference(**amount)
-    except KeyboardInterrupt:
-        print(f"parity fuzz: interrupted after {stats.summary()}", file=sys.stderr)
-        return 2
-    except (ParityError, httpx.HTTPError, OSError, ValueError) as exc:
-        print(f"parity fuzz: harness error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
-    except Exception as exc:  # Hypothesis' own errors (health checks, flakiness)
-        print(f"parity fuzz: harness error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
-    for divergence in stats.divergences:
-        print(divergence.report(), flush=True)
-    print(f"parity fuzz: {stats.summary()}", flush=True)
-    return 1 if stats.divergences else 0

@@ -2,7 +2,8 @@
 
 The routes are written here and nowhere else: the contract's (``archive``, ``block``,
 ``blocks``, ``tool/exec``) and the Go reference's debug routes (``requests``,
-``reads``, ``version``, ``lock``, ``reset``). How to reach a Go is one frozen
+``reads``, ``version``, ``lock``, ``reset``, and the batches ``archive_many`` and
+``exec_many``). How to reach a Go is one frozen
 ``GoConnection`` (base URL, token, TLS files), built once: it builds the
 one ``ssl.SSLContext`` its clients share. ``connection_from_options`` reads the
 token (``$PARITY_GO_TOKEN``) and the TLS files (flags, else ``$PARITY_GO_CA``,
@@ -25,7 +26,7 @@ import json
 import os
 import re
 import ssl
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -36,11 +37,13 @@ from parity.errors import GoClientError
 from parity.journal import JournalBlock
 
 __all__ = [
+    "ARCHIVE_BATCH_PATH",
     "ARCHIVE_PATH",
     "BLOCKS_PATH",
     "BLOCK_PATH",
     "CA_ENV",
     "CERT_ENV",
+    "EXEC_BATCH_PATH",
     "EXEC_PATH",
     "KEY_ENV",
     "LOCK_PATH",
@@ -68,6 +71,8 @@ READS_PATH: Final = "/debug/reads"
 VERSION_PATH: Final = "/debug/version"
 LOCK_PATH: Final = "/debug/lock"
 RESET_PATH: Final = "/debug/reset"
+ARCHIVE_BATCH_PATH: Final = "/debug/archive"
+EXEC_BATCH_PATH: Final = "/debug/exec"
 
 TOKEN_ENV: Final = "PARITY_GO_TOKEN"
 """The environment variable holding a live Go's token."""
@@ -449,6 +454,45 @@ class GoClient:
         """
         doc = self._call("GET", VERSION_PATH)
         return {k: v for k, v in doc.items() if isinstance(v, str)}
+
+    def archive_many(self, blocks: Iterable[tuple[str, str, bool]]) -> list[int]:
+        """Archive ``(label, content, locked)`` blocks in order, in one request
+        (``POST /debug/archive``); their seqs.
+        """
+        body = {"blocks": [{"label": t, "content": c, "locked": k} for t, c, k in blocks]}
+        what = f"POST {ARCHIVE_BATCH_PATH}"
+        seqs: list[int] = self._field(
+            self._call("POST", ARCHIVE_BATCH_PATH, body=body), "seqs", list, what
+        )
+        if len(seqs) != len(body["blocks"]) or not all(type(s) is int for s in seqs):
+            raise self._error(what, f"answered other seqs than the blocks': {seqs!r:.{_SNIPPET}}")
+        return seqs
+
+    def exec_many(self, calls: Iterable[tuple[str, str]]) -> list[str]:
+        """The Go's own outputs for ``(name, args)`` tool calls, in one request
+        (``POST /debug/exec``, which runs each as ``POST /tool/exec`` would); a call
+        that ``/tool/exec`` would refuse is an error naming it.
+        """
+        body = {"calls": [{"name": n, "args": a} for n, a in calls]}
+        what = f"POST {EXEC_BATCH_PATH}"
+        results = self._field(self._call("POST", EXEC_BATCH_PATH, body=body), "results", list, what)
+        if len(results) != len(body["calls"]):
+            raise self._error(
+                what, f"answered {len(results)} results for {len(body['calls'])} calls"
+            )
+        outputs: list[str] = []
+        for call, result in zip(body["calls"], results, strict=True):
+            output = result.get("output") if isinstance(result, dict) else None
+            if not isinstance(output, str) or result.get("status") != 200:
+                detail = f"{what} ({call['name']!r:.60})"
+                status = result.get("status") if isinstance(result, dict) else None
+                raise self._error(
+                    detail,
+                    f"answered {result!r:.{_SNIPPET}} for it",
+                    status=status if type(status) is int else None,
+                )
+            outputs.append(output)
+        return outputs
 
     def lock(self, seq: int, *, locked: bool = True) -> None:
         """Lock (``locked=False``: unlock) the memory of block ``seq`` (``POST /debug/lock``)."""

@@ -372,6 +372,11 @@ class BlockSpec:
 # -- characters and small pieces ------------------------------------------------------
 
 
+_per_archive = functools.lru_cache(maxsize=256)
+"""For a strategy built over an archive's seqs or words: built once per archive, not per
+draw (building and validating a strategy costs more than drawing from it)."""
+
+
 def _weighted(*choices: tuple[int, st.SearchStrategy[T]]) -> st.SearchStrategy[T]:
     """One of the strategies, each in proportion to its weight (``one_of`` drops repeats)."""
     strategies = [strategy for _, strategy in choices]
@@ -379,6 +384,7 @@ def _weighted(*choices: tuple[int, st.SearchStrategy[T]]) -> st.SearchStrategy[T
     return st.sampled_from(indices).flatmap(lambda i: strategies[i])
 
 
+@functools.cache
 def _spaces(*, go_only: bool = False) -> st.SearchStrategy[str]:
     """A run of zero to three space runes (Go's, or also the ones only Python strips)."""
     alphabet = GO_SPACES if go_only else GO_SPACES + NOT_GO_SPACES
@@ -393,30 +399,35 @@ def _mapped_digits(text: str, zero: int) -> str:
     return "".join(chr(zero + ord(c) - 0x30) if "0" <= c <= "9" else c for c in text)
 
 
+_ZEROS = st.sampled_from([0, 0, 0, 1, 2, 3, 25])
+_DIGIT_STYLES = st.sampled_from(["ascii"] * 6 + ["zero", "mixed", "odd", "underscore", "space"])
+_OTHER_ZEROS = st.sampled_from(DIGIT_ZEROS[1:])
+_ANY_ZERO = st.sampled_from(DIGIT_ZEROS)
+_NON_DECIMAL = st.sampled_from(_NON_DECIMAL_DIGITS)
+
+
 @st.composite
 def _digit_text(draw: st.DrawFn, number: int) -> str:
     """The decimal digits of ``number`` in a drawn style: zeros, Unicode digits, junk."""
     text = str(number)
-    zeros = draw(st.sampled_from([0, 0, 0, 1, 2, 3, 25]))
+    zeros = draw(_ZEROS)
     text = "0" * zeros + text
-    style = draw(st.sampled_from(["ascii"] * 6 + ["zero", "mixed", "odd", "underscore", "space"]))
+    style = draw(_DIGIT_STYLES)
     if style == "zero":
-        text = _mapped_digits(text, draw(st.sampled_from(DIGIT_ZEROS[1:])))
+        text = _mapped_digits(text, draw(_OTHER_ZEROS))
     elif style == "mixed":
-        text = "".join(
-            _mapped_digits(c, draw(st.sampled_from(DIGIT_ZEROS))) if c.isdigit() else c
-            for c in text
-        )
+        text = "".join(_mapped_digits(c, draw(_ANY_ZERO)) if c.isdigit() else c for c in text)
     elif style == "odd":
         at = draw(st.integers(0, len(text)))
-        text = text[:at] + draw(st.sampled_from(_NON_DECIMAL_DIGITS)) + text[at:]
+        text = text[:at] + draw(_NON_DECIMAL) + text[at:]
     elif style in ("underscore", "space") and len(text) > 1:
         at = draw(st.integers(1, len(text) - 1))
         text = text[:at] + ("_" if style == "underscore" else draw(_spaces())) + text[at:]
     return text
 
 
-def _numbers(seqs: Sequence[int]) -> st.SearchStrategy[int]:
+@_per_archive
+def _numbers(seqs: tuple[int, ...]) -> st.SearchStrategy[int]:
     """Seqs: existing ones, absent ones, and numbers near and past int64."""
     near = st.sampled_from(
         [
@@ -456,48 +467,59 @@ _SIGNS = ("-", "+", "\u2212", "--", "-+")
 _TAILS = ("a", ".0", "e0", " x", '"', "\\", "\n7", "\x00", "\u0301", "\ufeff")
 
 
+_SOME_PREFIX = st.sampled_from(("r",) * 6 + _PREFIXES)
+_SOME_SIGN = st.sampled_from(("",) * 10 + _SIGNS)
+_SOME_TAIL = st.sampled_from(("",) * 10 + _TAILS)
+_A_PREFIX = st.sampled_from(_PREFIXES)
+_A_SIGN = st.sampled_from(_SIGNS)
+_A_TAIL = st.sampled_from(_TAILS)
+_VARIANTS = st.sampled_from(
+    ["none", "prefix", "lead", "trail", "middle", "digits", "zeros", "sign", "tail"]
+)
+_SPACE_RUN = st.text(st.sampled_from(GO_SPACES + NOT_GO_SPACES), min_size=1, max_size=3)
+
+
 @st.composite
-def _composed_id(draw: st.DrawFn, seqs: Sequence[int]) -> str:
-    """Any mix of the id variants at once."""
-    prefix: str = draw(st.sampled_from(("r",) * 6 + _PREFIXES))
-    sign: str = draw(st.sampled_from(("",) * 10 + _SIGNS))
-    digits = draw(_digit_text(draw(_numbers(seqs))))
-    tail: str = draw(st.sampled_from(("",) * 10 + _TAILS))
+def _composed_id(draw: st.DrawFn, numbers: st.SearchStrategy[int]) -> str:
+    """Any mix of the id variants at once, around one of ``numbers``."""
+    prefix: str = draw(_SOME_PREFIX)
+    sign: str = draw(_SOME_SIGN)
+    digits = draw(_digit_text(draw(numbers)))
+    tail: str = draw(_SOME_TAIL)
     spaces = _spaces()
     return draw(spaces) + prefix + draw(spaces) + sign + digits + tail + draw(spaces)
 
 
-@st.composite
-def _one_variant_id(draw: st.DrawFn, seqs: Sequence[int]) -> str:
-    """``r<seq>`` (mostly an existing seq) changed in one way only."""
+@_per_archive
+def _variant_numbers(seqs: tuple[int, ...]) -> st.SearchStrategy[int]:
+    """Mostly an existing seq, else one next to it, else any of ``_numbers``."""
     existing = st.sampled_from(sorted(set(seqs))) if seqs else st.integers(1, 10**6)
-    number = draw(
-        _weighted(
-            (6, existing),
-            (1, existing.map(lambda s: s + 1)),
-            (1, existing.map(lambda s: max(s - 1, 0))),
-            (2, _numbers(seqs)),
-        )
+    return _weighted(
+        (6, existing),
+        (1, existing.map(lambda s: s + 1)),
+        (1, existing.map(lambda s: max(s - 1, 0))),
+        (2, _numbers(seqs)),
     )
+
+
+@st.composite
+def _one_variant_id(draw: st.DrawFn, numbers: st.SearchStrategy[int]) -> str:
+    """``r<seq>`` (a seq of ``numbers``) changed in one way only."""
+    number = draw(numbers)
     digits = str(number)
-    how = draw(
-        st.sampled_from(
-            ["none", "prefix", "lead", "trail", "middle", "digits", "zeros", "sign", "tail"]
-        )
-    )
+    how = draw(_VARIANTS)
     if how == "digits":
         digits = draw(_digit_text(number))
     elif how == "zeros":
         digits = "0" * draw(st.integers(1, 30)) + digits
     elif how == "sign":
-        digits = draw(st.sampled_from(_SIGNS)) + digits
+        digits = draw(_A_SIGN) + digits
     elif how == "tail":
-        digits += draw(st.sampled_from(_TAILS))
-    prefix = draw(st.sampled_from(_PREFIXES)) if how == "prefix" else "r"
-    space = st.text(st.sampled_from(GO_SPACES + NOT_GO_SPACES), min_size=1, max_size=3)
-    lead = draw(space) if how == "lead" else ""
-    middle = draw(space) if how == "middle" else ""
-    trail = draw(space) if how == "trail" else ""
+        digits += draw(_A_TAIL)
+    prefix = draw(_A_PREFIX) if how == "prefix" else "r"
+    lead = draw(_SPACE_RUN) if how == "lead" else ""
+    middle = draw(_SPACE_RUN) if how == "middle" else ""
+    trail = draw(_SPACE_RUN) if how == "trail" else ""
     return lead + prefix + middle + digits + trail
 
 
@@ -507,7 +529,11 @@ def ids(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
     underscores), numbers near and past int64, and odd text (quotes, controls,
     surrogates, blanks); one variant at a time, or several at once.
     """
-    seqs = tuple(seqs)
+    return _ids(tuple(seqs))
+
+
+@_per_archive
+def _ids(seqs: tuple[int, ...]) -> st.SearchStrategy[str]:
     odd = st.one_of(
         st.sampled_from(["", "r", "R", "rR", "0", "r0", "r-0", "00", "id", "r7a", '"r7"', "r\\7"]),
         _spaces().map(lambda s: s or " "),
@@ -515,7 +541,11 @@ def ids(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
         st.sampled_from(_ODD_RUNES + _CASE_TRAPS).map(lambda c: "r" + c),
         st.text(max_size=6),
     )
-    return _weighted((5, _one_variant_id(seqs)), (3, _composed_id(seqs)), (2, odd))
+    return _weighted(
+        (5, _one_variant_id(_variant_numbers(seqs))),
+        (3, _composed_id(_numbers(seqs))),
+        (2, odd),
+    )
 
 
 # -- queries --------------------------------------------------------------------------
@@ -530,14 +560,15 @@ def words_of(texts: Iterable[str]) -> list[str]:
     return list(seen)
 
 
+_TRANSFORMS = st.sampled_from(
+    ["same", "upper", "lower", "title", "swap", "random", "accent", "nfd", "cut", "one"]
+)
+
+
 @st.composite
 def _transformed(draw: st.DrawFn, word: str) -> str:
     """A word in another case, with accents added, decomposed, cut or repeated."""
-    how = draw(
-        st.sampled_from(
-            ["same", "upper", "lower", "title", "swap", "random", "accent", "nfd", "cut", "one"]
-        )
-    )
+    how = draw(_TRANSFORMS)
     if how == "upper":
         return word.upper()
     if how == "lower":
@@ -565,6 +596,7 @@ def _transformed(draw: st.DrawFn, word: str) -> str:
     return word
 
 
+@functools.cache
 def _separators() -> st.SearchStrategy[str]:
     return st.one_of(
         st.sampled_from([" ", " ", " ", "", "_", "-", ", ", "/", "'", "\t", "\n", "  "]),
@@ -579,7 +611,12 @@ def queries(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
     pairs newer than Python's Unicode), underscores, Unicode punctuation, code points
     new to Python, blanks and text without terms.
     """
-    own = st.sampled_from(list(dict.fromkeys(words))) if words else st.sampled_from(VOCABULARY)
+    return _queries(tuple(dict.fromkeys(words)))
+
+
+@_per_archive
+def _queries(words: tuple[str, ...]) -> st.SearchStrategy[str]:
+    own = st.sampled_from(words) if words else st.sampled_from(VOCABULARY)
     word = _weighted(
         (8, own.flatmap(_transformed)),
         (3, st.sampled_from(VOCABULARY).flatmap(_transformed)),
@@ -590,13 +627,19 @@ def queries(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
         (1, st.text(max_size=4)),
     )
 
+    words_1_to_5, spaces, separators = (
+        st.lists(word, min_size=1, max_size=5),
+        _spaces(),
+        _separators(),
+    )
+
     @st.composite
     def sentence(draw: st.DrawFn) -> str:
-        pieces = draw(st.lists(word, min_size=1, max_size=5))
-        out = draw(_spaces())
+        pieces = draw(words_1_to_5)
+        out = draw(spaces)
         for i, piece in enumerate(pieces):
-            out += (draw(_separators()) if i else "") + piece
-        return out + draw(_spaces())
+            out += (draw(separators) if i else "") + piece
+        return out + draw(spaces)
 
     blank = st.one_of(st.just(""), _spaces(), _spaces(go_only=True))
     return _weighted((8, sentence()), (1, blank), (1, st.text(max_size=12)))
@@ -668,6 +711,7 @@ _NOT_JSON_NUMBERS = (  # the whole args decode to {}
 )
 
 
+@functools.cache
 def limits() -> st.SearchStrategy[str]:
     """The JSON text of a ``limit``: ints, floats, exponents, negatives, ``-0``, ``2.9``,
     huge and near-2^63 numbers, text, booleans, null, arrays, and invalid numbers.
@@ -699,13 +743,16 @@ _SHORT = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b":
 _SHORT["\f"] = "\\f"
 
 
+_STRING_STYLES = st.sampled_from(["raw", "raw", "ascii", "all", "mixed"])
+
+
 @st.composite
 def json_strings(draw: st.DrawFn, value: str) -> str:
     """A JSON string literal for ``value``: raw (surrogates stay raw code points in the
     Python text), ASCII-escaped (surrogates become ``\\uD800``-style escapes), or with
     drawn runes escaped as ``\\uXXXX`` in either case, and ``/`` sometimes as ``\\/``.
     """
-    style = draw(st.sampled_from(["raw", "raw", "ascii", "all", "mixed"]))
+    style = draw(_STRING_STYLES)
     if style == "ascii":
         return json.dumps(value, ensure_ascii=True)
     upper = draw(st.booleans())
@@ -725,6 +772,7 @@ def json_strings(draw: st.DrawFn, value: str) -> str:
     return "".join(out)
 
 
+@functools.cache
 def _json_whitespace(*, odd: bool = False) -> st.SearchStrategy[str]:
     """JSON whitespace; with ``odd``, also spaces that JSON does not allow."""
     valid = st.sampled_from(["", "", "", "", "", " ", " ", "\n", "\t", "\r\n", "  \n  "])
@@ -733,6 +781,7 @@ def _json_whitespace(*, odd: bool = False) -> st.SearchStrategy[str]:
     return st.one_of(valid, st.sampled_from(["\f", "\v", "\xa0", "\u3000", "\x1c", "\x85"]))
 
 
+@functools.cache
 def deep_nesting(value: str = "1") -> st.SearchStrategy[str]:
     """``value`` nested in arrays or objects near Go's depth limit of 10000."""
     depth = st.sampled_from([1, 64, 999, 1000, 1001, 9998, 9999, 10000, 10001, 10002, 30000])
@@ -746,6 +795,7 @@ def deep_nesting(value: str = "1") -> st.SearchStrategy[str]:
     return st.tuples(depth, st.sampled_from(["array", "object"])).map(nest)
 
 
+@functools.cache
 def _other_values() -> st.SearchStrategy[str]:
     """JSON text of values of every type, a few of them invalid."""
     return st.one_of(
@@ -756,41 +806,53 @@ def _other_values() -> st.SearchStrategy[str]:
     )
 
 
+Members = tuple[tuple[str, str], ...]
+"""An object's members: (key, JSON text of the value) pairs."""
+_ONE_IN_15 = st.integers(0, 14)
+_TRAILERS = st.sampled_from([""] * 19 + [",", " x", "}", "{}", "\x00"])
+
+
 @st.composite
 def _object(draw: st.DrawFn, members: list[tuple[str, str]]) -> str:
     """A JSON object from (key, value text) members, with drawn whitespace and escapes;
     one in fifteen has whitespace JSON does not allow, one in twenty text after it.
     """
-    ws = _json_whitespace(odd=draw(st.integers(0, 14)) == 14)
+    ws = _json_whitespace(odd=draw(_ONE_IN_15) == 14)
     parts = []
     for key, value in members:
         encoded = draw(json_strings(key))
         parts.append(draw(ws) + encoded + draw(ws) + ":" + draw(ws) + value + draw(ws))
     body = ",".join(parts)
-    trailer = draw(st.sampled_from([""] * 19 + [",", " x", "}", "{}", "\x00"]))
+    trailer = draw(_TRAILERS)
     return draw(ws) + "{" + body + ("" if parts else draw(ws)) + "}" + trailer + draw(ws)
 
 
-@st.composite
 def _tool_args(
-    draw: st.DrawFn, key: str, values: st.SearchStrategy[str], extra: dict[str, str]
-) -> str:
-    """An object with ``key`` (and the ``extra`` members), repeated, missing or misspelt."""
-    members: list[tuple[str, str]] = []
-    if draw(st.integers(0, 9)) < 9:  # the common case first: Hypothesis favours it
-        members.append((key, draw(values)))
-    for name, text in extra.items():
-        members.append((name, text))
-    n_more = draw(st.sampled_from([0, 0, 0, 0, 1, 2]))
-    for _ in range(n_more):
-        other = draw(
-            st.sampled_from([key, key, key.upper(), key.title(), key + " ", "x", "args", ""])
-        )
-        members.append((other, draw(st.one_of(values, _other_values()))))
-    if draw(st.integers(0, 9)) == 9:
-        members.append(("deep", draw(deep_nesting())))
-    members = draw(st.permutations(members))
-    return draw(_object(members))
+    key: str, values: st.SearchStrategy[str], extras: st.SearchStrategy[Members]
+) -> st.SearchStrategy[str]:
+    """An object with ``key`` (and the members ``extras`` draws), repeated, missing or
+    misspelt.
+    """
+    one_in_10 = st.integers(0, 9)
+    one_in_40 = st.integers(0, 39)
+    n_more = st.sampled_from([0, 0, 0, 0, 1, 2])
+    other_key = st.sampled_from([key, key, key.upper(), key.title(), key + " ", "x", "args", ""])
+    other_value = st.one_of(values, _other_values())
+
+    @st.composite
+    def tool_args(draw: st.DrawFn) -> str:
+        members: list[tuple[str, str]] = []
+        if draw(one_in_10) < 9:  # the common case first: Hypothesis favours it
+            members.append((key, draw(values)))
+        members.extend(draw(extras))
+        for _ in range(draw(n_more)):
+            members.append((draw(other_key), draw(other_value)))
+        if draw(one_in_40) == 39:  # rarely: the port decodes Go's deepest nesting slowly
+            members.append(("deep", draw(deep_nesting())))
+        members = draw(st.permutations(members))
+        return draw(_object(members))
+
+    return tool_args()
 
 
 # -- raw args -------------------------------------------------------------------------
@@ -842,6 +904,7 @@ _RAW = (
 )
 
 
+@functools.cache
 def raw_args() -> st.SearchStrategy[str]:
     """Raw ``args`` text: valid and invalid JSON, non-objects, repeated keys, lone
     surrogate escapes, raw surrogate code points, huge numbers, deep nesting near
@@ -850,8 +913,7 @@ def raw_args() -> st.SearchStrategy[str]:
     deep_object = deep_nesting().map(lambda v: '{"id": "r1", "query": "café", "d": ' + v + "}")
     return st.one_of(
         st.sampled_from(_RAW),
-        deep_object,
-        deep_nesting(),
+        st.one_of(deep_object, deep_nesting()),
         st.sampled_from(_ODD_RUNES).map(lambda c: '{"id": "r1' + c + '", "query": "' + c + '"}'),
         st.text(max_size=20),
         st.text(st.sampled_from('{}[]":,\\ ud80rRq1e-.'), max_size=20),
@@ -863,25 +925,29 @@ def recall_args(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
     """``args`` for ``recall``: an object whose ``id`` is drawn by :func:`ids` (encoded
     by :func:`json_strings`) or of another JSON type, or any :func:`raw_args`.
     """
+    return _recall_args(tuple(seqs))
+
+
+@_per_archive
+def _recall_args(seqs: tuple[int, ...]) -> st.SearchStrategy[str]:
     id_text = ids(seqs).flatmap(json_strings)
     value = _weighted((6, id_text), (1, _other_values()))
-    return _weighted((6, _tool_args("id", value, {})), (1, raw_args()))
-
-
-@st.composite
-def _search_object(draw: st.DrawFn, words: Sequence[str]) -> str:
-    query_text = queries(words).flatmap(json_strings)
-    value = draw(_weighted((6, query_text), (1, _other_values())))
-    extra = {"limit": draw(limits())} if draw(st.booleans()) else {}
-    return draw(_tool_args("query", st.just(value), extra))
+    return _weighted((6, _tool_args("id", value, st.just(()))), (1, raw_args()))
 
 
 def search_args(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
     """``args`` for ``recall_search``: an object with a ``query`` drawn by :func:`queries`
     and often a ``limit`` drawn by :func:`limits`, or any :func:`raw_args`.
     """
-    words = tuple(words)
-    return _weighted((6, _search_object(words)), (1, raw_args()))
+    return _search_args(tuple(words))
+
+
+@_per_archive
+def _search_args(words: tuple[str, ...]) -> st.SearchStrategy[str]:
+    value = _weighted((6, queries(words).flatmap(json_strings)), (1, _other_values()))
+    limit: st.SearchStrategy[Members] = limits().map(lambda text: (("limit", text),))
+    search_object = _tool_args("query", value, st.one_of(st.just(()), limit))
+    return _weighted((6, search_object), (1, raw_args()))
 
 
 def calls(
@@ -890,7 +956,11 @@ def calls(
     """``(tool, args)``: ``recall`` with :func:`recall_args`, ``recall_search`` with
     :func:`search_args`, and either with the other's args or :func:`raw_args`.
     """
-    seqs, words = tuple(seqs), tuple(words)
+    return _calls(tuple(seqs), tuple(words))
+
+
+@_per_archive
+def _calls(seqs: tuple[int, ...], words: tuple[str, ...]) -> st.SearchStrategy[tuple[str, str]]:
     recall = st.tuples(st.just("recall"), recall_args(seqs))
     search = st.tuples(st.just("recall_search"), search_args(words))
     crossed = st.one_of(
@@ -910,36 +980,53 @@ def _has_surrogate(text: str) -> bool:
     return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
 
 
-@st.composite
-def _line(draw: st.DrawFn) -> str:
-    kind = draw(st.sampled_from(["words"] * 4 + ["html", "blank", "long", "odd", "json", "text"]))
-    if kind == "words":
-        pieces = draw(st.lists(st.sampled_from(VOCABULARY).flatmap(_transformed), max_size=8))
-        return " ".join(pieces)
-    if kind == "html":
-        return "".join(draw(st.lists(st.sampled_from(_HTML + VOCABULARY), max_size=6)))
-    if kind == "json":
-        return "".join(draw(st.lists(st.sampled_from(_JSONISH + VOCABULARY), max_size=4)))
-    if kind == "blank":
-        return draw(_spaces())
-    if kind == "long":
-        unit = draw(st.sampled_from(["a", "é", "€", "😀", "e\u0301", "İ", "ab ", "\t"]))
-        runes = draw(st.sampled_from([150, 159, 160, 161, 162, 200, 400]))
-        return (unit * runes)[:runes] if len(unit) == 1 else unit * (runes // len(unit))
-    if kind == "odd":
-        odd = [r for r in _ODD_RUNES if not _has_surrogate(r)]  # a Go string holds none
-        rune: str = draw(st.sampled_from([*odd, *_CASE_TRAPS, *lower_changed()]))
-        return rune
-    return draw(st.text(max_size=30))
+@functools.cache
+def _line() -> st.SearchStrategy[str]:
+    """One line of a block's content."""
+    kinds = st.sampled_from(["words"] * 4 + ["html", "blank", "long", "odd", "json", "text"])
+    words = st.lists(st.sampled_from(VOCABULARY).flatmap(_transformed), max_size=8)
+    html = st.lists(st.sampled_from(_HTML + VOCABULARY), max_size=6)
+    jsonish = st.lists(st.sampled_from(_JSONISH + VOCABULARY), max_size=4)
+    units = st.sampled_from(["a", "é", "€", "😀", "e\u0301", "İ", "ab ", "\t"])
+    lengths = st.sampled_from([150, 159, 160, 161, 162, 200, 400])
+    odd = [r for r in _ODD_RUNES if not _has_surrogate(r)]  # a Go string holds none
+    runes = st.sampled_from([*odd, *_CASE_TRAPS, *lower_changed()])
+    text = st.text(max_size=30)
+
+    @st.composite
+    def line(draw: st.DrawFn) -> str:
+        kind = draw(kinds)
+        if kind == "words":
+            return " ".join(draw(words))
+        if kind == "html":
+            return "".join(draw(html))
+        if kind == "json":
+            return "".join(draw(jsonish))
+        if kind == "blank":
+            return draw(_spaces())
+        if kind == "long":
+            unit = draw(units)
+            n = draw(lengths)
+            return (unit * n)[:n] if len(unit) == 1 else unit * (n // len(unit))
+        if kind == "odd":
+            rune: str = draw(runes)
+            return rune
+        return draw(text)
+
+    return line()
+
+
+_LINE_SEPARATORS = st.sampled_from(["\n"] * 5 + ["\r\n", "\u2028", "\x0b", "\x1c", "\x85"])
 
 
 @st.composite
 def _content(draw: st.DrawFn) -> str:
     lines = draw(st.lists(_line(), max_size=5))
-    sep = draw(st.sampled_from(["\n"] * 5 + ["\r\n", "\u2028", "\x0b", "\x1c", "\x85"]))
+    sep = draw(_LINE_SEPARATORS)
     return sep.join(lines)
 
 
+@functools.cache
 def blocks() -> st.SearchStrategy[BlockSpec]:
     """One block: labels and contents with accents, mixed case, HTML, blank lines, long
     first lines, other line separators, empty content and labels, sometimes locked.
@@ -968,6 +1055,7 @@ def _similar(word: str, n: int) -> list[BlockSpec]:
     ]
 
 
+@functools.cache
 def block_sets(max_size: int = 8) -> st.SearchStrategy[list[BlockSpec]]:
     """Blocks to archive together: small varied sets, and sets of many similar blocks
     (so scores tie and more than the maximum limit of 20 blocks match).

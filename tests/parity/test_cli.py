@@ -73,10 +73,10 @@ def test_delegates_fuzz_and_strength(monkeypatch: pytest.MonkeyPatch) -> None:
 
         return cli_main
 
-    for name in ("fuzz", "strength"):
-        module = types.ModuleType(f"parity.{name}")
+    for name, module_name in (("fuzz", "parity.campaign"), ("strength", "parity.strength")):
+        module = types.ModuleType(module_name)
         module.cli_main = fake_cli(name)  # type: ignore[attr-defined]
-        monkeypatch.setitem(sys.modules, f"parity.{name}", module)
+        monkeypatch.setitem(sys.modules, module_name, module)
     assert cli.main(["fuzz", "--seconds", "1", "--help"]) == 3
     assert cli.main(["strength"]) == 3
     assert seen == [("fuzz", ["--seconds", "1", "--help"]), ("strength", [])]

@@ -8,22 +8,26 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import sys
 import time
 import unicodedata
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase
 
-from parity import fuzz
+from parity import campaign, fuzz, rig
 from parity import strategies as ps
 from parity.corpus import Corpus, CorpusBlock, CorpusCall
 from parity.errors import ParityError
 from parity.reference import GoReference, RunningReference
-from recall import GoTurnHost
+from parity.stateful import fuzz_stateful
+from recall import AsyncGoTurnHost, GoTurnHost
 from recall._go import UNICODE_VERSION as GO_UNICODE_VERSION
 from recall._go import strings as go_strings
 from recall._go.strconv import is_print
@@ -373,11 +377,16 @@ def reference(go_build: GoReference) -> GoReference:
 
 @pytest.mark.go
 def test_ci_profile_finds_no_divergence(reference: GoReference) -> None:
+    """Both fuzzers, derandomized: 150 stateless examples, 25 stateful ones of 20 steps."""
     started = time.monotonic()
     stats = fuzz.fuzz_reference(base=fuzz.profile(), reference=reference)
     assert not stats.divergences, stats.divergences[0].report()
     assert stats.calls >= stats.examples >= fuzz.profile().max_examples
-    assert time.monotonic() - started < 60, stats.summary()
+    machine = fuzz_stateful(base=fuzz.profile(), examples=25, steps=20, reference=reference)
+    assert not machine.divergences, machine.divergences[0].report()
+    assert machine.examples >= 25
+    assert machine.calls > machine.examples  # calls replayed over each new archive state
+    assert time.monotonic() - started < 90, f"{stats.summary()}; {machine.summary()}"
 
 
 class _Lying(GoTurnHost):
@@ -385,6 +394,16 @@ class _Lying(GoTurnHost):
 
     def exec_tool(self, name: str, args: str) -> str:
         output = super().exec_tool(name, args)
+        if name == "recall" and output.startswith("[r"):
+            return "[R" + output[2:]
+        return output
+
+
+class _AsyncLying(AsyncGoTurnHost):
+    """``_Lying``, for asyncio."""
+
+    async def exec_tool(self, name: str, args: str) -> str:
+        output = await super().exec_tool(name, args)
         if name == "recall" and output.startswith("[r"):
             return "[R" + output[2:]
         return output
@@ -402,26 +421,36 @@ class _NoReads(httpx.BaseTransport):
         return self._inner.handle_request(request)
 
 
-class _FallingBack(GoTurnHost):
-    """A host whose archive reads all fail: it asks the Go's /tool/exec instead."""
+class _AsyncNoReads(httpx.AsyncBaseTransport):
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self._inner = inner
 
-    def __init__(self, base_url: str, *, transport: httpx.BaseTransport, **options: Any) -> None:
-        super().__init__(base_url, transport=_NoReads(transport), **options)
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(503)
+        return await self._inner.handle_async_request(request)
+
+
+class NoReads:
+    """Hosts whose archive reads all fail: they ask the Go's /tool/exec instead."""
+
+    def sync(self, inner: httpx.BaseTransport) -> httpx.BaseTransport:
+        return _NoReads(inner)
+
+    def asynchronous(self, inner: httpx.AsyncBaseTransport) -> httpx.AsyncBaseTransport:
+        return _AsyncNoReads(inner)
 
 
 @pytest.fixture
-def host_class(monkeypatch: pytest.MonkeyPatch) -> Callable[[type[GoTurnHost]], None]:
-    def use(cls: type[GoTurnHost]) -> None:
-        monkeypatch.setattr(fuzz, "GoTurnHost", cls)
-
-    return use
+def lying_hosts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both kinds of host, in the fuzzers' rig, lie."""
+    monkeypatch.setattr(rig, "GoTurnHost", _Lying)
+    monkeypatch.setattr(rig, "AsyncGoTurnHost", _AsyncLying)
 
 
 @pytest.mark.go
-def test_a_divergence_shrinks_to_a_corpus_case(
-    reference: GoReference, host_class: Callable[[type[GoTurnHost]], None]
-) -> None:
-    host_class(_Lying)
+@pytest.mark.usefixtures("lying_hosts")
+def test_a_divergence_shrinks_to_a_corpus_case(reference: GoReference) -> None:
     stats = fuzz.fuzz_reference(
         base=fuzz.profile("ci"), examples=200, reference=reference, shrink_seconds=10
     )
@@ -434,12 +463,9 @@ def test_a_divergence_shrinks_to_a_corpus_case(
 
 
 @pytest.mark.go
-def test_a_fallback_is_a_divergence(
-    reference: GoReference, host_class: Callable[[type[GoTurnHost]], None]
-) -> None:
-    host_class(_FallingBack)
+def test_a_fallback_is_a_divergence(reference: GoReference) -> None:
     stats = fuzz.fuzz_reference(
-        base=fuzz.profile("ci"), examples=20, reference=reference, shrink_seconds=5
+        base=fuzz.profile("ci"), examples=20, reference=reference, shrink_seconds=5, wrap=NoReads()
     )
     (divergence,) = stats.divergences
     assert f"the host fell back on {fuzz.EXEC_REQUEST}" in divergence.reasons
@@ -450,33 +476,40 @@ def test_a_fallback_is_a_divergence(
 
 
 def test_cli_rejects_bad_options(capsys: pytest.CaptureFixture[str]) -> None:
-    assert fuzz.cli_main(["--examples", "1", "--seconds", "1"]) == 2
-    assert fuzz.cli_main(["--examples", "0"]) == 2
-    assert fuzz.cli_main(["--profile", "nightly"]) == 2
+    assert campaign.cli_main(["--examples", "1", "--seconds", "1"]) == 2
+    assert campaign.cli_main(["--examples", "0"]) == 2
+    assert campaign.cli_main(["--profile", "nightly"]) == 2
+    assert campaign.cli_main(["--workers", "0"]) == 2
+    assert campaign.cli_main(["--go-url", "http://127.0.0.1:9", "--mode", "stateful"]) == 2
+    assert campaign.cli_main(["--go-url", "http://127.0.0.1:9", "--workers", "2"]) == 2
     capsys.readouterr()
 
 
 def test_cli_reports_an_unreachable_go(capsys: pytest.CaptureFixture[str]) -> None:
-    assert fuzz.cli_main(["--go-url", "http://127.0.0.1:9", "--examples", "1"]) == 2
+    assert campaign.cli_main(["--go-url", "http://127.0.0.1:9", "--examples", "1"]) == 2
     assert "harness error" in capsys.readouterr().err
 
 
 @pytest.mark.go
-def test_cli_over_fresh_references(capsys: pytest.CaptureFixture[str]) -> None:
-    assert fuzz.cli_main(["--examples", "5", "--profile", "ci"]) == 0
+def test_cli_runs_both_fuzzers(capsys: pytest.CaptureFixture[str]) -> None:
+    assert campaign.cli_main(["--examples", "5", "--profile", "ci"]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"\d+ examples .* [\d.]+ examples/s, [\d.]+ calls/s; 0 divergences", out)
+    for mode in ("stateless", "stateful"):
+        assert re.search(
+            rf"{mode}: \d+ examples .* [\d.]+ examples/s, [\d.]+ calls/s; 0 divergences", out
+        )
+    assert re.search(r"total: \d+ distinct calls compared .* [\d.]+ distinct calls/s", out)
 
 
 @pytest.mark.go
 def test_cli_reports_a_divergence(
-    capsys: pytest.CaptureFixture[str],
-    host_class: Callable[[type[GoTurnHost]], None],
-    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    host_class(_FallingBack)
-    monkeypatch.setattr(fuzz, "SHRINK_SECONDS", 5.0)
-    assert fuzz.cli_main(["--examples", "10", "--profile", "ci"]) == 1
+    monkeypatch.setattr(campaign, "SHRINK_SECONDS", 5.0)
+    monkeypatch.setattr(rig, "GoTurnHost", _Lying)
+    monkeypatch.setattr(rig, "AsyncGoTurnHost", _AsyncLying)
+    argv = ["--examples", "100", "--profile", "ci", "--mode", "stateless"]
+    assert campaign.cli_main(argv) == 1
     out = capsys.readouterr().out
     assert "DIVERGENCE fuzz-" in out
     assert "CorpusCall(" in out
@@ -494,10 +527,33 @@ def test_cli_over_a_go_url_reads_only(
     go.archive("locked", "never shown", locked=True)
     go.archive("", "")
     monkeypatch.setenv("PARITY_GO_TOKEN", "tok-s3cret")
-    assert fuzz.cli_main(["--go-url", go.base_url, "--seconds", "3", "--seed", "5"]) == 0
+    assert campaign.cli_main(["--go-url", go.base_url, "--seconds", "3", "--seed", "5"]) == 0
     captured = capsys.readouterr()
     assert "tok-s3cret" not in captured.out + captured.err
     assert "0 divergences" in captured.out
     log = go.requests()
     assert sum(r.startswith("POST /internal/v1/recall/archive") for r in log) == 3
     assert len(go.blocks()) == 2
+
+
+@pytest.mark.go
+def test_cli_with_two_workers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--examples", "2", "--seed", "7", "--workers", "2", "--db", str(tmp_path / "db")]
+    assert campaign.cli_main(argv) == 0
+    out = capsys.readouterr().out
+    assert "2 workers (pytest-xdist)" in out
+    for mode in ("stateless", "stateful"):  # both workers' figures, added up
+        found = re.search(rf"parity fuzz: {mode}: (\d+) examples", out)
+        assert found is not None, out
+        assert int(found[1]) >= 4
+
+
+def test_example_database_is_a_directory_or_redis(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    database = campaign.example_database(str(tmp_path / "db"))
+    assert isinstance(database, DirectoryBasedExampleDatabase)
+    assert database.path == tmp_path / "db"
+    monkeypatch.setitem(sys.modules, "redis", None)  # not installed
+    with pytest.raises(ParityError, match=r"hypothesis\[redis\]"):
+        campaign.example_database("redis://127.0.0.1:6379/0")

@@ -128,6 +128,34 @@ def test_lock_reset_and_logs_from_an_index_against_the_reference(fresh_go: Fresh
 
 
 @pytest.mark.go
+def test_batches_against_the_reference(fresh_go: FreshGo) -> None:
+    go = fresh_go(first_seq=40)
+    client = go.client
+    assert client.archive_many(
+        [("a", "café one", False), ("", "x", True), ("<b>", "two", False)]
+    ) == [
+        40,
+        41,
+        42,
+    ]
+    assert [b.seq for b in client.blocks()] == [40, 42]
+    calls = [
+        ("recall", '{"id": "r40"}'),
+        ("recall", '{"id": "r41"}'),
+        ("recall_search", '{"query": "CAFÉ"}'),
+        ("recall", '{"id": "\ud800"}'),
+        ("recall_search", "{"),
+    ]
+    before = len(client.requests())
+    assert client.exec_many(calls) == [client.exec_tool(n, a) for n, a in calls]
+    assert client.exec_many([]) == []
+    assert client.requests(since=before) == [f"POST {EXEC_PATH}"] * len(calls)  # exec_tool's only
+    with pytest.raises(GoClientError, match=r"POST /debug/exec \('nope'\)") as unknown:
+        client.exec_many([("recall", "{}"), ("nope", "{}")])
+    assert unknown.value.status == 404
+
+
+@pytest.mark.go
 def test_a_go_without_debug_routes(fresh_go: FreshGo) -> None:
     """A production Go (-no-debug): every debug route is a 404, the contract's routes work."""
     go = fresh_go(debug=False)

@@ -1,0 +1,319 @@
+"""``parity fuzz``: both fuzzers, for a time or a number of examples, on one or more cores.
+
+One process runs the stateless fuzzer (``parity.fuzz``) then the stateful one
+(``parity.stateful``), each for half the time (or ``--examples`` each). With
+``--workers N``, pytest-xdist runs N worker processes, each the same campaign with
+its own seed and its own Go references (:func:`test_campaign_worker` below, collected
+from this module); their figures are added up here. An example database
+(``--db DIR``, a directory any number of processes and machines may share, or
+``--db redis://HOST:PORT/N`` with ``hypothesis[redis]``) keeps each divergence
+found: every worker, on any machine, replays it first when it starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import settings
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
+
+from parity.errors import ParityError
+from parity.fuzz import PROFILES, SHRINK_SECONDS, fuzz_go_url, fuzz_reference, profile
+from parity.goclient import TOKEN_ENV, add_go_options, connection_from_options
+from parity.rig import FuzzStats
+
+__all__ = ["MODES", "cli_main", "example_database", "test_campaign_worker"]
+
+MODES = ("both", "stateless", "stateful")
+_WORKER_ENV = "PARITY_FUZZ_CAMPAIGN"
+"""The campaign a worker runs, as JSON: set by the parent for pytest-xdist's workers."""
+
+
+def example_database(where: str) -> ExampleDatabase:
+    """The example database at ``where``: a directory, or a ``redis://`` URL."""
+    if where.startswith(("redis://", "rediss://")):
+        try:
+            import redis  # type: ignore[import-not-found,unused-ignore]
+            from hypothesis.extra.redis import RedisExampleDatabase
+        except ImportError as exc:
+            raise ParityError(
+                f"--db {where}: the Redis database needs `pip install 'hypothesis[redis]'`"
+            ) from exc
+        return RedisExampleDatabase(redis.Redis.from_url(where))
+    return DirectoryBasedExampleDatabase(where)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What one process fuzzes."""
+
+    mode: str
+    profile: str
+    examples: int | None
+    seconds: float | None
+    seed: int | None
+    db: str | None
+    steps: int | None
+
+    def settings(self) -> settings:
+        base = profile(self.profile)
+        if self.db is not None:
+            base = settings(base, database=example_database(self.db))
+        return base
+
+
+def _run(plan: _Plan, out: Any) -> dict[str, FuzzStats]:
+    """Run the plan's fuzzers against fresh Go references; their stats by name."""
+    from parity.stateful import STEPS, fuzz_stateful
+
+    modes = ["stateless", "stateful"] if plan.mode == "both" else [plan.mode]
+    seconds = None if plan.seconds is None else plan.seconds / len(modes)
+    results: dict[str, FuzzStats] = {}
+    for mode in modes:
+        stats = FuzzStats()
+        results[mode] = stats
+        amount: dict[str, Any] = {
+            "base": plan.settings(),
+            "examples": plan.examples,
+            "seconds": seconds,
+            "seed_value": plan.seed,
+            "stats": stats,
+            "shrink_seconds": SHRINK_SECONDS,
+        }
+        if mode == "stateless":
+            fuzz_reference(**amount)
+        else:
+            fuzz_stateful(**amount, steps=plan.steps or STEPS)
+        print(f"parity fuzz: {mode}: {stats.summary()}", file=out, flush=True)
+        if stats.divergences:
+            break
+    return results
+
+
+def _total(results: dict[str, FuzzStats]) -> str:
+    seconds = sum(s.seconds for s in results.values())
+    calls = sum(s.calls for s in results.values())
+    played = sum(s.played for s in results.values())
+    found = sum(len(s.divergences) for s in results.values())
+    secs = max(seconds, 1e-9)
+    return (
+        f"total: {calls} distinct calls compared ({played} played) in {seconds:.1f} s of fuzzing:"
+        f" {calls / secs:.1f} distinct calls/s; {found} divergences"
+    )
+
+
+# -- pytest-xdist's workers -------------------------------------------------------------
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """One ``test_campaign_worker`` per worker of the campaign in ``$PARITY_FUZZ_CAMPAIGN``."""
+    if "worker" in metafunc.fixturenames:
+        workers = json.loads(os.environ.get(_WORKER_ENV, "{}")).get("workers", 0)
+        metafunc.parametrize("worker", range(workers))
+
+
+def test_campaign_worker(worker: int) -> None:
+    """One worker's share of the campaign: its figures (and report) into the report directory."""
+    campaign = json.loads(os.environ[_WORKER_ENV])
+    seed = campaign["seed"]
+    plan = _Plan(**{**campaign["plan"], "seed": None if seed is None else seed + worker})
+    results = _run(plan, sys.stdout)
+    report = {
+        mode: {
+            "examples": s.examples,
+            "calls": s.calls,
+            "played": s.played,
+            "archives": s.archives,
+            "seconds": s.seconds,
+            "divergences": [d.report() for d in s.divergences],
+        }
+        for mode, s in results.items()
+    }
+    path = Path(campaign["reports"]) / f"worker-{worker}.json"
+    path.write_text(json.dumps(report), encoding="utf-8")
+    found = [d for s in results.values() for d in s.divergences]
+    assert not found, found[0].report()
+
+
+def _run_workers(plan: _Plan, workers: int) -> tuple[dict[str, FuzzStats], int]:
+    """The campaign on ``workers`` pytest-xdist workers; their stats added up, and
+    pytest's exit status.
+    """
+    with tempfile.TemporaryDirectory(prefix="parity-fuzz-") as reports:
+        campaign = {
+            "workers": workers,
+            "seed": plan.seed,
+            "reports": reports,
+            "plan": {**plan.__dict__, "seed": None},
+        }
+        argv = [sys.executable, "-m", "pytest", __file__, "-p", "xdist", "-n", str(workers)]
+        argv += ["-q", "-s", "-p", "no:cacheprovider", "-o", "addopts=", "--rootdir", reports]
+        env = {**os.environ, _WORKER_ENV: json.dumps(campaign)}
+        status = subprocess.run(argv, env=env, check=False).returncode
+        results: dict[str, FuzzStats] = {}
+        for path in sorted(Path(reports).glob("worker-*.json")):
+            for mode, figures in json.loads(path.read_text(encoding="utf-8")).items():
+                stats = results.setdefault(mode, FuzzStats())
+                stats.examples += figures["examples"]
+                stats.calls += figures["calls"]
+                stats.played += figures["played"]
+                stats.archives += figures["archives"]
+                stats.seconds = max(stats.seconds, figures["seconds"])
+                stats.divergences += [_Reported(text) for text in figures["divergences"]]
+    return results, status
+
+
+@dataclass(frozen=True)
+class _Reported:
+    """A divergence a worker reported."""
+
+    text: str
+
+    def report(self) -> str:
+        return self.text
+
+
+# -- the command ----------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="parity fuzz",
+        description="Differential fuzzing of the port's hosts against a live Go: "
+        "stateless (static archives) and stateful (archives, locks, calls, new hosts).",
+    )
+    amount = parser.add_mutually_exclusive_group()
+    amount.add_argument("--examples", type=int, metavar="N", help="examples to run, per fuzzer")
+    amount.add_argument(
+        "--seconds", type=float, metavar="S", help="run for S seconds (split between the fuzzers)"
+    )
+    parser.add_argument("--mode", choices=MODES, default="both", help="the fuzzers to run")
+    add_go_options(
+        parser.add_argument,
+        url_help=f"fuzz over this running Go's archive, read only (token: ${TOKEN_ENV}; "
+        "stateless only); default: Go references of our own",
+    )
+    parser.add_argument(
+        "--profile",
+        choices=PROFILES,
+        help="Hypothesis profile (default: $HYPOTHESIS_PROFILE, else dev)",
+    )
+    parser.add_argument("--seed", type=int, metavar="N", help="random seed (not derandomized)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="processes (pytest-xdist), each with its own Go references and seed",
+    )
+    parser.add_argument(
+        "--db",
+        metavar="DIR|redis://HOST:PORT/N",
+        help="the example database: a directory (shared by workers and machines), or a "
+        "Redis URL; default: the profile's (.hypothesis/examples for dev)",
+    )
+    parser.add_argument("--steps", type=int, metavar="N", help="stateful steps per example")
+    return parser
+
+
+def _problem(options: argparse.Namespace) -> str | None:
+    if options.examples is not None and options.examples < 1:
+        return "--examples must be at least 1"
+    if options.seconds is not None and options.seconds <= 0:
+        return "--seconds must be positive"
+    if options.workers < 1:
+        return "--workers must be at least 1"
+    if options.steps is not None and options.steps < 1:
+        return "--steps must be at least 1"
+    if options.go_url is not None and (options.workers > 1 or options.mode == "stateful"):
+        return "--go-url fuzzes statelessly, in one process"
+    return None
+
+
+def cli_main(argv: list[str]) -> int:
+    """``parity fuzz``: 0 when no divergence, 1 when one was found, 2 on a harness error."""
+    try:
+        options = _parser().parse_args(argv)
+    except SystemExit as exc:
+        return 0 if exc.code == 0 else 2
+    problem = _problem(options)
+    if problem is not None:
+        print(f"parity fuzz: {problem}", file=sys.stderr)
+        return 2
+    results: dict[str, FuzzStats] = {}
+    started = time.monotonic()
+    status = 0
+    try:
+        name = options.profile or os.environ.get("HYPOTHESIS_PROFILE") or "dev"
+        seed_value = options.seed
+        if seed_value is None and not profile(name).derandomize:
+            # Our own seed, printed first: a run ended by --seconds is then no
+            # "failure" that Hypothesis would offer to reproduce.
+            seed_value = secrets.randbits(64)
+        if seed_value is not None:
+            print(f"parity fuzz: seed {seed_value} (again with --seed {seed_value})", flush=True)
+        plan = _Plan(
+            options.mode,
+            name,
+            options.examples,
+            options.seconds,
+            seed_value,
+            options.db,
+            options.steps,
+        )
+        go = connection_from_options(
+            options.go_url, ca=options.go_ca, cert=options.go_cert, key=options.go_key
+        )
+        if go is not None:
+            print(f"parity fuzz: the Go at {go.url}, read only", flush=True)
+            results["stateless"] = FuzzStats()
+            fuzz_go_url(
+                go,
+                base=plan.settings(),
+                examples=plan.examples,
+                seconds=plan.seconds,
+                seed_value=seed_value,
+                stats=results["stateless"],
+                shrink_seconds=SHRINK_SECONDS,
+            )
+            print(f"parity fuzz: stateless: {results['stateless'].summary()}", flush=True)
+        elif options.workers > 1:
+            print(f"parity fuzz: {options.workers} workers (pytest-xdist)", flush=True)
+            results, status = _run_workers(plan, options.workers)
+            for mode, stats in results.items():
+                print(f"parity fuzz: {mode}: {stats.summary()}", flush=True)
+        else:
+            print("parity fuzz: Go references of our own, reset for each example", flush=True)
+            results = _run(plan, sys.stdout)
+    except KeyboardInterrupt:
+        print(f"parity fuzz: interrupted; {_total(results)}", file=sys.stderr)
+        return 2
+    except (ParityError, httpx.HTTPError, OSError, ValueError) as exc:
+        print(f"parity fuzz: harness error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # Hypothesis' own errors (health checks, flakiness)
+        print(f"parity fuzz: harness error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    found = [d for s in results.values() for d in s.divergences]
+    for divergence in found:
+        print(divergence.report(), flush=True)
+    wall = time.monotonic() - started
+    print(f"parity fuzz: {_total(results)} ({wall:.1f} s in all)", flush=True)
+    if found:
+        return 1
+    if status not in (0, 1):  # 1: a worker found a divergence, reported above
+        print(f"parity fuzz: harness error: the workers' pytest exited {status}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,532 @@
+"""The rig that both fuzzers (``parity.fuzz``, ``parity.stateful``) play calls on.
+
+- :class:`GoSession`: one Go reference process for a whole run, started once; an
+  example starts from :meth:`GoSession.load` (``/debug/reset``, then the blocks in
+  one ``/debug/archive``) instead of a new process, gets Go's outputs for many calls
+  in one ``/debug/exec``, and reads the request log once (:meth:`GoSession.requests`).
+- :class:`HostSpec` and :class:`Host`: the host under test, ``GoTurnHost`` or
+  ``AsyncGoTurnHost`` (driven on the rig's own event loop), with or without its
+  block cache; its transport notes every request it sends (:class:`Recording`).
+  ``TransportWrap`` puts a test's transport between the host and the network (a
+  planted bug, for the fuzzers' own tests).
+- :func:`verdict`: why one call played through a host diverges from Go's output, if it does.
+- :class:`Distinct`: counts each (archive state, tool, args) once.
+- The run's control: :class:`FuzzStats`, :class:`Clock` (the time budget, and
+  shrinking's), :func:`diverged` (a divergence found: shrink it, or end the run),
+  :func:`run_test` (a Hypothesis test run to its shrunk divergence, if any).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, NoReturn, Protocol
+
+import httpx
+from hypothesis import seed, settings
+from hypothesis import strategies as st
+
+from parity.errors import ParityError
+from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH, GoClient, GoConnection
+from parity.reference import GoReference, RunningReference
+from parity.strategies import BlockSpec
+from recall import AsyncGoTurnHost, GoTurnHost
+
+__all__ = [
+    "CACHE_SIZES",
+    "EXEC_REQUEST",
+    "HARNESS_ERRORS",
+    "MISSING",
+    "Abort",
+    "Clock",
+    "Distinct",
+    "DivergenceFound",
+    "Found",
+    "FuzzStats",
+    "GoSession",
+    "Host",
+    "HostSpec",
+    "Played",
+    "Recording",
+    "Rig",
+    "ShrinkTimeUp",
+    "TimeUp",
+    "TransportWrap",
+    "diverged",
+    "fuzz_settings",
+    "go_text",
+    "host_specs",
+    "log_verdict",
+    "run_test",
+    "state_key",
+    "verdict",
+]
+
+EXEC_REQUEST = f"POST {EXEC_PATH}"
+_READ_REQUESTS = (f"GET {BLOCK_PATH}?", f"GET {BLOCKS_PATH}")
+MISSING = ('recall needs an "id", such as "r7"', 'recall_search needs a "query"')
+"""Go's outputs for a call without an id or a query: the archive must not be read for them."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+CACHE_SIZES = (64 * 1024 * 1024, 0, 4096)
+"""The hosts' ``cache_bytes``: the default, none, and one so small that blocks are evicted."""
+
+
+def go_text(text: str) -> str:
+    """``text`` as a Go string holds it: every surrogate code point becomes U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+# -- the Go ---------------------------------------------------------------------------
+
+
+class GoSession:
+    """One Go reference process, emptied and filled again for each example.
+
+    Every request the harness makes here is under ``/debug/`` and so not in the Go's
+    request log: the log holds the hosts' requests only.
+    """
+
+    def __init__(self, reference: GoReference, *, etag: bool = True) -> None:
+        self.etag = etag
+        self.running: RunningReference = reference.start(etag=etag)
+        self.client: GoClient = self.running.client
+        self._log_at = 0
+
+    @property
+    def connection(self) -> GoConnection:
+        """How a host reaches this Go."""
+        return self.running.connection
+
+    def load(self, first_seq: int, blocks: Sequence[BlockSpec] = ()) -> list[int]:
+        """Empty the archive (logs included), its next seq ``first_seq``, then archive
+        ``blocks``; their seqs.
+        """
+        self.client.reset(first_seq=first_seq)
+        self._log_at = 0
+        return self.archive(blocks)
+
+    def archive(self, blocks: Sequence[BlockSpec]) -> list[int]:
+        """Archive ``blocks`` in one request; their seqs."""
+        if not blocks:
+            return []
+        return self.client.archive_many((b.label, b.content, b.locked) for b in blocks)
+
+    def lock(self, seq: int, *, locked: bool = True) -> None:
+        """Lock (``locked=False``: unlock) the memory of block ``seq``."""
+        self.client.lock(seq, locked=locked)
+
+    def outputs(self, calls: Iterable[tuple[str, str]]) -> list[str]:
+        """Go's own outputs for the calls, in one request."""
+        return self.client.exec_many((tool, go_text(args)) for tool, args in calls)
+
+    def requests(self) -> list[str]:
+        """The requests the Go received since the last load or the last call of this."""
+        log = self.client.requests(since=self._log_at)
+        self._log_at += len(log)
+        return log
+
+    def close(self) -> None:
+        """Stop the process."""
+        self.running.stop()
+
+
+# -- the hosts ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HostSpec:
+    """A host under test: ``GoTurnHost`` (``sync``) or ``AsyncGoTurnHost`` (``async``),
+    and its ``cache_bytes`` (0: no block cache).
+    """
+
+    kind: Literal["sync", "async"] = "sync"
+    cache_bytes: int = CACHE_SIZES[0]
+
+
+def host_specs() -> st.SearchStrategy[HostSpec]:
+    """Both kinds of host, with the default cache, none, or a tiny one."""
+    return st.builds(HostSpec, st.sampled_from(["sync", "async"]), st.sampled_from(CACHE_SIZES))
+
+
+class TransportWrap(Protocol):
+    """What a test puts between a host and the network, for each kind of host."""
+
+    def sync(self, inner: httpx.BaseTransport) -> httpx.BaseTransport:
+        """The transport of a ``GoTurnHost``, over ``inner``."""
+        ...
+
+    def asynchronous(self, inner: httpx.AsyncBaseTransport) -> httpx.AsyncBaseTransport:
+        """The transport of an ``AsyncGoTurnHost``, over ``inner``."""
+        ...
+
+
+class Recording:
+    """The requests hosts sent, ``"METHOD /path?query"`` each, in the order sent."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def note(self, request: httpx.Request) -> None:
+        self.seen.append(f"{request.method} {request.url.raw_path.decode('ascii')}")
+
+    def since(self, at: int) -> list[str]:
+        """The requests from index ``at`` on."""
+        return self.seen[at:]
+
+
+class _Recorder(httpx.BaseTransport):
+    def __init__(self, inner: httpx.BaseTransport, recording: Recording) -> None:
+        self._inner = inner
+        self._recording = recording
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self._recording.note(request)
+        return self._inner.handle_request(request)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class _AsyncRecorder(httpx.AsyncBaseTransport):
+    def __init__(self, inner: httpx.AsyncBaseTransport, recording: Recording) -> None:
+        self._inner = inner
+        self._recording = recording
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self._recording.note(request)
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+@dataclass(frozen=True)
+class Played:
+    """One call played through a host: its output (or the error it raised, as text)
+    and the requests it sent.
+    """
+
+    tool: str
+    args: str
+    output: str
+    requests: tuple[str, ...]
+    raised: str | None = None
+
+
+class Host:
+    """A host under test over ``connection``, played one call at a time.
+
+    An ``async`` host runs on ``loop`` (an ``asyncio.Runner`` the caller owns).
+    Every request goes through a recorder into ``recording``, then through ``wrap``'s
+    transport (if any), then to the network.
+    """
+
+    def __init__(
+        self,
+        spec: HostSpec,
+        connection: GoConnection,
+        recording: Recording,
+        *,
+        loop: asyncio.Runner,
+        wrap: TransportWrap | None = None,
+    ) -> None:
+        self.spec = spec
+        self.recording = recording
+        self._loop = loop
+        token, cache_bytes = connection.token, spec.cache_bytes
+        if spec.kind == "sync":
+            inner: httpx.BaseTransport = connection.transport()
+            if wrap is not None:
+                inner = wrap.sync(inner)
+            self._sync: GoTurnHost | None = GoTurnHost(
+                connection.base_url,
+                token=token,
+                cache_bytes=cache_bytes,
+                transport=_Recorder(inner, recording),
+            )
+            self._async: AsyncGoTurnHost | None = None
+        else:
+            ainner: httpx.AsyncBaseTransport = httpx.AsyncHTTPTransport(
+                verify=connection.ssl_context
+            )
+            if wrap is not None:
+                ainner = wrap.asynchronous(ainner)
+            self._sync = None
+            self._async = AsyncGoTurnHost(
+                connection.base_url,
+                token=token,
+                cache_bytes=cache_bytes,
+                transport=_AsyncRecorder(ainner, recording),
+            )
+
+    def play(self, tool: str, args: str) -> Played:
+        """Run one call; any error of the host is its outcome, never raised here."""
+        at = len(self.recording.seen)
+        raised = None
+        try:
+            if self._sync is not None:
+                output = self._sync.exec_tool(tool, args)
+            else:
+                assert self._async is not None
+                output = self._loop.run(self._async.exec_tool(tool, args))
+        except Exception as exc:  # any error of the host is a divergence, never a crash
+            raised = type(exc).__name__
+            output = f"<{raised}: {exc}>"
+        return Played(tool, args, output, tuple(self.recording.since(at)), raised)
+
+    def close(self) -> None:
+        """Close the host's connections."""
+        if self._sync is not None:
+            self._sync.close()
+        elif self._async is not None:
+            self._loop.run(self._async.aclose())
+
+
+class Rig:
+    """What a run's examples share: its Go references (one with conditional reads, one
+    without, each started when first needed), the event loop of async hosts, and the
+    recording of every request the hosts send.
+    """
+
+    def __init__(self, reference: GoReference, wrap: TransportWrap | None = None) -> None:
+        self.reference = reference
+        self.wrap = wrap
+        self.loop = asyncio.Runner()
+        self.recording = Recording()
+        self._sessions: dict[bool, GoSession] = {}
+
+    def session(self, *, etag: bool) -> GoSession:
+        """The Go reference with (or without) conditional reads of /blocks."""
+        if etag not in self._sessions:
+            self._sessions[etag] = GoSession(self.reference, etag=etag)
+        return self._sessions[etag]
+
+    def host(self, spec: HostSpec, session: GoSession) -> Host:
+        """A new host of ``spec``'s kind over ``session``'s Go."""
+        return Host(spec, session.connection, self.recording, loop=self.loop, wrap=self.wrap)
+
+    def close(self) -> None:
+        """Stop the Go references, close the loop."""
+        while self._sessions:
+            self._sessions.popitem()[1].close()
+        self.loop.close()
+
+
+# -- the verdict ----------------------------------------------------------------------
+
+
+def verdict(played: Played, expected: str) -> tuple[str, ...]:
+    """Why a call played through a host diverges from Go's output ``expected`` (its
+    output, a fallback on /tool/exec, a read the contract forbids); () when it does not.
+    """
+    reasons: list[str] = []
+    if played.raised is not None:
+        reasons.append(f"the host raised {played.raised}")
+    elif played.output != expected:
+        reasons.append("the outputs differ")
+    if EXEC_REQUEST in played.requests:
+        reasons.append(f"the host fell back on {EXEC_REQUEST}")
+    if expected in MISSING and any(r.startswith(_READ_REQUESTS) for r in played.requests):
+        reasons.append("the host read the archive for a call without an id or a query")
+    return tuple(reasons)
+
+
+def log_verdict(server: Sequence[str], client: Sequence[str]) -> tuple[str, ...]:
+    """Why the Go's request log differs from what the hosts sent, if it does (a fallback
+    included, which the Go saw even if the host did not say so).
+    """
+    reasons: list[str] = []
+    if EXEC_REQUEST in server:
+        reasons.append(f"the host fell back on {EXEC_REQUEST}")
+    if list(server) != list(client):
+        reasons.append(f"the Go saw {list(server)}, the hosts sent {list(client)}")
+    return tuple(reasons)
+
+
+def state_key(blocks: Iterable[tuple[int, BlockSpec]]) -> int:
+    """A key naming an archive's readable set: its unlocked blocks with their seqs."""
+    return hash(tuple((seq, b.label, b.content) for seq, b in blocks if not b.locked))
+
+
+class Distinct:
+    """Counts the distinct (archive state, tool, args) calls compared."""
+
+    def __init__(self) -> None:
+        self._seen: set[int] = set()
+
+    def add(self, state: int, tool: str, args: str) -> bool:
+        """Note a call over the archive state ``state``; whether it is new."""
+        key = hash((state, tool, args))
+        if key in self._seen:
+            return False
+        self._seen.add(key)
+        return True
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+
+# -- the run's control ------------------------------------------------------------------
+
+HARNESS_ERRORS = (ParityError, httpx.HTTPError, OSError, ValueError)
+"""What a harness failure raises (Go not built, not answering): it ends the run, unshrunk."""
+
+
+class Found(Protocol):
+    """A divergence, as either fuzzer reports it."""
+
+    def report(self) -> str:
+        """What diverged, and how to replay it."""
+        ...
+
+
+class DivergenceFound(AssertionError):
+    """Raised inside a fuzz example for a divergence, so Hypothesis shrinks it."""
+
+    def __init__(self, divergence: Found) -> None:
+        super().__init__(divergence.report())
+        self.divergence = divergence
+
+
+class Abort(BaseException):
+    """A harness error inside an example: ends the run at once, without shrinking."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class TimeUp(BaseException):
+    """The time budget is spent (raised between examples, never while shrinking)."""
+
+
+class ShrinkTimeUp(BaseException):
+    """Shrinking has taken its time: the smallest divergence so far is the result."""
+
+
+@dataclass
+class FuzzStats:
+    """What a fuzz run did: ``calls`` counts the distinct (archive state, tool, args)
+    compared, ``played`` every call played.
+    """
+
+    examples: int = 0
+    calls: int = 0
+    played: int = 0
+    archives: int = 0
+    seconds: float = 0.0
+    divergences: list[Any] = field(default_factory=list)
+    distinct: Distinct = field(default_factory=Distinct, repr=False)
+
+    def count(self, state: int, tool: str, args: str) -> None:
+        """Note one call played over the archive state ``state``."""
+        self.played += 1
+        if self.distinct.add(state, tool, args):
+            self.calls += 1
+
+    def summary(self) -> str:
+        """One line: examples, calls, rates and divergences."""
+        secs = max(self.seconds, 1e-9)
+        return (
+            f"{self.examples} examples ({self.calls} distinct calls compared,"
+            f" {self.played} played, {self.archives} archives loaded)"
+            f" in {self.seconds:.1f} s: {self.examples / secs:.1f} examples/s,"
+            f" {self.calls / secs:.1f} calls/s; {len(self.divergences)} divergences"
+        )
+
+
+@dataclass
+class Clock:
+    """The run's time budget, and shrinking's (counted from the first divergence)."""
+
+    deadline: float | None
+    shrink_seconds: float
+    found_at: float | None = None
+
+    @classmethod
+    def of(cls, seconds: float | None, shrink_seconds: float) -> Clock:
+        """A clock for ``seconds`` from now (None: no budget)."""
+        return cls(None if seconds is None else time.monotonic() + seconds, shrink_seconds)
+
+    def tick(self, stats: FuzzStats) -> None:
+        """Before playing an example: end the run when its time is spent, nothing found."""
+        spent = self.deadline is not None and time.monotonic() > self.deadline
+        if spent and not stats.divergences:
+            raise TimeUp
+
+    def shrink_spent(self) -> bool:
+        """Whether a divergence was found longer ago than the shrinking's budget."""
+        if self.found_at is None:
+            return False
+        return time.monotonic() - self.found_at > self.shrink_seconds
+
+
+def diverged(divergence: Found, stats: FuzzStats, clock: Clock) -> NoReturn:
+    """Raise DivergenceFound for ``divergence``, so Hypothesis shrinks it.
+
+    Once shrinking's time is spent, a new divergence ends the run (``ShrinkTimeUp``)
+    unless it replays one already found, as Hypothesis' final run does.
+    """
+    if divergence not in stats.divergences:
+        if clock.shrink_spent():
+            raise ShrinkTimeUp
+        stats.divergences.append(divergence)
+    if clock.found_at is None:
+        clock.found_at = time.monotonic()
+    raise DivergenceFound(divergence)
+
+
+def run_test(
+    test: Callable[[], None],
+    stats: FuzzStats,
+    seed_value: int | None,
+    smallest: Callable[[Any], Any],
+) -> Any:
+    """Run a Hypothesis test; the shrunk divergence it found (``smallest`` of those met
+    when shrinking ran out of time), or None. Keeps only that one in ``stats``.
+    """
+    if seed_value is not None:
+        test = seed(seed_value)(test)
+    started = time.monotonic()
+    found: Any = None
+    try:
+        test()
+    except TimeUp:
+        pass
+    except ShrinkTimeUp:
+        found = min(stats.divergences, key=smallest)
+    except Abort as abort:
+        raise abort.error from None
+    except DivergenceFound as exc:
+        found = exc.divergence
+    except BaseExceptionGroup as group:
+        matched, rest = group.split(DivergenceFound)
+        if rest is not None or matched is None:
+            raise
+        first: BaseException = matched.exceptions[0]
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        assert isinstance(first, DivergenceFound)
+        found = first.divergence
+    finally:
+        stats.seconds += time.monotonic() - started
+    stats.divergences[:] = [found] if found is not None else []
+    return found
+
+
+def fuzz_settings(
+    base: settings, examples: int | None, seconds: float | None, seed_value: int | None
+) -> settings:
+    """``base`` with the run's amount: ``examples``, or as many as ``seconds`` allow."""
+    changes: dict[str, Any] = {}
+    if examples is not None:
+        changes["max_examples"] = examples
+    if seconds is not None:
+        changes["max_examples"] = 10**9
+    if seed_value is not None:
+        changes["derandomize"] = False
+    return settings(base, **changes)

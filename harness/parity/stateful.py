@@ -1,0 +1,627 @@
+"""Stateful differential fuzzing: one Go and one host live through a sequence of steps.
+
+:class:`RecallMachine` (a Hypothesis ``RuleBasedStateMachine``) starts a Go reference
+(with or without conditional reads) at a drawn first seq, with a host of a drawn kind
+(``GoTurnHost`` or ``AsyncGoTurnHost``, with or without its block cache), then runs
+steps: archive a block (or the rest of the example's blocks), lock or unlock one
+(``/debug/lock``), a ``recall`` or ``recall_search`` call with any args, and a new
+host now and then. After each change of the archive, the example's last calls are
+played again over the archive as it now is. After
+every call the host's output must equal Go's own (``/debug/exec``, the code of
+``/tool/exec``), byte for byte, without a fallback; what a host keeps between
+searches (its block cache, a kept set) must never show.
+
+Go's outputs are asked for in one request per run of calls between two changes of
+the archive, and the Go's request log is read once per example. A divergence
+shrinks to the shortest sequence and is reported as a ready pytest test
+(:class:`StatefulDivergence`; :func:`replay` plays its steps against a fresh
+reference) and, when the call diverges over that archive alone, as a corpus case.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import ClassVar, ParamSpec, TypeVar
+
+from hypothesis import Verbosity, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    MultipleResults,
+    RuleBasedStateMachine,
+    initialize,
+    multiple,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from parity.fuzz import FIRST_SEQS, SHRINK_SECONDS, static_divergence
+from parity.reference import GoReference
+from parity.report import mismatch_report
+from parity.rig import (
+    HARNESS_ERRORS,
+    Abort,
+    Clock,
+    DivergenceFound,
+    FuzzStats,
+    GoSession,
+    Host,
+    HostSpec,
+    Played,
+    Recording,
+    Rig,
+    ShrinkTimeUp,
+    TransportWrap,
+    diverged,
+    fuzz_settings,
+    host_specs,
+    log_verdict,
+    run_test,
+    state_key,
+    verdict,
+)
+from parity.strategies import BlockSpec, block_sets, calls, words_of
+
+__all__ = [
+    "AGAIN_CALLS",
+    "STEPS",
+    "Archive",
+    "Call",
+    "Lock",
+    "NewHost",
+    "RecallMachine",
+    "Start",
+    "StatefulDivergence",
+    "Step",
+    "fuzz_stateful",
+    "replay",
+]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+STEPS = 40
+"""Steps of an example at most (Hypothesis' ``stateful_step_count``)."""
+
+AGAIN_CALLS = 16
+"""After each change of the archive, the example's last this many distinct calls are
+played again (those not yet played over the archive as it now is)."""
+
+
+# -- the steps, as a ready test writes them ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class Start:
+    """A Go reference (``etag``: with conditional reads) whose next seq is ``first_seq``,
+    and a host of ``host``'s kind over it.
+    """
+
+    first_seq: int
+    etag: bool
+    host: HostSpec
+
+
+@dataclass(frozen=True)
+class Archive:
+    """Archive a block (``locked``: under a locked memory)."""
+
+    label: str
+    content: str
+    locked: bool = False
+
+
+@dataclass(frozen=True)
+class Lock:
+    """Lock (``locked=False``: unlock) the memory of block ``seq``."""
+
+    seq: int
+    locked: bool = True
+
+
+@dataclass(frozen=True)
+class Call:
+    """One tool call through the host, compared with Go's output."""
+
+    tool: str
+    args: str
+
+
+@dataclass(frozen=True)
+class NewHost:
+    """Close the host; a new one of ``host``'s kind takes its place (the archive stays)."""
+
+    host: HostSpec
+
+
+Step = Start | Archive | Lock | Call | NewHost
+
+
+def _source(step: Step) -> str:
+    """The step as Python source (the dataclass repr, with ``HostSpec`` unqualified)."""
+    return repr(step)
+
+
+@dataclass(frozen=True)
+class StatefulDivergence:
+    """A call whose output (or requests) differ from Go's after the steps before it."""
+
+    steps: tuple[Step, ...]
+    """Every step up to the divergent call, which is the last (for a request log that
+    differs: every step of the example)."""
+    go_output: str
+    python_output: str
+    reasons: tuple[str, ...]
+    host_requests: tuple[str, ...] = ()
+    static: str | None = None
+    """The corpus case, when the call diverges over that archive alone (a fresh host)."""
+
+    @property
+    def case(self) -> str:
+        """A name stable for the same steps."""
+        digest = hashlib.sha256(repr(self.steps).encode("utf-8", "replace"))
+        return f"stateful-{digest.hexdigest()[:8]}"
+
+    @property
+    def call(self) -> Call | None:
+        """The divergent call."""
+        last = self.steps[-1] if self.steps else None
+        return last if isinstance(last, Call) else None
+
+    def ready_test(self) -> str:
+        """A pytest test that replays the steps against a fresh Go reference."""
+        name = self.case.replace("-", "_")
+        lines = [
+            "import pytest",
+            "",
+            "from parity.reference import GoReference",
+            "from parity.rig import HostSpec",
+            "from parity.stateful import Archive, Call, Lock, NewHost, Start, replay",
+            "",
+            "",
+            "@pytest.mark.go",
+            f"def test_{name}(go_build: GoReference) -> None:",
+            f'    """Found by parity fuzz (stateful): {"; ".join(self.reasons)}."""',
+            "    replay(",
+            "        go_build,",
+            "        [",
+            *(f"            {_source(step)}," for step in self.steps),
+            "        ],",
+            "    )",
+        ]
+        return "\n".join(lines)
+
+    def report(self) -> str:
+        """What diverged, both outputs made visible, the ready test (and corpus case)."""
+        call = self.call
+        lines = [
+            f"DIVERGENCE {self.case} (stateful, {len(self.steps)} steps)",
+            *(f"  - {reason}" for reason in self.reasons),
+            f"  host requests: {list(self.host_requests)}",
+        ]
+        if call is not None:
+            lines.append(
+                mismatch_report(
+                    case=self.case,
+                    tool=call.tool,
+                    args=call.args,
+                    expected=self.go_output,
+                    actual=self.python_output,
+                    expected_name="go /tool/exec",
+                    actual_name="python host",
+                )
+            )
+        lines += ["# a ready test (tests/parity/test_stateful_found.py):", self.ready_test()]
+        if self.static is not None:
+            lines += ["# the same call over that archive alone diverges too:", self.static]
+        return "\n".join(lines)
+
+
+# -- the machine ------------------------------------------------------------------------
+
+
+@dataclass
+class _Pending:
+    played: Played
+    state: int
+    steps: int  # how many steps of the log lead to this call
+
+
+@dataclass
+class _World:
+    """A run: its rig, stats and clock."""
+
+    rig: Rig
+    stats: FuzzStats
+    clock: Clock
+
+    def session(self, *, etag: bool) -> GoSession:
+        return self.rig.session(etag=etag)
+
+    def host(self, spec: HostSpec, session: GoSession) -> Host:
+        return self.rig.host(spec, session)
+
+    @property
+    def recording(self) -> Recording:
+        return self.rig.recording
+
+    def close(self) -> None:
+        self.rig.close()
+
+
+class RecallMachine(RuleBasedStateMachine):
+    """One Go and one host through archives, locks, calls and new hosts (see the module)."""
+
+    world: ClassVar[_World | None] = None
+    """The run's Go references and stats: set by :func:`fuzz_stateful` for its run."""
+
+    archived = Bundle("archived")
+
+    def __init__(self) -> None:
+        super().__init__()
+        if self.world is None:
+            raise RuntimeError("RecallMachine runs inside fuzz_stateful")
+        self._world: _World = self.world
+        self._log: list[Step] = []
+        self._pending: list[_Pending] = []
+        self._blocks: dict[int, BlockSpec] = {}  # seq -> block, locked as it now is
+        self._pool: list[BlockSpec] = []
+        self._recent: dict[tuple[str, str], int] = {}  # call -> the state it was last played in
+        self._host: Host | None = None
+        self._session: GoSession | None = None
+        self._state = state_key(())
+        self._calls: st.SearchStrategy[tuple[str, str]] = calls()
+        self._sent_at = 0
+        self._log_ok = True
+
+    # -- the steps ------------------------------------------------------------------
+
+    @initialize(
+        first_seq=st.sampled_from(FIRST_SEQS),
+        etag=st.booleans(),
+        host=host_specs(),
+        pool=block_sets(),
+    )
+    def start(self, first_seq: int, etag: bool, host: HostSpec, pool: list[BlockSpec]) -> None:
+        """A Go at ``first_seq``, ``pool`` the blocks this example may archive."""
+        world = self._world
+        world.stats.examples += 1
+        self._pool = pool
+        seqs = range(first_seq, first_seq + len(pool))
+        words = words_of(t for b in pool for t in (b.label, b.content))
+        self._calls = calls(seqs, words)
+        self._log.append(Start(first_seq, etag, host))
+        self._harness(self._start, etag, first_seq, host)
+
+    def _start(self, etag: bool, first_seq: int, host: HostSpec) -> None:
+        self._session = self._world.session(etag=etag)
+        self._session.load(first_seq)
+        self._world.stats.archives += 1
+        self._sent_at = len(self._world.recording.seen)
+        self._host = self._world.host(host, self._session)
+
+    @precondition(lambda self: len(self._blocks) < len(self._pool))
+    @rule(target=archived)
+    def archive(self) -> int:
+        """Archive the next block of the pool."""
+        (seq,) = self._archive(1)
+        return seq
+
+    @precondition(lambda self: len(self._blocks) < len(self._pool))
+    @rule(target=archived)
+    def archive_rest(self) -> MultipleResults[int]:
+        """Archive every block left in the pool, in one request."""
+        return multiple(*self._archive(len(self._pool) - len(self._blocks)))
+
+    def _archive(self, n: int) -> list[int]:
+        self._flush()
+        specs = self._pool[len(self._blocks) : len(self._blocks) + n]
+        seqs = self._harness(self._go().archive, specs)
+        for seq, spec in zip(seqs, specs, strict=True):
+            self._blocks[seq] = spec
+            self._log.append(Archive(spec.label, spec.content, spec.locked))
+        self._changed()
+        return seqs
+
+    @rule(seq=archived)
+    def lock(self, seq: int) -> None:
+        """Lock the memory of an archived block (again, when it already is)."""
+        self._set_locked(seq, locked=True)
+
+    @precondition(lambda self: any(b.locked for b in self._blocks.values()))
+    @rule(data=st.data())
+    def unlock(self, data: st.DataObject) -> None:
+        """Unlock the memory of a locked block (archived locked, or locked since)."""
+        locked = sorted(seq for seq, b in self._blocks.items() if b.locked)
+        self._set_locked(data.draw(st.sampled_from(locked), label="seq"), locked=False)
+
+    def _set_locked(self, seq: int, *, locked: bool) -> None:
+        self._flush()
+        self._harness(self._go().lock, seq, locked=locked)
+        self._blocks[seq] = replace(self._blocks[seq], locked=locked)
+        self._log.append(Lock(seq, locked))
+        self._changed()
+
+    @rule(data=st.data())
+    def call(self, data: st.DataObject) -> None:
+        """One drawn call."""
+        tool, args = data.draw(self._calls, label="call")
+        self._play(tool, args)
+
+    @rule(data=st.data())
+    def call_again(self, data: st.DataObject) -> None:
+        """Another drawn call (calls are drawn as often as every other step together)."""
+        self.call(data)
+
+    @rule(host=host_specs())
+    def new_host(self, host: HostSpec) -> None:
+        """A new host in place of the old one."""
+        assert self._host is not None
+        self._host.close()
+        self._log.append(NewHost(host))
+        self._host = self._world.host(host, self._go())
+
+    def teardown(self) -> None:
+        """Every call compared, the Go's request log checked, the host closed; then the
+        run ends if its time is spent (after the example's last draw: a replay of the
+        example draws the same).
+        """
+        try:
+            if self._host is not None:
+                self._flush()
+                self._check_log()
+        finally:
+            if self._host is not None:
+                self._host.close()
+        self._world.clock.tick(self._world.stats)
+
+    # -- playing and comparing ------------------------------------------------------
+
+    def _go(self) -> GoSession:
+        assert self._session is not None
+        return self._session
+
+    def _harness(self, action: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+        """``action(*args, **kwargs)``; a harness error ends the run, unshrunk."""
+        try:
+            return action(*args, **kwargs)
+        except HARNESS_ERRORS as exc:
+            raise Abort(exc) from exc
+
+    def _changed(self) -> None:
+        """The archive changed: the example's last distinct calls again, over it as it
+        now is (what a host kept from before must not show).
+        """
+        state = state_key(self._blocks.items())
+        if state == self._state:
+            return
+        self._state = state
+        for (tool, args), played_in in list(self._recent.items()):
+            if played_in != state:
+                self._play(tool, args)
+
+    def _play(self, tool: str, args: str) -> None:
+        assert self._host is not None
+        played = self._host.play(tool, args)
+        self._log.append(Call(tool, args))
+        self._pending.append(_Pending(played, self._state, len(self._log)))
+        self._recent.pop((tool, args), None)
+        self._recent[(tool, args)] = self._state
+        while len(self._recent) > AGAIN_CALLS:
+            del self._recent[next(iter(self._recent))]
+
+    def _flush(self) -> None:
+        """Compare the calls played since the archive last changed with Go's outputs."""
+        pending, self._pending = self._pending, []
+        if not pending:
+            return
+        calls_ = [(p.played.tool, p.played.args) for p in pending]
+        expected = self._harness(self._go().outputs, calls_)
+        world = self._world
+        for item, output in zip(pending, expected, strict=True):
+            world.stats.count(item.state, item.played.tool, item.played.args)
+            reasons = verdict(item.played, output)
+            if reasons:
+                divergence = StatefulDivergence(
+                    steps=tuple(self._log[: item.steps]),
+                    go_output=output,
+                    python_output=item.played.output,
+                    reasons=reasons,
+                    host_requests=item.played.requests,
+                )
+                diverged(divergence, world.stats, world.clock)
+        if world.clock.shrink_spent():
+            raise ShrinkTimeUp
+
+    def _check_log(self) -> None:
+        """The Go's request log against what the hosts sent, once per example."""
+        world = self._world
+        server = self._harness(self._go().requests)
+        reasons = log_verdict(server, world.recording.since(self._sent_at))
+        if reasons:
+            divergence = StatefulDivergence(
+                steps=tuple(self._log), go_output="", python_output="", reasons=reasons
+            )
+            diverged(divergence, world.stats, world.clock)
+
+
+# -- the run ----------------------------------------------------------------------------
+
+
+def _size(divergence: StatefulDivergence) -> tuple[int, int]:
+    return (len(divergence.steps), len(repr(divergence.steps)))
+
+
+def fuzz_stateful(
+    *,
+    base: settings,
+    examples: int | None = None,
+    seconds: float | None = None,
+    seed_value: int | None = None,
+    reference: GoReference | None = None,
+    stats: FuzzStats | None = None,
+    shrink_seconds: float = SHRINK_SECONDS,
+    steps: int = STEPS,
+    wrap: TransportWrap | None = None,
+) -> FuzzStats:
+    """Run :class:`RecallMachine` (``examples`` of ``steps`` steps at most, or for
+    ``seconds``); the run's stats, its shrunk divergence (if any) in ``divergences``.
+
+    ``wrap`` puts a test's transport under every host (a planted bug).
+    """
+    stats = stats if stats is not None else FuzzStats()
+    chosen = settings(
+        fuzz_settings(base, examples, seconds, seed_value),
+        stateful_step_count=steps,
+        verbosity=Verbosity.quiet,  # the report is ours: Hypothesis' steps need a world
+    )
+    world = _World(Rig(reference or GoReference(), wrap), stats, Clock.of(seconds, shrink_seconds))
+    RecallMachine.world = world
+
+    def machine_test() -> None:
+        run_state_machine_as_test(RecallMachine, settings=chosen)
+
+    try:
+        found = run_test(machine_test, stats, seed_value, _size)
+        if found is not None:
+            stats.divergences[:] = [_with_static(_minimized(found, world), world)]
+    finally:
+        RecallMachine.world = None
+        world.close()
+    return stats
+
+
+def _with_static(divergence: StatefulDivergence, world: _World) -> StatefulDivergence:
+    """The divergence, with its corpus case when its call diverges over the archive
+    of that moment alone (its blocks archived with their lock state, a fresh host).
+    """
+    call = divergence.call
+    start = divergence.steps[0] if divergence.steps else None
+    if call is None or not isinstance(start, Start):
+        return divergence
+    blocks: dict[int, BlockSpec] = {}
+    seq = start.first_seq
+    for step in divergence.steps:
+        if isinstance(step, Archive):
+            blocks[seq] = BlockSpec(step.label, step.content, step.locked)
+            seq += 1
+        elif isinstance(step, Lock):
+            blocks[step.seq] = replace(blocks[step.seq], locked=step.locked)
+    session = world.session(etag=start.etag)
+    session.load(start.first_seq, list(blocks.values()))
+    host = world.host(HostSpec(kind=start.host.kind), session)
+    try:
+        played = host.play(call.tool, call.args)
+    finally:
+        host.close()
+    (expected,) = session.outputs([(call.tool, call.args)])
+    reasons = verdict(played, expected)
+    if not reasons:
+        return divergence
+    static = static_divergence(played, expected, reasons, list(blocks.items()), start.first_seq)
+    return replace(divergence, static=static.corpus_case())
+
+
+def _minimized(divergence: StatefulDivergence, world: _World) -> StatefulDivergence:
+    """The divergence with every step it does not need removed, one at a time, as long
+    as the steps left still diverge (Hypothesis' shrinking, bounded in time, may leave
+    some): each try a replay, far cheaper than a Hypothesis example.
+    """
+    best = divergence
+    if best.call is None:
+        return best
+    changed = True
+    while changed:
+        changed = False
+        for at in range(len(best.steps) - 2, 0, -1):
+            if at >= len(best.steps) - 1:
+                continue
+            steps = _without(best.steps, at)
+            found = None if steps is None else _replayed(world, steps)
+            if found is not None and found.reasons == best.reasons:
+                best, changed = found, True
+    return best
+
+
+def _without(steps: tuple[Step, ...], at: int) -> tuple[Step, ...] | None:
+    """The steps without the one at ``at``; the seqs of the locks after a removed
+    archive renumbered (None when one of them locks the block removed).
+    """
+    removed = steps[at]
+    rest = steps[:at] + steps[at + 1 :]
+    start = steps[0]
+    if not isinstance(removed, Archive) or not isinstance(start, Start):
+        return rest
+    seq = start.first_seq + sum(isinstance(step, Archive) for step in steps[:at])
+    renumbered: list[Step] = list(rest[:at])
+    for step in rest[at:]:
+        if isinstance(step, Lock) and step.seq >= seq:
+            if step.seq == seq:
+                return None
+            step = replace(step, seq=step.seq - 1)
+        renumbered.append(step)
+    return tuple(renumbered)
+
+
+def _replayed(world: _World, steps: Sequence[Step]) -> StatefulDivergence | None:
+    """The divergence that playing ``steps`` meets, if any (a step the Go refuses, such
+    as a lock of a block never archived: none).
+    """
+    try:
+        _play_steps(world, steps)
+    except DivergenceFound as exc:
+        found = exc.divergence
+        return found if isinstance(found, StatefulDivergence) else None
+    except HARNESS_ERRORS:
+        return None
+    return None
+
+
+def replay(
+    reference: GoReference, steps: Sequence[Step], *, wrap: TransportWrap | None = None
+) -> None:
+    """Play ``steps`` against a fresh Go reference; DivergenceFound (an AssertionError)
+    at the first call whose output or requests differ from Go's.
+    """
+    world = _World(Rig(reference, wrap), FuzzStats(), Clock.of(None, 0.0))
+    try:
+        _play_steps(world, steps)
+    finally:
+        world.close()
+
+
+def _play_steps(world: _World, steps: Sequence[Step]) -> None:
+    start = steps[0]
+    if not isinstance(start, Start):
+        raise ValueError("the steps begin with a Start")
+    session = world.session(etag=start.etag)
+    session.load(start.first_seq)
+    log: list[Step] = [start]
+    host = world.host(start.host, session)
+    try:
+        for step in steps[1:]:
+            log.append(step)
+            if isinstance(step, Archive):
+                session.archive([BlockSpec(step.label, step.content, step.locked)])
+            elif isinstance(step, Lock):
+                session.lock(step.seq, locked=step.locked)
+            elif isinstance(step, NewHost):
+                host.close()
+                host = world.host(step.host, session)
+            elif isinstance(step, Call):
+                _replay_call(session, host, step, tuple(log))
+    finally:
+        host.close()
+
+
+def _replay_call(session: GoSession, host: Host, call: Call, log: tuple[Step, ...]) -> None:
+    played = host.play(call.tool, call.args)
+    (expected,) = session.outputs([(call.tool, call.args)])
+    reasons = verdict(played, expected) + log_verdict(session.requests(), played.requests)
+    if reasons:
+        raise DivergenceFound(
+            StatefulDivergence(log, expected, played.output, reasons, played.requests)
+        )

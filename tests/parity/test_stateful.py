@@ -1,0 +1,180 @@
+"""parity.stateful: the stateful machine catches what a host keeps between searches.
+
+A planted bug (a kept /blocks set that ignores locks, put between the host and the
+network through the hosts' ``transport`` option, so that it does not depend on the
+port's internals) must be caught by the ``ci`` profile, shrunk to a short sequence
+and printed as a ready test.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from parity import fuzz, rig
+from parity.reference import GoReference
+from parity.rig import DivergenceFound, HostSpec
+from parity.stateful import (
+    Archive,
+    Call,
+    Lock,
+    NewHost,
+    Start,
+    StatefulDivergence,
+    fuzz_stateful,
+    replay,
+)
+from recall import GoTurnHost
+
+BLOCKS = "/internal/v1/recall/blocks"
+
+
+class _Kept:
+    """The last /blocks body, served again whenever a newer one has lost a block."""
+
+    def __init__(self) -> None:
+        self.body: bytes | None = None
+        self.seqs: set[int] = set()
+
+    def serve(self, body: bytes) -> bytes:
+        seqs = {b["seq"] for b in json.loads(body)["blocks"]}
+        if self.body is not None and seqs < self.seqs:
+            return self.body  # the planted bug: a lock is ignored
+        self.body, self.seqs = body, seqs
+        return body
+
+
+def _answer(response: httpx.Response, body: bytes) -> httpx.Response:
+    kept = ("content-length", "content-encoding", "transfer-encoding")
+    headers = {k: v for k, v in response.headers.items() if k.lower() not in kept}
+    return httpx.Response(200, headers=headers, content=body)
+
+
+class _StaleSync(httpx.BaseTransport):
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self._inner = inner
+        self._kept = _Kept()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self._inner.handle_request(request)
+        if request.url.path != BLOCKS or response.status_code != 200:
+            return response
+        body = response.read()
+        response.close()
+        return _answer(response, self._kept.serve(body))
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class _StaleAsync(httpx.AsyncBaseTransport):
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self._inner = inner
+        self._kept = _Kept()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self._inner.handle_async_request(request)
+        if request.url.path != BLOCKS or response.status_code != 200:
+            return response
+        body = await response.aread()
+        await response.aclose()
+        return _answer(response, self._kept.serve(body))
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class StaleSet:
+    """Each host keeps the set it read and serves it after a lock: the set from before."""
+
+    def sync(self, inner: httpx.BaseTransport) -> httpx.BaseTransport:
+        return _StaleSync(inner)
+
+    def asynchronous(self, inner: httpx.AsyncBaseTransport) -> httpx.AsyncBaseTransport:
+        return _StaleAsync(inner)
+
+
+@pytest.mark.go
+def test_a_planted_stale_set_is_caught_shrunk_and_printed_as_a_ready_test(
+    go_build: GoReference,
+) -> None:
+    stats = fuzz_stateful(
+        base=fuzz.profile("ci"),
+        examples=100,
+        steps=20,
+        reference=go_build,
+        shrink_seconds=20,
+        wrap=StaleSet(),
+    )
+    (divergence,) = stats.divergences
+    assert isinstance(divergence, StatefulDivergence)
+    assert divergence.reasons == ("the outputs differ",)
+    steps = divergence.steps
+    # Shrunk: a Go, a block, a search that matches it, its lock, the same search again.
+    assert len(steps) <= 6, divergence.report()
+    assert isinstance(steps[0], Start)
+    last = steps[-1]
+    assert isinstance(last, Call)
+    assert last.tool == "recall_search"
+    at_lock = next(i for i, s in enumerate(steps) if isinstance(s, Lock) and s.locked)
+    assert last in steps[1:at_lock]  # the same search, before the lock
+    # Printed as a ready test, which replays the steps against a fresh reference:
+    # with the bug it fails, on the honest port it passes.
+    report = divergence.report()
+    assert divergence.ready_test() in report
+    with pytest.raises(DivergenceFound, match="the outputs differ"):
+        replay(go_build, steps, wrap=StaleSet())
+    namespace: dict[str, Any] = {}
+    exec(compile(divergence.ready_test(), "<ready test>", "exec"), namespace)
+    (test,) = [v for k, v in namespace.items() if k.startswith("test_stateful_")]
+    test(go_build)
+
+
+@pytest.mark.go
+def test_replay_of_steps_on_the_honest_port(go_build: GoReference) -> None:
+    query = '{"query": "café"}'
+    steps = [
+        Start(first_seq=2**53 - 3, etag=True, host=HostSpec("async", cache_bytes=4096)),
+        Archive("Café", "crème brûlée\nline"),
+        Archive("locked café", "never", locked=True),
+        Call("recall_search", query),
+        Lock(2**53 - 3),
+        Call("recall_search", query),
+        Lock(2**53 - 2, locked=False),
+        NewHost(HostSpec("sync", cache_bytes=0)),
+        Call("recall_search", query),
+        Call("recall", f'{{"id": "r{2**53 - 2}"}}'),
+    ]
+    replay(go_build, steps)  # raises at the first divergence
+    # The steps print as source that gives them back.
+    names = {"Start": Start, "Archive": Archive, "Lock": Lock, "Call": Call}
+    names |= {"NewHost": NewHost, "HostSpec": HostSpec}
+    assert [eval(repr(step), names) for step in steps] == steps
+    with pytest.raises(ValueError, match="begin with a Start"):
+        replay(go_build, steps[1:])
+
+
+class _Lying(GoTurnHost):
+    """A host that says ``[R`` for ``[r`` in a block's header."""
+
+    def exec_tool(self, name: str, args: str) -> str:
+        output = super().exec_tool(name, args)
+        return "[R" + output[2:] if output.startswith("[r") else output
+
+
+@pytest.mark.go
+def test_a_divergence_over_a_static_archive_is_a_corpus_case_too(
+    go_build: GoReference, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(rig, "GoTurnHost", _Lying)
+    stats = fuzz_stateful(
+        base=fuzz.profile("ci"), examples=60, steps=10, reference=go_build, shrink_seconds=5
+    )
+    (divergence,) = stats.divergences
+    assert divergence.static is not None, divergence.report()
+    assert "CorpusBlock(" in divergence.static
+    assert "CorpusCall(" in divergence.static
+    assert divergence.static in divergence.report()
