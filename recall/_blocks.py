@@ -1,31 +1,42 @@
-"""Go's JSON blocks into Blocks: strict JSON, one item, a whole /blocks body; the block cache.
+"""Go's JSON blocks into Blocks: strict JSON, one item, a whole /blocks body as a BlockSet.
 
-``decode_blocks`` is the one decoder of a /blocks body: Go's compact encoding is
-cut into its items and each decoded alone (through the cache when there is one);
-any other body is decoded whole. It gives Blocks, or raises ``NotBlocks``.
+``read_set`` is the one decoder of a /blocks body. Go's compact encoding is cut
+into its items, and each item is decoded alone; any other body is decoded whole.
+It gives a ``BlockSet`` (the blocks, their lowered images, and for Go's compact
+body the body itself), or raises ``NotBlocks``.
+
+Given the set read before (``kept``), the items whose bytes are unchanged are
+taken from it rather than decoded again: runs of them are compared with the
+kept body byte for byte (``bytes.startswith``, a memcmp), never trusted by seq.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
 import re
 import sys
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Final, NoReturn
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Final, NoReturn, overload
 
 from recall._tools import MAX_SEQ, Block, latin1_images
 
+if TYPE_CHECKING:
+    from recall._index import WordIndex
+
 __all__ = [
-    "BlockCache",
+    "NOT_IN_ORDER",
+    "NOT_JSON",
+    "NOT_OBJECT",
+    "BlockSet",
+    "ItemDecoder",
     "NotBlocks",
+    "NotCompact",
     "block_from_json",
     "decode_blocks",
+    "decode_item",
     "loads",
+    "read_set",
     "replace_surrogates",
 ]
 
@@ -87,32 +98,8 @@ NOT_OBJECT: Final = "status 200, the body is not the JSON object with 'blocks'"
 NOT_IN_ORDER: Final = "the blocks are not valid blocks by increasing seq"
 
 
-def decode_blocks(body: bytearray, cache: BlockCache | None = None) -> list[Block]:
-    """The Blocks of a 200 /blocks body, by increasing seq; NotBlocks when it is not that.
-
-    Empties body. With a cache, the items it holds (same bytes) are not decoded
-    again, and new blocks are kept when there is room.
-    """
-    try:
-        if cache is None:
-            blocks = _compact(body, _next_item)
-        else:
-            with cache.reading():
-                blocks = _compact(body, functools.partial(_next_cached_item, cache))
-        if blocks is None:
-            blocks = _whole(body)
-    finally:
-        body.clear()
-    last = 0
-    for block in blocks:
-        if block.seq <= last:
-            raise NotBlocks(NOT_IN_ORDER)
-        last = block.seq
-    return blocks
-
-
 def _whole(body: bytearray) -> list[Block]:
-    """The body decoded as one JSON text."""
+    """The body decoded as one JSON text (emptied)."""
     try:
         doc, surrogates = loads(body)
     except ValueError as exc:
@@ -133,16 +120,18 @@ def _whole(body: bytearray) -> list[Block]:
 _BLOCKS_HEAD = re.compile(rb'[ \t\n\r]*\{[ \t\n\r]*"blocks"[ \t\n\r]*:[ \t\n\r]*\[')
 _JSON_SPACE: Final = b" \t\n\r"
 _ITEM_CUT: Final = b'},{"'
+_NEXT_ITEM: Final = b',{"'  # what follows an item's closing brace when another item comes
 _ITEM_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD]")  # one pass for "\\ud" and "\\uD"
+_SEQ_HEAD: Final = b'{"seq":'
 
 
-class _NotCompact(Exception):
+class NotCompact(Exception):
     """The body is not Go's compact encoding of valid blocks: decode it whole."""
 
 
-NextItem = Callable[[bytearray, memoryview, int, int], tuple[int, Block]]
-"""(body, its view, where the item starts, where the array ends) -> (the item's end, its Block)."""
+ItemDecoder = Callable[[memoryview], Block]
+"""One item's bytes to its Block; NotCompact when they are not one JSON block."""
 
 
 def _array_bounds(body: bytearray) -> tuple[int, int] | None:
@@ -165,8 +154,215 @@ def _array_bounds(body: bytearray) -> tuple[int, int] | None:
     return pos, end
 
 
-def _compact(body: bytearray, next_item: NextItem) -> list[Block] | None:
-    """The Blocks of ``{"blocks": [item, ...]}`` when each item is cut from the next by
+def _cut(body: bytearray, pos: int, end: int) -> int:
+    """Where the item at ``pos`` ends: at the next ``},{"``, or the array's end."""
+    cut = body.find(_ITEM_CUT, pos, end)
+    return end if cut < 0 else cut + 1
+
+
+def decode_item(raw: memoryview) -> Block:
+    """The Block of one item's bytes (json's own scanner, strict, no NaN); NotCompact
+    when they are not one JSON block."""
+    # The bytes are UTF-8 (or fail), so a surrogate can only come from a \uD800-\uDFFF escape.
+    surrogates = _SURROGATE_ESCAPE.search(raw) is not None
+    try:
+        text = str(raw, "utf-8")
+        item, at = _ITEM_DECODER.raw_decode(text)
+    except (ValueError, RecursionError) as exc:
+        raise NotCompact from exc
+    block = block_from_json(item, surrogates) if at == len(text) else None
+    if block is None:
+        raise NotCompact
+    return block
+
+
+# What an item costs a BlockSet besides its images' bytes and the body: its seq, start
+# and stop (ints), the images' tuple and two bytes objects, a slot and five list cells
+# (CPython, 64-bit).
+_ITEM_OVERHEAD: Final = 3 * 32 + 56 + 2 * sys.getsizeof(b"") + 5 * 8
+_BLOCK_OVERHEAD: Final = 200  # a decoded Block (whole bodies): the object, its int, its cell
+
+
+class BlockSet:
+    """Every readable block of one /blocks answer, by increasing seq, as kept between
+    searches: each block's seq and ``latin1_images``, the answer's ``tag`` (its ETag,
+    or None) and ``size`` (bytes, approximately).
+
+    Read from Go's compact body, it holds the body (``raw``) and each item's span in
+    it, and decodes a block only when asked (``block``); read whole, it holds the
+    Blocks. ``slots`` are the blocks' slots in ``index`` (-1: not indexed yet),
+    which the search's index fills in. ``reused`` counts the blocks taken from the
+    set read before. Never changed once read, but for its index's slots.
+    """
+
+    __slots__ = (
+        "_blocks",
+        "_positions",
+        "images",
+        "index",
+        "raw",
+        "reused",
+        "seqs",
+        "size",
+        "slots",
+        "starts",
+        "stops",
+        "tag",
+    )
+
+    def __init__(
+        self,
+        seqs: list[int],
+        images: list[tuple[bytes, bytes]],
+        *,
+        raw: bytearray | None = None,
+        starts: list[int] | None = None,
+        stops: list[int] | None = None,
+        blocks: list[Block] | None = None,
+        tag: str | None = None,
+        slots: list[int] | None = None,
+        index: WordIndex | None = None,
+        reused: int = 0,
+    ) -> None:
+        self.seqs = seqs
+        self.images = images
+        self.raw = raw
+        self.starts = starts if starts is not None else []
+        self.stops = stops if stops is not None else []
+        self._blocks = blocks
+        self.tag = tag
+        self.slots = slots if slots is not None else [-1] * len(seqs)
+        self.index = index
+        self.reused = reused
+        self._positions: dict[int, int] | None = None
+        size = _ITEM_OVERHEAD * len(seqs) + sum(len(c) + len(lab) for c, lab in images)
+        if raw is not None:
+            size += sys.getsizeof(raw)
+        for block in blocks or ():
+            size += _BLOCK_OVERHEAD + sys.getsizeof(block.content) + sys.getsizeof(block.label)
+        self.size = size
+
+    @classmethod
+    def of_blocks(cls, blocks: list[Block], *, tag: str | None = None) -> BlockSet:
+        """The set of these Blocks (by increasing seq), without a body."""
+        images = [latin1_images(block) for block in blocks]
+        return cls([b.seq for b in blocks], images, blocks=blocks, tag=tag)
+
+    def __len__(self) -> int:
+        return len(self.seqs)
+
+    def view(self) -> Sequence[Block]:
+        """The Blocks as a sequence, each decoded when it is looked at."""
+        return _Blocks(self)
+
+    def __repr__(self) -> str:
+        return f"BlockSet(<{len(self.seqs)} blocks>)"
+
+    def block(self, i: int) -> Block:
+        """The ``i``-th Block (decoded from the body again when the set holds one)."""
+        if self._blocks is not None:
+            return self._blocks[i]
+        assert self.raw is not None
+        with memoryview(self.raw) as view:
+            return decode_item(view[self.starts[i] : self.stops[i]])
+
+    def blocks(self) -> list[Block]:
+        """Every Block, by increasing seq."""
+        return [self.block(i) for i in range(len(self.seqs))]
+
+    def find(self, seq: int) -> int:
+        """The position of the block with this seq, or -1."""
+        at = bisect_left(self.seqs, seq)
+        return at if at < len(self.seqs) and self.seqs[at] == seq else -1
+
+    def assign(self, index: WordIndex | None, slots: list[int]) -> None:
+        """The blocks' slots in ``index`` (-1: none), given by the search's index."""
+        self.index, self.slots, self._positions = index, slots, None
+
+    def positions(self) -> dict[int, int]:
+        """The position of each indexed block by its slot (computed once)."""
+        positions = self._positions
+        if positions is None:
+            positions = {slot: i for i, slot in enumerate(self.slots) if slot >= 0}
+            self._positions = positions
+        return positions
+
+
+class _Blocks(Sequence[Block]):
+    """A BlockSet's Blocks, each decoded when looked at (``BlockSet.view``)."""
+
+    __slots__ = ("_set",)
+
+    def __init__(self, blocks: BlockSet) -> None:
+        self._set = blocks
+
+    def __len__(self) -> int:
+        return len(self._set)
+
+    @overload
+    def __getitem__(self, i: int) -> Block: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[Block]: ...
+
+    def __getitem__(self, i: int | slice) -> Block | list[Block]:
+        positions = range(len(self._set))
+        if isinstance(i, slice):
+            return [self._set.block(at) for at in positions[i]]
+        return self._set.block(positions[i])
+
+
+def read_set(
+    body: bytearray,
+    kept: BlockSet | None = None,
+    *,
+    tag: str | None = None,
+    decode: ItemDecoder = decode_item,
+) -> BlockSet:
+    """The BlockSet of a 200 /blocks body; NotBlocks when it is not the contract's.
+
+    Go's compact body becomes the set's ``raw`` (the caller must not change it
+    again); any other body is emptied. The items of ``kept`` whose bytes are the
+    same are taken from it (with their images and index slots), the others
+    decoded with ``decode``.
+    """
+    try:
+        bounds = _array_bounds(body)
+        made = None if bounds is None else _compact(body, bounds, kept, decode)
+        if made is not None:
+            made.tag = tag
+            return made
+        blocks = _whole(body)
+    except BaseException:
+        body.clear()
+        raise
+    _check_order([b.seq for b in blocks])
+    return BlockSet.of_blocks(blocks, tag=tag)
+
+
+def decode_blocks(body: bytearray, decode: ItemDecoder = decode_item) -> list[Block]:
+    """The Blocks of a 200 /blocks body, by increasing seq; NotBlocks when it is not that.
+
+    Empties body.
+    """
+    try:
+        return read_set(body, decode=decode).blocks()
+    finally:
+        body.clear()
+
+
+def _check_order(seqs: Sequence[int]) -> None:
+    last = 0
+    for seq in seqs:
+        if seq <= last:
+            raise NotBlocks(NOT_IN_ORDER)
+        last = seq
+
+
+def _compact(
+    body: bytearray, bounds: tuple[int, int], kept: BlockSet | None, decode: ItemDecoder
+) -> BlockSet | None:
+    """The set of ``{"blocks": [item, ...]}`` when each item is cut from the next by
     ``},{"`` and nothing else (Go's encoding) and is a valid block; None otherwise.
 
     A JSON string holds ``"`` only escaped, so ``},{"`` never lies inside one: a
@@ -174,217 +370,111 @@ def _compact(body: bytearray, next_item: NextItem) -> list[Block] | None:
     decoded alone by json's own scanner (strict, no NaN), is what ``json.loads``
     gives for it. Anything else (spaces, nested values, invalid JSON or UTF-8, an
     item that is not a block) leaves the whole body to ``_whole``, which says why.
+
+    An item of ``kept`` whose bytes start here and are followed by ``,{"`` (or the
+    array's end) is where the cut would fall too: its bytes were cut the same way,
+    so they hold no ``},{"`` and end with ``}``. A Block decoded from an item's
+    bytes depends on those bytes alone, so the kept one is what decoding gives.
     """
-    bounds = _array_bounds(body)
-    if bounds is None:
-        return None
     pos, end = bounds
-    blocks: list[Block] = []
-    if pos == end:
-        return blocks
+    seqs: list[int] = []
+    starts: list[int] = []
+    stops: list[int] = []
+    images: list[tuple[bytes, bytes]] = []
+    slots: list[int] = []
+    old = kept if kept is not None and kept.raw is not None else None
+    reused = 0
     view = memoryview(body)
     try:
-        while True:
-            stop, block = next_item(body, view, pos, end)
-            blocks.append(block)
-            if stop == end:
-                return blocks
+        while pos < end:
+            if old is not None:
+                at = old.find(_seq_at(body, pos))
+                count = _same_run(old, at, body, pos, end) if at >= 0 else 0
+                if count:
+                    shift = pos - old.starts[at]
+                    upto = at + count
+                    seqs += old.seqs[at:upto]
+                    starts += map(shift.__add__, old.starts[at:upto])
+                    stops += map(shift.__add__, old.stops[at:upto])
+                    images += old.images[at:upto]
+                    slots += old.slots[at:upto]
+                    reused += count
+                    pos = stops[-1] + 1
+                    continue
+            stop = _cut(body, pos, end)
+            block = decode(view[pos:stop])
+            seqs.append(block.seq)
+            starts.append(pos)
+            stops.append(stop)
+            images.append(latin1_images(block))
+            slots.append(-1)
             pos = stop + 1
-    except _NotCompact:
+    except NotCompact:
         return None
     finally:
         view.release()
+    _check_order(seqs)
+    index = old.index if old is not None and reused else None
+    if index is None:
+        slots = [-1] * len(seqs)
+    return BlockSet(
+        seqs,
+        images,
+        raw=body,
+        starts=starts,
+        stops=stops,
+        slots=slots,
+        index=index,
+        reused=reused,
+    )
 
 
-def _cut(body: bytearray, pos: int, end: int) -> int:
-    """Where the item at ``pos`` ends: at the next ``},{"``, or the array's end."""
-    cut = body.find(_ITEM_CUT, pos, end)
-    return end if cut < 0 else cut + 1
+def _seq_at(body: bytearray, pos: int) -> int:
+    """The seq that the item at ``pos`` starts with (``{"seq":N,``), or 0 (a hint only)."""
+    if not body.startswith(_SEQ_HEAD, pos):
+        return 0
+    start = pos + len(_SEQ_HEAD)
+    comma = body.find(b",", start, start + 21)
+    digits = body[start:comma] if comma > start else b""
+    return int(digits) if digits.isdigit() else 0
 
 
-def _decode_item(raw: memoryview) -> Block:
-    """The Block of one item's bytes; _NotCompact when they are not one JSON block."""
-    # The bytes are UTF-8 (or fail), so a surrogate can only come from a \uD800-\uDFFF escape.
-    surrogates = _SURROGATE_ESCAPE.search(raw) is not None
-    try:
-        text = str(raw, "utf-8")
-        item, at = _ITEM_DECODER.raw_decode(text)
-    except (ValueError, RecursionError) as exc:
-        raise _NotCompact from exc
-    block = block_from_json(item, surrogates) if at == len(text) else None
-    if block is None:
-        raise _NotCompact
-    return block
+_CHUNK: Final = 1 << 16
+"""Bytes compared at once while a run of kept items matches (a mismatch costs one
+chunk's items compared one by one)."""
 
 
-def _next_item(body: bytearray, view: memoryview, pos: int, end: int) -> tuple[int, Block]:
-    """The item at ``pos``, decoded."""
-    stop = _cut(body, pos, end)
-    return stop, _decode_item(view[pos:stop])
+def _same_run(old: BlockSet, at: int, body: bytearray, pos: int, end: int) -> int:
+    """How many items of ``old`` from its ``at``-th are, byte for byte, the items at
+    ``pos`` of ``body`` (the last followed by ``,{"`` or the array's end): 0 when none."""
+    assert old.raw is not None
+    starts, stops = old.starts, old.stops
+    n = len(stops)
+    shift = pos - starts[at]
+    with memoryview(old.raw) as kept:
 
+        def same(start: int, stop: int) -> bool:
+            """Whether the kept bytes start..stop-1 are the bytes at their place in body."""
+            return stop + shift <= end and body.startswith(kept[start:stop], start + shift)
 
-def _next_cached_item(
-    cache: BlockCache, body: bytearray, view: memoryview, pos: int, end: int
-) -> tuple[int, Block]:
-    """The item at ``pos``: the cache's Block for its bytes, or decoded and offered to it.
+        def cut_after(upto: int) -> bool:
+            """Whether body is cut after the place of kept item upto-1."""
+            stop = stops[upto - 1] + shift
+            return stop == end or body.startswith(_NEXT_ITEM, stop)
 
-    When the cache holds a block under the seq the item starts with, the item is
-    first tried with that entry's length: if those bytes are the entry's bytes
-    (same digest) and ``},{"`` (or the array's end) follows them, that is where
-    ``_cut`` would cut too (the entry's bytes were cut the same way, so hold no
-    ``},{"``, and end with ``}``). A Block decoded from an item's bytes depends on
-    those bytes alone (a surrogate comes from an escape in them; replacing
-    surrogates where there are none changes nothing): the cache's is the one
-    decoding gives.
-    """
-    guess = cache.length_for(body, pos)
-    if guess:
-        stop = pos + guess
-        if stop == end or (stop + 3 <= end and body[stop - 1 : stop + 3] == _ITEM_CUT):
-            block = cache.get(_digest(view[pos:stop]))
-            if block is not None:
-                return stop, block
-    stop = _cut(body, pos, end)
-    raw = view[pos:stop]
-    # A cache that this read has filled admits nothing more, and holds no entry for
-    # a seq it does not know (at worst a hit missed): no digest then.
-    if cache.full and not guess:
-        return stop, _decode_item(raw)
-    key = _digest(raw)
-    block = cache.get(key)
-    if block is None:
-        block = _decode_item(raw)
-        cache.put(key, block, stop - pos)
-    return stop, block
-
-
-def _digest(raw: memoryview) -> bytes:
-    return hashlib.sha256(raw).digest()
-
-
-class _Entry:
-    __slots__ = ("block", "images", "length", "read", "size")
-
-    def __init__(
-        self, block: Block, images: tuple[bytes, bytes], length: int, size: int, read: int
-    ) -> None:
-        self.block = block
-        self.images = images
-        self.length = length  # of the item's raw bytes
-        self.size = size
-        self.read = read
-
-
-# What an entry costs besides its strings and images: the Block and its int, the
-# entry, the digest, and the slots of the dicts that hold it (CPython, 64-bit).
-_ENTRY_OVERHEAD: Final = 560
-_BYTES_OVERHEAD: Final = sys.getsizeof(b"")
-_SEQ_HEAD: Final = b'{"seq":'
-
-
-class BlockCache:
-    """Decoded Blocks and their latin1_images by the digest of their raw item bytes.
-
-    Bounded by ``limit`` bytes (each entry counted as its strings, images and
-    bookkeeping, approximately). Least recently used entries are evicted first, but
-    not those used by the current read: an entry that would need them evicted is
-    not admitted (a scan larger than the cache keeps what it holds).
-
-    Safe for threads and tasks: a read (``decode_blocks``) holds the lock from its
-    first item to its last; ``images`` is one lookup of an entry that never changes.
-    """
-
-    def __init__(self, limit: int) -> None:
-        if limit < 0:
-            raise ValueError("limit must not be negative")
-        self.limit = limit
-        self.used = 0
-        self._lock = threading.Lock()
-        self._read = 0
-        self._full = 0  # the last read that found the cache full of its own entries
-        self._entries: OrderedDict[bytes, _Entry] = OrderedDict()
-        self._by_block: dict[int, _Entry] = {}  # id(block): the entry holds the block alive
-        self._by_seq: dict[int, _Entry] = {}  # the latest entry for each seq
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def __contains__(self, block: object) -> bool:
-        """Whether this very Block object is in the cache."""
-        entry = self._by_block.get(id(block))
-        return entry is not None and entry.block is block
-
-    @contextmanager
-    def reading(self) -> Iterator[None]:
-        """One read of /blocks: the cache is the reader's until it ends."""
-        with self._lock:
-            self._read += 1
-            yield
-
-    @property
-    def full(self) -> bool:
-        """Whether this read has found every entry in use by itself (nothing more fits)."""
-        return self._full == self._read
-
-    def length_for(self, body: bytearray, pos: int) -> int:
-        """The raw length of the entry for the seq the item at ``pos`` names, else 0 (a guess)."""
-        if not body.startswith(_SEQ_HEAD, pos):
-            return 0
-        start = pos + len(_SEQ_HEAD)
-        comma = body.find(b",", start, start + 20)
-        if comma < 0:
-            return 0
-        try:
-            entry = self._by_seq.get(int(body[start:comma]))
-        except ValueError:
-            return 0
-        return 0 if entry is None else entry.length
-
-    def get(self, key: bytes) -> Block | None:
-        """The Block for these item bytes' digest, or None."""
-        entry = self._entries.get(key)
-        if entry is None:
-            return None
-        self._entries.move_to_end(key)
-        entry.read = self._read
-        self._by_seq[entry.block.seq] = entry
-        return entry.block
-
-    def put(self, key: bytes, block: Block, length: int) -> None:
-        """Keep the block (``length`` raw bytes; its images computed) when there is room."""
-        if key in self._entries:
-            return
-        content, label = block.content, block.label
-        size = (
-            _ENTRY_OVERHEAD
-            + sys.getsizeof(content)
-            + sys.getsizeof(label)
-            + _BYTES_OVERHEAD
-            + len(content)
-            + (_BYTES_OVERHEAD + len(label) if label else 0)
-        )
-        if size > self.limit:
-            return
-        entries = self._entries
-        while self.used + size > self.limit:
-            oldest = next(iter(entries.values()))
-            if oldest.read == self._read:
-                self._full = self._read
-                return  # in use by this read: keep it rather than admit this one
-            entries.popitem(last=False)
-            del self._by_block[id(oldest.block)]
-            if self._by_seq.get(oldest.block.seq) is oldest:
-                del self._by_seq[oldest.block.seq]
-            self.used -= oldest.size
-        entry = _Entry(block, latin1_images(block), length, size, self._read)
-        entries[key] = entry
-        self._by_block[id(block)] = entry
-        self._by_seq[block.seq] = entry
-        self.used += size
-
-    def images(self, block: Block) -> tuple[bytes, bytes]:
-        """The block's latin1_images: the cache's when it holds this very Block, else computed."""
-        entry = self._by_block.get(id(block))
-        if entry is None or entry.block is not block:
-            return latin1_images(block)
-        return entry.images
+        if same(starts[at], stops[n - 1]) and cut_after(n):  # nothing changed, or blocks added
+            return n - at
+        upto, matched = at, starts[at]  # items at..upto-1 are the same: bytes up to matched
+        while upto < n:
+            # A chunk of about _CHUNK bytes, one item at least (the comma before it too).
+            chunk_end = bisect_right(stops, stops[upto] + _CHUNK, upto + 1, n)
+            if same(matched, stops[chunk_end - 1]):
+                upto, matched = chunk_end, stops[chunk_end - 1]
+                continue
+            while upto < chunk_end and same(matched, stops[upto]):
+                upto, matched = upto + 1, stops[upto]
+            break
+        count = upto - at
+        if count and not cut_after(upto):
+            count -= 1  # the item before ends where the kept one did: the cut is there
+    return count

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Generator, Mapping
 from typing import Final, Generic, TypeVar
 
-from recall._blocks import BlockCache, replace_surrogates
+from recall._blocks import BlockSet, replace_surrogates
 from recall._errors import FallbackFailedError, GoUnavailableError, RecallError
 from recall._protocol import (
     Answer,
@@ -33,8 +33,9 @@ from recall._protocol import (
     parse_blocks,
     parse_exec,
 )
+from recall._search import Searcher
 from recall._shadow import COUNTS, Job, PythonRun, Seen, Shadow, Verdict
-from recall._tools import TOOLS, BlockRead, BlocksRead, latin1_images, start_tool
+from recall._tools import TOOLS, BlockRead, BlocksRead, start_tool
 
 __all__ = ["DEFAULT_CACHE_BYTES", "DEFAULT_MAX_BODY_BYTES", "Call", "HostCore"]
 
@@ -51,10 +52,16 @@ class HostCore:
     """The options and the per-call logic of both hosts (no I/O; safe for threads and tasks).
 
     ``timeout`` (seconds) bounds each body's arrival once its headers are in,
-    ``max_body_bytes`` each body's size; ``cache_bytes`` bounds the BlockCache
-    (0: none); ``token`` is sent as ``Authorization: Bearer``. ``shadow`` is None
-    (no comparison, the port primary) or the shadow's options and state; the host
-    then sets ``offpath``. ValueError for a bad option.
+    ``max_body_bytes`` each body's size; ``token`` is sent as ``Authorization:
+    Bearer``. ``shadow`` is None (no comparison, the port primary) or the shadow's
+    options and state; the host then sets ``offpath``. ValueError for a bad option.
+
+    The host keeps the last set of blocks it read (``BlockSet``) with its ETag, and
+    for a set searched again a word index (``Searcher``), the two within
+    ``cache_bytes`` (0: nothing kept). A search then reads /blocks conditionally
+    (``If-None-Match``): a 304 with that tag reuses the set, decoded, lowered and
+    indexed; a 200 reuses the blocks whose bytes are unchanged. The set is this
+    host's: one base URL, one token.
     """
 
     def __init__(
@@ -74,9 +81,9 @@ class HostCore:
             self.headers["Authorization"] = f"Bearer {token}"
         self._token = token
         self._max_body_bytes = check_bytes("max_body_bytes", max_body_bytes)
-        cache_bytes = check_bytes("cache_bytes", cache_bytes)
-        self._cache = BlockCache(cache_bytes) if cache_bytes else None
-        self._images = latin1_images if self._cache is None else self._cache.images
+        self._budget = check_bytes("cache_bytes", cache_bytes)
+        self._kept: BlockSet | None = None
+        self._searcher = Searcher(self._budget)
         self._clock = clock
         self.shadow = shadow
         self.offpath: Callable[[Job], bool] = _refuse
@@ -173,11 +180,21 @@ class HostCore:
             if seen is not None:
                 seen.step, seen.block = step, block
             return step.finish(block)
-        request = blocks_request()
-        blocks = parse_blocks(request.what, (yield request), self._cache)
+        kept = self._kept
+        sent = None if kept is None else kept.tag
+        request = blocks_request(sent)
+        blocks = parse_blocks(request.what, (yield request), kept=kept, sent=sent)
         if seen is not None:
-            seen.step, seen.blocks = step, blocks
-        return step.finish(blocks, self._images)
+            seen.step, seen.blocks = step, blocks.view()  # decoded for a divergence only
+        again = blocks is kept or 2 * blocks.reused >= len(blocks)
+        output = self._searcher.search(step, blocks, again=again)
+        self._keep(blocks)
+        return output
+
+    def _keep(self, blocks: BlockSet) -> None:
+        """Keep ``blocks`` as the last set read, when it fits the bound with its index."""
+        held = blocks.size + (self._searcher.held if blocks.index is not None else 0)
+        self._kept = blocks if held <= self._budget else None
 
     def _exec(self, name: str, args: str) -> Steps[str]:
         """Go's own output for the call, from /tool/exec."""

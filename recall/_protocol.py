@@ -16,11 +16,13 @@ from collections.abc import Callable, Mapping
 from typing import Final, NamedTuple, TypedDict
 
 from recall._blocks import (
-    BlockCache,
+    BlockSet,
+    ItemDecoder,
     NotBlocks,
     block_from_json,
-    decode_blocks,
+    decode_item,
     loads,
+    read_set,
     replace_surrogates,
 )
 from recall._errors import GoUnavailableError, UnknownToolError
@@ -45,6 +47,7 @@ __all__ = [
     "parse_block",
     "parse_blocks",
     "parse_exec",
+    "strong_etag",
 ]
 
 BLOCK_PATH: Final = "/internal/v1/recall/block"
@@ -53,6 +56,11 @@ EXEC_PATH: Final = "/internal/v1/tool/exec"
 
 _TOKEN = re.compile(r"[\x21-\x7e]+")  # what a header value carries as it is
 _READ_STATUSES: Final = (200, 404)  # the statuses whose body is read; any other is a failure
+# A strong entity tag (RFC 9110, 8.8.3) of visible ASCII: DQUOTE *etagc DQUOTE. A weak
+# one, obs-text, several values in one field, or one past the bound is not kept.
+_STRONG_ETAG = re.compile(r'"[\x21\x23-\x7e]*"')
+_ETAG_MAX: Final = 1024
+IF_NONE_MATCH: Final = "If-None-Match"
 
 
 class Parts(TypedDict):
@@ -78,6 +86,11 @@ class Request(NamedTuple):
         """The query, headers and body."""
         return Parts(params=self.params, headers=self.headers, content=self.content)
 
+    @property
+    def if_none_match(self) -> str | None:
+        """The entity tag of a conditional read, else None."""
+        return None if self.headers is None else self.headers.get(IF_NONE_MATCH)
+
 
 def block_request(seq: int) -> Request:
     """``GET /internal/v1/recall/block?seq=N``, N in canonical decimal digits."""
@@ -85,9 +98,10 @@ def block_request(seq: int) -> Request:
     return Request("GET", BLOCK_PATH, f"GET {BLOCK_PATH}?seq={digits}", params={"seq": digits})
 
 
-def blocks_request() -> Request:
-    """``GET /internal/v1/recall/blocks``."""
-    return Request("GET", BLOCKS_PATH, f"GET {BLOCKS_PATH}")
+def blocks_request(if_none_match: str | None = None) -> Request:
+    """``GET /internal/v1/recall/blocks``; with ``If-None-Match`` when given a tag."""
+    headers = None if if_none_match is None else {IF_NONE_MATCH: if_none_match}
+    return Request("GET", BLOCKS_PATH, f"GET {BLOCKS_PATH}", headers=headers)
 
 
 def exec_request(name: str, args: str) -> Request:
@@ -115,6 +129,9 @@ class Body:
     """An answer's body as it arrives: GoUnavailableError past ``limit`` bytes, or when it
     is not complete within ``timeout`` seconds of its headers (by ``clock``).
 
+    A 304 is an answer only to a conditional read (``If-None-Match``); to any other
+    request it is a failure, as every status but 200 and 404 is.
+
     httpx's read time-out bounds each wait for bytes; a body trickling in, each
     byte on time, would never end: the whole body is checked as each chunk comes.
     ``headers`` finds ``content-length`` (httpx.Headers, or lowercase keys).
@@ -133,7 +150,7 @@ class Body:
         clock: Callable[[], float],
     ) -> None:
         what = request.what
-        if status not in _READ_STATUSES:
+        if status not in _READ_STATUSES and not (status == 304 and request.if_none_match):
             raise GoUnavailableError(what, f"status {status}")
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
@@ -188,13 +205,41 @@ def parse_block(what: str, answer: Answer, seq: int) -> Block | None:
     return block
 
 
-def parse_blocks(what: str, answer: Answer, cache: BlockCache | None) -> list[Block]:
-    """Every readable block, by increasing seq (through the cache when there is one)."""
+def strong_etag(headers: Mapping[str, str]) -> str | None:
+    """The answer's ETag when it is one strong entity tag of visible ASCII, else None."""
+    tag = headers.get("etag")
+    if tag is None or len(tag) > _ETAG_MAX or not _STRONG_ETAG.fullmatch(tag):
+        return None
+    return tag
+
+
+def parse_blocks(
+    what: str,
+    answer: Answer,
+    *,
+    kept: BlockSet | None = None,
+    sent: str | None = None,
+    decode: ItemDecoder = decode_item,
+) -> BlockSet:
+    """Every readable block, by increasing seq.
+
+    ``kept`` is the set read before, ``sent`` the tag of the conditional read
+    (``If-None-Match``) when it was one. A 304 gives ``kept`` again when its ETag is
+    the tag sent; a 304 with another tag (or none) is a failed read. A 200 gives the
+    set of its body, with the blocks of ``kept`` whose bytes are the same taken
+    from it, and its ETag when it is a strong one.
+    """
+    if answer.status == 304:
+        if sent is None or kept is None or kept.tag != sent:
+            raise GoUnavailableError(what, "status 304")  # unsolicited: Body refuses it first
+        if answer.headers.get("etag") != sent:
+            raise GoUnavailableError(what, "status 304 with another ETag than the one sent")
+        return kept
     if answer.status != 200:
         answer.body.clear()
         raise GoUnavailableError(what, f"status {answer.status}")
     try:
-        return decode_blocks(answer.body, cache)
+        return read_set(answer.body, kept, tag=strong_etag(answer.headers), decode=decode)
     except NotBlocks as exc:
         raise GoUnavailableError(what, str(exc)) from exc
 

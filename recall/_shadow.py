@@ -22,7 +22,7 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, NamedTuple
 
@@ -92,7 +92,7 @@ class Seen:
     def __init__(self) -> None:
         self.step: BlockRead | BlocksRead | None = None
         self.block: Block | None = None
-        self.blocks: list[Block] = []
+        self.blocks: Sequence[Block] = ()
 
 
 class PythonRun(NamedTuple):

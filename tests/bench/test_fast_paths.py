@@ -3,9 +3,10 @@
 
 - ``to_lower_latin1`` and the search's scoring over it (``recall._tools._score_all``)
   against ``to_lower`` and ``score``: same scores for every block and term;
-- ``decode_blocks`` (Go's compact /blocks body decoded item by item, with a cache
-  cold and warm, or without) against the whole body decoded at once (``_whole``):
-  the same Blocks, or the same error, for Go's bodies and bodies of every other shape.
+- ``read_set`` (Go's compact /blocks body decoded item by item, alone or reusing the
+  set read before from the same body) against the whole body decoded at once
+  (``_whole``): the same Blocks, or the same error, for Go's bodies and bodies of
+  every other shape.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 from parity.fakego import go_json
 from parity.strategies import blocks, queries
 from recall import Block
-from recall._blocks import NOT_IN_ORDER, BlockCache, NotBlocks, _whole, decode_blocks
+from recall._blocks import NOT_IN_ORDER, BlockSet, NotBlocks, _whole, decode_blocks, read_set
 from recall._go.strings import to_lower, to_lower_latin1
 from recall._tools import _score_all, recall_tokens, score
 
@@ -77,24 +78,28 @@ def _outcome(decode: Callable[[bytearray], list[Block]], body: bytes) -> tuple[s
         return "error", str(exc)
 
 
-def _emptying(cache: BlockCache | None) -> Callable[[bytearray], list[Block]]:
+def _emptying(buffer: bytearray) -> list[Block]:
     """decode_blocks, checked to empty the buffer whatever the outcome."""
+    try:
+        return decode_blocks(buffer)
+    finally:
+        assert not buffer
 
-    def decode(buffer: bytearray) -> list[Block]:
-        try:
-            return decode_blocks(buffer, cache)
-        finally:
-            assert not buffer
 
-    return decode
+def _reusing(kept: BlockSet | None) -> Callable[[bytearray], list[Block]]:
+    """read_set after the set ``kept``."""
+    return lambda buffer: read_set(buffer, kept).blocks()
 
 
 def _same(body: bytes) -> None:
     expected = _outcome(_whole_in_order, body)
-    cache = BlockCache(1 << 20)
-    assert _outcome(_emptying(None), body) == expected, body[:300]
-    assert _outcome(_emptying(cache), body) == expected, body[:300]  # cold
-    assert _outcome(_emptying(cache), body) == expected, body[:300]  # warm
+    assert _outcome(_emptying, body) == expected, body[:300]
+    assert _outcome(_reusing(None), body) == expected, body[:300]
+    try:
+        kept = read_set(bytearray(body))
+    except NotBlocks:
+        return
+    assert _outcome(_reusing(kept), body) == expected, body[:300]  # every item reused
 
 
 BLOCK_DICTS = st.lists(

@@ -17,7 +17,7 @@ import pytest
 from parity.plugin import FreshGo
 from recall import Block, GoUnavailableError, UnknownToolError
 from recall import _protocol as protocol
-from recall._blocks import BlockCache
+from recall._blocks import BlockSet, read_set
 from recall._protocol import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH, Answer, Body, Request
 
 BLOCK7 = {"seq": 7, "label": "<b>L</b>", "content": "a & b"}
@@ -54,9 +54,14 @@ def block_of(status: int, raw: bytes, seq: int = 7) -> Block | None:
     return protocol.parse_block(request.what, answer_to(request, status, raw), seq)
 
 
-def blocks_of(status: int, raw: bytes, cache: BlockCache | None = None) -> list[Block]:
+def blocks_of(status: int, raw: bytes, kept: BlockSet | None = None) -> list[Block]:
     request = protocol.blocks_request()
-    return protocol.parse_blocks(request.what, answer_to(request, status, raw), cache)
+    return protocol.parse_blocks(request.what, answer_to(request, status, raw), kept=kept).blocks()
+
+
+def kept_set(raw: bytes, tag: str | None = None) -> BlockSet:
+    """The set a host keeps after reading ``raw``."""
+    return read_set(bytearray(raw), tag=tag)
 
 
 def failure(parse: Callable[[], object]) -> GoUnavailableError:
@@ -201,7 +206,7 @@ def test_blocks() -> None:
     raw = json.dumps({"blocks": [BLOCK7, {"seq": 9, "label": "", "content": ""}]}).encode()
     expected = [Block(7, "<b>L</b>", "a & b"), Block(9, "", "")]
     assert blocks_of(200, raw) == expected
-    assert blocks_of(200, raw, BlockCache(LIMIT)) == expected
+    assert blocks_of(200, raw, kept_set(raw)) == expected
     assert blocks_of(200, b'{"blocks": []}') == []
 
 
@@ -234,10 +239,10 @@ def test_blocks() -> None:
         (500, {"blocks": []}, "status 500"),
     ],
 )
-@pytest.mark.parametrize("cached", [False, True])
-def test_blocks_unavailable(status: int, body: object, why: str, cached: bool) -> None:
-    cache = BlockCache(LIMIT) if cached else None
-    error = failure(lambda: blocks_of(status, json.dumps(body).encode(), cache))
+@pytest.mark.parametrize("kept", [False, True])
+def test_blocks_unavailable(status: int, body: object, why: str, kept: bool) -> None:
+    before = kept_set(json.dumps({"blocks": [BLOCK7]}).encode()) if kept else None
+    error = failure(lambda: blocks_of(status, json.dumps(body).encode(), before))
     assert (error.what, error.why) == (f"GET {BLOCKS_PATH}", why)
 
 
@@ -423,7 +428,7 @@ def test_go_answers_parse(fresh_go: FreshGo) -> None:
         return answer_to(request, response.status_code, response.content)
 
     request = protocol.blocks_request()
-    blocks = protocol.parse_blocks(request.what, fetch(request), BlockCache(LIMIT))
+    blocks = protocol.parse_blocks(request.what, fetch(request)).blocks()
     assert blocks == [Block(**b) for b in go.blocks()]
     assert [b.seq for b in blocks] == [first, last]
     for seq, expected in ((first, blocks[0]), (locked, None), (last + 1, None)):

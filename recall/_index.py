@@ -1,0 +1,137 @@
+"""WordIndex: which blocks hold a search term, found without scanning every block.
+
+A term of recallTokens is a run of two or more term runes (a-z, 0-9, U+00E0 to
+U+00FF), one byte each in a block's ``latin1_images``; every other byte (a
+separator, ``?`` for a wider rune) cuts a run. So a term occurs in an image
+exactly when it occurs inside one of the image's *words*, the maximal runs of
+term bytes (an occurrence holds term bytes only, so it never crosses a cut).
+
+The index keeps, for the content images and for the label images apart, each
+distinct word once (in a ``\\n``-separated vocabulary, searched with
+``bytes.find``: ``\\n`` is no term byte, so a hit lies inside one word) and the
+slots of the blocks holding it. A term's blocks are the union of the slots of
+the words that contain it: exactly the blocks whose image contains it, with no
+block scanned. Words of one byte are not kept (no term fits in one).
+
+A block gets its slot once (``add``), and adding costs its own words only: a new
+block never costs a rebuild. Slots are never reused or removed; a search counts
+only the slots of its own set (``BlockSet.positions``).
+"""
+
+from __future__ import annotations
+
+import sys
+from array import array
+from bisect import bisect_right
+from collections import Counter, deque
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+__all__ = ["WORD_BYTES", "WordIndex"]
+
+WORD_BYTES: Final = bytes(
+    c if (0x61 <= c <= 0x7A or 0x30 <= c <= 0x39 or c >= 0xE0) else 0x20 for c in range(256)
+)
+"""bytes.translate's table: each term byte kept, every other byte a space."""
+
+_SKIP: Final[deque[int]] = deque(maxlen=0)  # append() keeps nothing: the one-byte words
+# What a word costs besides its bytes (twice: the key and the vocabulary) and its slots:
+# the bytes object, its dict entry, its array, list cells and start (CPython, 64-bit).
+_WORD_OVERHEAD: Final = sys.getsizeof(b"") + 3 * 8 + 40 + sys.getsizeof(array("I")) + 8 + 40
+_SLOT_BYTES: Final = 4  # array("I")
+
+
+class _Words:
+    """The words of one kind of image, each with the slots of the blocks holding it."""
+
+    __slots__ = ("_lists", "_postings", "_starts", "_vocabulary", "size")
+
+    def __init__(self) -> None:
+        self._postings: dict[bytes, array[int] | deque[int]] = {}
+        self._vocabulary = bytearray()  # every word once, each followed by "\n"
+        self._starts: list[int] = []  # where each word starts in the vocabulary
+        self._lists: list[array[int]] = []  # the slots of each word, in the same order
+        self.size = 0
+
+    def add(self, slot: int, image: bytes) -> None:
+        """The words of ``image`` are in the block of ``slot``."""
+        if not image:
+            return
+        words = set(image.translate(WORD_BYTES).split())
+        postings = self._postings
+        new = words.difference(postings)
+        for word in new:
+            if len(word) < 2:
+                postings[word] = _SKIP
+                continue
+            slots: array[int] = array("I")
+            postings[word] = slots
+            self._starts.append(len(self._vocabulary))
+            self._vocabulary += word
+            self._vocabulary += b"\n"
+            self._lists.append(slots)
+            self.size += _WORD_OVERHEAD + 2 * len(word)
+        for slots_of in map(postings.__getitem__, words):
+            slots_of.append(slot)
+        self.size += _SLOT_BYTES * len(words)
+
+    def slots(self, term: bytes) -> set[int]:
+        """The slots of the blocks whose image holds ``term`` (term bytes, two or more)."""
+        found: set[int] = set()
+        vocabulary, starts, lists = self._vocabulary, self._starts, self._lists
+        last = len(starts) - 1
+        at = vocabulary.find(term)
+        while at >= 0:
+            word = bisect_right(starts, at) - 1
+            found.update(lists[word])
+            if word == last:
+                break
+            at = vocabulary.find(term, starts[word + 1])
+        return found
+
+
+class WordIndex:
+    """The words of the content and label images of blocks, each block under a slot.
+
+    Not safe for concurrent use: its owner holds a lock around ``add`` and ``hits``.
+    """
+
+    __slots__ = ("_content", "_label", "count")
+
+    def __init__(self) -> None:
+        self._content = _Words()
+        self._label = _Words()
+        self.count = 0
+        """The slots given so far."""
+
+    def __repr__(self) -> str:
+        return f"WordIndex(<{self.count} slots>)"
+
+    @property
+    def size(self) -> int:
+        """Bytes held, approximately."""
+        return self._content.size + self._label.size
+
+    def add(self, images: tuple[bytes, bytes]) -> int:
+        """Index a block by its (content, label) images; its new slot."""
+        slot = self.count
+        self.count += 1
+        self._content.add(slot, images[0])
+        self._label.add(slot, images[1])
+        return slot
+
+    def hits(self, terms: Sequence[bytes], positions: Mapping[int, int]) -> list[tuple[int, int]]:
+        """The (score, position) of each block of a set that scores, in no order.
+
+        ``terms`` are recallTokens' terms as Latin-1 bytes; ``positions`` gives the
+        position in the set of each of its blocks' slots (other slots are not in it).
+        A block scores 1 for each term in its content, 2 for each in its label.
+        """
+        points: Counter[int] = Counter()
+        for term in terms:
+            points.update(self._content.slots(term))
+            in_label = self._label.slots(term)
+            points.update(in_label)
+            points.update(in_label)
+        get = positions.get
+        return [(score, at) for slot, score in points.items() if (at := get(slot, -1)) >= 0]

@@ -1,0 +1,128 @@
+"""A Go in memory for the tests of the kept set: its /blocks body changes when told, with or
+without the ETag extension; and a transport that records what a real Go answered.
+
+``MockGo`` serves ``{"blocks": [...]}`` as Go encodes it (``go_body``), /tool/exec
+500 (so a fallback cannot hide a wrong output). With ``etag=True`` every 200 carries
+a strong tag ``"mock-<generation>"`` and a read whose ``If-None-Match`` names the
+current tag is answered 304 with it, as the contract's extension says; each
+change of the body is a new generation. ``reads`` records each /blocks read as
+(the If-None-Match sent, the status answered).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+
+import httpx
+
+from recall._protocol import BLOCKS_PATH
+
+from .hosts import Host
+
+__all__ = ["BASE", "MockGo", "Recording", "cold", "go_body", "search"]
+
+BASE = "http://go.test"
+
+
+def go_body(blocks: Sequence[tuple[int, str, str]], *, ascii_only: bool = False) -> bytes:
+    """The /blocks body as Go's encoding/json writes it (compact, HTML escaped)."""
+    items = [{"seq": seq, "label": label, "content": content} for seq, label, content in blocks]
+    text = json.dumps({"blocks": items}, separators=(",", ":"), ensure_ascii=ascii_only)
+    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
+        text = text.replace(ch, esc)
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return (text + "\n").encode("utf-8")
+
+
+def search(query: str, limit: int | None = None) -> str:
+    """recall_search's args for ``query`` (and ``limit``)."""
+    args: dict[str, object] = {"query": query}
+    if limit is not None:
+        args["limit"] = limit
+    return json.dumps(args)
+
+
+class MockGo:
+    """A Go whose /blocks body is ``body`` (changed by assigning it), for httpx.MockTransport."""
+
+    def __init__(self, body: bytes, *, etag: bool = False, tag_prefix: str = "mock") -> None:
+        self._body = body
+        self.etag = etag
+        self.generation = 1
+        self.tag_prefix = tag_prefix
+        self.reads: list[tuple[str | None, int]] = []
+        self._lock = threading.Lock()
+
+    @property
+    def body(self) -> bytes:
+        return self._body
+
+    @body.setter
+    def body(self, body: bytes) -> None:
+        with self._lock:
+            if body != self._body:
+                self.generation += 1
+            self._body = body
+
+    @property
+    def tag(self) -> str:
+        return f'"{self.tag_prefix}-{self.generation}"'
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path != BLOCKS_PATH:
+            return httpx.Response(500, json={"error": "mock Go: no /tool/exec here"})
+        sent = request.headers.get("if-none-match")
+        with self._lock:
+            body, tag = self._body, self.tag
+            status = 304 if self.etag and sent == tag else 200
+            self.reads.append((sent, status))
+        headers = {"ETag": tag} if self.etag else {}
+        if status == 304:
+            return httpx.Response(304, headers=headers)
+        return httpx.Response(200, content=body, headers=headers)
+
+    def host(self, kind: str, **options: object) -> Host:
+        """A host of this kind reading this Go."""
+        return Host(kind, BASE, transport=httpx.MockTransport(self), **options)
+
+    @property
+    def statuses(self) -> list[int]:
+        return [status for _, status in self.reads]
+
+
+def cold(body: bytes, args: str) -> str:
+    """recall_search's output from a fresh host that keeps nothing."""
+    with Host("sync", BASE, transport=httpx.MockTransport(MockGo(body)), cache_bytes=0) as host:
+        return host.exec_tool("recall_search", args)
+
+
+class Recording(httpx.BaseTransport, httpx.AsyncBaseTransport):
+    """httpx's own transports, recording each /blocks read: (If-None-Match sent, status)."""
+
+    def __init__(self) -> None:
+        self._sync = httpx.HTTPTransport()
+        self._async = httpx.AsyncHTTPTransport()
+        self.reads: list[tuple[str | None, int]] = []
+
+    def _record(self, request: httpx.Request, response: httpx.Response) -> httpx.Response:
+        if request.url.path == BLOCKS_PATH:
+            self.reads.append((request.headers.get("if-none-match"), response.status_code))
+        return response
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return self._record(request, self._sync.handle_request(request))
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return self._record(request, await self._async.handle_async_request(request))
+
+    def close(self) -> None:
+        self._sync.close()
+
+    async def aclose(self) -> None:
+        await self._async.aclose()
+
+    @property
+    def statuses(self) -> list[int]:
+        return [status for _, status in self.reads]
