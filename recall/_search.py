@@ -114,9 +114,10 @@ class Searcher:
             if not again:
                 return None  # a set is indexed once it is searched again
             index, slots = index or WordIndex(), [-1] * len(blocks)
-        if index.count > 2 * len(blocks) + _SPARE_SLOTS:  # mostly blocks gone: anew
-            index, slots = WordIndex(), [-1] * len(blocks)
         missing = [at for at, slot in enumerate(slots) if slot < 0]
+        if index.count + len(missing) > 2 * len(blocks) + _SPARE_SLOTS:
+            # Mostly slots of blocks gone from the sets: an index anew for this set.
+            index, slots, missing = WordIndex(), [-1] * len(blocks), list(range(len(blocks)))
         if missing:
             images = blocks.images
             added = sum(len(images[at][0]) + len(images[at][1]) for at in missing)
@@ -128,6 +129,7 @@ class Searcher:
                 slots[at] = index.add(images[at])
             if added:
                 self._ratio = max(self._ratio, (index.size - before) / added)
+        if missing or blocks.index is not index:
             blocks.assign(index, slots)
         if blocks.size + index.size > self._budget:
             self._index = None

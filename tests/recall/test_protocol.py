@@ -252,6 +252,103 @@ def test_blocks_invalid_json() -> None:
     assert caught.value.why.startswith("status 200, invalid JSON body: Expecting value: line 1")
 
 
+# Conditional reads of /blocks (the contract's extension).
+
+TAG = '"9c1f0e7a5b3d2c48-42"'
+BLOCKS_RAW = json.dumps({"blocks": [BLOCK7]}, separators=(",", ":")).encode()
+
+
+def test_conditional_request_as_data() -> None:
+    request = protocol.blocks_request(TAG)
+    assert (request.method, request.path, request.what) == (
+        "GET",
+        BLOCKS_PATH,
+        f"GET {BLOCKS_PATH}",
+    )
+    assert request.headers == {"If-None-Match": TAG}
+    assert request.if_none_match == TAG
+    assert protocol.blocks_request().if_none_match is None
+    assert protocol.block_request(7).if_none_match is None
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        protocol.blocks_request(),
+        protocol.block_request(7),
+        protocol.exec_request("recall", "{}"),
+    ],
+    ids=["blocks", "block", "exec"],
+)
+def test_a_304_unasked_is_a_failure_before_any_byte(request_: Request) -> None:
+    with pytest.raises(GoUnavailableError) as caught:
+        Body(request_, 304, {"etag": TAG}, limit=LIMIT, timeout=5.0, clock=Clock())
+    assert (caught.value.what, caught.value.why) == (request_.what, "status 304")
+
+
+def kept_and_304(tag: str | None, *, kept_tag: str | None = TAG) -> BlockSet:
+    kept = kept_set(BLOCKS_RAW, kept_tag)
+    request = protocol.blocks_request(TAG)
+    answer = answer_to(request, 304, b"", headers={} if tag is None else {"etag": tag})
+    return protocol.parse_blocks(request.what, answer, kept=kept, sent=TAG)
+
+
+def test_a_304_with_the_tag_sent_is_the_kept_set() -> None:
+    kept = kept_set(BLOCKS_RAW, TAG)
+    request = protocol.blocks_request(TAG)
+    answer = answer_to(request, 304, b"", headers={"etag": TAG})
+    assert protocol.parse_blocks(request.what, answer, kept=kept, sent=TAG) is kept
+
+
+@pytest.mark.parametrize("tag", ['"9c1f0e7a5b3d2c48-43"', f"W/{TAG}", None, ""])
+def test_a_304_with_another_tag_is_a_failure(tag: str | None) -> None:
+    error = failure(lambda: kept_and_304(tag))
+    assert (error.what, error.why) == (
+        f"GET {BLOCKS_PATH}",
+        "status 304 with another ETag than the one sent",
+    )
+
+
+def test_a_304_for_a_set_kept_under_another_tag_is_a_failure() -> None:
+    error = failure(lambda: kept_and_304(TAG, kept_tag='"other"'))
+    assert error.why == "status 304"
+
+
+def test_a_200_keeps_its_strong_tag() -> None:
+    request = protocol.blocks_request(TAG)
+    for headers, tag in (
+        ({"etag": '"abc-1"'}, '"abc-1"'),
+        ({}, None),
+        ({"etag": 'W/"abc-1"'}, None),
+    ):
+        answer = answer_to(request, 200, BLOCKS_RAW, headers=headers)
+        got = protocol.parse_blocks(request.what, answer, kept=kept_set(BLOCKS_RAW, TAG), sent=TAG)
+        assert got.tag == tag
+        assert got.blocks() == [Block(7, "<b>L</b>", "a & b")]
+        assert got.reused == 1
+
+
+@pytest.mark.parametrize(
+    ("value", "strong"),
+    [
+        ('"9c1f0e7a5b3d2c48-42"', True),
+        ('""', True),
+        ('"!#~"', True),
+        ('W/"x"', False),  # weak
+        ('"x", "y"', False),  # two values in one field
+        ("x", False),  # not quoted
+        ('"x', False),
+        ('"a b"', False),  # a space is no etagc
+        ('"a"b"', False),
+        ('"caf\u00e9"'.encode().decode("unicode_escape"), False),  # obs-text: not kept
+        ('"' + "x" * 1030 + '"', False),  # past the bound
+    ],
+)
+def test_strong_etag(value: str, strong: bool) -> None:
+    assert protocol.strong_etag({"etag": value}) == (value if strong else None)
+    assert protocol.strong_etag({}) is None
+
+
 # /tool/exec.
 
 
