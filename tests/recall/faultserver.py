@@ -19,6 +19,7 @@ that waits, so no thread outlives the server.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import socket
 import struct
 import threading
@@ -38,6 +39,7 @@ __all__ = [
     "declared_length",
     "reset_mid_body",
     "respond",
+    "sequence",
     "silent",
     "silent_until_closed",
     "trickle",
@@ -234,6 +236,19 @@ def respond(
         fields = [("Content-Type", content_type), ("Content-Length", str(len(body))), *headers]
         conn.sendall(_head(status, fields) + body)
         server.stats.add(request.path, len(body))
+
+    return behaviour
+
+
+def sequence(*behaviours: Behaviour) -> Behaviour:
+    """The n-th request answered by the n-th behaviour, every request past them by the last."""
+    count = itertools.count()
+    lock = threading.Lock()
+
+    def behaviour(conn: socket.socket, request: Received, server: FaultServer) -> None:
+        with lock:
+            n = next(count)
+        behaviours[min(n, len(behaviours) - 1)](conn, request, server)
 
     return behaviour
 

@@ -8,16 +8,22 @@ For every row, and for both archive reads (``recall`` reads one block,
 - ``/tool/exec`` has the same fault too: ``FallbackFailedError``, naming both
   failures.
 
+``CONDITIONAL_ROWS`` are the faults of the conditional reads of /blocks (the
+contract's extension), over a few searches in a row: a 304 the host did not ask
+for, a 304 with another tag, a tag that changes on every read, a weak tag.
+
 Either way within a bound of the time-out, with only RecallErrors reaching the
 caller, and a token that never shows in an error, a repr or a log record. Every
 test runs over each kind of host (``make_host``).
 
-``ROWS`` is the one list: the tests below, and the table of ``docs/faults.md``
-(``test_docs_table_is_current`` fails when it is stale; ``make faults-doc`` rewrites it).
+``ROWS`` and ``CONDITIONAL_ROWS`` are the one list: the tests below, and the tables of
+``docs/faults.md`` (``test_docs_table_is_current`` fails when they are stale; ``make
+faults-doc`` rewrites them).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import re
@@ -30,7 +36,14 @@ from pathlib import Path
 
 import pytest
 
-from recall import FallbackFailedError, GoUnavailableError, RecallError
+from recall import (
+    Block,
+    FallbackFailedError,
+    GoUnavailableError,
+    MemoryArchive,
+    RecallError,
+    run_tool,
+)
 from recall._protocol import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 
 from .conftest import MakeHost
@@ -43,6 +56,7 @@ from .faultserver import (
     declared_length,
     reset_mid_body,
     respond,
+    sequence,
     silent,
     trickle,
 )
@@ -437,10 +451,154 @@ def test_oversized_chunked_body_stops_at_the_bound(make_host: MakeHost) -> None:
     assert server.stats.sent[BLOCKS_PATH] < 32 << 20
 
 
+# Conditional reads of /blocks: the faults of the extension, over searches in a row.
+
+TAG_A, TAG_B = '"nonce-1"', '"nonce-2"'
+SEARCH = '{"query": "alpha"}'
+
+
+def tagged(status: int, tag: str | None) -> Behaviour:
+    """/blocks answered with ``status`` (the good body for a 200) and that ETag."""
+    return respond(
+        status, GOOD["blocks"] if status == 200 else b"", headers=[("ETag", tag)] if tag else []
+    )
+
+
+def new_tag_each_read() -> Behaviour:
+    """A 200 with the good body and a new tag each time, If-None-Match ignored."""
+    count = itertools.count(1)
+    return lambda conn, request, server: tagged(200, f'"gen-{next(count)}"')(conn, request, server)
+
+
+@dataclass(frozen=True)
+class ConditionalRow:
+    """A fault of the conditional reads: the Go's /blocks over ``len(falls_back)`` searches."""
+
+    id: str
+    fault: str
+    """What the Go does (the docs' words)."""
+    reads: Callable[[], Behaviour]
+    """The /blocks behaviour for the whole row (a new one for each run)."""
+    sent: tuple[str | None, ...]
+    """The If-None-Match of each search's read (None: none sent)."""
+    falls_back: tuple[bool, ...]
+    """Whether each search falls back on /tool/exec (else its output is computed here)."""
+    why: str
+    """A regex that a fallen-back read's ``why`` matches."""
+    does: str
+    """What the host does (the docs' words)."""
+
+
+CONDITIONAL_ROWS = [
+    ConditionalRow(
+        "unsolicited-304",
+        "304 (with an ETag) to a read that sent no `If-None-Match`",
+        lambda: tagged(304, TAG_A),
+        (None, None),
+        (True, True),
+        r"^status 304$",
+        "a failed read (`status 304`): the fallback, every time",
+    ),
+    ConditionalRow(
+        "304-other-tag",
+        "a 200 with ETag A, then 304 with ETag B to `If-None-Match: A`",
+        lambda: sequence(tagged(200, TAG_A), tagged(304, TAG_B)),
+        (None, TAG_A, TAG_A),
+        (False, True, True),
+        r"^status 304 with another ETag than the one sent$",
+        "a failed read (`status 304 with another ETag than the one sent`): the fallback; "
+        "the set kept for A is never used for B",
+    ),
+    ConditionalRow(
+        "304-no-tag",
+        "a 200 with ETag A, then 304 without an ETag",
+        lambda: sequence(tagged(200, TAG_A), tagged(304, None)),
+        (None, TAG_A, TAG_A),
+        (False, True, True),
+        r"^status 304 with another ETag than the one sent$",
+        "a failed read, as for another tag: the fallback",
+    ),
+    ConditionalRow(
+        "etag-every-read",
+        "a 200 with a new ETag on every read, `If-None-Match` ignored",
+        new_tag_each_read,
+        (None, '"gen-1"', '"gen-2"'),
+        (False, False, False),
+        "",
+        "no fault: each read a full 200 (sent the last tag), each output computed here",
+    ),
+    ConditionalRow(
+        "weak-etag",
+        'a 200 with a weak ETag `W/"a"`, then 304 to every read',
+        lambda: sequence(tagged(200, 'W/"a"'), tagged(304, 'W/"a"')),
+        (None, None),
+        (False, True),
+        r"^status 304$",
+        "a weak tag is not kept: nothing is asked conditionally, and the 304 is unasked",
+    ),
+]
+
+
+@pytest.mark.parametrize("row", CONDITIONAL_ROWS, ids=lambda row: row.id)
+def test_conditional_read_faults(
+    row: ConditionalRow, caplog: pytest.LogCaptureFixture, make_host: MakeHost
+) -> None:
+    server = FaultServer().start()
+    server.route(BLOCKS_PATH, row.reads())
+    server.route(EXEC_PATH, respond(200, GOOD["exec"]))
+    block = Block(7, "alpha", "alpha beta")
+    assert {"seq": block.seq, "label": block.label, "content": block.content} == GOOD_BLOCK
+    here = run_tool("recall_search", SEARCH, MemoryArchive([block]))
+    try:
+        with make_host(server.url, token=TOKEN, timeout=TIMEOUT, max_body_bytes=MAX_BODY) as host:
+            outputs = [host.exec_tool("recall_search", SEARCH) for _ in row.falls_back]
+    finally:
+        server.stop()
+    assert outputs == [OUTPUT if back else here for back in row.falls_back]
+    reads = server.requests(BLOCKS_PATH)
+    assert [r.headers.get("if-none-match") for r in reads] == list(row.sent)
+    assert all(r.headers["authorization"] == f"Bearer {TOKEN}" for r in reads)
+    execs = server.requests(EXEC_PATH)
+    assert [json.loads(r.body) for r in execs] == [{"name": "recall_search", "args": SEARCH}] * sum(
+        row.falls_back
+    )
+    secret_free(caplog.text)
+
+
+@pytest.mark.parametrize(
+    "row", [row for row in CONDITIONAL_ROWS if any(row.falls_back)], ids=lambda row: row.id
+)
+def test_conditional_read_fault_with_exec_down_too(
+    row: ConditionalRow, caplog: pytest.LogCaptureFixture, make_host: MakeHost
+) -> None:
+    server = FaultServer().start()
+    server.route(BLOCKS_PATH, row.reads())
+    server.route(EXEC_PATH, respond(500, b'{"error": "internal"}'))
+    first_back = row.falls_back.index(True)
+    try:
+        with make_host(server.url, token=TOKEN, timeout=TIMEOUT, max_body_bytes=MAX_BODY) as host:
+            for _ in range(first_back):
+                host.exec_tool("recall_search", SEARCH)
+            with pytest.raises(FallbackFailedError) as caught:
+                host.exec_tool("recall_search", SEARCH)
+    finally:
+        server.stop()
+    assert caught.value.read_error.what == f"GET {BLOCKS_PATH}"
+    assert re.search(row.why, caught.value.read_error.why), caught.value.read_error.why
+    assert caught.value.exec_error.why == "status 500"
+    for link in chain(caught.value):
+        secret_free(str(link), repr(link))
+    secret_free(caplog.text)
+
+
 # The table of docs/faults.md.
 
 MARK_START = "<!-- fault-matrix:start (generated from tests/recall/test_fault_matrix.py) -->"
 MARK_END = "<!-- fault-matrix:end -->"
+CONDITIONAL_START = (
+    "<!-- conditional-matrix:start (generated from tests/recall/test_fault_matrix.py) -->"
+)
+CONDITIONAL_END = "<!-- conditional-matrix:end -->"
 
 
 def markdown_table() -> str:
@@ -460,10 +618,33 @@ def markdown_table() -> str:
     return "\n".join(lines)
 
 
+def conditional_table() -> str:
+    lines = [
+        f"Time-out {TIMEOUT:g} s, a token configured, /tool/exec healthy; each row runs "
+        f"`recall_search` once for each entry of its `If-None-Match` column, one search "
+        "after the other on one host. With /tool/exec "
+        "answering 500, the first search that falls back raises `FallbackFailedError` "
+        "instead, whose read error says what the row says.",
+        "",
+        "| row | the Go does on `GET /internal/v1/recall/blocks` | `If-None-Match` sent "
+        "| the host does |",
+        "|---|---|---|---|",
+    ]
+    for row in CONDITIONAL_ROWS:
+        sent = ", ".join("none" if tag is None else f"`{tag}`" for tag in row.sent)
+        lines.append(f"| `{row.id}` | {row.fault} | {sent} | {row.does} |")
+    return "\n".join(lines)
+
+
+def _between(text: str, start_mark: str, end_mark: str, table: str) -> str:
+    start, end = text.index(start_mark) + len(start_mark), text.index(end_mark)
+    return text[:start] + "\n" + table + "\n" + text[end:]
+
+
 def with_table(text: str) -> str:
-    """``text`` (docs/faults.md) with the table between its marks made from ROWS."""
-    start, end = text.index(MARK_START) + len(MARK_START), text.index(MARK_END)
-    return text[:start] + "\n" + markdown_table() + "\n" + text[end:]
+    """``text`` (docs/faults.md) with the tables between their marks made from the rows."""
+    text = _between(text, MARK_START, MARK_END, markdown_table())
+    return _between(text, CONDITIONAL_START, CONDITIONAL_END, conditional_table())
 
 
 def write_docs_table(path: Path = DOC) -> bool:
