@@ -14,7 +14,7 @@ from typing import Final
 
 from recall._blocks import BlockSet
 from recall._index import WordIndex
-from recall._tools import _TERMS, BlocksRead, text_no_match, text_results
+from recall._tools import _TERMS, BlocksRead
 
 __all__ = ["INDEX_BYTES_PER_IMAGE_BYTE", "Searcher", "render", "scan", "terms_as_bytes"]
 
@@ -61,11 +61,8 @@ def render(step: BlocksRead, blocks: BlockSet, hits: list[tuple[int, int]]) -> s
 
     Highest score first, then the most recent: positions follow the seqs.
     """
-    if not hits:
-        return text_no_match(step.query)
     hits.sort(reverse=True)
-    shown = [(points, blocks.block(at)) for points, at in hits[: step.limit]]
-    return text_results(step.query, shown, len(hits))
+    return step.output([(points, blocks.block(at)) for points, at in hits[: step.limit]], len(hits))
 
 
 class Searcher:

@@ -292,10 +292,14 @@ class BlocksRead(NamedTuple):
         ``images_of`` gives each block's ``latin1_images`` (a cache may hold them).
         """
         hits = _score_all(blocks, self.terms, images_of)
-        if not hits:
-            return text_no_match(self.query)
         hits.sort(key=_rank)
-        return text_results(self.query, hits[: self.limit], len(hits))
+        return self.output(hits[: self.limit], len(hits))
+
+    def output(self, shown: Sequence[tuple[int, Block]], total: int) -> str:
+        """The output for the (score, block) pairs shown, in order, of ``total`` matches."""
+        if not total:
+            return text_no_match(self.query)
+        return text_results(self.query, shown, total)
 
 
 Step = str | BlockRead | BlocksRead

@@ -10,6 +10,12 @@ read routes from a journal:
   divergence; in ``fallback`` mode the recorded output of that exact (name, args),
   while the two read routes answer 500.
 
+``conditional`` mode is ``archive`` with the contract's extension on ``/blocks``:
+every 200 carries a strong ETag (``"fake-"`` and 16 hex digits of the body's
+SHA-256, so that it names that set and no other), and a read whose
+``If-None-Match`` names it (a list of tags, ``*``, weak comparison, as the Go
+reference reads it) is answered 304 with the tag and no body.
+
 Each ``Served`` request names the archive read it is (``Served.read``), in the form
 the journal records Go's reads: ``"block?seq=N"`` and ``"blocks"``.
 
@@ -23,6 +29,7 @@ Any other request is one the fake was not set up for: ``check()`` raises
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
@@ -46,9 +53,10 @@ __all__ = [
     "Served",
     "blocks_body",
     "go_json",
+    "names_tag",
 ]
 
-Mode = Literal["archive", "fallback"]
+Mode = Literal["archive", "conditional", "fallback"]
 
 _INT64 = 2**63
 _SEQ_RE = re.compile(r"[+-]?[0-9]+\Z")
@@ -141,6 +149,8 @@ class FakeGo:
         self.mode: Mode = mode
         self._blocks = {b.seq: b for b in journal.blocks}
         self._blocks_body = go_json({"blocks": [_block_obj(b) for b in journal.blocks]})
+        self.etag = '"fake-' + hashlib.sha256(self._blocks_body).hexdigest()[:16] + '"'
+        """The strong ETag of the blocks in ``conditional`` mode."""
         self._outputs: dict[tuple[str, str], str] = {}
         for c in journal.calls:
             self._outputs.setdefault((c.tool, c.args), c.output)
@@ -261,7 +271,14 @@ class FakeGo:
             return self._unavailable("archive reads")
         from werkzeug import Response
 
-        return Response(self._blocks_body, status=200, content_type="application/json")
+        if self.mode != "conditional":
+            return Response(self._blocks_body, status=200, content_type="application/json")
+        headers = {"ETag": self.etag}
+        if names_tag(request.headers.getlist("If-None-Match"), self.etag):
+            return Response(status=304, headers=headers)
+        return Response(
+            self._blocks_body, status=200, content_type="application/json", headers=headers
+        )
 
     def _exec(self, request: Request) -> Response:
         if self.mode == "archive":
@@ -281,6 +298,35 @@ class FakeGo:
             )
             return self._respond(500, {"error": "fake Go: no recorded output for this call"})
         return self._respond(200, {"output": output})
+
+
+def names_tag(fields: Iterable[str], tag: str) -> bool:
+    """Whether an If-None-Match field (its lines as one list) names ``tag``, as the Go
+    reference reads it (RFC 9110, 13.1.2): ``*``, or a list of entity tags one of which
+    is ``tag`` by weak comparison (``W/"x"`` names ``"x"``). A malformed list names
+    nothing."""
+    rest = ",".join(fields)
+    if rest.strip(" \t") == "*":
+        return True
+    found = False
+    while True:
+        rest = rest.lstrip(" \t")
+        if not rest:
+            return found
+        if rest[0] == ",":  # empty list elements are allowed
+            rest = rest[1:]
+            continue
+        match = _ENTITY_TAG.match(rest)
+        if match is None:
+            return False
+        found = found or match[1] == tag
+        rest = rest[match.end() :].lstrip(" \t")
+        if rest and rest[0] != ",":
+            return False
+
+
+# [W/] DQUOTE *etagc DQUOTE, etagc = %x21 / %x23-7E / %x80-FF (a str of Latin-1 here).
+_ENTITY_TAG = re.compile('(?:W/)?("[\x21\x23-\x7e\x80-\xff]*")')
 
 
 def blocks_body(blocks: Iterable[JournalBlock] | Mapping[int, JournalBlock]) -> bytes:

@@ -1,6 +1,6 @@
 """The replay: every journal call through the Python implementation, against a fake Go.
 
-Two passes over one fake Go (``parity.fakego``):
+Three passes over one fake Go (``parity.fakego``):
 
 1. ``archive``: the fake serves the journal's blocks and answers ``/tool/exec`` with
    500, so the output must come from the Python tools themselves; the archive reads
@@ -8,7 +8,11 @@ Two passes over one fake Go (``parity.fakego``):
    ``"blocks"``, from the fake's request log) must be the ones Go's tool made for
    that call, in order, as the journal records them (not checked when the journal's
    ``reads`` is null: recorded from a live Go without ``/debug/reads``);
-2. ``fallback``: the archive routes answer 500 and ``/tool/exec`` serves the recorded
+2. ``conditional``: the same, with the contract's conditional reads of ``/blocks``
+   (an ETag on every 200, 304 to an ``If-None-Match`` that names it): the same
+   outputs and reads as ``archive``, whether the host asks conditionally or not;
+   ``ReplayResult.not_modified`` counts the 304s it got;
+3. ``fallback``: the archive routes answer 500 and ``/tool/exec`` serves the recorded
    outputs, so a call that reads the archive must fall back on Go, exactly once.
 
 A case passes when both passes give its golden output, byte for byte, the archive
@@ -30,9 +34,20 @@ from parity.fakego import FakeGo, Mode, Served
 from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 from parity.journal import Journal, JournalCall
 
-__all__ = ["MODES", "CaseResult", "ModeRun", "ReplayResult", "Replayer", "check_consistency"]
+__all__ = [
+    "ALL_MODES",
+    "MODES",
+    "CaseResult",
+    "ModeRun",
+    "ReplayResult",
+    "Replayer",
+    "check_consistency",
+]
 
 MODES: tuple[Mode, ...] = ("archive", "fallback")
+"""The passes that tell the tools' outputs and reads apart (what a mutation run replays)."""
+ALL_MODES: tuple[Mode, ...] = ("archive", "conditional", "fallback")
+"""Every pass: ``MODES`` and the conditional reads of ``/blocks`` (``make parity``)."""
 _READS = (BLOCK_PATH, BLOCKS_PATH)
 
 
@@ -106,6 +121,8 @@ class ReplayResult:
 
     corpus: str
     results: list[CaseResult] = field(default_factory=list)
+    not_modified: int = 0
+    """The reads of /blocks answered 304 in the ``conditional`` pass."""
 
     @property
     def passed(self) -> int:
@@ -224,7 +241,7 @@ class Replayer:
         problems += _request_problems(call, mode, served, self.corpus)
         return ModeRun(mode, output, error, served, tuple(problems))
 
-    def run_case(self, call: JournalCall, *, modes: Sequence[Mode] = MODES) -> CaseResult:
+    def run_case(self, call: JournalCall, *, modes: Sequence[Mode] = ALL_MODES) -> CaseResult:
         """Run one call in each mode; the fake is checked after each."""
         runs = []
         for mode in modes:
@@ -235,7 +252,7 @@ class Replayer:
         return CaseResult(call, tuple(runs))
 
     def replay(
-        self, *, modes: Sequence[Mode] = MODES, cases: Iterable[str] | None = None
+        self, *, modes: Sequence[Mode] = ALL_MODES, cases: Iterable[str] | None = None
     ) -> ReplayResult:
         """Every call (or the named ``cases``) once per mode, mode after mode."""
         calls = list(self.journal.calls)
@@ -257,6 +274,14 @@ class Replayer:
             if len(runs[call.case]) != len(modes):
                 raise ReplayError(f"case {call.case!r} was not replayed once per mode")
             result.results.append(CaseResult(call, tuple(runs[call.case])))
+        result.not_modified = sum(
+            1
+            for case_runs in runs.values()
+            for run in case_runs
+            if run.mode == "conditional"
+            for served in run.served
+            if served.read == "blocks" and served.status == 304
+        )
         return result
 
 
@@ -268,7 +293,7 @@ def _request_problems(
         return []
     execs = [s for s in served if s.path == EXEC_PATH]
     reads = [s for s in served if s.path in _READS]
-    if mode == "archive":
+    if mode != "fallback":  # archive, conditional: the tools' own reads and outputs
         problems = []
         if execs:
             problems.append(f"fell back on POST {EXEC_PATH} (the fake answered 500)")

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 
 import httpx
 import pytest
 
 from parity.corpus import get_corpus
 from parity.errors import FakeGoError
-from parity.fakego import FakeGo, Served, blocks_body, go_json
+from parity.fakego import FakeGo, Served, blocks_body, go_json, names_tag
 from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 from parity.journal import Journal, JournalBlock, RecordedBy
 from parity.plugin import FreshGo
@@ -91,6 +93,55 @@ def test_fallback_mode(fake_go: FakeGo, client: httpx.Client, golden: Journal) -
     assert answer.json() == {"output": call.output}
     assert client.get(BLOCKS_PATH).status_code == 500
     assert client.get(BLOCK_PATH, params={"seq": "1000"}).status_code == 500
+
+
+def test_conditional_mode(fake_go: FakeGo, client: httpx.Client) -> None:
+    fake_go.mode = "conditional"
+    full = client.get(BLOCKS_PATH)
+    tag = full.headers["etag"]
+    assert (full.status_code, tag) == (200, fake_go.etag)
+    assert re.fullmatch(r'"fake-[0-9a-f]{16}"', tag)
+    assert full.content == client.get(BLOCKS_PATH, headers={"If-None-Match": '"other"'}).content
+    again = client.get(BLOCKS_PATH, headers={"If-None-Match": tag})
+    assert (again.status_code, again.headers["etag"], again.content) == (304, tag, b"")
+    fake_go.mode = "archive"
+    plain = client.get(BLOCKS_PATH, headers={"If-None-Match": tag})
+    assert (plain.status_code, "etag" in plain.headers) == (200, False)
+
+
+def test_the_tag_names_the_blocks(golden: Journal) -> None:
+    fewer = dataclasses.replace(golden, blocks=golden.blocks[:-1])
+    assert FakeGo(golden).etag == FakeGo(golden).etag != FakeGo(fewer).etag
+
+
+@pytest.mark.go
+def test_if_none_match_is_read_as_the_reference_reads_it(fresh_go: FreshGo) -> None:
+    go = fresh_go(first_seq=1)
+    go.archive("a", "b")
+    with httpx.Client(base_url=go.base_url) as client:
+        tag = client.get(BLOCKS_PATH).headers["etag"]
+        fields = [
+            [tag],
+            [f"W/{tag}"],
+            ["*"],
+            ["*,"],
+            [f'"x", {tag}'],
+            [f'"x",{tag} , "y"'],
+            [f", ,{tag},"],
+            ['"x"', tag],  # two lines, one list
+            ['"x"'],
+            [","],
+            [tag[1:-1]],  # unquoted
+            [f'"x" junk, {tag}'],  # malformed: names nothing
+            [f"{tag} {tag}"],
+            [f"w/{tag}"],
+            ["*, " + tag],
+            [f'"\x7f", {tag}'],
+        ]
+        for lines in fields:
+            headers = httpx.Headers([("If-None-Match", line) for line in lines])
+            status = client.get(BLOCKS_PATH, headers=headers).status_code
+            assert (status == 304) == names_tag(lines, tag), lines
 
 
 def test_unexpected_requests_fail_check(golden: Journal) -> None:

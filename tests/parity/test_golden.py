@@ -1,4 +1,4 @@
-"""One test per golden case: ``recall/<case>``, replayed against Python in both modes."""
+"""One test per golden case: ``recall/<case>``, replayed against Python in every mode."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from parity.corpus import Corpus, ToolHost, get_corpus
 from parity.errors import CorpusError, FakeGoError, ReplayError
 from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 from parity.journal import Journal, JournalCall
-from parity.replay import Replayer, check_consistency
+from parity.replay import ALL_MODES, Replayer, check_consistency
 from recall._go.strconv import quote
 
 from .conftest import RunCli, copy_with_output, with_output, with_reads
@@ -43,12 +43,12 @@ def _one_byte_changed(output: str) -> str:
     return data.decode("utf-8")
 
 
-def test_every_case_passes_in_both_modes(golden: Journal) -> None:
+def test_every_case_passes_in_every_mode(golden: Journal) -> None:
     with Replayer(golden, CORPUS) as replayer:
         result = replayer.replay()
     assert [r.case for r in result.results] == list(golden.cases)
     assert [r.report() for r in result.failures] == []
-    assert all(len(r.runs) == 2 for r in result.results)
+    assert all([run.mode for run in r.runs] == list(ALL_MODES) for r in result.results)
 
 
 def test_every_call_is_replayed_exactly_once_per_mode(golden: Journal) -> None:
@@ -64,7 +64,7 @@ def test_every_call_is_replayed_exactly_once_per_mode(golden: Journal) -> None:
 
     with Replayer(golden, _corpus_with_host(lambda h, _: Counting(h))) as replayer:
         assert replayer.replay().failed == 0
-    assert seen == Counter({(c.tool, c.args): 2 for c in golden.calls})
+    assert seen == Counter({(c.tool, c.args): len(ALL_MODES) for c in golden.calls})
 
 
 def test_fallback_replay_serves_recorded_outputs(golden: Journal) -> None:
@@ -90,6 +90,22 @@ def test_archive_replay_never_falls_back(golden: Journal) -> None:
     paths = [s.path for r in result.results for s in r.runs[0].served]
     assert EXEC_PATH not in paths
     assert set(paths) == {BLOCK_PATH, BLOCKS_PATH}
+
+
+def test_the_conditional_pass_gives_the_same_outputs_and_gets_304s(golden: Journal) -> None:
+    """The same outputs and reads with the conditional reads of /blocks as without; the
+    host asks conditionally, and reuses its set on each 304."""
+    with Replayer(golden, CORPUS) as replayer:
+        result = replayer.replay(modes=["archive", "conditional"])
+    assert result.failed == 0
+    plain = [s for r in result.results for s in r.runs[0].served if s.read == "blocks"]
+    conditional = [s for r in result.results for s in r.runs[1].served if s.read == "blocks"]
+    assert len(plain) == len(conditional) >= 60
+    assert {s.status for s in plain} == {200}
+    # The first read of the pass is a full one, with its tag; every one after, a 304.
+    assert [s.status for s in conditional] == [200] + [304] * (len(conditional) - 1)
+    assert result.not_modified == len(conditional) - 1
+    assert [r.runs[0].output for r in result.results] == [r.runs[1].output for r in result.results]
 
 
 def test_one_byte_changed_in_any_output_fails_that_case(golden: Journal) -> None:
@@ -204,8 +220,12 @@ def test_a_port_reading_the_archive_for_a_malformed_id_fails_the_case(
         result = replayer.replay()
     assert [r.case for r in result.failures] == ["recall-id-zero"]
     (failure,) = result.failures
-    assert [r.mode for r in failure.runs if r.failed(failure.call.output)] == ["archive"]
-    assert [r.output for r in failure.runs] == [failure.call.output] * 2  # the output is right
+    # Both passes that run the tools here see it (with the conditional reads or without).
+    assert [r.mode for r in failure.runs if r.failed(failure.call.output)] == [
+        "archive",
+        "conditional",
+    ]
+    assert [r.output for r in failure.runs] == [failure.call.output] * 3  # the output is right
     report = failure.report()
     assert report.startswith("FAILED recall-id-zero [archive replay]")
     assert (
@@ -235,8 +255,12 @@ def test_reads_differ_fails_make_parity(run_cli: RunCli, monkeypatch: pytest.Mon
     _lenient_ids(monkeypatch, "r0", "r0000")
     status, out, _ = run_cli("replay")
     assert status == 1
-    failed = [line.split()[1] for line in out.splitlines() if line.startswith("FAILED")]
-    assert failed == ["recall-id-zero", "recall-id-zeros"]
+    failed = [line.split()[1:3] for line in out.splitlines() if line.startswith("FAILED")]
+    assert failed == [
+        [case, f"[{mode}"]
+        for case in ("recall-id-zero", "recall-id-zeros")
+        for mode in ("archive", "conditional")
+    ]
     assert "actual [block?seq=0]" in out
     assert out.splitlines()[-1].endswith("passed, 2 failed")
 
