@@ -21,7 +21,7 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_SEED", "QUERIES", "BlockSpec", "Query", "generate_blocks"]
+__all__ = ["DEFAULT_SEED", "QUERIES", "SESSION_QUERIES", "BlockSpec", "Query", "generate_blocks"]
 
 DEFAULT_SEED = 20261129
 TARGET_CHARS = 2000
@@ -137,6 +137,15 @@ QUERIES = (
     Query("broad", "Échec du DÉPLOIEMENT PostgreSQL : délai dépassé ?"),
     Query("narrow", "SAUVEGARDE nocturne Zürich backup", limit=10),
 )
+SESSION_QUERIES = (
+    *QUERIES,
+    Query("errors", "ERREUR réseau, latence — timeout ?"),
+    Query("people", "Hélène Jérôme : facture et commande", limit=3),
+    Query("infra", "Kubernetes Redis Kafka index transaction", limit=20),
+    Query("wide", "Москва İstanbul ΣΟΦΙΑ journal → sécurité"),
+)
+"""Six different queries, one after the other in a session (``bench.session``): the two
+above, then four more, among them one whose words beyond Latin-1 are no terms."""
 
 
 @dataclass(frozen=True, slots=True)

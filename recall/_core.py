@@ -19,6 +19,7 @@ from typing import Final, Generic, TypeVar
 
 from recall._blocks import BlockSet, replace_surrogates
 from recall._errors import FallbackFailedError, GoUnavailableError, RecallError
+from recall._fast import item_decoder
 from recall._protocol import (
     Answer,
     Body,
@@ -183,7 +184,8 @@ class HostCore:
         kept = self._kept
         sent = None if kept is None else kept.tag
         request = blocks_request(sent)
-        blocks = parse_blocks(request.what, (yield request), kept=kept, sent=sent)
+        answer = yield request
+        blocks = parse_blocks(request.what, answer, kept=kept, sent=sent, decode=item_decoder())
         if seen is not None:
             seen.step, seen.blocks = step, blocks.view()  # decoded for a divergence only
         again = blocks is kept or 2 * blocks.reused >= len(blocks)

@@ -24,7 +24,8 @@ import sys
 from array import array
 from bisect import bisect_right
 from collections import Counter, deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import repeat
 from typing import Final
 
 __all__ = ["WORD_BYTES", "WordIndex"]
@@ -34,7 +35,9 @@ WORD_BYTES: Final = bytes(
 )
 """bytes.translate's table: each term byte kept, every other byte a space."""
 
-_SKIP: Final[deque[int]] = deque(maxlen=0)  # append() keeps nothing: the one-byte words
+_APPEND: Final = array.append
+_exhaust: Final[Callable[[Iterable[object]], None]] = deque[object](maxlen=0).extend
+"""Runs an iterator to its end, keeping nothing (in C)."""
 # What a word costs besides its bytes (twice: the key and the vocabulary) and its slots:
 # the bytes object, its dict entry, its array, list cells and start (CPython, 64-bit).
 _WORD_OVERHEAD: Final = sys.getsizeof(b"") + 3 * 8 + 40 + sys.getsizeof(array("I")) + 8 + 40
@@ -44,10 +47,11 @@ _SLOT_BYTES: Final = 4  # array("I")
 class _Words:
     """The words of one kind of image, each with the slots of the blocks holding it."""
 
-    __slots__ = ("_lists", "_postings", "_starts", "_vocabulary", "size")
+    __slots__ = ("_lists", "_postings", "_skipped", "_starts", "_vocabulary", "size")
 
     def __init__(self) -> None:
-        self._postings: dict[bytes, array[int] | deque[int]] = {}
+        self._postings: dict[bytes, array[int]] = {}
+        self._skipped: array[int] = array("I")  # the one-byte words' slots, emptied at once
         self._vocabulary = bytearray()  # every word once, each followed by "\n"
         self._starts: list[int] = []  # where each word starts in the vocabulary
         self._lists: list[array[int]] = []  # the slots of each word, in the same order
@@ -59,10 +63,9 @@ class _Words:
             return
         words = set(image.translate(WORD_BYTES).split())
         postings = self._postings
-        new = words.difference(postings)
-        for word in new:
+        for word in words.difference(postings):
             if len(word) < 2:
-                postings[word] = _SKIP
+                postings[word] = self._skipped  # no term fits in one byte
                 continue
             slots: array[int] = array("I")
             postings[word] = slots
@@ -71,8 +74,9 @@ class _Words:
             self._vocabulary += b"\n"
             self._lists.append(slots)
             self.size += _WORD_OVERHEAD + 2 * len(word)
-        for slots_of in map(postings.__getitem__, words):
-            slots_of.append(slot)
+        # slots.append(slot) for each word's slots, in C.
+        _exhaust(map(_APPEND, map(postings.__getitem__, words), repeat(slot)))
+        del self._skipped[:]
         self.size += _SLOT_BYTES * len(words)
 
     def slots(self, term: bytes) -> set[int]:

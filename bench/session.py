@@ -1,0 +1,110 @@
+"""One session of a host in a fresh process, Python beside Go: what ``make bench`` times.
+
+``python -m bench.session URL [--token-env VAR] [--go-first]`` runs, in this fresh
+interpreter, and prints one JSON object:
+
+1. ``import recall`` (timed), then ``GoTurnHost(URL)`` (timed);
+2. **first**: the host's first ``recall_search`` (the first query), beside the Go's
+   own ``POST /internal/v1/tool/exec`` from a new httpx client (a new connection);
+3. **repeated**: six different queries (``bench.data.SESSION_QUERIES``), each beside
+   the Go's, the archive unchanged;
+4. **steady**: the same six again;
+5. **new block**: one block archived (not timed), then the first query, beside the Go's.
+
+Python and Go alternate (``--go-first`` starts with Go), each figure its own wall
+time (``time.perf_counter``) until the output is a str. Every Python output is
+compared with the Go's for the same call at the same moment: a difference is
+printed and the process exits 1. The token, if any, is read from the environment
+variable named, never from the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one session and print its figures as JSON; 1 on a parity failure."""
+    started = time.perf_counter()
+    import recall  # the import timed: nothing of recall is imported before
+
+    imported = time.perf_counter() - started
+
+    import json
+
+    import httpx
+
+    from bench.data import SESSION_QUERIES
+
+    parser = argparse.ArgumentParser(prog="python -m bench.session")
+    parser.add_argument("url")
+    parser.add_argument("--token-env", default="")
+    parser.add_argument("--go-first", action="store_true")
+    parser.add_argument("--new-label", default="bench: one new block")
+    opts = parser.parse_args(argv)
+    token = os.environ.get(opts.token_env) if opts.token_env else None
+
+    started = time.perf_counter()
+    host = recall.GoTurnHost(opts.url, token=token, timeout=300.0)
+    constructed = time.perf_counter() - started
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    go = httpx.Client(base_url=opts.url, headers=headers, timeout=300.0, trust_env=False)
+    order = ("go", "python") if opts.go_first else ("python", "go")
+    failures: list[str] = []
+
+    def go_exec(args: str) -> str:
+        answer = go.post("/internal/v1/tool/exec", json={"name": "recall_search", "args": args})
+        answer.raise_for_status()
+        output = answer.json()["output"]
+        assert isinstance(output, str)
+        return output
+
+    def pair(what: str, args: str) -> dict[str, float]:
+        outputs: dict[str, str] = {}
+        seconds: dict[str, float] = {}
+        for side in order:
+            call = host.exec_tool if side == "python" else None
+            begin = time.perf_counter()
+            outputs[side] = call("recall_search", args) if call else go_exec(args)
+            seconds[side] = time.perf_counter() - begin
+        if outputs["python"] != outputs["go"]:
+            failures.append(f"{what} {args}: python {outputs['python'][:300]!r}")
+            failures.append(f"{what} {args}: go     {outputs['go'][:300]!r}")
+        return seconds
+
+    queries = [query.args() for query in SESSION_QUERIES]
+    first = pair("first", queries[0])
+    repeated = [pair("repeated", args) for args in queries]
+    steady = [pair("steady", args) for args in queries]
+    archived = go.post(
+        "/internal/v1/recall/archive",
+        json={"label": opts.new_label, "content": "Échec du déploiement, une fois de plus."},
+    )
+    archived.raise_for_status()
+    new_block = pair("new block", queries[0])
+    host.close()
+    go.close()
+    print(
+        json.dumps(
+            {
+                "import_s": imported,
+                "host_s": constructed,
+                "first": first,
+                "repeated": repeated,
+                "steady": steady,
+                "new_block": new_block,
+                "queries": [query.name for query in SESSION_QUERIES],
+                "failures": failures,
+            }
+        )
+    )
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""The compiled decoding of /blocks items, when msgspec is installed (``recall-port[fast]``).
+
+``item_decoder()`` is the decoder the hosts use: ``decode_item`` (json's own scanner)
+without msgspec, and with it ``decode_item_msgspec``, which gives the very same
+Block or the very same refusal for every item's bytes: msgspec decodes what it
+takes for exactly the contract's object (``{...}`` with the three fields and no
+other, a JSON int seq, two JSON strings), and every other item goes to
+``decode_item``, which decides. The two decoders agree where both decode: strict
+JSON, the last of repeated keys, escapes in keys, a valid surrogate pair; msgspec
+refuses lone surrogate escapes (``decode_item`` makes them U+FFFD), extra fields
+and whitespace around the object. ``tests/recall/test_fast.py`` holds them to
+each other and to Go.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from typing import Any
+
+from recall._blocks import ItemDecoder, NotCompact, decode_item
+from recall._tools import MAX_SEQ, Block
+
+__all__ = ["available", "decode_item_msgspec", "item_decoder"]
+
+_lock = threading.Lock()
+_chosen: ItemDecoder | None = None
+_msgspec: Any = None
+_decoder: Any = None
+
+
+def available() -> bool:
+    """Whether msgspec imports (and so the hosts decode with it)."""
+    return _load()
+
+
+def _load() -> bool:
+    """Import msgspec and build the item decoder, once; whether it could."""
+    global _msgspec, _decoder
+    if _decoder is not None:
+        return True
+    with _lock:
+        if _decoder is None:
+            try:
+                msgspec = importlib.import_module("msgspec")
+            except ImportError:
+                return False
+            item = msgspec.defstruct(
+                "Item",
+                [("seq", int), ("label", str), ("content", str)],
+                forbid_unknown_fields=True,
+            )
+            _msgspec, _decoder = msgspec, msgspec.json.Decoder(item)
+    return True
+
+
+def decode_item_msgspec(raw: memoryview) -> Block:
+    """``decode_item`` for one item's bytes, msgspec decoding those it takes."""
+    if not raw or raw[0] != 0x7B or raw[-1] != 0x7D or not _load():  # not "{...}"
+        return decode_item(raw)
+    try:
+        item = _decoder.decode(raw)
+    except (_msgspec.DecodeError, RecursionError):
+        return decode_item(raw)  # decide as json does: a Block, or NotCompact
+    seq = item.seq
+    if not 1 <= seq <= MAX_SEQ:
+        raise NotCompact
+    return Block(seq, item.label, item.content)
+
+
+def item_decoder() -> ItemDecoder:
+    """``decode_item_msgspec`` when msgspec imports, else ``decode_item`` (chosen once)."""
+    global _chosen
+    if _chosen is None:
+        _chosen = decode_item_msgspec if _load() else decode_item
+    return _chosen
