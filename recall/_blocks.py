@@ -192,12 +192,14 @@ class BlockSet:
     it, and decodes a block only when asked (``block``); read whole, it holds the
     Blocks. ``slots`` are the blocks' slots in ``index`` (-1: not indexed yet),
     which the search's index fills in. ``reused`` counts the blocks taken from the
-    set read before. Never changed once read, but for its index's slots.
+    set read before; ``image_bytes`` is the bytes of all its images. Never changed
+    once read, but for its index's slots.
     """
 
     __slots__ = (
         "_blocks",
         "_positions",
+        "image_bytes",
         "images",
         "index",
         "raw",
@@ -235,7 +237,8 @@ class BlockSet:
         self.index = index
         self.reused = reused
         self._positions: dict[int, int] | None = None
-        size = _ITEM_OVERHEAD * len(seqs) + sum(len(c) + len(lab) for c, lab in images)
+        self.image_bytes = sum(len(c) + len(lab) for c, lab in images)
+        size = _ITEM_OVERHEAD * len(seqs) + self.image_bytes
         if raw is not None:
             size += sys.getsizeof(raw)
         for block in blocks or ():

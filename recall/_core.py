@@ -185,7 +185,8 @@ class HostCore:
         sent = None if kept is None else kept.tag
         request = blocks_request(sent)
         answer = yield request
-        blocks = parse_blocks(request.what, answer, kept=kept, sent=sent, decode=item_decoder())
+        decode = item_decoder(len(answer.body))
+        blocks = parse_blocks(request.what, answer, kept=kept, sent=sent, decode=decode)
         if seen is not None:
             seen.step, seen.blocks = step, blocks.view()  # decoded for a divergence only
         again = blocks is kept or 2 * blocks.reused >= len(blocks)

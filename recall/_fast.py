@@ -1,7 +1,9 @@
 """The compiled decoding of /blocks items, when msgspec is installed (``recall-port[fast]``).
 
-``item_decoder()`` is the decoder the hosts use: ``decode_item`` (json's own scanner)
-without msgspec, and with it ``decode_item_msgspec``, which gives the very same
+``item_decoder(size)`` is the decoder the hosts use for a body of ``size`` bytes:
+``decode_item`` (json's own scanner) without msgspec, or for a body too small to pay
+for importing it (``MSGSPEC_FROM``, until it is imported); else ``decode_item_msgspec``,
+which gives the very same
 Block or the very same refusal for every item's bytes: msgspec decodes what it
 takes for exactly the contract's object (``{...}`` with the three fields and no
 other, a JSON int seq, two JSON strings), and every other item goes to
@@ -21,7 +23,11 @@ from typing import Any
 from recall._blocks import ItemDecoder, NotCompact, decode_item
 from recall._tools import MAX_SEQ, Block
 
-__all__ = ["available", "decode_item_msgspec", "item_decoder"]
+__all__ = ["MSGSPEC_FROM", "available", "decode_item_msgspec", "item_decoder"]
+
+MSGSPEC_FROM = 1 << 20
+"""The body size (bytes) from which msgspec is imported to decode it: importing msgspec
+costs about what json's scanner spends on 1 MB more than msgspec does."""
 
 _lock = threading.Lock()
 _chosen: ItemDecoder | None = None
@@ -68,9 +74,12 @@ def decode_item_msgspec(raw: memoryview) -> Block:
     return Block(seq, item.label, item.content)
 
 
-def item_decoder() -> ItemDecoder:
-    """``decode_item_msgspec`` when msgspec imports, else ``decode_item`` (chosen once)."""
+def item_decoder(size: int) -> ItemDecoder:
+    """The decoder for a body of ``size`` bytes: ``decode_item_msgspec`` once msgspec is
+    imported, or when the body is large enough to import it for; else ``decode_item``."""
     global _chosen
     if _chosen is None:
+        if _decoder is None and size < MSGSPEC_FROM:
+            return decode_item
         _chosen = decode_item_msgspec if _load() else decode_item
     return _chosen

@@ -16,11 +16,22 @@ from recall._blocks import BlockSet
 from recall._index import WordIndex
 from recall._tools import _TERMS, BlocksRead
 
-__all__ = ["INDEX_BYTES_PER_IMAGE_BYTE", "Searcher", "render", "scan", "terms_as_bytes"]
+__all__ = [
+    "INDEX_BYTES_PER_IMAGE_BYTE",
+    "INDEX_FROM",
+    "Searcher",
+    "render",
+    "scan",
+    "terms_as_bytes",
+]
 
 INDEX_BYTES_PER_IMAGE_BYTE: Final = 0.5
 """What an index is expected to hold for each byte of the images it indexes, before it
 is built (the bench's blocks need about 0.3)."""
+INDEX_FROM: Final = 4 << 20
+"""The images' bytes from which a set searched again gets indexed. Indexing a block
+costs about what six to eight scans of it cost, paid once; below this a scan of the
+whole set takes a few milliseconds (about 1,900 blocks of 2.4 KB)."""
 _SPARE_SLOTS: Final = 4096
 """Slots an index may hold past twice its set's blocks before it is built again."""
 
@@ -69,16 +80,18 @@ class Searcher:
     """A host's searches: each set scored by a scan, or through a WordIndex kept for the
     sets read again, within ``budget`` bytes together with the set.
 
-    A set gets indexed when it is searched again (``again``: a 304, or a 200 that
-    kept most of the set before): its blocks already indexed keep their slots,
-    the others are added. The index is built anew when dead slots (blocks gone from
-    the sets) outnumber the living, and dropped when it would not fit the budget.
+    A set of ``index_from`` bytes of images or more gets indexed when it is searched
+    again (``again``: a 304, or a 200 that kept most of the set before): its blocks
+    already indexed keep their slots, the others are added. The index is built anew
+    when dead slots (blocks gone from the sets) outnumber the living, and dropped
+    when it would not fit the budget.
     Safe for threads and tasks: one search uses the index at a time, the others
     scan (a lock that is never waited for).
     """
 
-    def __init__(self, budget: int) -> None:
+    def __init__(self, budget: int, *, index_from: int = INDEX_FROM) -> None:
         self._budget = budget
+        self._index_from = index_from
         self._index: WordIndex | None = None
         self._ratio = INDEX_BYTES_PER_IMAGE_BYTE  # raised when an index proves larger
         self._lock = threading.Lock()
@@ -108,8 +121,8 @@ class Searcher:
         index = self._index
         slots = blocks.slots
         if index is None or blocks.index is not index:
-            if not again:
-                return None  # a set is indexed once it is searched again
+            if not again or blocks.image_bytes < self._index_from:
+                return None  # a set is indexed once it is searched again, if large
             index, slots = index or WordIndex(), [-1] * len(blocks)
         missing = [at for at, slot in enumerate(slots) if slot < 0]
         if index.count + len(missing) > 2 * len(blocks) + _SPARE_SLOTS:
@@ -117,7 +130,11 @@ class Searcher:
             index, slots, missing = WordIndex(), [-1] * len(blocks), list(range(len(blocks)))
         if missing:
             images = blocks.images
-            added = sum(len(images[at][0]) + len(images[at][1]) for at in missing)
+            added = (
+                blocks.image_bytes
+                if len(missing) == len(blocks)
+                else sum(len(images[at][0]) + len(images[at][1]) for at in missing)
+            )
             if blocks.size + index.size + self._ratio * added > self._budget:
                 self._index = None
                 return None

@@ -24,7 +24,7 @@ from parity.plugin import FreshGo
 from parity.project import in_ci
 from recall import Block
 from recall._blocks import ItemDecoder, NotBlocks, NotCompact, decode_blocks, decode_item, read_set
-from recall._fast import decode_item_msgspec, item_decoder
+from recall._fast import MSGSPEC_FROM, decode_item_msgspec, item_decoder
 
 from .conftest import MakeHost
 
@@ -47,7 +47,8 @@ def outcome(decode: ItemDecoder, raw: bytes) -> tuple[str, object]:
 
 
 def test_the_hosts_decode_with_msgspec_when_it_is_installed() -> None:
-    assert item_decoder() is decode_item_msgspec
+    assert item_decoder(MSGSPEC_FROM) is decode_item_msgspec
+    assert item_decoder(0) is decode_item_msgspec  # once imported, for any body
 
 
 ITEMS = [
