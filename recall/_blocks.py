@@ -19,6 +19,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final, NoReturn, overload
 
+from recall._go.strings import to_lower_latin1
 from recall._tools import MAX_SEQ, Block, latin1_images
 
 if TYPE_CHECKING:
@@ -29,12 +30,15 @@ __all__ = [
     "NOT_JSON",
     "NOT_OBJECT",
     "BlockSet",
+    "Fields",
     "ItemDecoder",
     "NotBlocks",
     "NotCompact",
     "block_from_json",
     "decode_blocks",
     "decode_item",
+    "fields_from_json",
+    "images_of",
     "loads",
     "read_set",
     "replace_surrogates",
@@ -69,8 +73,9 @@ def loads(body: bytearray) -> tuple[object, bool]:
         raise ValueError("JSON nested too deeply") from exc
 
 
-def block_from_json(item: object, surrogates: bool) -> Block | None:
-    """The Block an item of the contract's JSON describes, or None when it is not one.
+def fields_from_json(item: object, surrogates: bool) -> Fields | None:
+    """The (seq, label, content) of an item of the contract's JSON, or None when it is
+    not a block.
 
     With ``surrogates``, a lone surrogate (from a \\uD800-\\uDFFF escape) in the
     label or the content becomes U+FFFD, as Go's decoder makes it.
@@ -86,7 +91,13 @@ def block_from_json(item: object, surrogates: bool) -> Block | None:
         return None
     if surrogates:
         label, content = replace_surrogates(label), replace_surrogates(content)
-    return Block(seq, label, content)
+    return seq, label, content
+
+
+def block_from_json(item: object, surrogates: bool) -> Block | None:
+    """The Block an item of the contract's JSON describes, or None (``fields_from_json``)."""
+    fields = fields_from_json(item, surrogates)
+    return None if fields is None else Block(*fields)
 
 
 class NotBlocks(ValueError):
@@ -130,8 +141,10 @@ class NotCompact(Exception):
     """The body is not Go's compact encoding of valid blocks: decode it whole."""
 
 
-ItemDecoder = Callable[[memoryview], Block]
-"""One item's bytes to its Block; NotCompact when they are not one JSON block."""
+Fields = tuple[int, str, str]
+"""A block's seq, label and content."""
+ItemDecoder = Callable[[memoryview], Fields]
+"""One item's bytes to its block's fields; NotCompact when they are not one JSON block."""
 
 
 def _array_bounds(body: bytearray) -> tuple[int, int] | None:
@@ -160,9 +173,9 @@ def _cut(body: bytearray, pos: int, end: int) -> int:
     return end if cut < 0 else cut + 1
 
 
-def decode_item(raw: memoryview) -> Block:
-    """The Block of one item's bytes (json's own scanner, strict, no NaN); NotCompact
-    when they are not one JSON block."""
+def decode_item(raw: memoryview) -> Fields:
+    """The block's fields of one item's bytes (json's own scanner, strict, no NaN);
+    NotCompact when they are not one JSON block."""
     # The bytes are UTF-8 (or fail), so a surrogate can only come from a \uD800-\uDFFF escape.
     surrogates = _SURROGATE_ESCAPE.search(raw) is not None
     try:
@@ -170,10 +183,15 @@ def decode_item(raw: memoryview) -> Block:
         item, at = _ITEM_DECODER.raw_decode(text)
     except (ValueError, RecursionError) as exc:
         raise NotCompact from exc
-    block = block_from_json(item, surrogates) if at == len(text) else None
-    if block is None:
+    fields = fields_from_json(item, surrogates) if at == len(text) else None
+    if fields is None:
         raise NotCompact
-    return block
+    return fields
+
+
+def images_of(label: str, content: str) -> tuple[bytes, bytes]:
+    """``latin1_images`` of a block of this label and content."""
+    return to_lower_latin1(content), to_lower_latin1(label) if label else b""
 
 
 # What an item costs a BlockSet besides its images' bytes and the body: its seq, start
@@ -267,7 +285,7 @@ class BlockSet:
             return self._blocks[i]
         assert self.raw is not None
         with memoryview(self.raw) as view:
-            return decode_item(view[self.starts[i] : self.stops[i]])
+            return Block(*decode_item(view[self.starts[i] : self.stops[i]]))
 
     def blocks(self) -> list[Block]:
         """Every Block, by increasing seq."""
@@ -405,11 +423,11 @@ def _compact(
                     pos = stops[-1] + 1
                     continue
             stop = _cut(body, pos, end)
-            block = decode(view[pos:stop])
-            seqs.append(block.seq)
+            seq, label, content = decode(view[pos:stop])
+            seqs.append(seq)
             starts.append(pos)
             stops.append(stop)
-            images.append(latin1_images(block))
+            images.append(images_of(label, content))
             slots.append(-1)
             pos = stop + 1
     except NotCompact:

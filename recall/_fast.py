@@ -4,7 +4,7 @@
 ``decode_item`` (json's own scanner) without msgspec, or for a body too small to pay
 for importing it (``MSGSPEC_FROM``, until it is imported); else ``decode_item_msgspec``,
 which gives the very same
-Block or the very same refusal for every item's bytes: msgspec decodes what it
+fields or the very same refusal for every item's bytes: msgspec decodes what it
 takes for exactly the contract's object (``{...}`` with the three fields and no
 other, a JSON int seq, two JSON strings), and every other item goes to
 ``decode_item``, which decides. The two decoders agree where both decode: strict
@@ -20,8 +20,8 @@ import importlib
 import threading
 from typing import Any
 
-from recall._blocks import ItemDecoder, NotCompact, decode_item
-from recall._tools import MAX_SEQ, Block
+from recall._blocks import Fields, ItemDecoder, NotCompact, decode_item
+from recall._tools import MAX_SEQ
 
 __all__ = ["MSGSPEC_FROM", "available", "decode_item_msgspec", "item_decoder"]
 
@@ -60,18 +60,18 @@ def _load() -> bool:
     return True
 
 
-def decode_item_msgspec(raw: memoryview) -> Block:
+def decode_item_msgspec(raw: memoryview) -> Fields:
     """``decode_item`` for one item's bytes, msgspec decoding those it takes."""
     if not raw or raw[0] != 0x7B or raw[-1] != 0x7D or not _load():  # not "{...}"
         return decode_item(raw)
     try:
         item = _decoder.decode(raw)
     except (_msgspec.DecodeError, RecursionError):
-        return decode_item(raw)  # decide as json does: a Block, or NotCompact
+        return decode_item(raw)  # decide as json does: the fields, or NotCompact
     seq = item.seq
     if not 1 <= seq <= MAX_SEQ:
         raise NotCompact
-    return Block(seq, item.label, item.content)
+    return seq, item.label, item.content
 
 
 def item_decoder(size: int) -> ItemDecoder:
