@@ -1,9 +1,10 @@
 """Decoding a /blocks body: the port's decoder against others, for the record.
 
-The port (``recall._blocks.decode_blocks``, Go's compact body item by item) is
-timed against ``json.loads`` of the whole body (what it replaced) and, when they
-are installed (they are not dependencies of the project), against ``orjson`` and
-``msgspec`` (typed), the candidates for a faster decoding.
+The port's read of a body (``recall._blocks.read_set``: Go's compact body item by
+item, decoded and lowered, as a host's first search does it) with json's scanner
+and with msgspec (``recall._fast``, when installed), against the decoding alone of
+the whole body by ``json.loads`` and, when installed, ``orjson`` and ``msgspec``
+(typed).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from recall._blocks import decode_blocks
+from recall._blocks import read_set
+from recall._fast import available, decode_item_msgspec
 
 __all__ = ["decoders", "time_decoders"]
 
@@ -42,10 +44,17 @@ def _orjson() -> Callable[[bytes], object] | None:
 def decoders() -> dict[str, Callable[[bytes], object]]:
     """The decoders to time, by name: the port's, json.loads, and those installed."""
     found: dict[str, Callable[[bytes], object]] = {
-        "port (item by item)": lambda body: decode_blocks(bytearray(body)),
-        "json.loads (whole body)": json.loads,
+        "port, json (decoded and lowered)": lambda body: read_set(bytearray(body)),
     }
-    for name, make in (("orjson", _orjson), ("msgspec (typed)", _msgspec)):
+    if available():
+        found["port, msgspec (decoded and lowered)"] = lambda body: read_set(
+            bytearray(body), decode=decode_item_msgspec
+        )
+    found["json.loads (whole body, decoded only)"] = json.loads
+    for name, make in (
+        ("orjson (decoded only)", _orjson),
+        ("msgspec typed (decoded only)", _msgspec),
+    ):
         decode = make()
         if decode is not None:
             found[name] = decode

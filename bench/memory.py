@@ -1,8 +1,9 @@
 """The Python path's peak memory during a search, measured in a fresh process.
 
 ``python -m bench.memory --base-url URL --args JSON --mode rss|tracemalloc``
-imports ``recall``, makes a ``GoTurnHost``, then runs the search twice (a first
-search, then a repeated one on the same host) and prints one JSON line:
+imports ``recall``, makes a ``GoTurnHost``, then runs the search ``--searches``
+times on the same host (a first search, then repeated ones: the second indexes a
+large set) and prints one JSON line:
 
 - ``rss``: the peak resident set size (``VmHWM``, reset between searches through
   ``/proc/self/clear_refs``) minus the resident size just before the search: what
@@ -11,7 +12,11 @@ search, then a repeated one on the same host) and prints one JSON line:
   reset between searches) minus what was allocated before: Python's own figure,
   slower to run.
 
-The parent (``measure``) compares both with the size of the blocks' JSON.
+and ``kept``: what the host holds between searches, as it counts it (the kept set
+and its index, ``cache_bytes`` bounds both) and as the operating system (``rss``)
+or tracemalloc sees it (after the searches, minus before the host was made).
+
+The parent (``measure``) compares them with the size of the blocks' JSON.
 """
 
 from __future__ import annotations
@@ -78,24 +83,22 @@ def _rss_search(run: Callable[[], str], count: int) -> list[dict[str, object]]:
 
 def _tracemalloc_search(run: Callable[[], str], count: int) -> list[dict[str, object]]:
     found: list[dict[str, object]] = []
-    tracemalloc.start()
-    try:
-        for _ in range(count):
-            tracemalloc.reset_peak()
-            before, _ = tracemalloc.get_traced_memory()
-            start = time.perf_counter()
-            output = run()
-            seconds = time.perf_counter() - start
-            _, peak = tracemalloc.get_traced_memory()
-            found.append(
-                {
-                    "peak_bytes": peak - before,
-                    "seconds": seconds,
-                    "output_sha256": hashlib.sha256(output.encode()).hexdigest(),
-                }
-            )
-    finally:
-        tracemalloc.stop()
+    if not tracemalloc.is_tracing():
+        tracemalloc.start()
+    for _ in range(count):
+        tracemalloc.reset_peak()
+        before, _ = tracemalloc.get_traced_memory()
+        start = time.perf_counter()
+        output = run()
+        seconds = time.perf_counter() - start
+        _, peak = tracemalloc.get_traced_memory()
+        found.append(
+            {
+                "peak_bytes": peak - before,
+                "seconds": seconds,
+                "output_sha256": hashlib.sha256(output.encode()).hexdigest(),
+            }
+        )
     return found
 
 
@@ -109,6 +112,10 @@ def _child(argv: list[str]) -> int:
 
     from recall import GoTurnHost
 
+    if opts.mode == "tracemalloc":
+        tracemalloc.start()
+    rss_before = _status_kib("VmRSS")
+    traced_before = tracemalloc.get_traced_memory()[0]
     host = GoTurnHost(opts.base_url, timeout=120.0)
 
     def run() -> str:
@@ -116,10 +123,19 @@ def _child(argv: list[str]) -> int:
 
     if opts.mode == "rss":
         searches = _rss_search(run, opts.searches)
+        after = _status_kib("VmRSS")
+        held = None if rss_before is None or after is None else (after - rss_before) * 1024
     else:
         searches = _tracemalloc_search(run, opts.searches)
+        held = tracemalloc.get_traced_memory()[0] - traced_before
+    core = host._core
+    kept = {
+        "set_bytes": 0 if core._kept is None else core._kept.size,
+        "index_bytes": core._searcher.held,
+        "held_bytes": held,
+    }
     host.close()
-    print(json.dumps({"mode": opts.mode, "searches": searches}))
+    print(json.dumps({"mode": opts.mode, "searches": searches, "kept": kept}))
     return 0
 
 

@@ -1,26 +1,29 @@
 """``make bench``: recall_search in Python and in Go, side by side, on the same data.
 
-For each archive size (the first N blocks of ``bench.data``'s seeded stream,
-archived in one Go reference instance step by step) and each query:
+For each archive size (the first N blocks of ``bench.data``'s seeded stream, archived
+in two Go reference instances, one with the conditional reads of ``/blocks`` and one
+without, ``-no-etag``):
 
-- kernel: Python's ``run_tool`` over the blocks in memory (a ``MemoryArchive``
-  built from the ``/blocks`` body) against Go's ``BenchmarkSearch`` over the same
-  body written to a file; samples alternate between Go and Python;
-- end to end: ``GoTurnHost.exec_tool`` (fetch ``/blocks``, decode, score, render)
-  against the Go's own ``POST /internal/v1/tool/exec`` (which scores in memory),
-  for a first search (a new host, a new connection; a new httpx client for Go)
-  and a repeated one (same host; a kept client for Go), alternating too; and in
-  the same rounds ``GET /blocks`` alone (the Go's encoding and the transfer: the
-  floor under any path that reads the archive).
+- **sessions** (``bench.session``, each in a fresh interpreter): ``import recall``
+  and ``GoTurnHost(...)`` timed, then the first search, six different queries
+  (repeated), the same six again (steady), and a search after one new block, each
+  beside the Go's own ``POST /internal/v1/tool/exec`` in the same process; against
+  each Go, and against the Go with the extension once more with json's decoder
+  only (as without the ``fast`` extra);
+- ``GET /blocks`` alone between sessions (the Go's encoding and the transfer: the
+  floor under any read of the whole archive);
+- the decoders of the ``/blocks`` body, the word index's build and size, and at the
+  largest size the kernel (``run_tool`` over blocks in memory against Go's
+  ``BenchmarkSearch``).
 
-Then the Python path's peak memory for a search of the largest archive, in a
-fresh process (``bench.memory``), against the size of the ``/blocks`` body, and
+Then the cold start (``bench.coldstart``: import and first calls in fresh
+processes), the Python path's memory at the largest size (``bench.memory``), and
 the time of ``make parity``.
 
-Every output measured is compared with Go's, byte for byte: a divergence stops
-the run (exit 1). The Go's request log proves that the Python path read the
-archive and never called ``/tool/exec``. Figures are medians; only the ratios
-Python / Go, measured in the same run, mean anything on a shared machine.
+Every output measured is compared with Go's, byte for byte: a divergence stops the
+run (exit 1). The Go's request log proves that the Python path never called
+``/tool/exec``. Figures are medians; only the ratios Python / Go, measured in the
+same run, mean anything on a shared machine.
 """
 
 from __future__ import annotations
@@ -40,22 +43,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import machine
-from bench.data import DEFAULT_SEED, QUERIES, BlockSpec, Query, generate_blocks
+from bench import coldstart, machine
+from bench.data import DEFAULT_SEED, QUERIES, SESSION_QUERIES, BlockSpec, Query, generate_blocks
 from bench.decoders import time_decoders
 from bench.gokernel import GoKernel
 from bench.memory import measure
 from bench.report import render_markdown, render_text, targets
 from parity.goclient import ARCHIVE_PATH, BLOCKS_PATH, EXEC_PATH, GoClient, GoConnection
 from parity.reference import GoReference, RunningReference
-from recall import Block, GoTurnHost, MemoryArchive, run_tool
+from recall import Block, MemoryArchive, run_tool
+from recall._blocks import read_set
+from recall._fast import decode_item_msgspec
+from recall._index import WordIndex
 
 __all__ = ["Config", "ParityFailure", "check_parity", "main", "parse_args", "run"]
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_SIZES = (1000, 10_000, 50_000)
+DEFAULT_SIZES = (100, 1000, 10_000)
 QUICK_SIZES = (50, 300)
-TIMEOUT = 120.0
+TIMEOUT = 300.0
+GOS = ("etag", "plain")
+"""The two Gos: with the conditional reads of /blocks, and without (``-no-etag``)."""
+SESSION_KINDS = (("etag", "best"), ("plain", "best"), ("etag", "json"))
+"""(Go, decoder) of each kind of session: ``best`` decodes as the hosts do (msgspec when
+installed), ``json`` with json's scanner only (the port without its ``fast`` extra)."""
+SESSION_CALLS = 1 + 2 * len(SESSION_QUERIES) + 1
+"""recall_search calls in a session, on each side."""
 
 
 class ParityFailure(Exception):
@@ -67,35 +80,32 @@ class Config:
     """What to run."""
 
     sizes: list[int]
-    repeat: int
+    rounds: int
     min_time: float
     out_dir: Path
     work_dir: Path
     seed: int = DEFAULT_SEED
     memory: bool = True
+    kernel: bool = True
+    coldstart_runs: int = 5
     parity_runs: int = 3
     quick: bool = False
-    queries: Sequence[Query] = QUERIES
+    queries: Sequence[Query] = SESSION_QUERIES
     argv: Sequence[str] = ()
 
 
 @dataclass
 class Counter:
-    """Parity-checked calls, and the calls made to Go's /tool/exec by the bench itself."""
+    """Parity-checked outputs, and the requests the bench itself made of the Gos."""
 
     checked: int = 0
-    go_exec: int = 0
-    python_e2e: int = 0
-    fetches: int = 0
-    notes: list[str] = field(default_factory=list)
+    go_exec: dict[str, int] = field(default_factory=lambda: dict.fromkeys(GOS, 0))
+    python_reads: dict[str, int] = field(default_factory=lambda: dict.fromkeys(GOS, 0))
+    bench_reads: dict[str, int] = field(default_factory=lambda: dict.fromkeys(GOS, 0))
 
 
 def _median(values: Sequence[float]) -> float:
     return statistics.median(values)
-
-
-def _ratio(python: float, go: float) -> float:
-    return python / go if go > 0 else float("inf")
 
 
 def _figure(python: list[float], go: list[float]) -> dict[str, Any]:
@@ -103,14 +113,27 @@ def _figure(python: list[float], go: list[float]) -> dict[str, Any]:
     return {
         "python_s": py,
         "go_s": g,
-        "ratio": _ratio(py, g),
+        "ratio": py / g if g > 0 else float("inf"),
         "python_samples_s": python,
         "go_samples_s": go,
     }
 
 
+def check_parity(what: str, got: str, gold: str) -> None:
+    """ParityFailure, naming the first differing character, unless got == gold."""
+    if got == gold:
+        return
+    at = next((i for i, (a, b) in enumerate(zip(got, gold, strict=False)) if a != b), None)
+    at = min(len(got), len(gold)) if at is None else at
+    raise ParityFailure(
+        f"{what}: Python's output differs from Go's at character {at}:\n"
+        f"  python: {got[max(0, at - 60) : at + 60]!r}\n"
+        f"  go:     {gold[max(0, at - 60) : at + 60]!r}"
+    )
+
+
 class Archiver:
-    """POSTs blocks to the Go one by one over one kept-alive connection."""
+    """POSTs blocks to a Go one by one over one kept-alive connection."""
 
     def __init__(self, connection: GoConnection) -> None:
         self._go = GoClient(connection, timeout=TIMEOUT)
@@ -151,163 +174,251 @@ def _composition(blocks: Sequence[Block]) -> dict[str, float]:
     return {k: round(v / n, 4) for k, v in counts.items()}
 
 
-def _matches(output: str) -> int:
-    """The total in ``"N of T matching blocks for ..."``, 0 for no match."""
-    head = output.split(" matching blocks for ", 1)[0]
-    if " of " not in head:
-        return 0
-    return int(head.rsplit(" of ", 1)[1])
+def _log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _child_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL"}}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
 
 
 class Bench:
-    """One run: the Go reference, the Go kernel binary, the counters."""
+    """One run: the two Go references, the counters."""
 
-    def __init__(self, cfg: Config, go: RunningReference, kernel: GoKernel) -> None:
+    def __init__(self, cfg: Config, gos: dict[str, RunningReference]) -> None:
         self.cfg = cfg
-        self.go = go
-        self.kernel_binary = kernel
+        self.gos = gos
         self.count = Counter()
-        self.go_client = GoClient(go.connection, timeout=TIMEOUT)
+        self.clients = {kind: GoClient(go.connection, timeout=TIMEOUT) for kind, go in gos.items()}
+        self.log_at = {kind: len(go.requests()) for kind, go in gos.items()}
 
     def close(self) -> None:
-        self.go_client.close()
+        for client in self.clients.values():
+            client.close()
 
     def log(self, text: str) -> None:
-        print(text, file=sys.stderr, flush=True)
+        _log(text)
 
-    def check(self, what: str, got: str, gold: str) -> None:
-        self.count.checked += 1
-        check_parity(what, got, gold)
+    def read(self, kind: str) -> bytes:
+        """GET /blocks from the Go of this kind, for the bench itself."""
+        self.count.bench_reads[kind] += 1
+        return self.clients[kind].blocks_read().body or b""
 
-    # Go's /tool/exec from a Python httpx client: what the façade used to call.
-
-    def _go_exec(self, client: GoClient, args: str) -> str:
-        self.count.go_exec += 1
-        return client.exec_tool("recall_search", args)
-
-    def go_exec_timed(self, args: str, *, fresh: bool) -> tuple[float, str]:
-        if fresh:
-            with GoClient(self.go.connection, timeout=TIMEOUT) as client:
-                start = time.perf_counter()
-                output = self._go_exec(client, args)
-                return time.perf_counter() - start, output
+    def fetch_only(self, kind: str) -> float:
+        """GET /blocks alone, the body read whole (kept connection)."""
         start = time.perf_counter()
-        output = self._go_exec(self.go_client, args)
-        return time.perf_counter() - start, output
-
-    def gold(self, args: str) -> str:
-        return self._go_exec(self.go_client, args)
-
-    # The kernel.
-
-    def kernel(
-        self, blocks_file: Path, archive: MemoryArchive, query: Query, gold: str, rounds: int
-    ) -> dict[str, Any]:
-        args = query.args()
-        self.check(f"kernel {query.name} (warm-up)", run_tool("recall_search", args, archive), gold)
-        python: list[float] = []
-        go: list[float] = []
-        for r in range(rounds):
-            for side in ("go", "python") if r % 2 == 0 else ("python", "go"):
-                if side == "go":
-                    sample = self.kernel_binary.run(blocks_file, args, benchtime=self.cfg.min_time)
-                    self.check(f"Go BenchmarkSearch {query.name}", sample.output, gold)
-                    go.append(sample.ns_per_op / 1e9)
-                else:
-                    python.append(self._python_kernel_sample(archive, args, gold, query.name))
-        return _figure(python, go)
-
-    def _python_kernel_sample(
-        self, archive: MemoryArchive, args: str, gold: str, name: str
-    ) -> float:
-        spent = 0.0
-        calls = 0
-        while spent < self.cfg.min_time or calls == 0:
-            start = time.perf_counter()
-            output = run_tool("recall_search", args, archive)
-            spent += time.perf_counter() - start
-            calls += 1
-            self.check(f"kernel {name}", output, gold)
-        return spent / calls
-
-    # End to end.
-
-    def end_to_end(self, query: Query, gold: str, rounds: int) -> dict[str, Any]:
-        args = query.args()
-        first: dict[str, list[float]] = {"python": [], "go": []}
-        repeated: dict[str, list[float]] = {"python": [], "go": []}
-        fetch: list[float] = []
-        for r in range(rounds):
-            order = ("go", "python") if r % 2 == 0 else ("python", "go")
-            host = GoTurnHost(self.go.base_url, timeout=TIMEOUT)
-            try:
-                for phase, sink in (("first", first), ("repeated", repeated)):
-                    for side in order:
-                        if side == "go":
-                            seconds, output = self.go_exec_timed(args, fresh=phase == "first")
-                            self.check(f"Go /tool/exec {query.name}", output, gold)
-                        else:
-                            start = time.perf_counter()
-                            output = host.exec_tool("recall_search", args)
-                            seconds = time.perf_counter() - start
-                            self.count.python_e2e += 1
-                            self.check(f"GoTurnHost {phase} {query.name}", output, gold)
-                        sink[side].append(seconds)
-            finally:
-                host.close()
-            fetch.append(self.fetch_only())
-        return {
-            "first": _figure(first["python"], first["go"]),
-            "repeated": _figure(repeated["python"], repeated["go"]),
-            "fetch": {"seconds": _median(fetch), "samples_s": fetch},
-        }
-
-    def fetch_only(self) -> float:
-        """GET /blocks alone, the body read whole (kept connection): the Go's encoding
-        and the transfer, the floor under any Python path that reads the archive."""
-        start = time.perf_counter()
-        body = self.go_client.blocks_read().body
+        body = self.read(kind)
         seconds = time.perf_counter() - start
-        self.count.fetches += 1
         if not body:
             raise RuntimeError(f"GET {BLOCKS_PATH}: an empty body")
         return seconds
 
-    def request_log_check(self, since: int, expect_blocks_reads: int, expect_exec: int) -> int:
-        """Check the Go's request log from ``since``: the reads and calls expected, no more."""
-        new = self.go.requests(since=since)
+    def session(self, kind: str, decoder: str, *, go_first: bool) -> dict[str, Any]:
+        """One bench.session in a fresh interpreter against the Go of this kind."""
+        argv = [sys.executable, "-m", "bench.session", self.gos[kind].base_url]
+        argv += ["--decoder", decoder] + (["--go-first"] if go_first else [])
+        done = subprocess.run(
+            argv, cwd=ROOT, env=_child_env(), capture_output=True, text=True, timeout=900
+        )
+        try:
+            found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+        except (IndexError, ValueError):
+            raise RuntimeError(f"bench.session failed:\n{done.stderr.strip()[-3000:]}") from None
+        if found["failures"]:
+            raise ParityFailure("bench.session: " + "\n".join(found["failures"]))
+        if done.returncode != 0:
+            raise RuntimeError(f"bench.session failed:\n{done.stderr.strip()[-3000:]}")
+        self.count.checked += SESSION_CALLS
+        self.count.go_exec[kind] += SESSION_CALLS
+        self.count.python_reads[kind] += SESSION_CALLS
+        return found
+
+    def request_log_check(self, kind: str) -> None:
+        """The Go's requests since the last check: exactly the bench's own and the Python
+        path's reads of /blocks, and no /tool/exec call but the bench's own."""
+        go = self.gos[kind]
+        new = go.requests(since=self.log_at[kind])
+        self.log_at[kind] += len(new)
         reads = sum(1 for line in new if line == f"GET {BLOCKS_PATH}")
         execs = sum(1 for line in new if line == f"POST {EXEC_PATH}")
         expected = {f"GET {BLOCKS_PATH}", f"POST {EXEC_PATH}", f"POST {ARCHIVE_PATH}"}
         others = [line for line in new if line not in expected]
-        if execs != expect_exec or reads != expect_blocks_reads or others:
+        count = self.count
+        expected_reads = count.python_reads[kind] + count.bench_reads[kind]
+        if execs != count.go_exec[kind] or reads != expected_reads or others:
             raise ParityFailure(
-                f"the Go saw {execs} /tool/exec calls (expected {expect_exec}, the bench's own) "
-                f"and {reads} /blocks reads (expected {expect_blocks_reads}), "
-                f"other requests {others[:3]}: the Python path must read the archive "
-                "and never call Go's tool"
+                f"the {kind} Go saw {execs} /tool/exec calls (expected {count.go_exec[kind]}, "
+                f"the bench's own) and {reads} /blocks reads (expected {expected_reads}), "
+                f"other requests {others[:3]}: the Python path must read the archive and "
+                "never call Go's tool"
             )
-        return since + len(new)
+        count.go_exec[kind] = count.python_reads[kind] = count.bench_reads[kind] = 0
 
 
-def check_parity(what: str, got: str, gold: str) -> None:
-    """ParityFailure, naming the first differing character, unless got == gold."""
-    if got == gold:
-        return
-    at = next((i for i, (a, b) in enumerate(zip(got, gold, strict=False)) if a != b), None)
-    at = min(len(got), len(gold)) if at is None else at
-    raise ParityFailure(
-        f"{what}: Python's output differs from Go's at character {at}:\n"
-        f"  python: {got[max(0, at - 60) : at + 60]!r}\n"
-        f"  go:     {gold[max(0, at - 60) : at + 60]!r}"
-    )
+def _sessions(bench: Bench, rounds: int) -> dict[str, Any]:
+    """Sessions of every kind, alternating, round by round; their figures."""
+    samples: dict[str, list[dict[str, Any]]] = {f"{k}/{d}": [] for k, d in SESSION_KINDS}
+    fetch: dict[str, list[float]] = {kind: [] for kind in GOS}
+    for r in range(rounds):
+        for kind, decoder in SESSION_KINDS:
+            samples[f"{kind}/{decoder}"].append(bench.session(kind, decoder, go_first=r % 2 == 1))
+        for kind in GOS:
+            fetch[kind].append(bench.fetch_only(kind))
+    found: dict[str, Any] = {}
+    for name, sessions in samples.items():
+        found[name] = _session_figures(sessions)
+    found["fetch"] = {kind: {"seconds": _median(v), "samples_s": v} for kind, v in fetch.items()}
+    return found
 
 
-def _rounds(cfg: Config, size: int) -> int:
-    """Samples per figure: at most 3 for the largest archives (a search takes seconds)."""
-    if size >= 50_000:
-        return max(1, min(cfg.repeat, 3))
-    return cfg.repeat
+def _session_figures(sessions: list[dict[str, Any]]) -> dict[str, Any]:
+    def total(pairs: list[dict[str, float]], side: str) -> float:
+        return sum(pair[side] for pair in pairs)
+
+    each = [
+        _median([s["repeated"][i]["python"] / s["repeated"][i]["go"] for s in sessions])
+        for i in range(len(SESSION_QUERIES))
+    ]
+    return {
+        "import_s": _median([s["import_s"] for s in sessions]),
+        "host_s": _median([s["host_s"] for s in sessions]),
+        "first": _figure(
+            [s["first"]["python"] for s in sessions], [s["first"]["go"] for s in sessions]
+        ),
+        "repeated": _figure(
+            [total(s["repeated"], "python") for s in sessions],
+            [total(s["repeated"], "go") for s in sessions],
+        ),
+        "repeated_each_ratio": each,
+        "steady": _figure(
+            [total(s["steady"], "python") for s in sessions],
+            [total(s["steady"], "go") for s in sessions],
+        ),
+        "new_block": _figure(
+            [s["new_block"]["python"] for s in sessions], [s["new_block"]["go"] for s in sessions]
+        ),
+        "sessions": sessions,
+    }
+
+
+def _index_figures(body: bytes, rounds: int) -> dict[str, Any]:
+    """The word index over the whole set: its build time and its size, in this process."""
+    blocks = read_set(bytearray(body), decode=decode_item_msgspec)
+    seconds: list[float] = []
+    index = WordIndex()
+    for _ in range(max(1, min(rounds, 3))):
+        gc.collect()
+        index = WordIndex()
+        start = time.perf_counter()
+        for images in blocks.images:
+            index.add(images)
+        seconds.append(time.perf_counter() - start)
+    return {
+        "build_s": _median(seconds),
+        "build_samples_s": seconds,
+        "index_bytes": index.size,
+        "set_bytes": blocks.size,
+        "image_bytes": blocks.image_bytes,
+        "body_bytes": len(body),
+    }
+
+
+def _kernel(bench: Bench, body: bytes, work_dir: Path, golds: dict[str, str]) -> dict[str, Any]:
+    """run_tool over the blocks in memory against Go's BenchmarkSearch, alternating."""
+    cfg = bench.cfg
+    kernel = GoKernel(work_dir)
+    kernel.build()
+    blocks_file = work_dir / "blocks.json"
+    blocks_file.write_bytes(body)
+    archive = MemoryArchive(_blocks_of(body))
+    found: dict[str, Any] = {}
+    try:
+        for query in QUERIES:
+            args, gold = query.args(), golds[query.name]
+            python: list[float] = []
+            go: list[float] = []
+            for r in range(max(1, min(cfg.rounds, 3))):
+                for side in ("go", "python") if r % 2 == 0 else ("python", "go"):
+                    if side == "go":
+                        sample = kernel.run(blocks_file, args, benchtime=cfg.min_time)
+                        check_parity(f"Go BenchmarkSearch {query.name}", sample.output, gold)
+                        go.append(sample.ns_per_op / 1e9)
+                        continue
+                    spent, calls = 0.0, 0
+                    while spent < cfg.min_time or calls == 0:
+                        start = time.perf_counter()
+                        output = run_tool("recall_search", args, archive)
+                        spent += time.perf_counter() - start
+                        calls += 1
+                        check_parity(f"kernel {query.name}", output, gold)
+                        bench.count.checked += 1
+                    python.append(spent / calls)
+            found[query.name] = _figure(python, go)
+    finally:
+        blocks_file.unlink(missing_ok=True)
+    return found
+
+
+def _measure_size(bench: Bench, size: int, work_dir: Path) -> dict[str, Any]:
+    cfg = bench.cfg
+    body = bench.read("etag")
+    blocks = _blocks_of(body)
+    if len(blocks) != size:
+        raise RuntimeError(f"the Go serves {len(blocks)} blocks, {size} were archived")
+    entry: dict[str, Any] = {
+        "blocks": size,
+        "body_bytes": len(body),
+        "composition": _composition(blocks),
+    }
+    del blocks
+    bench.log(f"[bench] {size} blocks: decoders and the word index…")
+    entry["decode_s"] = time_decoders(body, max(1, min(cfg.rounds, 5)))
+    entry["index"] = _index_figures(body, cfg.rounds)
+    if cfg.kernel and size == max(cfg.sizes):
+        bench.log(f"[bench] {size} blocks: kernel…")
+        golds = {
+            q.name: bench.clients["etag"].exec_tool("recall_search", q.args()) for q in QUERIES
+        }
+        bench.count.go_exec["etag"] += len(QUERIES)
+        entry["kernel"] = _kernel(bench, body, work_dir, golds)
+    del body
+    gc.collect()
+    bench.log(f"[bench] {size} blocks: sessions…")
+    entry.update(_sessions(bench, cfg.rounds))
+    for kind in GOS:
+        bench.request_log_check(kind)
+    return entry
+
+
+def _measure_memory(bench: Bench, largest: dict[str, Any]) -> dict[str, Any]:
+    """The Python path's peak and kept memory for the first query over the largest archive."""
+    query = bench.cfg.queries[0]
+    go = bench.gos["etag"]
+    bench.log(f"[bench] {largest['blocks']} blocks: memory of the Python path…")
+    digest = hashlib.sha256(bench.clients["etag"].exec_tool("recall_search", query.args()).encode())
+    bench.count.go_exec["etag"] += 1
+    body_bytes = largest["body_bytes"]
+    memory: dict[str, Any] = {
+        "blocks": largest["blocks"],
+        "query": query.name,
+        "body_bytes": body_bytes,
+    }
+    for mode in ("rss", "tracemalloc"):
+        found = measure(go.base_url, query.args(), mode, searches=3)
+        searches = found["searches"]
+        assert isinstance(searches, list)
+        for n, search in enumerate(searches):
+            bench.count.checked += 1
+            bench.count.python_reads["etag"] += 1
+            if search["output_sha256"] != digest.hexdigest():
+                raise ParityFailure(f"memory child ({mode}), search {n + 1}: output differs")
+            search["ratio"] = search["peak_bytes"] / body_bytes
+        memory[mode] = searches
+        memory[f"{mode}_kept"] = found.get("kept")
+    bench.request_log_check("etag")
+    return memory
 
 
 def _time_make_parity(runs: int) -> dict[str, Any]:
@@ -345,7 +456,7 @@ def run(cfg: Config) -> dict[str, Any]:
         "load_before": machine.load_average(),
         "config": {
             "sizes": cfg.sizes,
-            "repeat": cfg.repeat,
+            "rounds": cfg.rounds,
             "min_time_s": cfg.min_time,
             "seed": cfg.seed,
             "quick": cfg.quick,
@@ -355,109 +466,43 @@ def run(cfg: Config) -> dict[str, Any]:
         "sizes": [],
     }
     cfg.work_dir.mkdir(parents=True, exist_ok=True)
-    # A directory of this run's own: runs at the same time (tests) share nothing.
     with tempfile.TemporaryDirectory(prefix="run-", dir=cfg.work_dir) as work:
         return _run(cfg, Path(work), results, started)
 
 
-def _measure_size(bench: Bench, size: int, work_dir: Path) -> dict[str, Any]:
-    """Kernel, decoders and end to end for the archive as it is now (``size`` blocks)."""
-    cfg = bench.cfg
-    rounds = _rounds(cfg, size)
-    body = bench.go_client.blocks_read().body or b""
-    blocks_file = work_dir / f"blocks-{size}.json"
-    blocks_file.write_bytes(body)
-    blocks = _blocks_of(body)
-    if len(blocks) != size:
-        raise RuntimeError(f"the Go serves {len(blocks)} blocks, {size} were archived")
-    archive = MemoryArchive(blocks)
-    entry: dict[str, Any] = {
-        "blocks": size,
-        "body_bytes": len(body),
-        "composition": _composition(blocks),
-        "queries": [],
-    }
-    golds = {query.name: bench.gold(query.args()) for query in cfg.queries}
-    kernels: dict[str, dict[str, Any]] = {}
-    for query in cfg.queries:
-        bench.log(f"[bench] {size} blocks, {query.name}: kernel…")
-        kernels[query.name] = bench.kernel(blocks_file, archive, query, golds[query.name], rounds)
-    blocks_file.unlink()
-    bench.log(f"[bench] {size} blocks: decoders…")
-    entry["decode_s"] = time_decoders(body, rounds)
-    # The end-to-end searches run without the kernel's blocks in this process
-    # (Python's collector would walk them too).
-    del archive, blocks, body
-    gc.collect()
-    for query in cfg.queries:
-        bench.log(f"[bench] {size} blocks, {query.name}: end to end…")
-        gold = golds[query.name]
-        entry["queries"].append(
-            {
-                "name": query.name,
-                "args": query.args(),
-                "matches": _matches(gold),
-                "kernel": kernels[query.name],
-                **bench.end_to_end(query, gold, rounds),
-            }
-        )
-    return entry
-
-
-def _measure_memory(bench: Bench, largest: dict[str, Any]) -> dict[str, Any]:
-    """The Python path's peak memory for the first query over the largest archive."""
-    query = bench.cfg.queries[0]
-    bench.log(f"[bench] {largest['blocks']} blocks: peak memory of the Python path…")
-    digest = hashlib.sha256(bench.gold(query.args()).encode()).hexdigest()
-    body_bytes = largest["body_bytes"]
-    memory: dict[str, Any] = {
-        "blocks": largest["blocks"],
-        "query": query.name,
-        "body_bytes": body_bytes,
-    }
-    for mode in ("rss", "tracemalloc"):
-        searches = measure(bench.go.base_url, query.args(), mode)["searches"]
-        assert isinstance(searches, list)
-        for n, search in enumerate(searches):
-            bench.count.checked += 1
-            if search["output_sha256"] != digest:
-                raise ParityFailure(f"memory child ({mode}), search {n + 1}: output differs")
-            search["ratio"] = search["peak_bytes"] / body_bytes
-        memory[mode] = searches
-    return memory
-
-
 def _run(cfg: Config, work_dir: Path, results: dict[str, Any], started: float) -> dict[str, Any]:
-    kernel = GoKernel(work_dir)
-    kernel.build()
+    _log("[bench] cold start (fresh processes)…")
+    modes = ("pyc",) if cfg.quick else coldstart.MODES
+    cold = coldstart.measure(runs=cfg.coldstart_runs, modes=modes)
+    results["coldstart"] = cold[str(coldstart.ROOT)]
     specs = generate_blocks(max(cfg.sizes), cfg.seed)
-    with GoReference().start(first_seq=1) as go:
-        results["go"] = go.version()
-        bench = Bench(cfg, go, kernel)
-        archiver = Archiver(go.connection)
-        log_at = len(go.requests())
+    reference = GoReference()
+    with (
+        reference.start(first_seq=1, etag=True) as with_etag,
+        reference.start(first_seq=1, etag=False) as without,
+    ):
+        gos = {"etag": with_etag, "plain": without}
+        results["go"] = with_etag.version()
+        bench = Bench(cfg, gos)
+        archivers = {kind: Archiver(go.connection) for kind, go in gos.items()}
         try:
+            archived = 0
             for size in sorted(cfg.sizes):
                 bench.log(f"[bench] {size} blocks: archiving…")
-                load_s = archiver.archive(specs, size - archiver.count)
-                count = bench.count
-                before = (count.go_exec, count.python_e2e, count.fetches)
+                batch = list(_take(specs, size - archived))
+                load_s = [archivers[kind].archive(iter(batch), len(batch)) for kind in GOS]
+                archived = size
                 entry = _measure_size(bench, size, work_dir)
-                entry["archive_s"] = load_s
-                # Reads of /blocks: the bench's own, GET /blocks alone, the Python path.
-                reads = 1 + (count.fetches - before[2]) + (count.python_e2e - before[1])
-                log_at = bench.request_log_check(
-                    log_at, expect_blocks_reads=reads, expect_exec=count.go_exec - before[0]
-                )
+                entry["archive_s"] = max(load_s)
                 results["sizes"].append(entry)
             if cfg.memory:
                 results["memory"] = _measure_memory(bench, results["sizes"][-1])
-                log_at = bench.request_log_check(log_at, expect_blocks_reads=4, expect_exec=1)
         finally:
-            archiver.close()
+            for archiver in archivers.values():
+                archiver.close()
             bench.close()
     if cfg.parity_runs > 0:
-        bench.log("[bench] make parity…")
+        _log("[bench] make parity…")
         results["make_parity"] = _time_make_parity(cfg.parity_runs)
     results["load_after"] = machine.load_average()
     results["parity"] = {
@@ -468,6 +513,11 @@ def _run(cfg: Config, work_dir: Path, results: dict[str, Any], started: float) -
     results["elapsed_s"] = time.time() - started
     results["targets"] = targets(results)
     return results
+
+
+def _take(specs: Iterator[BlockSpec], count: int) -> Iterator[BlockSpec]:
+    for _ in range(count):
+        yield next(specs)
 
 
 def _sizes(text: str) -> list[int]:
@@ -483,15 +533,18 @@ def parse_args(argv: Sequence[str]) -> Config:
         prog="python -m bench",
         description="recall_search, Python against Go, side by side (`make bench`).",
     )
-    parser.add_argument("--sizes", type=_sizes, help="archive sizes (default 1000,10000,50000)")
-    parser.add_argument("--repeat", type=int, help="samples per figure; medians (default 5)")
+    parser.add_argument("--sizes", type=_sizes, help="archive sizes (default 100,1000,10000)")
+    parser.add_argument("--rounds", type=int, help="sessions of each kind per size (default 5)")
     parser.add_argument(
-        "--min-time", type=float, help="seconds per kernel sample, each side (default 0.5)"
+        "--min-time", type=float, help="seconds per kernel sample, each side (default 0.3)"
     )
     parser.add_argument(
-        "--quick", action="store_true", help="smoke run: tiny sizes, 2 samples, no make parity"
+        "--quick",
+        action="store_true",
+        help="smoke run: tiny sizes, 2 rounds, no kernel, one cold start run, no make parity",
     )
     parser.add_argument("--no-memory", action="store_true", help="skip the memory measurement")
+    parser.add_argument("--no-kernel", action="store_true", help="skip the kernel measurement")
     parser.add_argument(
         "--parity-runs", type=int, help="times `make parity` is timed (default 3, quick 0)"
     )
@@ -504,17 +557,19 @@ def parse_args(argv: Sequence[str]) -> Config:
     )
     opts = parser.parse_args(argv)
     quick = bool(opts.quick)
-    repeat = opts.repeat if opts.repeat is not None else (2 if quick else 5)
-    if repeat < 1:
-        parser.error("--repeat must be at least 1")
+    rounds = opts.rounds if opts.rounds is not None else (2 if quick else 5)
+    if rounds < 1:
+        parser.error("--rounds must be at least 1")
     return Config(
         sizes=opts.sizes or list(QUICK_SIZES if quick else DEFAULT_SIZES),
-        repeat=repeat,
-        min_time=opts.min_time if opts.min_time is not None else (0.02 if quick else 0.5),
+        rounds=rounds,
+        min_time=opts.min_time if opts.min_time is not None else 0.3,
         out_dir=opts.out_dir,
         work_dir=ROOT / ".cache" / "bench",
         seed=opts.seed,
         memory=not opts.no_memory,
+        kernel=not (opts.no_kernel or quick),
+        coldstart_runs=1 if quick else 5,
         parity_runs=opts.parity_runs if opts.parity_runs is not None else (0 if quick else 3),
         quick=quick,
         argv=list(argv),

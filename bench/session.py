@@ -4,14 +4,17 @@
 interpreter, and prints one JSON object:
 
 1. ``import recall`` (timed), then ``GoTurnHost(URL)`` (timed);
-2. **first**: the host's first ``recall_search`` (the first query), beside the Go's
-   own ``POST /internal/v1/tool/exec`` from a new httpx client (a new connection);
+2. **first**: the host's first ``recall_search`` (the first query), then the Go's
+   own ``POST /internal/v1/tool/exec`` from a new httpx client (a new connection):
+   Python always first, so that it bears every cost of a cold process;
 3. **repeated**: six different queries (``bench.data.SESSION_QUERIES``), each beside
    the Go's, the archive unchanged;
 4. **steady**: the same six again;
-5. **new block**: one block archived (not timed), then the first query, beside the Go's.
+5. **new block**: one block archived (not timed), then the first query, beside the Go's;
+   the block is locked again afterwards (``/debug/lock``), so that the next session
+   reads the archive it measures.
 
-Python and Go alternate (``--go-first`` starts with Go), each figure its own wall
+Elsewhere Python and Go alternate (``--go-first`` starts with Go), each figure its own wall
 time (``time.perf_counter``) until the output is a str. Every Python output is
 compared with the Go's for the same call at the same moment: a difference is
 printed and the process exits 1. The token, if any, is read from the environment
@@ -46,7 +49,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--token-env", default="")
     parser.add_argument("--go-first", action="store_true")
     parser.add_argument("--new-label", default="bench: one new block")
+    parser.add_argument(
+        "--decoder", choices=("best", "json"), default="best", help="json: as without msgspec"
+    )
     opts = parser.parse_args(argv)
+    if opts.decoder == "json":
+        import recall._blocks
+        import recall._fast
+
+        recall._fast._chosen = recall._blocks.decode_item
     token = os.environ.get(opts.token_env) if opts.token_env else None
 
     started = time.perf_counter()
@@ -64,10 +75,10 @@ def main(argv: list[str] | None = None) -> int:
         assert isinstance(output, str)
         return output
 
-    def pair(what: str, args: str) -> dict[str, float]:
+    def pair(what: str, args: str, sides: tuple[str, str] = order) -> dict[str, float]:
         outputs: dict[str, str] = {}
         seconds: dict[str, float] = {}
-        for side in order:
+        for side in sides:
             call = host.exec_tool if side == "python" else None
             begin = time.perf_counter()
             outputs[side] = call("recall_search", args) if call else go_exec(args)
@@ -78,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         return seconds
 
     queries = [query.args() for query in SESSION_QUERIES]
-    first = pair("first", queries[0])
+    first = pair("first", queries[0], ("python", "go"))
     repeated = [pair("repeated", args) for args in queries]
     steady = [pair("steady", args) for args in queries]
     archived = go.post(
@@ -87,6 +98,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     archived.raise_for_status()
     new_block = pair("new block", queries[0])
+    # Locked again (the reference's debug route): the next session reads the archive of
+    # the size measured, no more.
+    locked = go.post("/debug/lock", json={"seq": archived.json()["seq"], "locked": True})
+    locked.raise_for_status()
     host.close()
     go.close()
     print(

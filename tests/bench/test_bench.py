@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.data import QUERIES, generate_blocks
+from bench.data import QUERIES, SESSION_QUERIES, generate_blocks
 from bench.gokernel import parse_ns_per_op
 from bench.report import targets
-from bench.runner import ParityFailure, check_parity, parse_args
+from bench.runner import SESSION_CALLS, SESSION_KINDS, ParityFailure, check_parity, parse_args
 from parity.errors import GoReferenceError
 from parity.plugin import go_unavailable
 from parity.reference import go_executable
@@ -38,6 +38,8 @@ def test_data_is_deterministic_and_realistic() -> None:
     assert any("<" in c and "&" in c for c in contents)
     assert any(not b.label for b in first)
     assert all(json.loads(q.args())["query"] for q in QUERIES)
+    assert len({q.args() for q in SESSION_QUERIES}) == 6  # six different queries
+    assert SESSION_QUERIES[: len(QUERIES)] == QUERIES
 
 
 def test_parse_ns_per_op() -> None:
@@ -61,14 +63,19 @@ def test_options() -> None:
     assert quick.quick
     assert max(quick.sizes) < 1000
     assert quick.parity_runs == 0
-    full = parse_args(["--sizes", "1000,10_000", "--repeat", "3"])
+    assert not quick.kernel
+    full = parse_args(["--sizes", "1000,10_000", "--rounds", "3"])
     assert full.sizes == [1000, 10_000]
-    assert full.repeat == 3
+    assert full.rounds == 3
     assert full.parity_runs == 3
+    assert full.kernel
+    assert parse_args([]).sizes == [100, 1000, 10_000]
 
 
 def test_targets_without_the_target_sizes_are_not_measured() -> None:
-    assert all("met" not in t for t in targets({"sizes": []}))
+    found = targets({"sizes": []})
+    assert all("met" not in t for t in found)
+    assert {t["limit"] for t in found} >= {2.0, 0.6, 1.0, 3.0}
 
 
 def test_quick_bench_runs_reports_ratios_and_checks_parity(tmp_path: Path) -> None:
@@ -93,22 +100,36 @@ def test_quick_bench_runs_reports_ratios_and_checks_parity(tmp_path: Path) -> No
     assert (tmp_path / "RESULTS.md").read_text().startswith("# `make bench` results")
     sizes = results["sizes"]
     assert [s["blocks"] for s in sizes] == results["config"]["sizes"]
+    rounds = results["config"]["rounds"]
     for entry in sizes:
         assert entry["body_bytes"] > 0
-        assert len(entry["queries"]) == len(QUERIES)
-        for query in entry["queries"]:
-            assert query["matches"] > 0
-            for key in ("kernel", "first", "repeated"):
-                figure = query[key]
+        for kind in SESSION_KINDS:
+            figures = entry[f"{kind[0]}/{kind[1]}"]
+            assert len(figures["sessions"]) == rounds
+            assert figures["import_s"] > 0
+            assert figures["host_s"] > 0
+            assert len(figures["repeated_each_ratio"]) == len(SESSION_QUERIES)
+            for key in ("first", "repeated", "steady", "new_block"):
+                figure = figures[key]
                 assert figure["python_s"] > 0
                 assert figure["go_s"] > 0
                 assert figure["ratio"] == pytest.approx(figure["python_s"] / figure["go_s"])
                 assert f"{figure['ratio']:.2f}x" in done.stdout
+        assert entry["index"]["index_bytes"] > 0
+        assert set(entry["fetch"]) == {"etag", "plain"}
     for mode in ("rss", "tracemalloc"):
-        assert [s["ratio"] > 0 for s in results["memory"][mode]] == [True, True]
+        assert [s["ratio"] > 0 for s in results["memory"][mode]] == [True] * 3
+        assert results["memory"][f"{mode}_kept"]["set_bytes"] > 0
+    cold = results["coldstart"]["pyc"]
+    assert cold["import"] > 0
+    assert cold["recall_search"] > 0
     parity = results["parity"]
     assert parity["all_identical"]
     assert not parity["python_path_called_go_tool"]
-    # Every kernel sample, end-to-end call and memory search is compared with Go.
-    assert parity["checked_outputs"] >= len(sizes) * len(QUERIES) * (1 + 2 + 2 * 4)
-    assert {t["target"].split(",")[0] for t in results["targets"]} >= {"kernel", "make parity"}
+    # Every output of every session, and the memory searches, compared with Go's.
+    calls = len(sizes) * len(SESSION_KINDS) * rounds * SESSION_CALLS
+    assert parity["checked_outputs"] >= calls + 2 * 3
+    assert {t["target"].split(",")[0] for t in results["targets"]} >= {
+        "first search in a fresh process",
+        "make parity",
+    }
