@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Final, NamedTuple, TypedDict
 
 from recall._blocks import (
+    ArrayDecoder,
     BlockSet,
     ItemDecoder,
     NotBlocks,
@@ -220,6 +221,7 @@ def parse_blocks(
     kept: BlockSet | None = None,
     sent: str | None = None,
     decode: ItemDecoder = decode_item,
+    decode_array: ArrayDecoder | None = None,
 ) -> BlockSet:
     """Every readable block, by increasing seq.
 
@@ -239,7 +241,13 @@ def parse_blocks(
         answer.body.clear()
         raise GoUnavailableError(what, f"status {answer.status}")
     try:
-        return read_set(answer.body, kept, tag=strong_etag(answer.headers), decode=decode)
+        return read_set(
+            answer.body,
+            kept,
+            tag=strong_etag(answer.headers),
+            decode=decode,
+            decode_array=decode_array,
+        )
     except NotBlocks as exc:
         raise GoUnavailableError(what, str(exc)) from exc
 

@@ -18,6 +18,7 @@ from recall._tools import _TERMS, BlocksRead
 
 __all__ = [
     "INDEX_BYTES_PER_IMAGE_BYTE",
+    "INDEX_COST",
     "INDEX_FROM",
     "Searcher",
     "render",
@@ -28,10 +29,14 @@ __all__ = [
 INDEX_BYTES_PER_IMAGE_BYTE: Final = 0.5
 """What an index is expected to hold for each byte of the images it indexes, before it
 is built (the bench's blocks need about 0.3)."""
-INDEX_FROM: Final = 4 << 20
-"""The images' bytes from which a set searched again gets indexed. Indexing a block
-costs about what six to eight scans of it cost, paid once; below this a scan of the
-whole set takes a few milliseconds (about 1,900 blocks of 2.4 KB)."""
+INDEX_FROM: Final = 1 << 20
+"""The images' bytes from which a set searched again may get indexed (about 450 blocks of
+2.4 KB): below, a scan of the whole set takes a millisecond or two."""
+INDEX_COST: Final = 40
+"""What indexing a block costs, in scans of it for one term (``bytes.find`` over its
+images): 40 to 66 on the bench's blocks (``make bench``), so a set is indexed once
+the terms scanned over the sets searched again add up to 40 (ski rental: never more
+than twice the cost of the better choice, whatever the searches to come)."""
 _SPARE_SLOTS: Final = 4096
 """Slots an index may hold past twice its set's blocks before it is built again."""
 
@@ -81,17 +86,22 @@ class Searcher:
     sets read again, within ``budget`` bytes together with the set.
 
     A set of ``index_from`` bytes of images or more gets indexed when it is searched
-    again (``again``: a 304, or a 200 that kept most of the set before): its blocks
-    already indexed keep their slots, the others are added. The index is built anew
-    when dead slots (blocks gone from the sets) outnumber the living, and dropped
-    when it would not fit the budget.
+    again (``again``: a 304, or a 200 that kept most of the set before) and the scans
+    of such sets have cost what indexing it costs (``INDEX_COST``; ``index_cost=0``:
+    at once): its blocks already indexed keep their slots, the others are added. The
+    index is built anew when dead slots (blocks gone from the sets) outnumber the
+    living, and dropped when it would not fit the budget.
     Safe for threads and tasks: one search uses the index at a time, the others
     scan (a lock that is never waited for).
     """
 
-    def __init__(self, budget: int, *, index_from: int = INDEX_FROM) -> None:
+    def __init__(
+        self, budget: int, *, index_from: int = INDEX_FROM, index_cost: int = INDEX_COST
+    ) -> None:
         self._budget = budget
         self._index_from = index_from
+        self._index_cost = index_cost
+        self._scanned = 0  # terms scanned over sets searched again, since the last index
         self._index: WordIndex | None = None
         self._ratio = INDEX_BYTES_PER_IMAGE_BYTE  # raised when an index proves larger
         self._lock = threading.Lock()
@@ -109,20 +119,24 @@ class Searcher:
             return step.finish(blocks.blocks())
         if self._lock.acquire(blocking=False):
             try:
-                index = self._indexed(blocks, again=again)
+                index = self._indexed(blocks, again=again, terms=len(terms))
                 if index is not None:
                     return render(step, blocks, index.hits(terms, blocks.positions()))
             finally:
                 self._lock.release()
         return render(step, blocks, scan(blocks.images, terms))
 
-    def _indexed(self, blocks: BlockSet, *, again: bool) -> WordIndex | None:
+    def _indexed(self, blocks: BlockSet, *, again: bool, terms: int) -> WordIndex | None:
         """The index with every block of ``blocks`` in it, or None (scan them)."""
         index = self._index
         slots = blocks.slots
         if index is None or blocks.index is not index:
             if not again or blocks.image_bytes < self._index_from:
-                return None  # a set is indexed once it is searched again, if large
+                return None  # only a large set searched again is worth an index
+            if self._scanned < self._index_cost:
+                self._scanned += terms  # this search scans: the rent
+                return None
+            self._scanned = 0
             index, slots = index or WordIndex(), [-1] * len(blocks)
         missing = [at for at, slot in enumerate(slots) if slot < 0]
         if index.count + len(missing) > 2 * len(blocks) + _SPARE_SLOTS:
