@@ -29,7 +29,6 @@ __all__ = [
     "NOT_IN_ORDER",
     "NOT_JSON",
     "NOT_OBJECT",
-    "ArrayDecoder",
     "BlockSet",
     "Fields",
     "ItemDecoder",
@@ -146,9 +145,6 @@ Fields = tuple[int, str, str]
 """A block's seq, label and content."""
 ItemDecoder = Callable[[memoryview], Fields]
 """One item's bytes to its block's fields; NotCompact when they are not one JSON block."""
-ArrayDecoder = Callable[[memoryview], "list[Fields] | None"]
-"""A JSON array's bytes to the fields of each of its items when each is exactly one
-JSON block, ``{...}`` without whitespace around it; else None."""
 
 
 def _array_bounds(body: bytearray) -> tuple[int, int] | None:
@@ -343,23 +339,17 @@ def read_set(
     *,
     tag: str | None = None,
     decode: ItemDecoder = decode_item,
-    decode_array: ArrayDecoder | None = None,
 ) -> BlockSet:
     """The BlockSet of a 200 /blocks body; NotBlocks when it is not the contract's.
 
     Go's compact body becomes the set's ``raw`` (the caller must not change it
     again); any other body is emptied. The items of ``kept`` whose bytes are the
     same are taken from it (with their images and index slots), the others
-    decoded with ``decode``; with nothing kept, ``decode_array`` (when given) may
-    decode them all at once.
+    decoded with ``decode``.
     """
     try:
         bounds = _array_bounds(body)
-        made = None
-        if bounds is not None and decode_array is not None and (kept is None or not kept.raw):
-            made = _compact_at_once(body, bounds, decode_array)
-        if made is None and bounds is not None:
-            made = _compact(body, bounds, kept, decode)
+        made = None if bounds is None else _compact(body, bounds, kept, decode)
         if made is not None:
             made.tag = tag
             return made
@@ -458,40 +448,6 @@ def _compact(
         index=index,
         reused=reused,
     )
-
-
-def _compact_at_once(
-    body: bytearray, bounds: tuple[int, int], decode_array: ArrayDecoder
-) -> BlockSet | None:
-    """The set of Go's compact body with every item decoded by ``decode_array`` in one
-    call, or None (then item by item).
-
-    Its items are flat objects of two strings and an int, so ``},{"`` lies between two
-    of them and nowhere else (a ``"`` in a string is escaped): when the array starts
-    with ``{``, ends with ``}`` and its cuts are one fewer than its items, they cut
-    exactly between them, as ``_compact`` cuts.
-    """
-    pos, end = bounds
-    if pos == end or body[pos] != 0x7B or body[end - 1] != 0x7D:
-        return None
-    with memoryview(body) as view:
-        decoded = decode_array(view[pos - 1 : end + 1])  # "[" ... "]"
-    if decoded is None:
-        return None
-    starts: list[int] = [pos]
-    stops: list[int] = []
-    find = body.find
-    while (cut := find(_ITEM_CUT, pos, end)) >= 0:
-        stops.append(cut + 1)
-        pos = cut + 2
-        starts.append(pos)
-    stops.append(end)
-    if len(starts) != len(decoded):
-        return None
-    seqs = [seq for seq, _, _ in decoded]
-    _check_order(seqs)
-    images = [images_of(label, content) for _, label, content in decoded]
-    return BlockSet(seqs, images, raw=body, starts=starts, stops=stops)
 
 
 def _seq_at(body: bytearray, pos: int) -> int:

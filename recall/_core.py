@@ -19,7 +19,7 @@ from typing import Final, Generic, TypeVar
 
 from recall._blocks import BlockSet, replace_surrogates
 from recall._errors import FallbackFailedError, GoUnavailableError, RecallError
-from recall._fast import decode_array_msgspec, decode_item_msgspec, item_decoder
+from recall._fast import item_decoder
 from recall._protocol import (
     Answer,
     Body,
@@ -186,14 +186,7 @@ class HostCore:
         request = blocks_request(sent)
         answer = yield request
         decode = item_decoder(len(answer.body))
-        blocks = parse_blocks(
-            request.what,
-            answer,
-            kept=kept,
-            sent=sent,
-            decode=decode,
-            decode_array=decode_array_msgspec if decode is decode_item_msgspec else None,
-        )
+        blocks = parse_blocks(request.what, answer, kept=kept, sent=sent, decode=decode)
         if seen is not None:
             seen.step, seen.blocks = step, blocks.view()  # decoded for a divergence only
         again = blocks is kept or 2 * blocks.reused >= len(blocks)

@@ -26,7 +26,6 @@ from recall._tools import MAX_SEQ
 __all__ = [
     "MSGSPEC_FROM",
     "available",
-    "decode_array_msgspec",
     "decode_item_msgspec",
     "item_decoder",
 ]
@@ -39,7 +38,6 @@ _lock = threading.Lock()
 _chosen: ItemDecoder | None = None
 _msgspec: Any = None
 _decoder: Any = None
-_array_decoder: Any = None
 
 
 def available() -> bool:
@@ -49,7 +47,7 @@ def available() -> bool:
 
 def _load() -> bool:
     """Import msgspec and build the item decoder, once; whether it could."""
-    global _msgspec, _decoder, _array_decoder
+    global _msgspec, _decoder
     if _decoder is not None:
         return True
     with _lock:
@@ -63,7 +61,6 @@ def _load() -> bool:
                 [("seq", int), ("label", str), ("content", str)],
                 forbid_unknown_fields=True,
             )
-            _array_decoder = msgspec.json.Decoder(list[item])  # type: ignore[valid-type]
             _msgspec, _decoder = msgspec, msgspec.json.Decoder(item)
     return True
 
@@ -80,23 +77,6 @@ def decode_item_msgspec(raw: memoryview) -> Fields:
     if not 1 <= seq <= MAX_SEQ:
         raise NotCompact
     return seq, item.label, item.content
-
-
-def decode_array_msgspec(raw: memoryview) -> list[Fields] | None:
-    """The fields of every item of a JSON array of the contract's objects, each exactly
-    ``{...}`` with the three fields and no other, a JSON int seq from 1 to 2**63-1 and
-    two strings without lone surrogate escapes; None for any other array (decode it
-    item by item)."""
-    if not _load():
-        return None
-    try:
-        items = _array_decoder.decode(raw)
-    except (_msgspec.DecodeError, RecursionError):
-        return None
-    fields = [(item.seq, item.label, item.content) for item in items]
-    if any(not 1 <= seq <= MAX_SEQ for seq, _, _ in fields):
-        return None
-    return fields
 
 
 def item_decoder(size: int) -> ItemDecoder:

@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping
 from typing import Final, NamedTuple, TypedDict
 
 from recall._blocks import (
-    ArrayDecoder,
     BlockSet,
     ItemDecoder,
     NotBlocks,
@@ -221,7 +220,6 @@ def parse_blocks(
     kept: BlockSet | None = None,
     sent: str | None = None,
     decode: ItemDecoder = decode_item,
-    decode_array: ArrayDecoder | None = None,
 ) -> BlockSet:
     """Every readable block, by increasing seq.
 
@@ -241,13 +239,7 @@ def parse_blocks(
         answer.body.clear()
         raise GoUnavailableError(what, f"status {answer.status}")
     try:
-        return read_set(
-            answer.body,
-            kept,
-            tag=strong_etag(answer.headers),
-            decode=decode,
-            decode_array=decode_array,
-        )
+        return read_set(answer.body, kept, tag=strong_etag(answer.headers), decode=decode)
     except NotBlocks as exc:
         raise GoUnavailableError(what, str(exc)) from exc
 

@@ -27,16 +27,13 @@ from recall._blocks import (
     ItemDecoder,
     NotBlocks,
     NotCompact,
-    _array_bounds,
-    _compact_at_once,
     decode_blocks,
     decode_item,
     read_set,
 )
-from recall._fast import MSGSPEC_FROM, decode_array_msgspec, decode_item_msgspec, item_decoder
+from recall._fast import MSGSPEC_FROM, decode_item_msgspec, item_decoder
 
 from .conftest import MakeHost
-from .mockgo import go_body
 
 
 @pytest.fixture(autouse=True)
@@ -136,18 +133,16 @@ def test_the_decoders_agree_on_any_item(
     assert outcome(decode_item_msgspec, bytes(raw)) == outcome(decode_item, bytes(raw))
 
 
-def read_at_once(body: bytes) -> tuple[str, object]:
-    """read_set with msgspec decoding the whole array when it can."""
+def read_msgspec(body: bytes) -> tuple[str, object]:
+    """read_set with msgspec's decoder: the blocks, images and spans, or the error."""
     try:
-        got = read_set(
-            bytearray(body), decode=decode_item_msgspec, decode_array=decode_array_msgspec
-        )
+        got = read_set(bytearray(body), decode=decode_item_msgspec)
     except NotBlocks as exc:
         return "error", str(exc)
     return "blocks", (got.blocks(), got.images, list(zip(got.starts, got.stops, strict=True)))
 
 
-def read_item_by_item(body: bytes) -> tuple[str, object]:
+def read_json(body: bytes) -> tuple[str, object]:
     try:
         got = read_set(bytearray(body))
     except NotBlocks as exc:
@@ -167,52 +162,6 @@ ITEM_DICTS = st.lists(
 BODY_EDITS = st.sampled_from(
     [b" ", b"\n", b",", b"}", b"{", b"]", b"[", b'"', b"\\", b"\\ud800", b'},{"', b'"x":1', b""]
 )
-
-
-def test_gos_body_is_decoded_at_once() -> None:
-    body = bytearray(go_body([(1, "a", "x \u2028 <b>"), (2, "", "😀 é"), (7, "l", "")]))
-    bounds = _array_bounds(body)
-    assert bounds is not None
-    made = _compact_at_once(body, bounds, decode_array_msgspec)
-    assert made is not None
-    assert made.blocks() == [Block(1, "a", "x \u2028 <b>"), Block(2, "", "😀 é"), Block(7, "l", "")]
-    spaced = bytearray(bytes(body).replace(b'},{"', b'}, {"'))
-    bounds = _array_bounds(spaced)
-    assert bounds is not None
-    assert _compact_at_once(spaced, bounds, decode_array_msgspec) is None  # one by one, then
-
-
-@settings(max_examples=400, deadline=None)
-@given(ITEM_DICTS, st.booleans(), st.data())
-def test_the_whole_array_at_once_is_the_items_one_by_one(
-    items: list[dict[str, object]], ascii_only: bool, data: st.DataObject
-) -> None:
-    text = json.dumps({"blocks": items}, separators=(",", ":"), ensure_ascii=ascii_only)
-    body = bytearray(text.encode("utf-8", "surrogatepass") + b"\n")
-    assert read_at_once(bytes(body)) == read_item_by_item(bytes(body))
-    for _ in range(data.draw(st.integers(1, 3))):
-        at = data.draw(st.integers(0, len(body)))
-        body[at : at + data.draw(st.integers(0, 2))] = data.draw(BODY_EDITS)
-    assert read_at_once(bytes(body)) == read_item_by_item(bytes(body))
-
-
-@pytest.mark.parametrize(
-    "body",
-    [
-        b'{"blocks":[{"seq":1,"label":"a","content":"x"}],"blocks":[{"seq":1,"label":"b","content":"y"}]}',
-        b'{"blocks":[ {"seq":1,"label":"a","content":"x"},{"seq":2,"label":"b","content":"y"}]}',
-        b'{"blocks":[{"seq":1,"label":"a","content":"x"},{"seq":2,"label":"b","content":"y"} ]}',
-        b'{"blocks":[{"seq":1,"label":"a","content":"x"}, {"seq":2,"label":"b","content":"y"}]}',
-        b'{"blocks":[{"seq":1, "label":"a","content":"x"},{"seq":2,"label":"b","content":"y"}]}',
-        b'{"blocks":[{"seq":2,"label":"a","content":"x"},{"seq":1,"label":"b","content":"y"}]}',
-        b'{"blocks":[{"seq":1,"label":"a","content":"},{\\"x"},{"seq":2,"label":"b","content":""}]}',
-        b'{"blocks":[{"seq":1,"label":"\\ud800","content":"x"}]}',
-        b'{"blocks":[{"seq":0,"label":"a","content":"x"}]}',
-        b'{"blocks":[]}',
-    ],
-)
-def test_the_whole_array_at_once_edges(body: bytes) -> None:
-    assert read_at_once(body) == read_item_by_item(body)
 
 
 def read_with(decode: ItemDecoder, body: bytes) -> tuple[str, object]:
