@@ -134,6 +134,13 @@ def _size_lines(entry: dict[str, Any]) -> list[str]:
             f"set {_mb(index['set_bytes'])} ({index['set_bytes'] / index['body_bytes']:.2f}x "
             "the JSON)"
         )
+    after = entry.get("go_get_after_new_block")
+    if after:
+        parts = [f"{mode} {f['seconds'] * 1000:.0f} ms" for mode, f in after.items()]
+        lines.append(
+            f"{'':>7} the Go's own GET /blocks right after one new block, its last 12 reads "
+            + ", ".join(parts)
+        )
     kernel = entry.get("kernel")
     if kernel:
         parts = [

@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from bench import coldstart, machine
 from bench.data import DEFAULT_SEED, QUERIES, SESSION_QUERIES, BlockSpec, Query, generate_blocks
 from bench.decoders import time_decoders
@@ -325,6 +327,33 @@ def _index_figures(body: bytes, rounds: int) -> dict[str, Any]:
     }
 
 
+def _go_get_after(bench: Bench, rounds: int) -> dict[str, Any]:
+    """The Go's own GET /blocks right after one new block, when the dozen reads before it
+    were 304s (a host of the extension) or full 200s (a host without): the Go's side of
+    "after a new block". Each new block is locked again afterwards."""
+    go = bench.gos["etag"]
+    client = bench.clients["etag"]
+    found: dict[str, list[float]] = {"after 304s": [], "after 200s": []}
+    with httpx.Client(base_url=go.base_url, timeout=TIMEOUT, trust_env=False) as reader:
+        for _ in range(rounds):
+            for mode in found:
+                tag = reader.get(BLOCKS_PATH).headers["etag"]
+                for _ in range(12):
+                    headers = {"If-None-Match": tag} if mode == "after 304s" else {}
+                    reader.get(BLOCKS_PATH, headers=headers)
+                    client.exec_tool("recall_search", QUERIES[0].args())
+                seq = client.archive("bench: one new block", "nouveau")
+                start = time.perf_counter()
+                answer = reader.get(BLOCKS_PATH, headers={"If-None-Match": tag})
+                found[mode].append(time.perf_counter() - start)
+                if answer.status_code != 200:
+                    raise RuntimeError(f"GET {BLOCKS_PATH} after a new block: {answer.status_code}")
+                client.lock(seq)
+                bench.count.bench_reads["etag"] += 14
+                bench.count.go_exec["etag"] += 12
+    return {mode: {"seconds": _median(v), "samples_s": v} for mode, v in found.items()}
+
+
 def _kernel(bench: Bench, body: bytes, work_dir: Path, golds: dict[str, str]) -> dict[str, Any]:
     """run_tool over the blocks in memory against Go's BenchmarkSearch, alternating."""
     cfg = bench.cfg
@@ -383,6 +412,8 @@ def _measure_size(bench: Bench, size: int, work_dir: Path) -> dict[str, Any]:
         }
         bench.count.go_exec["etag"] += len(QUERIES)
         entry["kernel"] = _kernel(bench, body, work_dir, golds)
+        bench.log(f"[bench] {size} blocks: the Go's GET after a new block…")
+        entry["go_get_after_new_block"] = _go_get_after(bench, max(1, min(cfg.rounds, 3)))
     del body
     gc.collect()
     bench.log(f"[bench] {size} blocks: sessions…")
