@@ -2,8 +2,8 @@
 
 ``python -m bench.memory --base-url URL --args JSON --mode rss|tracemalloc``
 imports ``recall``, makes a ``GoTurnHost``, then runs the search ``--searches``
-times on the same host (a first search, then repeated ones: the second indexes a
-large set) and prints one JSON line:
+times on the same host (a first search, then repeated ones) and prints one JSON
+line:
 
 - ``rss``: the peak resident set size (``VmHWM``, reset between searches through
   ``/proc/self/clear_refs``) minus the resident size just before the search: what

@@ -165,7 +165,7 @@ def _memory_lines(memory: dict[str, Any]) -> list[str]:
         "",
         f"memory of the Python path, {memory['blocks']} blocks, query {memory['query']} "
         f"(/blocks body {_mb(memory['body_bytes'])}), three searches in a fresh process "
-        "(first; second: indexes the set; third):",
+        "(the first, then two through the kept set; the word index's size is above):",
     ]
     for mode, what in (
         ("rss", "RSS high-water mark minus RSS before"),
