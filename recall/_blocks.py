@@ -19,8 +19,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final, NoReturn, overload
 
-from recall._go.strings import to_lower_latin1
-from recall._tools import MAX_SEQ, Block, latin1_images
+from recall._tools import MAX_SEQ, Block, images_of, latin1_images
 
 if TYPE_CHECKING:
     from recall._index import WordIndex
@@ -38,7 +37,6 @@ __all__ = [
     "decode_blocks",
     "decode_item",
     "fields_from_json",
-    "images_of",
     "loads",
     "read_set",
     "replace_surrogates",
@@ -187,11 +185,6 @@ def decode_item(raw: memoryview) -> Fields:
     if fields is None:
         raise NotCompact
     return fields
-
-
-def images_of(label: str, content: str) -> tuple[bytes, bytes]:
-    """``latin1_images`` of a block of this label and content."""
-    return to_lower_latin1(content), to_lower_latin1(label) if label else b""
 
 
 # What an item costs a BlockSet besides its images' bytes and the body: its seq, start

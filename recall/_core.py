@@ -20,6 +20,7 @@ from typing import Final, Generic, TypeVar
 from recall._blocks import BlockSet, replace_surrogates
 from recall._errors import FallbackFailedError, GoUnavailableError, RecallError
 from recall._fast import item_decoder
+from recall._index import Searcher
 from recall._protocol import (
     Answer,
     Body,
@@ -34,7 +35,6 @@ from recall._protocol import (
     parse_blocks,
     parse_exec,
 )
-from recall._search import Searcher
 from recall._shadow import COUNTS, Job, PythonRun, Seen, Shadow, Verdict
 from recall._tools import TOOLS, BlockRead, BlocksRead, start_tool
 

@@ -35,6 +35,7 @@ __all__ = [
     "Step",
     "excerpt",
     "header",
+    "images_of",
     "latin1_images",
     "recall_id_to_seq",
     "recall_tokens",
@@ -208,13 +209,18 @@ def text_results(query: str, shown: Sequence[tuple[int, Block]], total: int) -> 
 # The search's scoring.
 
 
-def latin1_images(block: Block) -> tuple[bytes, bytes]:
-    """to_lower_latin1 of the block's content and of its label (``b""`` for no label).
+def images_of(label: str, content: str) -> tuple[bytes, bytes]:
+    """to_lower_latin1 of a block's content and of its label (``b""`` for no label).
 
-    What the search looks for its terms in (a cache may keep them with its blocks,
+    What the search looks for its terms in (a host keeps them with its blocks,
     blocks never changing once archived).
     """
-    return to_lower_latin1(block.content), to_lower_latin1(block.label) if block.label else b""
+    return to_lower_latin1(content), to_lower_latin1(label) if label else b""
+
+
+def latin1_images(block: Block) -> tuple[bytes, bytes]:
+    """``images_of`` a Block."""
+    return images_of(block.label, block.content)
 
 
 def _score_all(
