@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 from recall import AsyncGoTurnHost, Block, GoTurnHost
 from recall._blocks import BlockSet, decode_blocks, read_set
+from recall._index import INDEX_COST, INDEX_FROM
 from recall._protocol import BLOCKS_PATH
-from recall._search import INDEX_COST, INDEX_FROM
 from recall._tools import latin1_images
 
 from .hosts import Host
