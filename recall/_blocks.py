@@ -199,10 +199,11 @@ class BlockSet:
     searches: each block's seq and ``latin1_images``, the answer's ``tag`` (its ETag,
     or None) and ``size`` (bytes, approximately).
 
-    Read from Go's compact body, it holds the body (``raw``) and each item's span in
-    it, and decodes a block only when asked (``block``); read whole, it holds the
-    Blocks. ``slots`` are the blocks' slots in ``index`` (-1: not indexed yet),
-    which the search's index fills in. ``reused`` counts the blocks taken from the
+    Read from Go's compact body, it holds the body (``raw``), each item's span in it
+    and each block's images, and decodes a block only when asked (``block``); read
+    whole, it holds the Blocks, and lowers a block only when its images are asked.
+    ``slots`` are the blocks' slots in ``index`` (-1: not indexed yet), which the
+    search's index fills in. ``reused`` counts the blocks taken from the
     set read before; ``image_bytes`` is the bytes of all its images. Never changed
     once read, but for its index's slots.
     """
@@ -226,7 +227,7 @@ class BlockSet:
     def __init__(
         self,
         seqs: list[int],
-        images: list[tuple[bytes, bytes]],
+        images: Sequence[tuple[bytes, bytes]],
         *,
         raw: bytearray | None = None,
         starts: list[int] | None = None,
@@ -248,8 +249,12 @@ class BlockSet:
         self.index = index
         self.reused = reused
         self._positions: dict[int, int] | None = None
-        self.image_bytes = sum(len(c) + len(lab) for c, lab in images)
-        size = _ITEM_OVERHEAD * len(seqs) + self.image_bytes
+        if isinstance(images, _Images):  # one byte a rune: the images' bytes, none held
+            self.image_bytes = sum(len(b.content) + len(b.label) for b in blocks or ())
+            size = _ITEM_OVERHEAD * len(seqs)
+        else:
+            self.image_bytes = sum(len(c) + len(lab) for c, lab in images)
+            size = _ITEM_OVERHEAD * len(seqs) + self.image_bytes
         if raw is not None:
             size += sys.getsizeof(raw)
         for block in blocks or ():
@@ -258,9 +263,10 @@ class BlockSet:
 
     @classmethod
     def of_blocks(cls, blocks: list[Block], *, tag: str | None = None) -> BlockSet:
-        """The set of these Blocks (by increasing seq), without a body."""
-        images = [latin1_images(block) for block in blocks]
-        return cls([b.seq for b in blocks], images, blocks=blocks, tag=tag)
+        """The set of these Blocks (by increasing seq), without a body: each block's
+        images are computed when asked, never held (so a search's peak stays that of
+        the Blocks)."""
+        return cls([b.seq for b in blocks], _Images(blocks), blocks=blocks, tag=tag)
 
     def __len__(self) -> int:
         return len(self.seqs)
@@ -300,6 +306,29 @@ class BlockSet:
             positions = {slot: i for i, slot in enumerate(self.slots) if slot >= 0}
             self._positions = positions
         return positions
+
+
+class _Images(Sequence[tuple[bytes, bytes]]):
+    """The images of Blocks, each computed when looked at (``BlockSet.of_blocks``)."""
+
+    __slots__ = ("_blocks",)
+
+    def __init__(self, blocks: list[Block]) -> None:
+        self._blocks = blocks
+
+    def __len__(self) -> int:
+        return len(self._blocks)
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[bytes, bytes]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[tuple[bytes, bytes]]: ...
+
+    def __getitem__(self, i: int | slice) -> tuple[bytes, bytes] | list[tuple[bytes, bytes]]:
+        if isinstance(i, slice):
+            return [latin1_images(block) for block in self._blocks[i]]
+        return latin1_images(self._blocks[i])
 
 
 class _Blocks(Sequence[Block]):
