@@ -30,7 +30,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import repeat
 from typing import TYPE_CHECKING, Final
 
-from recall._search import render, scan, terms_as_bytes
+from recall._search import render
+from recall._tools import scan, terms_as_bytes
 
 if TYPE_CHECKING:
     from recall._blocks import BlockSet

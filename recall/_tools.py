@@ -40,9 +40,11 @@ __all__ = [
     "recall_id_to_seq",
     "recall_tokens",
     "run_tool",
+    "scan",
     "score",
     "search_limit",
     "start_tool",
+    "terms_as_bytes",
     "text_block",
     "text_no_match",
     "text_not_found",
@@ -223,42 +225,56 @@ def latin1_images(block: Block) -> tuple[bytes, bytes]:
     return images_of(block.label, block.content)
 
 
+def terms_as_bytes(terms: Sequence[str]) -> list[bytes] | None:
+    """recallTokens' terms as Latin-1 bytes (as the images hold them), or None for terms
+    that are not recallTokens' (runes a-z, 0-9, U+00E0..U+00FF, two or more)."""
+    found: list[bytes] = []
+    for term in terms:
+        if _TERMS.fullmatch(term) is None:
+            return None
+        found.append(bytes(term, "latin-1"))
+    return found
+
+
+def scan(images: Iterable[tuple[bytes, bytes]], terms: Sequence[bytes]) -> list[tuple[int, int]]:
+    """The (score, position) of each block that scores, by increasing position, given
+    each block's ``latin1_images`` in order and ``terms_as_bytes``' terms.
+
+    ``t in to_lower(s)`` is ``t.encode("latin-1") in to_lower_latin1(s)`` for such
+    terms; ``bytes.find``, not ``in`` (which tries the term as an int first).
+    """
+    hits: list[tuple[int, int]] = []
+    for at, (content, label) in enumerate(images):
+        in_content = content.find
+        points = 0
+        for term in terms:
+            if in_content(term) >= 0:
+                points += 1
+        if label:
+            in_label = label.find
+            for term in terms:
+                if in_label(term) >= 0:
+                    points += 2
+        if points:
+            hits.append((points, at))
+    return hits
+
+
 def _score_all(
-    blocks: Iterable[Block],
+    blocks: Sequence[Block],
     terms: Sequence[str],
     images_of: Callable[[Block], tuple[bytes, bytes]] = latin1_images,
 ) -> list[tuple[int, Block]]:
     """The (score, block) of every block that scores, in the blocks' order.
 
-    The same as ``score`` for each block: terms (recallTokens' fields, runes in
-    a-z, 0-9, U+00E0..U+00FF) are looked for in to_lower_latin1's bytes, where
-    ``t in to_lower(s)`` is ``t.encode("latin-1") in to_lower_latin1(s)``;
-    ``images_of`` gives them (``latin1_images``, or a cache's).
+    The same as ``score`` for each block: recallTokens' terms are looked for by ``scan``
+    in the images ``images_of`` gives (``latin1_images``, or a cache's); other terms
+    (never the tools') by ``score`` itself.
     """
-    hits: list[tuple[int, Block]] = []
-    if not all(_TERMS.fullmatch(term) for term in terms):  # not recallTokens' terms
-        for block in blocks:
-            points = score(block, terms)
-            if points:
-                hits.append((points, block))
-        return hits
-    needles = [term.encode("latin-1") for term in terms]
-    for block in blocks:
-        content_image, label_image = images_of(block)
-        # bytes.find, not "in": "in" tries the needle as an int first (an exception).
-        in_content = content_image.find
-        points = 0
-        for needle in needles:
-            if in_content(needle) >= 0:
-                points += 1
-        if label_image:
-            in_label = label_image.find
-            for needle in needles:
-                if in_label(needle) >= 0:
-                    points += 2
-        if points:
-            hits.append((points, block))
-    return hits
+    needles = terms_as_bytes(terms)
+    if needles is None:
+        return [(points, block) for block in blocks if (points := score(block, terms))]
+    return [(points, blocks[at]) for points, at in scan(map(images_of, blocks), needles)]
 
 
 def _rank(hit: tuple[int, Block]) -> tuple[int, int]:
@@ -290,7 +306,7 @@ class BlocksRead(NamedTuple):
 
     def finish(
         self,
-        blocks: Iterable[Block],
+        blocks: Sequence[Block],
         images_of: Callable[[Block], tuple[bytes, bytes]] = latin1_images,
     ) -> str:
         """The output, given every readable block by increasing seq.

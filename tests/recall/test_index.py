@@ -24,8 +24,15 @@ from hypothesis import strategies as st
 from recall import Block
 from recall._blocks import BlockSet, read_set
 from recall._index import INDEX_COST, INDEX_FROM, Searcher, WordIndex
-from recall._search import scan, terms_as_bytes
-from recall._tools import BlocksRead, latin1_images, recall_tokens, score, start_tool
+from recall._tools import (
+    BlocksRead,
+    latin1_images,
+    recall_tokens,
+    scan,
+    score,
+    start_tool,
+    terms_as_bytes,
+)
 
 from .mockgo import go_body
 
