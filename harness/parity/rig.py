@@ -401,7 +401,7 @@ class Abort(BaseException):
 
 
 class TimeUp(BaseException):
-    """The time budget is spent (raised between examples, never while shrinking)."""
+    """The time budget is spent (raised at an example's end, never while shrinking)."""
 
 
 class ShrinkTimeUp(BaseException):
@@ -452,8 +452,16 @@ class Clock:
         """A clock for ``seconds`` from now (None: no budget)."""
         return cls(None if seconds is None else time.monotonic() + seconds, shrink_seconds)
 
-    def tick(self, stats: FuzzStats) -> None:
-        """Before playing an example: end the run when its time is spent, nothing found."""
+    def check(self, stats: FuzzStats) -> None:
+        """End the run when its time is spent with nothing found (``TimeUp``), or when
+        shrinking's is (``ShrinkTimeUp``).
+
+        Only ever after an example's last draw: an example that ends earlier than it
+        did before, on the same draws, is flaky for Hypothesis (``FlakyStrategyDefinition``:
+        "the second run stopped drawing earlier"), which then hides everything else.
+        """
+        if self.shrink_spent():
+            raise ShrinkTimeUp
         spent = self.deadline is not None and time.monotonic() > self.deadline
         if spent and not stats.divergences:
             raise TimeUp
@@ -466,14 +474,12 @@ class Clock:
 
 
 def diverged(divergence: Found, stats: FuzzStats, clock: Clock) -> NoReturn:
-    """Raise DivergenceFound for ``divergence``, so Hypothesis shrinks it.
+    """Raise DivergenceFound for ``divergence``, so Hypothesis shrinks it (noted in
+    ``stats`` when new; the clock of shrinking starts at the first).
 
-    Once shrinking's time is spent, a new divergence ends the run (``ShrinkTimeUp``)
-    unless it replays one already found, as Hypothesis' final run does.
+    It never ends the run itself: :meth:`Clock.check` does, after the example's last draw.
     """
     if divergence not in stats.divergences:
-        if clock.shrink_spent():
-            raise ShrinkTimeUp
         stats.divergences.append(divergence)
     if clock.found_at is None:
         clock.found_at = time.monotonic()

@@ -53,7 +53,6 @@ from parity.rig import (
     Played,
     Recording,
     Rig,
-    ShrinkTimeUp,
     TransportWrap,
     diverged,
     fuzz_settings,
@@ -366,8 +365,8 @@ class RecallMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         """Every call compared, the Go's request log checked, the host closed; then the
-        run ends if its time is spent (after the example's last draw: a replay of the
-        example draws the same).
+        run ends if its time (or shrinking's) is spent: here only, after the example's
+        last draw (:meth:`parity.rig.Clock.check`).
         """
         try:
             if self._host is not None:
@@ -376,7 +375,7 @@ class RecallMachine(RuleBasedStateMachine):
         finally:
             if self._host is not None:
                 self._host.close()
-        self._world.clock.tick(self._world.stats)
+        self._world.clock.check(self._world.stats)
 
     # -- playing and comparing ------------------------------------------------------
 
@@ -433,8 +432,6 @@ class RecallMachine(RuleBasedStateMachine):
                     host_requests=item.played.requests,
                 )
                 diverged(divergence, world.stats, world.clock)
-        if world.clock.shrink_spent():
-            raise ShrinkTimeUp
 
     def _check_log(self) -> None:
         """The Go's request log against what the hosts sent, once per example."""
