@@ -44,6 +44,7 @@ from parity.rig import (
     HARNESS_ERRORS,
     Abort,
     Clock,
+    DivergenceFound,
     FuzzStats,
     GoSession,
     Host,
@@ -51,7 +52,6 @@ from parity.rig import (
     Played,
     Recording,
     Rig,
-    ShrinkTimeUp,
     TransportWrap,
     diverged,
     fuzz_settings,
@@ -295,6 +295,41 @@ def _size(divergence: Divergence) -> tuple[int, int, int]:
     return (len(blocks), len(divergence.args), sum(len(b.label + b.content) for _, b in blocks))
 
 
+def _compare_example(
+    gos: Rig,
+    stats: FuzzStats,
+    clock: Clock,
+    first_seq: int,
+    specs: Sequence[BlockSpec],
+    etag: bool,
+    spec: HostSpec,
+    batch: Sequence[tuple[str, str]],
+) -> None:
+    """Play an example's calls over its archive; DivergenceFound at the first that
+    diverges (Abort on a harness error).
+    """
+    try:
+        session = gos.session(etag=etag)
+        stats.archives += 1
+        blocks, played, expected, log_reasons = _play_example(
+            gos, session, spec, first_seq, specs, batch
+        )
+    except HARNESS_ERRORS as exc:
+        raise Abort(exc) from exc
+    state = state_key(blocks)
+    for call, output in zip(played, expected, strict=True):
+        stats.count(state, call.tool, call.args)
+        reasons = verdict(call, output)
+        if reasons:
+            diverged(static_divergence(call, output, reasons, blocks, first_seq), stats, clock)
+    if log_reasons:
+        try:
+            divergence = _pinpoint(gos, session, spec, first_seq, specs, batch, log_reasons)
+        except HARNESS_ERRORS as exc:
+            raise Abort(exc) from exc
+        diverged(divergence, stats, clock)
+
+
 def fuzz_reference(
     *,
     base: settings | None = None,
@@ -338,30 +373,14 @@ def fuzz_reference(
         words = words_of(t for b in specs for t in (b.label, b.content))
         strategy = st.lists(calls(seqs, words), min_size=1, max_size=CALLS_PER_EXAMPLE)
         batch = data.draw(strategy, label="calls")
-        clock.tick(stats)  # after every draw: a replay of this example draws the same
+        clock.check(stats)  # after every draw: a replay of this example draws the same
         stats.examples += 1
         try:
-            session = gos.session(etag=etag)
-            stats.archives += 1
-            blocks, played, expected, log_reasons = _play_example(
-                gos, session, spec, first_seq, specs, batch
-            )
-        except HARNESS_ERRORS as exc:
-            raise Abort(exc) from exc
-        state = state_key(blocks)
-        for call, output in zip(played, expected, strict=True):
-            stats.count(state, call.tool, call.args)
-            reasons = verdict(call, output)
-            if reasons:
-                diverged(static_divergence(call, output, reasons, blocks, first_seq), stats, clock)
-        if log_reasons:
-            try:
-                divergence = _pinpoint(gos, session, spec, first_seq, specs, batch, log_reasons)
-            except HARNESS_ERRORS as exc:
-                raise Abort(exc) from exc
-            diverged(divergence, stats, clock)
-        if clock.shrink_spent():
-            raise ShrinkTimeUp
+            _compare_example(gos, stats, clock, first_seq, specs, etag, spec, batch)
+        except DivergenceFound:
+            clock.check(stats)  # shrinking's time spent: ends the run, this one noted
+            raise
+        clock.check(stats)
 
     try:
         run_test(fuzz_against_reference, stats, seed_value, _size)
@@ -413,20 +432,24 @@ def fuzz_go_url(
     @chosen
     @given(batch=st.lists(calls(seqs, words), min_size=1, max_size=CALLS_PER_EXAMPLE))
     def fuzz_against_go_url(batch: list[tuple[str, str]]) -> None:
-        clock.tick(stats)  # after every draw: a replay of this example draws the same
+        clock.check(stats)  # after every draw: a replay of this example draws the same
         stats.examples += 1
-        for tool, args in batch:
-            try:
-                expected = go.exec_tool(tool, go_text(args))
-            except HARNESS_ERRORS as exc:
-                raise Abort(exc) from exc
-            played = host.play(tool, args)
-            stats.count(state, tool, args)
-            reasons = verdict(played, expected)
-            if reasons:
-                diverged(static_divergence(played, expected, reasons, blocks, None), stats, clock)
-        if clock.shrink_spent():
-            raise ShrinkTimeUp
+        try:
+            for tool, args in batch:
+                try:
+                    expected = go.exec_tool(tool, go_text(args))
+                except HARNESS_ERRORS as exc:
+                    raise Abort(exc) from exc
+                played = host.play(tool, args)
+                stats.count(state, tool, args)
+                reasons = verdict(played, expected)
+                if reasons:
+                    divergence = static_divergence(played, expected, reasons, blocks, None)
+                    diverged(divergence, stats, clock)
+        except DivergenceFound:
+            clock.check(stats)  # shrinking's time spent: ends the run, this one noted
+            raise
+        clock.check(stats)
 
     try:
         run_test(fuzz_against_go_url, stats, seed_value, _size)

@@ -2,18 +2,19 @@
 
 :class:`RecallMachine` (a Hypothesis ``RuleBasedStateMachine``) starts a Go reference
 (with or without conditional reads) at a drawn first seq, with a host of a drawn kind
-(``GoTurnHost`` or ``AsyncGoTurnHost``, with or without its block cache), then runs
-steps: archive a block (or the rest of the example's blocks), lock or unlock one
-(``/debug/lock``), a ``recall`` or ``recall_search`` call with any args, and a new
-host now and then. After each change of the archive, the example's last calls are
-played again over the archive as it now is. After
-every call the host's output must equal Go's own (``/debug/exec``, the code of
-``/tool/exec``), byte for byte, without a fallback; what a host keeps between
-searches (its block cache, a kept set) must never show.
+(``GoTurnHost`` or ``AsyncGoTurnHost``, with or without its block cache), and draws
+the example's pool of calls; then it runs steps: archive a block (or the rest of the
+example's blocks), lock or unlock one (``/debug/lock``), a new call (which joins the
+pool), and a new host now and then. The whole pool is played over the empty archive,
+then again after every change of the archive's readable set: each of its calls is a
+new call in each new state, drawn once. After every call the host's output must equal
+Go's own (``/debug/exec``, the code of ``/tool/exec``), byte for byte, without a
+fallback; what a host keeps between searches (its block cache, a kept set) must never
+show.
 
-Go's outputs are asked for in one request per run of calls between two changes of
-the archive, and the Go's request log is read once per example. A divergence
-shrinks to the shortest sequence and is reported as a ready pytest test
+Go's outputs are asked for in one request per state, and the Go's request log read
+once per state. A divergence shrinks (the pool is Hypothesis data: it shrinks to a
+few calls, the steps to a few) and is reported as a ready pytest test
 (:class:`StatefulDivergence`; :func:`replay` plays its steps against a fresh
 reference) and, when the call diverges over that archive alone, as a corpus case.
 """
@@ -53,7 +54,6 @@ from parity.rig import (
     Played,
     Recording,
     Rig,
-    ShrinkTimeUp,
     TransportWrap,
     diverged,
     fuzz_settings,
@@ -63,10 +63,11 @@ from parity.rig import (
     state_key,
     verdict,
 )
-from parity.strategies import BlockSpec, block_sets, calls, words_of
+from parity.strategies import BlockSpec, block_sets, call_pools, calls, words_of
 
 __all__ = [
-    "AGAIN_CALLS",
+    "POOL",
+    "POOL_MAX",
     "STEPS",
     "Archive",
     "Call",
@@ -86,9 +87,11 @@ R = TypeVar("R")
 STEPS = 40
 """Steps of an example at most (Hypothesis' ``stateful_step_count``)."""
 
-AGAIN_CALLS = 16
-"""After each change of the archive, the example's last this many distinct calls are
-played again (those not yet played over the archive as it now is)."""
+POOL = 32
+"""The calls an example draws at its start, at most: its pool, played in every state."""
+
+POOL_MAX = 64
+"""The pool's bound: each call the ``call`` rule draws joins it, the oldest leaving."""
 
 
 # -- the steps, as a ready test writes them ---------------------------------------------
@@ -267,15 +270,15 @@ class RecallMachine(RuleBasedStateMachine):
         self._world: _World = self.world
         self._log: list[Step] = []
         self._pending: list[_Pending] = []
+        self._queue: list[BlockSpec] = []  # the blocks this example may archive, in order
         self._blocks: dict[int, BlockSpec] = {}  # seq -> block, locked as it now is
-        self._pool: list[BlockSpec] = []
-        self._recent: dict[tuple[str, str], int] = {}  # call -> the state it was last played in
+        self._pool: dict[tuple[str, str], None] = {}  # the calls played in every state
         self._host: Host | None = None
         self._session: GoSession | None = None
         self._state = state_key(())
         self._calls: st.SearchStrategy[tuple[str, str]] = calls()
         self._sent_at = 0
-        self._log_ok = True
+        self._broken: BaseException | None = None
 
     # -- the steps ------------------------------------------------------------------
 
@@ -283,18 +286,31 @@ class RecallMachine(RuleBasedStateMachine):
         first_seq=st.sampled_from(FIRST_SEQS),
         etag=st.booleans(),
         host=host_specs(),
-        pool=block_sets(),
+        blocks=block_sets(),
+        data=st.data(),
     )
-    def start(self, first_seq: int, etag: bool, host: HostSpec, pool: list[BlockSpec]) -> None:
-        """A Go at ``first_seq``, ``pool`` the blocks this example may archive."""
+    def start(
+        self,
+        first_seq: int,
+        etag: bool,
+        host: HostSpec,
+        blocks: list[BlockSpec],
+        data: st.DataObject,
+    ) -> None:
+        """A Go at ``first_seq`` (``blocks`` the blocks this example may archive), and
+        the pool of calls, played over the empty archive.
+        """
         world = self._world
         world.stats.examples += 1
-        self._pool = pool
-        seqs = range(first_seq, first_seq + len(pool))
-        words = words_of(t for b in pool for t in (b.label, b.content))
+        self._queue = blocks
+        seqs = range(first_seq, first_seq + len(blocks))
+        words = words_of(t for b in blocks for t in (b.label, b.content))
         self._calls = calls(seqs, words)
+        pool = data.draw(call_pools(seqs, words, max_size=POOL), label="pool")
+        self._pool = dict.fromkeys(pool)
         self._log.append(Start(first_seq, etag, host))
         self._harness(self._start, etag, first_seq, host)
+        self._play_pool()
 
     def _start(self, etag: bool, first_seq: int, host: HostSpec) -> None:
         self._session = self._world.session(etag=etag)
@@ -303,23 +319,24 @@ class RecallMachine(RuleBasedStateMachine):
         self._sent_at = len(self._world.recording.seen)
         self._host = self._world.host(host, self._session)
 
-    @precondition(lambda self: len(self._blocks) < len(self._pool))
+    @precondition(lambda self: len(self._blocks) < len(self._queue))
     @rule(target=archived)
-    def archive(self) -> int:
-        """Archive the next block of the pool."""
-        (seq,) = self._archive(1)
-        return seq
+    def archive(self) -> MultipleResults[int]:
+        """Archive the next block of the example's blocks."""
+        return multiple(*self._archive(1))
 
-    @precondition(lambda self: len(self._blocks) < len(self._pool))
+    @precondition(lambda self: len(self._blocks) < len(self._queue))
     @rule(target=archived)
     def archive_rest(self) -> MultipleResults[int]:
-        """Archive every block left in the pool, in one request."""
-        return multiple(*self._archive(len(self._pool) - len(self._blocks)))
+        """Archive every block left, in one request."""
+        return multiple(*self._archive(len(self._queue) - len(self._blocks)))
 
     def _archive(self, n: int) -> list[int]:
         self._flush()
-        specs = self._pool[len(self._blocks) : len(self._blocks) + n]
+        specs = self._queue[len(self._blocks) : len(self._blocks) + n]
         seqs = self._harness(self._go().archive, specs)
+        if seqs is None:
+            return []
         for seq, spec in zip(seqs, specs, strict=True):
             self._blocks[seq] = spec
             self._log.append(Archive(spec.label, spec.content, spec.locked))
@@ -341,42 +358,46 @@ class RecallMachine(RuleBasedStateMachine):
     def _set_locked(self, seq: int, *, locked: bool) -> None:
         self._flush()
         self._harness(self._go().lock, seq, locked=locked)
+        if self._broken is not None:
+            return
         self._blocks[seq] = replace(self._blocks[seq], locked=locked)
         self._log.append(Lock(seq, locked))
         self._changed()
 
     @rule(data=st.data())
     def call(self, data: st.DataObject) -> None:
-        """One drawn call."""
+        """A new call, played now and in every state from now on (it joins the pool)."""
         tool, args = data.draw(self._calls, label="call")
-        self._play(tool, args)
-
-    @rule(data=st.data())
-    def call_again(self, data: st.DataObject) -> None:
-        """Another drawn call (calls are drawn as often as every other step together)."""
-        self.call(data)
+        self._play([(tool, args)])
+        self._pool.pop((tool, args), None)
+        self._pool[(tool, args)] = None
+        while len(self._pool) > POOL_MAX:
+            del self._pool[next(iter(self._pool))]
 
     @rule(host=host_specs())
     def new_host(self, host: HostSpec) -> None:
-        """A new host in place of the old one."""
-        assert self._host is not None
+        """A new host in place of the old one (the pool plays through it at the next
+        change: over this archive, every call of the pool was just compared).
+        """
+        if self._host is None:
+            return
         self._host.close()
         self._log.append(NewHost(host))
         self._host = self._world.host(host, self._go())
 
     def teardown(self) -> None:
         """Every call compared, the Go's request log checked, the host closed; then the
-        run ends if its time is spent (after the example's last draw: a replay of the
-        example draws the same).
+        run ends on a harness error met (``Abort``), or when its time (or shrinking's)
+        is spent: here only, after the example's last draw (:meth:`parity.rig.Clock.check`).
         """
         try:
-            if self._host is not None:
-                self._flush()
-                self._check_log()
+            self._flush()
         finally:
             if self._host is not None:
                 self._host.close()
-        self._world.clock.tick(self._world.stats)
+            if self._broken is not None:
+                raise Abort(self._broken)
+            self._world.clock.check(self._world.stats)
 
     # -- playing and comparing ------------------------------------------------------
 
@@ -384,42 +405,51 @@ class RecallMachine(RuleBasedStateMachine):
         assert self._session is not None
         return self._session
 
-    def _harness(self, action: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
-        """``action(*args, **kwargs)``; a harness error ends the run, unshrunk."""
+    def _harness(self, action: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R | None:
+        """``action(*args, **kwargs)``, None once a harness error is met: the example goes
+        on without the Go (raising mid-example is flaky for Hypothesis, see
+        :meth:`parity.rig.Clock.check`) and its teardown ends the run, unshrunk.
+        """
+        if self._broken is not None:
+            return None
         try:
             return action(*args, **kwargs)
         except HARNESS_ERRORS as exc:
-            raise Abort(exc) from exc
+            self._broken = exc
+            return None
 
     def _changed(self) -> None:
-        """The archive changed: the example's last distinct calls again, over it as it
-        now is (what a host kept from before must not show).
+        """The archive changed: the pool again, over it as it now is (what a host kept
+        from before must not show). Not when its readable set is the same.
         """
         state = state_key(self._blocks.items())
         if state == self._state:
             return
         self._state = state
-        for (tool, args), played_in in list(self._recent.items()):
-            if played_in != state:
-                self._play(tool, args)
+        self._play_pool()
 
-    def _play(self, tool: str, args: str) -> None:
-        assert self._host is not None
-        played = self._host.play(tool, args)
-        self._log.append(Call(tool, args))
-        self._pending.append(_Pending(played, self._state, len(self._log)))
-        self._recent.pop((tool, args), None)
-        self._recent[(tool, args)] = self._state
-        while len(self._recent) > AGAIN_CALLS:
-            del self._recent[next(iter(self._recent))]
+    def _play_pool(self) -> None:
+        self._play(list(self._pool))
+
+    def _play(self, calls_: Sequence[tuple[str, str]]) -> None:
+        if self._host is None or self._broken is not None:
+            return
+        for played in self._host.play_many(calls_):
+            self._log.append(Call(played.tool, played.args))
+            self._pending.append(_Pending(played, self._state, len(self._log)))
 
     def _flush(self) -> None:
-        """Compare the calls played since the archive last changed with Go's outputs."""
+        """Compare the calls played since the archive last changed with Go's outputs
+        (one request), then the Go's request log with what the hosts sent (one more).
+        """
         pending, self._pending = self._pending, []
-        if not pending:
+        if not pending or self._broken is not None:
             return
         calls_ = [(p.played.tool, p.played.args) for p in pending]
         expected = self._harness(self._go().outputs, calls_)
+        server = self._harness(self._go().requests)
+        if expected is None or server is None:
+            return
         world = self._world
         for item, output in zip(pending, expected, strict=True):
             world.stats.count(item.state, item.played.tool, item.played.args)
@@ -433,14 +463,9 @@ class RecallMachine(RuleBasedStateMachine):
                     host_requests=item.played.requests,
                 )
                 diverged(divergence, world.stats, world.clock)
-        if world.clock.shrink_spent():
-            raise ShrinkTimeUp
-
-    def _check_log(self) -> None:
-        """The Go's request log against what the hosts sent, once per example."""
-        world = self._world
-        server = self._harness(self._go().requests)
-        reasons = log_verdict(server, world.recording.since(self._sent_at))
+        sent = world.recording.since(self._sent_at)
+        self._sent_at += len(sent)
+        reasons = log_verdict(server, sent)
         if reasons:
             divergence = StatefulDivergence(
                 steps=tuple(self._log), go_output="", python_output="", reasons=reasons

@@ -11,7 +11,8 @@ aimed at the places where Go and Python disagree: ``unicode.IsSpace`` against
 - :func:`recall_args`, :func:`search_args` and :func:`raw_args` draw the ``args``
   text of a tool call (valid or invalid JSON);
 - :func:`blocks` and :func:`block_sets` draw blocks to archive (:class:`BlockSpec`);
-- :func:`calls` draws ``(tool, args)`` pairs over an archive's seqs and words.
+- :func:`calls` draws ``(tool, args)`` pairs over an archive's seqs and words, and
+  :func:`call_pools` lists of them, to play over many states of an archive.
 
 The constants below hold for Go 1.27 against any Python from 3.11; what depends on
 the running Python's own Unicode data (:func:`lower_changed`,
@@ -44,6 +45,7 @@ __all__ = [
     "BlockSpec",
     "block_sets",
     "blocks",
+    "call_pools",
     "calls",
     "deep_nesting",
     "ids",
@@ -834,7 +836,7 @@ def _tool_args(
     misspelt.
     """
     one_in_10 = st.integers(0, 9)
-    one_in_40 = st.integers(0, 39)
+    one_in_400 = st.integers(0, 399)
     n_more = st.sampled_from([0, 0, 0, 0, 1, 2])
     other_key = st.sampled_from([key, key, key.upper(), key.title(), key + " ", "x", "args", ""])
     other_value = st.one_of(values, _other_values())
@@ -847,7 +849,7 @@ def _tool_args(
         members.extend(draw(extras))
         for _ in range(draw(n_more)):
             members.append((draw(other_key), draw(other_value)))
-        if draw(one_in_40) == 39:  # rarely: the port decodes Go's deepest nesting slowly
+        if draw(one_in_400) == 399:  # rarely: the port decodes Go's deepest nesting slowly
             members.append(("deep", draw(deep_nesting())))
         members = draw(st.permutations(members))
         return draw(_object(members))
@@ -911,13 +913,20 @@ def raw_args() -> st.SearchStrategy[str]:
     Go's limit, BOMs and whitespace variants, and arbitrary text.
     """
     deep_object = deep_nesting().map(lambda v: '{"id": "r1", "query": "café", "d": ' + v + "}")
-    return st.one_of(
-        st.sampled_from(_RAW),
-        st.one_of(deep_object, deep_nesting()),
-        st.sampled_from(_ODD_RUNES).map(lambda c: '{"id": "r1' + c + '", "query": "' + c + '"}'),
-        st.text(max_size=20),
-        st.text(st.sampled_from('{}[]":,\\ ud80rRq1e-.'), max_size=20),
-        _other_values(),
+    return _weighted(
+        (12, st.sampled_from(_RAW)),
+        # rarely: a call nested 10,000 deep costs the port's decoder about 10 ms, a
+        # hundred ordinary calls, and a pool plays it in every state
+        (1, st.one_of(deep_object, deep_nesting())),
+        (
+            4,
+            st.sampled_from(_ODD_RUNES).map(
+                lambda c: '{"id": "r1' + c + '", "query": "' + c + '"}'
+            ),
+        ),
+        (4, st.text(max_size=20)),
+        (4, st.text(st.sampled_from('{}[]":,\\ ud80rRq1e-.'), max_size=20)),
+        (4, _other_values()),
     )
 
 
@@ -968,6 +977,24 @@ def _calls(seqs: tuple[int, ...], words: tuple[str, ...]) -> st.SearchStrategy[t
         st.tuples(st.just("recall_search"), recall_args(seqs)),
     )
     return _weighted((3, recall), (3, search), (1, crossed))
+
+
+def call_pools(
+    seqs: Sequence[int] = (), words: Sequence[str] = (), *, max_size: int = 32
+) -> st.SearchStrategy[list[tuple[str, str]]]:
+    """Pools of :func:`calls` to play over many states of an archive: 1 to ``max_size``
+    calls, their number drawn evenly (``st.lists`` draws mostly short lists); a pool
+    shrinks to fewer calls.
+    """
+    return _call_pools(tuple(seqs), tuple(words), max_size)
+
+
+@_per_archive
+def _call_pools(
+    seqs: tuple[int, ...], words: tuple[str, ...], max_size: int
+) -> st.SearchStrategy[list[tuple[str, str]]]:
+    one = _calls(seqs, words)
+    return st.integers(1, max_size).flatmap(lambda n: st.lists(one, min_size=n, max_size=n))
 
 
 # -- blocks ---------------------------------------------------------------------------
