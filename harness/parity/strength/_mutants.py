@@ -441,9 +441,7 @@ def _form(namer: Namer, node: ast.AST) -> str:
     if isinstance(node, ast.If | ast.While | ast.For | ast.AsyncFor | ast.With | ast.Try):
         return namer.header(node)
     if isinstance(node, ast.Slice):
-        lower = namer.form(node.lower) if node.lower else ""
-        upper = namer.form(node.upper) if node.upper else ""
-        return f"[{lower}:{upper}]"
+        return _slice(node, namer.form)
     return namer.form(node)
 
 
@@ -456,10 +454,15 @@ def _source(node: ast.AST) -> str:
     if isinstance(node, ast.Pass):
         return "pass"
     if isinstance(node, ast.Slice):
-        lower = ast.unparse(node.lower) if node.lower else ""
-        upper = ast.unparse(node.upper) if node.upper else ""
-        return f"[{lower}:{upper}]"
+        return _slice(node, ast.unparse)
     return ast.unparse(node)
+
+
+def _slice(node: ast.Slice, render: Callable[[ast.AST], str]) -> str:
+    """``[lower:upper]``, each bound as ``render`` writes it."""
+    lower = render(node.lower) if node.lower else ""
+    upper = render(node.upper) if node.upper else ""
+    return f"[{lower}:{upper}]"
 
 
 def _is_docstring(node: ast.AST) -> bool:

@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-__all__ = ["ModuleIndex", "Namer", "canonical"]
+__all__ = ["ModuleIndex", "Namer", "canonical", "imported_module"]
 
 
 def canonical(form: str) -> str:
@@ -296,16 +296,22 @@ def _module_names(tree: ast.Module, package: str) -> Iterator[str]:
                 if alias.asname and alias.name.split(".")[0] == top:
                     yield alias.asname
         elif isinstance(node, ast.ImportFrom) and (node.module or node.level):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                kept = parts[: max(len(parts) - node.level + 1, 0)]
-                base = ".".join([*kept, *([base] if base else [])])
+            base = imported_module(node, package)
             if base.split(".")[0] != top:
                 continue
             for alias in node.names:
                 if _is_module(f"{base}.{alias.name}"):
                     yield alias.asname or alias.name
+
+
+def imported_module(node: ast.ImportFrom, package: str) -> str:
+    """The absolute name of the module ``node`` imports from, inside ``package``."""
+    base = node.module or ""
+    if node.level:
+        parts = package.split(".")
+        kept = parts[: max(len(parts) - node.level + 1, 0)]
+        base = ".".join([*kept, *([base] if base else [])])
+    return base
 
 
 def _is_module(name: str) -> bool:

@@ -39,15 +39,20 @@ def print_go(cov: GoCoverage, out: TextIO) -> None:
         file=out,
     )
     for b in unreached:
-        why = f"unreachable: {b.reason}" if b.reason else "UNEXPLAINED: add a corpus case"
-        print(f"   - {b.where} {b.function}: {b.code}", file=out)
-        print(f"       {why}", file=out)
+        _print_unreached(f"{b.where} {b.function}: {b.code}", b.reason, out)
     others = [p for p in cov.packages() if p != GO_TOOL_PACKAGE]
     if others:
         info = ", ".join(f"{p} {cov.percent(p):.1f}%" for p in others)
         print(f"   for information: {info}", file=out)
     for line in cov.drift:
         print(f"   NOTE the committed journal differs from this recording: {line}", file=out)
+
+
+def _print_unreached(place: str, reason: str | None, out: TextIO) -> None:
+    """One unreached place, and why (or that a corpus case must reach it)."""
+    why = f"unreachable: {reason}" if reason else "UNEXPLAINED: add a corpus case"
+    print(f"   - {place}", file=out)
+    print(f"       {why}", file=out)
 
 
 def print_python(cov: PyCoverage, out: TextIO) -> None:
@@ -77,9 +82,7 @@ def print_python(cov: PyCoverage, out: TextIO) -> None:
         file=out,
     )
     for g in tool_gaps:
-        why = f"unreachable: {g.reason}" if g.reason else "UNEXPLAINED: add a corpus case"
-        print(f"   - {g.where} {g.function}: {short(g.code)}", file=out)
-        print(f"       {why}", file=out)
+        _print_unreached(f"{g.where} {g.function}: {short(g.code)}", g.reason, out)
     skipped = sorted({(g.file, g.function, g.reason) for g in gaps if not g.tool_logic})
     if skipped:
         print("   not tool logic (unreached, left out of the figure):", file=out)

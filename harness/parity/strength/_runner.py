@@ -30,6 +30,7 @@ from typing import Any
 from parity.project import project_root
 from parity.strength._explain import MutantMatch, Problem, load_explanations
 from parity.strength._mutants import Mutant, generate_mutants, short
+from parity.strength._normal import imported_module
 
 __all__ = ["MutantResult", "MutationRun", "run_mutants"]
 
@@ -136,11 +137,7 @@ def _imports(module: str) -> set[str]:
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.split(".")[0] == top)
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                kept = parts[: max(len(parts) - node.level + 1, 0)]
-                base = ".".join([*kept, *([base] if base else [])])
+            base = imported_module(node, package)
             if base.split(".")[0] != top:
                 continue
             found.add(base)
