@@ -59,8 +59,10 @@ class HostBase(ABC, Generic[TransportT]):
         in seconds, each of connecting, reading, writing and waiting for a pooled
         connection, and the arrival of a whole body once its headers are in;
         ``max_body_bytes`` bounds each answer's body (a larger one is a failed read).
-        ``cache_bytes`` bounds the cache of decoded and lowered blocks kept between
-        searches (0: none); /blocks is still read on every search. ``verify`` is
+        ``cache_bytes`` bounds what is kept between searches: the last set of blocks
+        read, decoded and lowered, with its ETag and a word index (0: nothing kept).
+        Each search still reads /blocks, conditionally once a set is kept: a 304
+        reuses the set whole, a 200 the blocks whose bytes did not change. ``verify`` is
         httpx's: True (certifi's CAs), False, or an ``ssl.SSLContext`` (its CAs, and
         a client certificate for mutual TLS); a TLS context is built only for an
         https:// Go. ``transport`` replaces httpx's (tests; ``verify`` is then the
