@@ -30,11 +30,15 @@ Misuse is not a RecallError: ``TypeError`` for a name or args that is not a str,
 
 from __future__ import annotations
 
-from recall._async import AsyncGoTurnHost
+from typing import TYPE_CHECKING
+
 from recall._errors import FallbackFailedError, GoUnavailableError, RecallError, UnknownToolError
 from recall._shadow import Divergence
 from recall._sync import GoTurnHost
 from recall._tools import Archive, Block, MemoryArchive, run_tool
+
+if TYPE_CHECKING:
+    from recall._async import AsyncGoTurnHost
 
 __all__ = [
     "Archive",
@@ -49,3 +53,13 @@ __all__ = [
     "UnknownToolError",
     "run_tool",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``AsyncGoTurnHost`` on first use: a threads-only user never imports asyncio."""
+    if name == "AsyncGoTurnHost":
+        from recall._async import AsyncGoTurnHost
+
+        globals()[name] = AsyncGoTurnHost
+        return AsyncGoTurnHost
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
