@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from recall._blocks import read_set
-from recall._fast import available, decode_item_msgspec
+from recall._fast import available, decode_item_msgspec, decode_items_msgspec
 
 __all__ = ["decoders", "time_decoders"]
 
@@ -48,7 +48,7 @@ def decoders() -> dict[str, Callable[[bytes], object]]:
     }
     if available():
         found["port, msgspec (decoded and lowered)"] = lambda body: read_set(
-            bytearray(body), decode=decode_item_msgspec
+            bytearray(body), decode=decode_item_msgspec, decode_many=decode_items_msgspec
         )
     found["json.loads (whole body, decoded only)"] = json.loads
     for name, make in (

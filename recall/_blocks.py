@@ -1,7 +1,8 @@
 """Go's JSON blocks into Blocks: strict JSON, one item, a whole /blocks body as a BlockSet.
 
 ``read_set`` is the one decoder of a /blocks body. Go's compact encoding is cut
-into its items, and each item is decoded alone; any other body is decoded whole.
+into its items, and each item is decoded alone (or, given a decoder of many, a
+batch of items in one call, each as it decodes alone); any other body is decoded whole.
 It gives a ``BlockSet`` (the blocks, their lowered images, and for Go's compact
 body the body itself), or raises ``NotBlocks``.
 
@@ -31,6 +32,7 @@ __all__ = [
     "BlockSet",
     "Fields",
     "ItemDecoder",
+    "ItemsDecoder",
     "NotBlocks",
     "NotCompact",
     "block_from_json",
@@ -133,6 +135,10 @@ _NEXT_ITEM: Final = b',{"'  # what follows an item's closing brace when another 
 _ITEM_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD]")  # one pass for "\\ud" and "\\uD"
 _SEQ_HEAD: Final = b'{"seq":'
+_CUTS = re.compile(rb'\},\{"')  # _ITEM_CUT: finditer finds them all faster than a find loop
+_SEQ_KEY: Final = b'seq":'
+_BATCH: Final = 1 << 20
+"""Bytes of items decoded at once by an ItemsDecoder: what it holds decoded at a time."""
 
 
 class NotCompact(Exception):
@@ -143,6 +149,9 @@ Fields = tuple[int, str, str]
 """A block's seq, label and content."""
 ItemDecoder = Callable[[memoryview], Fields]
 """One item's bytes to its block's fields; NotCompact when they are not one JSON block."""
+ItemsDecoder = Callable[[memoryview], list[Fields] | None]
+"""Many items' bytes, joined by commas, to their blocks' fields, each as the ItemDecoder
+gives it; None when it does not take them all (each is then decoded alone)."""
 
 
 def _array_bounds(body: bytearray) -> tuple[int, int] | None:
@@ -361,17 +370,19 @@ def read_set(
     *,
     tag: str | None = None,
     decode: ItemDecoder = decode_item,
+    decode_many: ItemsDecoder | None = None,
 ) -> BlockSet:
     """The BlockSet of a 200 /blocks body; NotBlocks when it is not the contract's.
 
     Go's compact body becomes the set's ``raw`` (the caller must not change it
     again); any other body is emptied. The items of ``kept`` whose bytes are the
     same are taken from it (with their images and index slots), the others
-    decoded with ``decode``.
+    decoded with ``decode``; without a kept body, with ``decode_many`` when given
+    (many at once, the same fields).
     """
     try:
         bounds = _array_bounds(body)
-        made = None if bounds is None else _compact(body, bounds, kept, decode)
+        made = None if bounds is None else _compact(body, bounds, kept, decode, decode_many)
         if made is not None:
             made.tag = tag
             return made
@@ -403,7 +414,11 @@ def _check_order(seqs: Sequence[int]) -> None:
 
 
 def _compact(
-    body: bytearray, bounds: tuple[int, int], kept: BlockSet | None, decode: ItemDecoder
+    body: bytearray,
+    bounds: tuple[int, int],
+    kept: BlockSet | None,
+    decode: ItemDecoder,
+    decode_many: ItemsDecoder | None = None,
 ) -> BlockSet | None:
     """The set of ``{"blocks": [item, ...]}`` when each item is cut from the next by
     ``},{"`` and nothing else (Go's encoding) and is a valid block; None otherwise.
@@ -418,14 +433,23 @@ def _compact(
     array's end) is where the cut would fall too: its bytes were cut the same way,
     so they hold no ``},{"`` and end with ``}``. A Block decoded from an item's
     bytes depends on those bytes alone, so the kept one is what decoding gives.
+
+    Without a kept body, ``decode_many`` decodes the items in batches (``_batched``).
     """
+    old = kept if kept is not None and kept.raw is not None else None
+    if old is None and decode_many is not None:
+        try:
+            made = _batched(body, bounds, decode, decode_many)
+        except NotCompact:
+            return None
+        if made is not None:
+            return made
     pos, end = bounds
     seqs: list[int] = []
     starts: list[int] = []
     stops: list[int] = []
     images: list[tuple[bytes, bytes]] = []
     slots: list[int] = []
-    old = kept if kept is not None and kept.raw is not None else None
     reused = 0
     view = memoryview(body)
     try:
@@ -470,6 +494,59 @@ def _compact(
         index=index,
         reused=reused,
     )
+
+
+def _batched(
+    body: bytearray, bounds: tuple[int, int], decode: ItemDecoder, decode_many: ItemsDecoder
+) -> BlockSet | None:
+    """``_compact``'s set without a kept body, its items decoded by ``decode_many`` a batch
+    at a time; None when an item does not start with ``{"seq":`` or the last does not end
+    with ``}`` (``_compact`` then decides item by item); NotCompact as ``_compact``.
+
+    The cuts are ``_cut``'s, every ``},{"``. A batch is the bytes of its items with
+    the commas between them. When ``decode_many`` takes it, it is a JSON array of
+    flat objects (no nested value; ``"`` only in strings, escaped inside them), so
+    each ``},{"seq":`` in it is between two of its items (its ``"`` cannot close a
+    string: ``seq":`` follows), and with as many items as cuts give, the items are
+    exactly the cuts' items, each decoded as ``decode`` decodes its bytes alone. A
+    batch it does not take, or of one item (as large as it may be), is decoded item by
+    item with ``decode``, as ``_compact`` does: no more than a batch is ever decoded at once.
+    """
+    pos, end = bounds
+    if pos >= end or not body.startswith(_SEQ_HEAD, pos) or body[end - 1] != ord("}"):
+        return None
+    starts = [pos]
+    stops: list[int] = []
+    for cut in _CUTS.finditer(body, pos, end):
+        if not body.startswith(_SEQ_KEY, cut.end()):
+            return None
+        stop = cut.start() + 1
+        stops.append(stop)
+        starts.append(stop + 1)
+    stops.append(end)
+    seqs: list[int] = []
+    images: list[tuple[bytes, bytes]] = []
+    count = len(starts)
+    view = memoryview(body)
+    try:
+        first = 0
+        while first < count:
+            # A batch of about _BATCH bytes, one item at least.
+            upto = bisect_right(stops, starts[first] + _BATCH, first + 1, count)
+            fields = (
+                None if upto == first + 1 else decode_many(view[starts[first] : stops[upto - 1]])
+            )
+            if fields is None or len(fields) != upto - first:
+                spans = zip(starts[first:upto], stops[first:upto], strict=True)
+                fields = [decode(view[start:stop]) for start, stop in spans]
+            for seq, label, content in fields:
+                seqs.append(seq)
+                images.append(images_of(label, content))
+            first = upto
+    finally:
+        view.release()
+    _check_order(seqs)
+    return BlockSet(seqs, images, raw=body, starts=starts, stops=stops)
 
 
 def _seq_at(body: bytearray, pos: int) -> int:

@@ -19,7 +19,7 @@ from typing import Final, Generic, TypeVar
 
 from recall._blocks import BlockSet, replace_surrogates
 from recall._errors import FallbackFailedError, GoUnavailableError, RecallError
-from recall._fast import item_decoder
+from recall._fast import item_decoder, items_decoder
 from recall._index import Searcher
 from recall._protocol import (
     Answer,
@@ -185,8 +185,15 @@ class HostCore:
         sent = None if kept is None else kept.tag
         request = blocks_request(sent)
         answer = yield request
-        decode = item_decoder(len(answer.body))
-        blocks = parse_blocks(request.what, answer, kept=kept, sent=sent, decode=decode)
+        size = len(answer.body)
+        blocks = parse_blocks(
+            request.what,
+            answer,
+            kept=kept,
+            sent=sent,
+            decode=item_decoder(size),
+            decode_many=items_decoder(size),
+        )
         if seen is not None:
             seen.step, seen.blocks = step, blocks.view()  # decoded for a divergence only
         again = blocks is kept or 2 * blocks.reused >= len(blocks)

@@ -12,6 +12,10 @@ JSON, the last of repeated keys, escapes in keys, a valid surrogate pair; msgspe
 refuses lone surrogate escapes (``decode_item`` makes them U+FFFD), extra fields
 and whitespace around the object. ``tests/recall/test_fast.py`` holds them to
 each other and to Go.
+
+``items_decoder(size)`` is the hosts' decoder of many items at once on a first read
+(``decode_items_msgspec``, a batch of items in one msgspec call, each item as
+``decode_item_msgspec`` gives it), or None without msgspec.
 """
 
 from __future__ import annotations
@@ -20,14 +24,16 @@ import importlib
 import threading
 from typing import Any
 
-from recall._blocks import Fields, ItemDecoder, NotCompact, decode_item
+from recall._blocks import Fields, ItemDecoder, ItemsDecoder, NotCompact, decode_item
 from recall._tools import MAX_SEQ
 
 __all__ = [
     "MSGSPEC_FROM",
     "available",
     "decode_item_msgspec",
+    "decode_items_msgspec",
     "item_decoder",
+    "items_decoder",
 ]
 
 MSGSPEC_FROM = 1 << 20
@@ -38,6 +44,7 @@ _lock = threading.Lock()
 _chosen: ItemDecoder | None = None
 _msgspec: Any = None
 _decoder: Any = None
+_list_decoder: Any = None
 
 
 def available() -> bool:
@@ -47,7 +54,7 @@ def available() -> bool:
 
 def _load() -> bool:
     """Import msgspec and build the item decoder, once; whether it could."""
-    global _msgspec, _decoder
+    global _msgspec, _decoder, _list_decoder
     if _decoder is not None:
         return True
     with _lock:
@@ -61,6 +68,7 @@ def _load() -> bool:
                 [("seq", int), ("label", str), ("content", str)],
                 forbid_unknown_fields=True,
             )
+            _list_decoder = msgspec.json.Decoder(list[item])  # type: ignore[valid-type]
             _msgspec, _decoder = msgspec, msgspec.json.Decoder(item)
     return True
 
@@ -79,6 +87,32 @@ def decode_item_msgspec(raw: memoryview) -> Fields:
     return seq, item.label, item.content
 
 
+def decode_items_msgspec(raw: memoryview) -> list[Fields] | None:
+    """The fields of the items in ``raw`` (items joined by commas, as in Go's array), each
+    as ``decode_item_msgspec`` gives it; None when msgspec does not take them all, or an
+    item's seq is out of range (then each item is decoded alone, which decides).
+
+    One call for many items, as fast as msgspec decodes a whole body; the caller
+    makes sure that the items are exactly those its cuts give (``_blocks._batched``).
+    """
+    if not _load():
+        return None
+    text = bytearray(b"[")
+    text += raw
+    text += b"]"
+    try:
+        items = _list_decoder.decode(text)
+    except (_msgspec.DecodeError, RecursionError):
+        return None
+    fields: list[Fields] = []
+    for item in items:
+        seq = item.seq
+        if not 1 <= seq <= MAX_SEQ:
+            return None
+        fields.append((seq, item.label, item.content))
+    return fields
+
+
 def item_decoder(size: int) -> ItemDecoder:
     """The decoder for a body of ``size`` bytes: ``decode_item_msgspec`` once msgspec is
     imported, or when the body is large enough to import it for; else ``decode_item``."""
@@ -88,3 +122,9 @@ def item_decoder(size: int) -> ItemDecoder:
             return decode_item
         _chosen = decode_item_msgspec if _load() else decode_item
     return _chosen
+
+
+def items_decoder(size: int) -> ItemsDecoder | None:
+    """The decoder of many items at once for a body of ``size`` bytes:
+    ``decode_items_msgspec`` when the hosts decode it with msgspec, else None."""
+    return decode_items_msgspec if item_decoder(size) is decode_item_msgspec else None

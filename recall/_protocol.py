@@ -18,6 +18,7 @@ from typing import Final, NamedTuple, TypedDict
 from recall._blocks import (
     BlockSet,
     ItemDecoder,
+    ItemsDecoder,
     NotBlocks,
     block_from_json,
     decode_item,
@@ -220,6 +221,7 @@ def parse_blocks(
     kept: BlockSet | None = None,
     sent: str | None = None,
     decode: ItemDecoder = decode_item,
+    decode_many: ItemsDecoder | None = None,
 ) -> BlockSet:
     """Every readable block, by increasing seq.
 
@@ -227,7 +229,8 @@ def parse_blocks(
     (``If-None-Match``) when it was one. A 304 gives ``kept`` again when its ETag is
     the tag sent; a 304 with another tag (or none) is a failed read. A 200 gives the
     set of its body, with the blocks of ``kept`` whose bytes are the same taken
-    from it, and its ETag when it is a strong one.
+    from it, and its ETag when it is a strong one. ``decode`` and ``decode_many``
+    are ``read_set``'s.
     """
     if answer.status == 304:
         if sent is None or kept is None or kept.tag != sent:
@@ -239,7 +242,13 @@ def parse_blocks(
         answer.body.clear()
         raise GoUnavailableError(what, f"status {answer.status}")
     try:
-        return read_set(answer.body, kept, tag=strong_etag(answer.headers), decode=decode)
+        return read_set(
+            answer.body,
+            kept,
+            tag=strong_etag(answer.headers),
+            decode=decode,
+            decode_many=decode_many,
+        )
     except NotBlocks as exc:
         raise GoUnavailableError(what, str(exc)) from exc
 

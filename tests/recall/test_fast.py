@@ -16,6 +16,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+import recall._blocks
 import recall._fast
 from parity import journal
 from parity.corpus import golden_dir
@@ -24,6 +25,7 @@ from parity.plugin import FreshGo
 from parity.project import in_ci
 from recall import Block
 from recall._blocks import (
+    Fields,
     ItemDecoder,
     NotBlocks,
     NotCompact,
@@ -31,9 +33,16 @@ from recall._blocks import (
     decode_item,
     read_set,
 )
-from recall._fast import MSGSPEC_FROM, decode_item_msgspec, item_decoder
+from recall._fast import (
+    MSGSPEC_FROM,
+    decode_item_msgspec,
+    decode_items_msgspec,
+    item_decoder,
+    items_decoder,
+)
 
 from .conftest import MakeHost
+from .mockgo import go_body
 
 
 @pytest.fixture(autouse=True)
@@ -56,6 +65,7 @@ def outcome(decode: ItemDecoder, raw: bytes) -> tuple[str, object]:
 def test_the_hosts_decode_with_msgspec_when_it_is_installed() -> None:
     assert item_decoder(MSGSPEC_FROM) is decode_item_msgspec
     assert item_decoder(0) is decode_item_msgspec  # once imported, for any body
+    assert items_decoder(0) is decode_items_msgspec
 
 
 ITEMS = [
@@ -139,7 +149,7 @@ def read_msgspec(body: bytes) -> tuple[str, object]:
         got = read_set(bytearray(body), decode=decode_item_msgspec)
     except NotBlocks as exc:
         return "error", str(exc)
-    return "blocks", (got.blocks(), got.images, list(zip(got.starts, got.stops, strict=True)))
+    return "blocks", (got.blocks(), list(got.images), list(zip(got.starts, got.stops, strict=True)))
 
 
 def read_json(body: bytes) -> tuple[str, object]:
@@ -147,7 +157,7 @@ def read_json(body: bytes) -> tuple[str, object]:
         got = read_set(bytearray(body))
     except NotBlocks as exc:
         return "error", str(exc)
-    return "blocks", (got.blocks(), got.images, list(zip(got.starts, got.stops, strict=True)))
+    return "blocks", (got.blocks(), list(got.images), list(zip(got.starts, got.stops, strict=True)))
 
 
 ITEM_DICTS = st.lists(
@@ -162,6 +172,67 @@ ITEM_DICTS = st.lists(
 BODY_EDITS = st.sampled_from(
     [b" ", b"\n", b",", b"}", b"{", b"]", b"[", b'"', b"\\", b"\\ud800", b'},{"', b'"x":1', b""]
 )
+
+
+def read_batched(body: bytes) -> tuple[str, object]:
+    """read_set as the hosts read a first body with msgspec: items decoded in batches."""
+    try:
+        got = read_set(
+            bytearray(body), decode=decode_item_msgspec, decode_many=decode_items_msgspec
+        )
+    except NotBlocks as exc:
+        return "error", str(exc)
+    return "blocks", (got.blocks(), list(got.images), list(zip(got.starts, got.stops, strict=True)))
+
+
+@pytest.fixture(params=[1 << 20, 1])
+def batch(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The batch's bytes: the hosts' own, one item a batch, and a few items a batch."""
+    monkeypatch.setattr(recall._blocks, "_BATCH", request.param)
+    return int(request.param)
+
+
+def test_gos_body_is_decoded_in_batches(batch: int) -> None:
+    items = [(1, "a", "x \u2028 <b>"), (2, "", "😀 é"), (7, "l", ""), (9, "", "},{ x")]
+    body = go_body(items)
+    seen: list[int] = []
+
+    def counted(raw: memoryview) -> list[Fields] | None:
+        fields = decode_items_msgspec(raw)
+        seen.append(-1 if fields is None else len(fields))
+        return fields
+
+    got = read_set(bytearray(body), decode=decode_item_msgspec, decode_many=counted)
+    assert got.blocks() == [Block(*item) for item in items]
+    assert got.raw is not None  # Go's compact body, kept
+    assert seen == ([len(items)] if batch > 100 else [])  # one batch, or one item a batch
+    assert read_batched(body) == read_msgspec(body) == read_json(body)
+    # Not cut by Go's encoding alone: decoded whole, as before, with no batch.
+    spaced = bytes(body).replace(b'},{"', b'}, {"')
+    straddled = go_body([*items, (10, "", '"},{"')])  # },{" ends a string
+    for other in (spaced, straddled):
+        seen.clear()
+        assert read_batched(other) == read_msgspec(other) == read_json(other)
+        assert seen == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(ITEM_DICTS, st.booleans(), st.sampled_from([1 << 20, 1, 60]), st.data())
+def test_batches_read_the_set_item_by_item_reads(
+    items: list[dict[str, object]], ascii_only: bool, size: int, data: st.DataObject
+) -> None:
+    text = json.dumps({"blocks": items}, separators=(",", ":"), ensure_ascii=ascii_only)
+    body = bytearray(text.encode("utf-8", "surrogatepass") + b"\n")
+    batch = recall._blocks._BATCH
+    recall._blocks._BATCH = size
+    try:
+        assert read_batched(bytes(body)) == read_msgspec(bytes(body)) == read_json(bytes(body))
+        for _ in range(data.draw(st.integers(1, 3))):
+            at = data.draw(st.integers(0, len(body)))
+            body[at : at + data.draw(st.integers(0, 2))] = data.draw(BODY_EDITS)
+        assert read_batched(bytes(body)) == read_msgspec(bytes(body)) == read_json(bytes(body))
+    finally:
+        recall._blocks._BATCH = batch
 
 
 def read_with(decode: ItemDecoder, body: bytes) -> tuple[str, object]:

@@ -261,12 +261,16 @@ def test_body_bound_when_streamed_without_length(make_host: MakeHost, host_kind:
     assert sent <= 17  # stopped at the bound, not read to the end
 
 
-def test_search_peak_memory_under_three_bodies(make_host: MakeHost, host_kind: str) -> None:
+@pytest.mark.parametrize("separators", [(", ", ": "), (",", ":")], ids=["spaced", "go"])
+def test_search_peak_memory_under_three_bodies(
+    make_host: MakeHost, host_kind: str, separators: tuple[str, str]
+) -> None:
     blocks = [
         {"seq": seq, "label": f"label {seq}", "content": f"line {seq} " + "x" * 2000}
         for seq in range(1, 5001)
     ]
-    body = json.dumps({"blocks": blocks}).encode()
+    # Spaced: decoded whole; Go's compact encoding: item by item, or in batches (msgspec).
+    body = json.dumps({"blocks": blocks}, separators=separators).encode()
     del blocks
 
     def handler(request: httpx.Request) -> httpx.Response:
