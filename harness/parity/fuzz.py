@@ -2,12 +2,16 @@
 
 Two fuzzers, run together by ``parity fuzz`` (:func:`cli_main`):
 
-- stateless (:func:`fuzz_reference`, here): each example loads a block set
-  (:func:`parity.strategies.block_sets`) into a Go reference, then plays calls
-  (:func:`parity.strategies.calls`) through a fresh host reading that Go's archive
-  (``GoTurnHost`` or ``AsyncGoTurnHost``, with or without its cache; a Go with or
-  without conditional reads) and through the Go's own tool code, byte for byte. A
-  divergence shrinks, and is reported as a ready corpus case (``CorpusBlock``/``CorpusCall``);
+- stateless (:func:`fuzz_reference`, here): each example draws a block set
+  (:func:`parity.strategies.block_sets`) and a pool of calls
+  (:func:`parity.strategies.call_pools`), archives the blocks into a Go reference a
+  few at a time, then locks their memories one after the other
+  (:func:`archives`), and over each of these archives plays the pool through a
+  fresh host reading that Go's archive (``GoTurnHost`` or ``AsyncGoTurnHost``, with
+  or without its cache; a Go with or without conditional reads) and through the Go's
+  own tool code, byte for byte. A call already compared over the same archive (an
+  earlier example's) is not played again. A divergence shrinks, and is reported as a
+  ready corpus case (``CorpusBlock``/``CorpusCall``);
 - stateful (:mod:`parity.stateful`): one Go and one host live through a sequence of
   archives, locks, unlocks, calls and new hosts.
 
@@ -28,7 +32,7 @@ import hashlib
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -62,16 +66,20 @@ from parity.rig import (
     state_key,
     verdict,
 )
-from parity.strategies import INT64_MAX, BlockSpec, block_sets, calls, words_of
+from parity.strategies import INT64_MAX, BlockSpec, block_sets, call_pools, calls, words_of
 
 __all__ = [
+    "ARCHIVES",
     "CALLS_PER_EXAMPLE",
     "EXEC_REQUEST",
     "FIRST_SEQS",
+    "POOL",
     "PROFILES",
     "SHRINK_SECONDS",
     "Divergence",
     "FuzzStats",
+    "archive_ends",
+    "archives",
     "fuzz_go_url",
     "fuzz_reference",
     "profile",
@@ -83,7 +91,7 @@ _HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_b
 settings.register_profile(
     "ci",
     derandomize=True,
-    max_examples=150,
+    max_examples=50,  # a stateless example plays a pool of calls over many archives
     deadline=None,
     print_blob=True,
     database=None,
@@ -102,7 +110,13 @@ SHRINK_SECONDS = 60.0
 """Shrinking a divergence stops after this long, with the smallest one found."""
 
 CALLS_PER_EXAMPLE = 20
-"""At most this many calls are played against each archived block set."""
+"""At most this many calls in an example of the fuzzer over a running Go."""
+
+POOL = 32
+"""The calls a stateless example draws, at most: its pool, played over each of its archives."""
+
+ARCHIVES = 12
+"""The archives of a stateless example, at most: growing prefixes of its blocks."""
 
 FIRST_SEQS = (1000, 1, 7, 2**53 - 3, INT64_MAX - 64)
 """The first seq of each fresh Go: small, beyond float64's exact integers, near int64's end."""
@@ -237,28 +251,75 @@ def _cited(
     return tuple((s, b) for s, b in blocks if re.search(rf"(?<!\d){s}(?!\d)", text))
 
 
+def archive_ends(n: int) -> list[int]:
+    """Up to :data:`ARCHIVES` counts of ``n`` blocks, evenly apart, ascending, the last
+    ``n`` (``[0]`` for none).
+    """
+    return sorted({-(-n * k // ARCHIVES) for k in range(1, ARCHIVES + 1)} | {n})
+
+
+def archives(n: int) -> list[tuple[int, int]]:
+    """An example's archives of its ``n`` blocks, as ``(archived, locked)``: the first
+    ``archived`` blocks, the first ``locked`` of them under a locked memory. The blocks
+    as they grow (:func:`archive_ends`), then all of them as their memories are locked
+    one after the other (but the last: none readable is the empty archive).
+    """
+    grown = [(end, 0) for end in archive_ends(n)]
+    return grown + [(n, k) for k in archive_ends(n) if 0 < k < n]
+
+
+class _Archive:
+    """The Go's archive of an example, brought from one of its archives to the next:
+    reset and filled at the first, then blocks added and memories locked.
+    """
+
+    def __init__(self, session: GoSession, first_seq: int, specs: Sequence[BlockSpec]) -> None:
+        self.session = session
+        self.first_seq = first_seq
+        self.specs = specs
+        self._at: tuple[int, int] | None = None  # (archived, locked) as the Go holds it
+
+    def blocks(self, archived: int, locked: int) -> list[tuple[int, BlockSpec]]:
+        """The blocks of the archive ``(archived, locked)``, with their seqs."""
+        return [
+            (self.first_seq + i, replace(b, locked=True) if i < locked else b)
+            for i, b in enumerate(self.specs[:archived])
+        ]
+
+    def reach(self, archived: int, locked: int) -> None:
+        """Bring the Go's archive to ``(archived, locked)`` (a later one of :func:`archives`)."""
+        held, held_locked = self._at if self._at is not None else (0, 0)
+        if self._at is None:
+            seqs = self.session.load(self.first_seq, self.specs[:archived])
+        else:
+            seqs = self.session.archive(self.specs[held:archived])
+        want = list(range(self.first_seq + held, self.first_seq + archived))
+        if seqs != want:
+            raise ParityError(f"the Go archived the blocks as seqs {seqs}, not {want}")
+        for seq in range(self.first_seq + held_locked, self.first_seq + locked):
+            self.session.lock(seq)
+        self._at = (archived, locked)
+
+
 def _play_example(
     gos: Rig,
     session: GoSession,
     spec: HostSpec,
-    first_seq: int,
-    specs: Sequence[BlockSpec],
     batch: Sequence[tuple[str, str]],
-) -> tuple[list[tuple[int, BlockSpec]], list[Played], list[str], tuple[str, ...]]:
-    """Load the blocks, play the calls through a fresh host, get Go's outputs in one
-    request and its request log once: (blocks, played, Go's outputs, log reasons).
+) -> tuple[list[Played], list[str], tuple[str, ...]]:
+    """Play the calls through a fresh host over the session's archive as it is, get
+    Go's outputs in one request and its request log once: (played, Go's outputs, log
+    reasons).
     """
-    seqs = session.load(first_seq, specs)
-    blocks = list(zip(seqs, specs, strict=True))
     at = len(gos.recording.seen)
     host = gos.host(spec, session)
     try:
-        played = [host.play(tool, args) for tool, args in batch]
+        played = host.play_many(batch)
     finally:
         host.close()
     expected = session.outputs(batch)
     log_reasons = log_verdict(session.requests(), gos.recording.since(at))
-    return blocks, played, expected, log_reasons
+    return played, expected, log_reasons
 
 
 def _pinpoint(
@@ -303,31 +364,39 @@ def _compare_example(
     specs: Sequence[BlockSpec],
     etag: bool,
     spec: HostSpec,
-    batch: Sequence[tuple[str, str]],
+    pool: Sequence[tuple[str, str]],
 ) -> None:
-    """Play an example's calls over its archive; DivergenceFound at the first that
-    diverges (Abort on a harness error).
+    """Play an example's pool over each of its archives (:func:`archives`), a fresh
+    host for each; DivergenceFound at the first call that diverges (Abort on a harness
+    error). A call already compared over the same archive is not played again.
     """
-    try:
-        session = gos.session(etag=etag)
-        stats.archives += 1
-        blocks, played, expected, log_reasons = _play_example(
-            gos, session, spec, first_seq, specs, batch
-        )
-    except HARNESS_ERRORS as exc:
-        raise Abort(exc) from exc
-    state = state_key(blocks)
-    for call, output in zip(played, expected, strict=True):
-        stats.count(state, call.tool, call.args)
-        reasons = verdict(call, output)
-        if reasons:
-            diverged(static_divergence(call, output, reasons, blocks, first_seq), stats, clock)
-    if log_reasons:
+    session = gos.session(etag=etag)
+    go = _Archive(session, first_seq, specs)
+    for archived, locked in archives(len(specs)):
+        blocks = go.blocks(archived, locked)
+        state = state_key(blocks)
+        batch = stats.fresh(state, pool)
+        if not batch:
+            continue
         try:
-            divergence = _pinpoint(gos, session, spec, first_seq, specs, batch, log_reasons)
+            go.reach(archived, locked)
+            stats.archives += 1
+            played, expected, log_reasons = _play_example(gos, session, spec, batch)
         except HARNESS_ERRORS as exc:
             raise Abort(exc) from exc
-        diverged(divergence, stats, clock)
+        for call, output in zip(played, expected, strict=True):
+            stats.count(state, call.tool, call.args)
+            reasons = verdict(call, output)
+            if reasons:
+                divergence = static_divergence(call, output, reasons, blocks, first_seq)
+                diverged(divergence, stats, clock)
+        if log_reasons:
+            specs_now = [b for _, b in blocks]
+            try:
+                divergence = _pinpoint(gos, session, spec, first_seq, specs_now, batch, log_reasons)
+            except HARNESS_ERRORS as exc:
+                raise Abort(exc) from exc
+            diverged(divergence, stats, clock)
 
 
 def fuzz_reference(
@@ -371,12 +440,12 @@ def fuzz_reference(
     ) -> None:
         seqs = range(first_seq, first_seq + len(specs))
         words = words_of(t for b in specs for t in (b.label, b.content))
-        strategy = st.lists(calls(seqs, words), min_size=1, max_size=CALLS_PER_EXAMPLE)
-        batch = data.draw(strategy, label="calls")
+        pool = data.draw(call_pools(seqs, words, max_size=POOL), label="pool")
         clock.check(stats)  # after every draw: a replay of this example draws the same
         stats.examples += 1
         try:
-            _compare_example(gos, stats, clock, first_seq, specs, etag, spec, batch)
+            unique = list(dict.fromkeys(pool))
+            _compare_example(gos, stats, clock, first_seq, specs, etag, spec, unique)
         except DivergenceFound:
             clock.check(stats)  # shrinking's time spent: ends the run, this one noted
             raise

@@ -393,6 +393,10 @@ class Distinct:
         self._seen.add(key)
         return True
 
+    def __contains__(self, call: tuple[int, str, str]) -> bool:
+        """Whether the call ``(state, tool, args)`` was noted."""
+        return hash(call) in self._seen
+
     def __len__(self) -> int:
         return len(self._seen)
 
@@ -454,6 +458,16 @@ class FuzzStats:
         self.played += 1
         if self.distinct.add(state, tool, args):
             self.calls += 1
+
+    def fresh(self, state: int, calls: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The calls not yet compared over the archive state ``state`` (a repeat is
+        not played again: Hypothesis' examples often repeat most of an earlier one);
+        every call once a divergence is found: its replays (shrinking, Hypothesis'
+        last run) must not skip the call that diverged.
+        """
+        if self.divergences:
+            return list(calls)
+        return [(tool, args) for tool, args in calls if (state, tool, args) not in self.distinct]
 
     def summary(self) -> str:
         """One line: examples, calls, rates and divergences."""

@@ -367,6 +367,30 @@ def test_corpus_case_of_a_search_keeps_digits() -> None:
     assert "DIVERGENCE fuzz-recall-search-" in divergence.report()
 
 
+# -- archives and repeats -------------------------------------------------------------
+
+
+def test_archives_grow_then_lock() -> None:
+    assert fuzz.archives(0) == [(0, 0)]
+    assert fuzz.archives(1) == [(1, 0)]
+    assert fuzz.archives(3) == [(1, 0), (2, 0), (3, 0), (3, 1), (3, 2)]
+    many = fuzz.archives(26)
+    assert len(many) == 2 * fuzz.ARCHIVES - 1
+    assert many == sorted(many)
+    assert (26, 0) in many
+    assert all(locked < 26 for _, locked in many)  # never the empty archive again
+
+
+def test_fresh_leaves_out_calls_compared_over_the_same_state() -> None:
+    stats = rig.FuzzStats()
+    pool = [("recall", "{}"), ("recall_search", "{}")]
+    stats.count(1, "recall", "{}")
+    assert stats.fresh(1, pool) == [("recall_search", "{}")]
+    assert stats.fresh(2, pool) == pool  # another archive
+    stats.divergences.append("found")
+    assert stats.fresh(1, pool) == pool  # a divergence's replays play every call
+
+
 # -- against a live Go ----------------------------------------------------------------
 
 
@@ -377,7 +401,7 @@ def reference(go_build: GoReference) -> GoReference:
 
 @pytest.mark.go
 def test_ci_profile_finds_no_divergence(reference: GoReference) -> None:
-    """Both fuzzers, derandomized: 150 stateless examples, 25 stateful ones of 20 steps."""
+    """Both fuzzers, derandomized: 50 stateless examples, 25 stateful ones of 20 steps."""
     started = time.monotonic()
     stats = fuzz.fuzz_reference(base=fuzz.profile(), reference=reference)
     assert not stats.divergences, stats.divergences[0].report()
