@@ -408,7 +408,6 @@ _ANY_ZERO = st.sampled_from(DIGIT_ZEROS)
 _NON_DECIMAL = st.sampled_from(_NON_DECIMAL_DIGITS)
 
 
-@st.composite
 def _digit_text(draw: st.DrawFn, number: int) -> str:
     """The decimal digits of ``number`` in a drawn style: zeros, Unicode digits, junk."""
     text = str(number)
@@ -486,7 +485,7 @@ def _composed_id(draw: st.DrawFn, numbers: st.SearchStrategy[int]) -> str:
     """Any mix of the id variants at once, around one of ``numbers``."""
     prefix: str = draw(_SOME_PREFIX)
     sign: str = draw(_SOME_SIGN)
-    digits = draw(_digit_text(draw(numbers)))
+    digits = _digit_text(draw, draw(numbers))
     tail: str = draw(_SOME_TAIL)
     spaces = _spaces()
     return draw(spaces) + prefix + draw(spaces) + sign + digits + tail + draw(spaces)
@@ -511,7 +510,7 @@ def _one_variant_id(draw: st.DrawFn, numbers: st.SearchStrategy[int]) -> str:
     digits = str(number)
     how = draw(_VARIANTS)
     if how == "digits":
-        digits = draw(_digit_text(number))
+        digits = _digit_text(draw, number)
     elif how == "zeros":
         digits = "0" * draw(st.integers(1, 30)) + digits
     elif how == "sign":
@@ -568,6 +567,11 @@ _TRANSFORMS = st.sampled_from(
 
 
 @st.composite
+def _transformed_words(draw: st.DrawFn, words: st.SearchStrategy[str]) -> str:
+    """A word of ``words``, :func:`_transformed` (one strategy, not one per word drawn)."""
+    return _transformed(draw, draw(words))
+
+
 def _transformed(draw: st.DrawFn, word: str) -> str:
     """A word in another case, with accents added, decomposed, cut or repeated."""
     how = draw(_TRANSFORMS)
@@ -620,8 +624,8 @@ def queries(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
 def _queries(words: tuple[str, ...]) -> st.SearchStrategy[str]:
     own = st.sampled_from(words) if words else st.sampled_from(VOCABULARY)
     word = _weighted(
-        (8, own.flatmap(_transformed)),
-        (3, st.sampled_from(VOCABULARY).flatmap(_transformed)),
+        (8, _transformed_words(own)),
+        (3, _transformed_words(st.sampled_from(VOCABULARY))),
         (1, st.sampled_from(_CASE_TRAPS)),
         (1, st.sampled_from(lower_changed())),
         (1, new_code_points()),
@@ -750,6 +754,19 @@ _STRING_STYLES = st.sampled_from(["raw", "raw", "ascii", "all", "mixed"])
 
 @st.composite
 def json_strings(draw: st.DrawFn, value: str) -> str:
+    """A JSON string literal for ``value`` (:func:`_json_string`)."""
+    return _json_string(draw, value)
+
+
+@st.composite
+def _encoded(draw: st.DrawFn, values: st.SearchStrategy[str]) -> str:
+    """A value of ``values`` as a JSON string literal (one strategy, not one per value
+    drawn: building and validating a strategy costs more than drawing from it).
+    """
+    return _json_string(draw, draw(values))
+
+
+def _json_string(draw: st.DrawFn, value: str) -> str:
     """A JSON string literal for ``value``: raw (surrogates stay raw code points in the
     Python text), ASCII-escaped (surrogates become ``\\uD800``-style escapes), or with
     drawn runes escaped as ``\\uXXXX`` in either case, and ``/`` sometimes as ``\\/``.
@@ -757,15 +774,21 @@ def json_strings(draw: st.DrawFn, value: str) -> str:
     style = draw(_STRING_STYLES)
     if style == "ascii":
         return json.dumps(value, ensure_ascii=True)
-    upper = draw(st.booleans())
+    cases: list[bool] = []  # upper-case escapes? drawn at the first escape only
+
+    def escape(c: str) -> str:
+        if not cases:
+            cases.append(draw(st.booleans()))
+        return _escape(c, upper=cases[0])
+
     out = ['"']
     for c in value:
         if style == "all" or (style == "mixed" and draw(st.booleans())):
-            out.append(_escape(c, upper=upper))
+            out.append(escape(c))
         elif c in _SHORT:
             out.append(_SHORT[c])
         elif c < " ":
-            out.append(_escape(c, upper=upper))
+            out.append(escape(c))
         elif c == "/" and draw(st.booleans()):
             out.append("\\/")
         else:
@@ -803,30 +826,39 @@ def _other_values() -> st.SearchStrategy[str]:
     return st.one_of(
         st.sampled_from(["null", "true", "false", "0", "7", "-1", "2.5", "[]", "{}", '"x"']),
         st.sampled_from(['["r1"]', '{"id": "r1"}', "1e400", "1e308", "-0", "NaN"]),
-        st.text(max_size=6).flatmap(json_strings),
+        _encoded(st.text(max_size=6)),
         limits(),
     )
 
 
 Members = tuple[tuple[str, str], ...]
 """An object's members: (key, JSON text of the value) pairs."""
-_ONE_IN_15 = st.integers(0, 14)
+_LAYOUTS = st.sampled_from(["drawn"] * 7 + ["compact"] * 4 + ["spaced"] * 3 + ["odd"])
+"""How an object's whitespace comes: each run drawn (one in fifteen with whitespace
+JSON does not allow), or none, or one space after each colon (two draws in all,
+where drawing every run takes about seven)."""
+_FIXED = {"compact": ("", "", "", ""), "spaced": ("", "", " ", "")}
 _TRAILERS = st.sampled_from([""] * 19 + [",", " x", "}", "{}", "\x00"])
 
 
-@st.composite
 def _object(draw: st.DrawFn, members: list[tuple[str, str]]) -> str:
     """A JSON object from (key, value text) members, with drawn whitespace and escapes;
     one in fifteen has whitespace JSON does not allow, one in twenty text after it.
     """
-    ws = _json_whitespace(odd=draw(_ONE_IN_15) == 14)
+    layout = draw(_LAYOUTS)
+    fixed = _FIXED.get(layout)
+    ws = _json_whitespace(odd=layout == "odd")
+
+    def space(at: int) -> str:
+        return fixed[at] if fixed is not None else draw(ws)
+
     parts = []
     for key, value in members:
-        encoded = draw(json_strings(key))
-        parts.append(draw(ws) + encoded + draw(ws) + ":" + draw(ws) + value + draw(ws))
+        encoded = _json_string(draw, key)
+        parts.append(space(0) + encoded + space(1) + ":" + space(2) + value + space(3))
     body = ",".join(parts)
     trailer = draw(_TRAILERS)
-    return draw(ws) + "{" + body + ("" if parts else draw(ws)) + "}" + trailer + draw(ws)
+    return space(0) + "{" + body + ("" if parts else space(0)) + "}" + trailer + space(3)
 
 
 def _tool_args(
@@ -851,8 +883,9 @@ def _tool_args(
             members.append((draw(other_key), draw(other_value)))
         if draw(one_in_400) == 399:  # rarely: the port decodes Go's deepest nesting slowly
             members.append(("deep", draw(deep_nesting())))
-        members = draw(st.permutations(members))
-        return draw(_object(members))
+        if len(members) > 1:
+            members = draw(st.permutations(members))
+        return _object(draw, members)
 
     return tool_args()
 
@@ -939,7 +972,7 @@ def recall_args(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
 
 @_per_archive
 def _recall_args(seqs: tuple[int, ...]) -> st.SearchStrategy[str]:
-    id_text = ids(seqs).flatmap(json_strings)
+    id_text = _encoded(ids(seqs))
     value = _weighted((6, id_text), (1, _other_values()))
     return _weighted((6, _tool_args("id", value, st.just(()))), (1, raw_args()))
 
@@ -953,7 +986,7 @@ def search_args(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
 
 @_per_archive
 def _search_args(words: tuple[str, ...]) -> st.SearchStrategy[str]:
-    value = _weighted((6, queries(words).flatmap(json_strings)), (1, _other_values()))
+    value = _weighted((6, _encoded(queries(words))), (1, _other_values()))
     limit: st.SearchStrategy[Members] = limits().map(lambda text: (("limit", text),))
     search_object = _tool_args("query", value, st.one_of(st.just(()), limit))
     return _weighted((6, search_object), (1, raw_args()))
@@ -1011,7 +1044,7 @@ def _has_surrogate(text: str) -> bool:
 def _line() -> st.SearchStrategy[str]:
     """One line of a block's content."""
     kinds = st.sampled_from(["words"] * 4 + ["html", "blank", "long", "odd", "json", "text"])
-    words = st.lists(st.sampled_from(VOCABULARY).flatmap(_transformed), max_size=8)
+    words = st.lists(_transformed_words(st.sampled_from(VOCABULARY)), max_size=8)
     html = st.lists(st.sampled_from(_HTML + VOCABULARY), max_size=6)
     jsonish = st.lists(st.sampled_from(_JSONISH + VOCABULARY), max_size=4)
     units = st.sampled_from(["a", "é", "€", "😀", "e\u0301", "İ", "ab ", "\t"])
@@ -1059,7 +1092,7 @@ def blocks() -> st.SearchStrategy[BlockSpec]:
     first lines, other line separators, empty content and labels, sometimes locked.
     """
     label = _weighted(
-        (4, st.lists(st.sampled_from(VOCABULARY).flatmap(_transformed), max_size=3).map(" ".join)),
+        (4, st.lists(_transformed_words(st.sampled_from(VOCABULARY)), max_size=3).map(" ".join)),
         (1, st.just("")),
         (1, st.sampled_from(_HTML + _CASE_TRAPS + _JSONISH)),
         (1, st.text(max_size=10)),
