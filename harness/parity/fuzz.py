@@ -112,11 +112,12 @@ SHRINK_SECONDS = 60.0
 CALLS_PER_EXAMPLE = 20
 """At most this many calls in an example of the fuzzer over a running Go."""
 
-POOL = 32
+POOL = 64
 """The calls a stateless example draws, at most: its pool, played over each of its archives."""
 
 ARCHIVES = 12
-"""The archives of a stateless example, at most: growing prefixes of its blocks."""
+"""A stateless example's blocks are archived in this many steps at most, then their
+memories locked in as many (:func:`archives`)."""
 
 FIRST_SEQS = (1000, 1, 7, 2**53 - 3, INT64_MAX - 64)
 """The first seq of each fresh Go: small, beyond float64's exact integers, near int64's end."""
