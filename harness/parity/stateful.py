@@ -7,9 +7,10 @@ the example's pool of calls; then it runs steps: archive a block (or the rest of
 example's blocks), lock or unlock one (``/debug/lock``), a new call (which joins the
 pool), and a new host now and then. The whole pool is played over the empty archive,
 then again after every change of the archive's readable set: each of its calls is a
-new call in each new state, drawn once (a call already compared over the same
-readable set is not played again, but the pool's first of each tool is, so that the
-host reads every state). After every call the host's output must equal Go's own
+new call in each new state, drawn once (a call already played by a host of the same
+kind, against a Go of the same ETag mode, that last played in the same readable set,
+over the same readable set, is not played again: nothing it depends on changed; the
+pool's first call of each tool always is, so that the host reads every state). After every call the host's output must equal Go's own
 (``/debug/exec``, the code of ``/tool/exec``), byte for byte, without a fallback;
 what a host keeps between searches (its block cache, a kept set) must never show.
 
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, ParamSpec, TypeVar
 
 from hypothesis import Verbosity, settings
@@ -47,6 +48,7 @@ from parity.rig import (
     HARNESS_ERRORS,
     Abort,
     Clock,
+    Distinct,
     DivergenceFound,
     FuzzStats,
     GoSession,
@@ -241,6 +243,10 @@ class _World:
     rig: Rig
     stats: FuzzStats
     clock: Clock
+    played: Distinct = field(default_factory=Distinct)
+    """The calls played, each keyed on what the host's output may depend on besides
+    its args: the host's kind, the Go's ETag mode, the state the host last played in
+    (what it may have kept), the state it plays in (see :meth:`RecallMachine._play_pool`)."""
 
     def session(self, *, etag: bool) -> GoSession:
         return self.rig.session(etag=etag)
@@ -277,6 +283,9 @@ class RecallMachine(RuleBasedStateMachine):
         self._host: Host | None = None
         self._session: GoSession | None = None
         self._state = state_key(())
+        self._spec = HostSpec()
+        self._etag = False
+        self._kept: int | None = None  # the state this host last played in (None: new)
         self._calls: st.SearchStrategy[tuple[str, str]] = calls()
         self._sent_at = 0
         self._broken: BaseException | None = None
@@ -314,6 +323,7 @@ class RecallMachine(RuleBasedStateMachine):
         self._play_pool()
 
     def _start(self, etag: bool, first_seq: int, host: HostSpec) -> None:
+        self._spec, self._etag = host, etag
         self._session = self._world.session(etag=etag)
         self._session.load(first_seq)
         self._world.stats.archives += 1
@@ -385,6 +395,7 @@ class RecallMachine(RuleBasedStateMachine):
         self._host.close()
         self._log.append(NewHost(host))
         self._host = self._world.host(host, self._go())
+        self._spec, self._kept = host, None
 
     def teardown(self) -> None:
         """Every call compared, the Go's request log checked, the host closed; then the
@@ -430,17 +441,36 @@ class RecallMachine(RuleBasedStateMachine):
         self._play_pool()
 
     def _play_pool(self) -> None:
-        """The pool over the archive as it now is: the calls not yet compared over it
-        (:meth:`parity.rig.FuzzStats.fresh`), and the pool's first call of each tool
-        even when it was, so that the host reads every state as before a skip.
+        """The pool over the archive as it now is: the calls not yet played by a host of
+        this kind, against a Go of this ETag mode, that last played in the same state
+        as this one (what a host keeps between calls comes from that state), and the
+        pool's first call of each tool even when they were. A host's output depends
+        only on these and the archive, so a call played in the same context again
+        would test nothing new (Hypothesis' examples often repeat most of an earlier
+        one); once a divergence is found, every call plays, so that shrinking's replays
+        never skip the call that diverged.
         """
         first = {tool: (tool, args) for tool, args in reversed(self._pool)}
-        fresh = set(self._world.stats.fresh(self._state, self._pool))
-        self._play([c for c in self._pool if c in fresh or first[c[0]] == c])
+        context = self._context()
+        world = self._world
+        if world.stats.divergences:
+            calls_ = list(self._pool)
+        else:
+            calls_ = [
+                c for c in self._pool if (context, *c) not in world.played or first[c[0]] == c
+            ]
+        self._play(calls_)
+        self._kept = self._state
+
+    def _context(self) -> int:
+        return hash((self._spec, self._etag, self._kept, self._state))
 
     def _play(self, calls_: Sequence[tuple[str, str]]) -> None:
         if self._host is None or self._broken is not None:
             return
+        context = self._context()
+        for tool, args in calls_:
+            self._world.played.add(context, tool, args)
         for played in self._host.play_many(calls_):
             self._log.append(Call(played.tool, played.args))
             self._pending.append(_Pending(played, self._state, len(self._log)))

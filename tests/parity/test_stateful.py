@@ -9,21 +9,24 @@ and printed as a ready test.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 import httpx
 import pytest
 
 from parity import fuzz, rig
 from parity.reference import GoReference
-from parity.rig import DivergenceFound, HostSpec
+from parity.rig import Clock, DivergenceFound, FuzzStats, Host, HostSpec, Played, Rig
 from parity.stateful import (
     Archive,
     Call,
     Lock,
     NewHost,
+    RecallMachine,
     Start,
     StatefulDivergence,
+    _World,
     fuzz_stateful,
     replay,
 )
@@ -182,3 +185,41 @@ def test_a_divergence_over_a_static_archive_is_a_corpus_case_too(
     assert "CorpusBlock(" in divergence.static
     assert "CorpusCall(" in divergence.static
     assert divergence.static in divergence.report()
+
+
+class _CountingHost:
+    """Plays nothing: notes which calls each play of the pool sends."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[tuple[str, str]]] = []
+
+    def play_many(self, calls: Sequence[tuple[str, str]]) -> list[Played]:
+        self.batches.append(list(calls))
+        return [Played(tool, args, "", ()) for tool, args in calls]
+
+
+def test_a_pool_skips_only_what_the_same_host_context_already_played() -> None:
+    RecallMachine.world = _World(cast(Rig, None), FuzzStats(), Clock.of(None, 0.0))
+    try:
+        machine = RecallMachine()
+    finally:
+        RecallMachine.world = None
+    host = _CountingHost()
+    machine._host = cast(Host, host)
+    pool = [("recall", "a"), ("recall", "b"), ("recall_search", "c"), ("recall_search", "d")]
+    machine._pool = dict.fromkeys(pool)
+    before, after = 1, 2  # two readable sets: an archive before a lock, and after it
+    for state in (before, after, before, after):
+        machine._state = state
+        machine._play_pool()
+    # The whole pool over each set, and again over the first set once the host has kept
+    # the second (a stale set would show there); the second set again after the first,
+    # as already played: only each tool's first call, so the host still reads it.
+    assert [len(batch) for batch in host.batches] == [4, 4, 4, 2]
+    assert host.batches[3] == [("recall", "a"), ("recall_search", "c")]
+    # Another kind of host plays everything again; after a divergence, everything plays.
+    machine._spec = HostSpec("async", cache_bytes=0)
+    machine._play_pool()
+    machine._world.stats.divergences.append(object())
+    machine._play_pool()
+    assert [len(batch) for batch in host.batches[4:]] == [4, 4]
