@@ -10,7 +10,8 @@ then again after every change of the archive's readable set: each of its calls i
 new call in each new state, drawn once (a call already played by a host of the same
 kind, against a Go of the same ETag mode, that last played in the same readable set,
 over the same readable set, is not played again: nothing it depends on changed; the
-pool's first call of each tool always is, so that the host reads every state). After every call the host's output must equal Go's own
+pool's first call of each tool always is, so that the host reads every state).
+After every call the host's output must equal Go's own
 (``/debug/exec``, the code of ``/tool/exec``), byte for byte, without a fallback;
 what a host keeps between searches (its block cache, a kept set) must never show.
 
