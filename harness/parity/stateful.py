@@ -559,7 +559,8 @@ def fuzz_stateful(
 
 def _with_static(divergence: StatefulDivergence, world: _World) -> StatefulDivergence:
     """The divergence, with its corpus case when its call diverges over the archive
-    of that moment alone (its blocks archived with their lock state, a fresh host).
+    of that moment alone (its blocks archived with their lock state, a fresh host of
+    the kind that diverged).
     """
     call = divergence.call
     start = divergence.steps[0] if divergence.steps else None
@@ -567,15 +568,18 @@ def _with_static(divergence: StatefulDivergence, world: _World) -> StatefulDiver
         return divergence
     blocks: dict[int, BlockSpec] = {}
     seq = start.first_seq
+    kind = start.host.kind  # the kind of the host that diverged: the last one started
     for step in divergence.steps:
         if isinstance(step, Archive):
             blocks[seq] = BlockSpec(step.label, step.content, step.locked)
             seq += 1
         elif isinstance(step, Lock):
             blocks[step.seq] = replace(blocks[step.seq], locked=step.locked)
+        elif isinstance(step, NewHost):
+            kind = step.host.kind
     session = world.session(etag=start.etag)
     session.load(start.first_seq, list(blocks.values()))
-    host = world.host(HostSpec(kind=start.host.kind), session)
+    host = world.host(HostSpec(kind=kind), session)
     try:
         played = host.play(call.tool, call.args)
     finally:

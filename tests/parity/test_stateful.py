@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, cast
 
 import httpx
@@ -26,6 +27,7 @@ from parity.stateful import (
     RecallMachine,
     Start,
     StatefulDivergence,
+    _with_static,
     _World,
     fuzz_stateful,
     replay,
@@ -223,3 +225,27 @@ def test_a_pool_skips_only_what_the_same_host_context_already_played() -> None:
     machine._world.stats.divergences.append(object())
     machine._play_pool()
     assert [len(batch) for batch in host.batches[4:]] == [4, 4]
+
+
+@pytest.mark.go
+def test_the_corpus_case_is_checked_with_the_kind_of_host_that_diverged(
+    go_build: GoReference, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(rig, "GoTurnHost", _Lying)  # the sync host lies, the async does not
+    steps = (
+        Start(first_seq=7, etag=True, host=HostSpec("async")),
+        NewHost(HostSpec("sync")),
+        Archive("label", "content"),
+        Call("recall", '{"id": "r7"}'),
+    )
+    divergence = StatefulDivergence(steps, "", "", ("the outputs differ",))
+    world = _World(Rig(go_build), FuzzStats(), Clock.of(None, 0.0))
+    try:
+        found = _with_static(divergence, world)
+        # Not the async host the example started with: the sync one that took its place.
+        assert found.static is not None, found.report()
+        assert "CorpusCall(" in found.static
+        honest = replace(divergence, steps=(steps[0], *steps[2:]))
+        assert _with_static(honest, world).static is None
+    finally:
+        world.close()
