@@ -459,15 +459,19 @@ class FuzzStats:
         if self.distinct.add(state, tool, args):
             self.calls += 1
 
-    def fresh(self, state: int, calls: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
-        """The calls not yet compared over the archive state ``state`` (a repeat is
-        not played again: Hypothesis' examples often repeat most of an earlier one);
-        every call once a divergence is found: its replays (shrinking, Hypothesis'
-        last run) must not skip the call that diverged.
+    def fresh(
+        self, state: int, calls: Iterable[tuple[str, str]], *, among: Distinct | None = None
+    ) -> list[tuple[str, str]]:
+        """The calls not yet compared over the archive state ``state`` (or not yet noted
+        under the key ``state`` in ``among``): a repeat is not played again, Hypothesis'
+        examples often repeat most of an earlier one; every call once a divergence is
+        found: its replays (shrinking, Hypothesis' last run) must not skip the call that
+        diverged.
         """
         if self.divergences:
             return list(calls)
-        return [(tool, args) for tool, args in calls if (state, tool, args) not in self.distinct]
+        seen = self.distinct if among is None else among
+        return [(tool, args) for tool, args in calls if (state, tool, args) not in seen]
 
     def summary(self) -> str:
         """One line: examples, calls, rates and divergences."""

@@ -452,15 +452,9 @@ class RecallMachine(RuleBasedStateMachine):
         never skip the call that diverged.
         """
         first = {tool: (tool, args) for tool, args in reversed(self._pool)}
-        context = self._context()
         world = self._world
-        if world.stats.divergences:
-            calls_ = list(self._pool)
-        else:
-            calls_ = [
-                c for c in self._pool if (context, *c) not in world.played or first[c[0]] == c
-            ]
-        self._play(calls_)
+        fresh = set(world.stats.fresh(self._context(), self._pool, among=world.played))
+        self._play([c for c in self._pool if c in fresh or first[c[0]] == c])
         self._kept = self._state
 
     def _context(self) -> int:
