@@ -509,8 +509,9 @@ def test_the_gate_fails_on_an_explanation_the_replay_disproves(
 def test_strength_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     """What `make strength-smoke` runs: a seeded sample of mutants, a gate."""
     status = strength.cli_main(["--smoke"])
-    out = capsys.readouterr().out
-    assert f"(a sample of {strength.SMOKE_SAMPLE} of " in out
+    captured = capsys.readouterr()
+    out = captured.out
+    assert f"(a sample of {strength.SMOKE_SAMPLE} of " in out, captured.err
     assert status == 0, out
 
 
@@ -590,3 +591,14 @@ def test_cli_with_nothing_to_measure_exits_0(capsys: pytest.CaptureFixture[str])
 def test_cli_unknown_mutant_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert strength.cli_main(["--no-go", "--no-python", "--mutant", "999999"]) == 2
     assert "no mutant 999999" in capsys.readouterr().err
+
+
+def test_a_mutation_worker_that_dies_says_why() -> None:
+    from parity.strength import _runner
+
+    worker = _runner._Worker("no-such-corpus", None)
+    try:
+        with pytest.raises(EOFError, match="worker died: .*no corpus named 'no-such-corpus'"):
+            worker.run(None, timeout=60)
+    finally:
+        worker.stop()

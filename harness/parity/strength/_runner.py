@@ -20,6 +20,7 @@ import os
 import select
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import types
@@ -166,12 +167,13 @@ class _Worker:
 
     def __init__(self, corpus: str, journal_path: str | None) -> None:
         code = "from parity.strength._runner import worker_main; worker_main()"
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop)
         self.process = subprocess.Popen(
             [sys.executable, "-c", code],
             cwd=project_root(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=self._stderr,
             bufsize=0,
         )
         self._buffer = b""
@@ -194,7 +196,7 @@ class _Worker:
                 return None
             chunk = os.read(fd, 65536)
             if not chunk:
-                raise EOFError("the mutation worker died")
+                raise EOFError(f"the mutation worker died: {self._last_words()}")
             self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
         answer: dict[str, Any] = json.loads(line)
@@ -213,6 +215,15 @@ class _Worker:
             return None
         return str(answer["status"]), str(answer["detail"])
 
+    def _last_words(self) -> str:
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        self._stderr.seek(0)
+        lines = self._stderr.read().decode(errors="replace").strip().splitlines()
+        return " | ".join(lines[-3:]) or f"exit status {self.process.returncode}"
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.kill()
@@ -220,6 +231,7 @@ class _Worker:
         for stream in (self.process.stdin, self.process.stdout):
             if stream is not None:
                 stream.close()
+        self._stderr.close()
 
 
 class _MutantFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
