@@ -598,7 +598,7 @@ def test_a_mutation_worker_that_dies_says_why() -> None:
 
     worker = _runner._Worker("no-such-corpus", None)
     try:
-        with pytest.raises(EOFError, match="worker died: .*no corpus named 'no-such-corpus'"):
+        with pytest.raises(EOFError, match=r"worker died: .*no corpus named 'no-such-corpus'"):
             worker.run(None, timeout=60)
     finally:
         worker.stop()

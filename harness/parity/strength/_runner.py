@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import base64
+import contextlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -216,10 +217,8 @@ class _Worker:
         return str(answer["status"]), str(answer["detail"])
 
     def _last_words(self) -> str:
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
         self._stderr.seek(0)
         lines = self._stderr.read().decode(errors="replace").strip().splitlines()
         return " | ".join(lines[-3:]) or f"exit status {self.process.returncode}"
