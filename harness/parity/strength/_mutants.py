@@ -13,6 +13,7 @@ import ast
 import copy
 import random
 import re
+import threading
 import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,13 @@ __all__ = [
     "sample_mutants",
     "select_mutants",
 ]
+
+# CPython 3.11 keeps the AST converter's recursion depth in interpreter-wide state, so
+# two threads parsing at once can fail with "SystemError: AST constructor recursion
+# depth mismatch" (python/cpython#106905; seen in this project's CI on 3.11.7). The
+# runner's threads build mutants concurrently, so that step takes this lock (it costs
+# milliseconds beside a mutant's replay).
+_AST_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -85,16 +93,21 @@ class Mutant:
         return f"{short(self.before)} -> {short(self.after)}"
 
     def code(self) -> types.CodeType:
-        """The mutated module, compiled (with the file's name and line numbers)."""
+        """The mutated module, compiled (with the file's name and line numbers).
+
+        Safe from several threads: parsing and compiling are serialized (see ``_AST_LOCK``).
+        """
         path = project_root() / self.file
-        tree = ast.parse(self.source or path.read_text("utf-8"), filename=str(path))
-        target = list(ast.walk(tree))[self.node]
-        replacement = _Mutator(tree, package=_package(self.module)).replacement(
-            target, self.variant
-        )
-        _replace(tree, target, replacement)
-        ast.fix_missing_locations(tree)
-        return compile(tree, str(path), "exec", dont_inherit=True)
+        source = self.source or path.read_text("utf-8")
+        with _AST_LOCK:
+            tree = ast.parse(source, filename=str(path))
+            target = list(ast.walk(tree))[self.node]
+            replacement = _Mutator(tree, package=_package(self.module)).replacement(
+                target, self.variant
+            )
+            _replace(tree, target, replacement)
+            ast.fix_missing_locations(tree)
+            return compile(tree, str(path), "exec", dont_inherit=True)
 
 
 def short(text: str, width: int = 70) -> str:
