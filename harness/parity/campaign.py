@@ -2,9 +2,11 @@
 
 One process runs the stateless fuzzer (``parity.fuzz``) then the stateful one
 (``parity.stateful``), each for half the time (or ``--examples`` each). With
-``--workers N``, pytest-xdist runs N worker processes, each the same campaign with
-its own seed and its own Go references (:func:`test_campaign_worker` below, collected
-from this module); their figures are added up here. An example database
+``--workers N`` (by default one per usable CPU, as ``go test -fuzz`` runs), pytest-xdist
+runs N worker processes, each the same campaign with its own seed and its own Go
+references (:func:`test_campaign_worker` below, collected from this module); their
+figures are added up here (:func:`gather`: a call two workers compared over the same
+readable set counts once). An example database
 (``--db DIR``, a directory any number of processes and machines may share, or
 ``--db redis://HOST:PORT/N`` with ``hypothesis[redis]``) keeps each divergence
 found: every worker, on any machine, replays it first when it starts.
@@ -34,7 +36,15 @@ from parity.fuzz import PROFILES, SHRINK_SECONDS, fuzz_go_url, fuzz_reference, p
 from parity.goclient import TOKEN_ENV, add_go_options, connection_from_options
 from parity.rig import FuzzStats
 
-__all__ = ["MODES", "cli_main", "example_database", "test_campaign_worker"]
+__all__ = [
+    "MODES",
+    "cli_main",
+    "example_database",
+    "gather",
+    "test_campaign_worker",
+    "usable_cpus",
+    "worker_report",
+]
 
 MODES = ("both", "stateless", "stateful")
 _WORKER_ENV = "PARITY_FUZZ_CAMPAIGN"
@@ -130,26 +140,16 @@ def test_campaign_worker(worker: int) -> None:
     seed = campaign["seed"]
     plan = _Plan(**{**campaign["plan"], "seed": None if seed is None else seed + worker})
     results = _run(plan, sys.stdout)
-    report = {
-        mode: {
-            "examples": s.examples,
-            "calls": s.calls,
-            "played": s.played,
-            "archives": s.archives,
-            "seconds": s.seconds,
-            "divergences": [d.report() for d in s.divergences],
-        }
-        for mode, s in results.items()
-    }
     path = Path(campaign["reports"]) / f"worker-{worker}.json"
-    path.write_text(json.dumps(report), encoding="utf-8")
+    path.write_text(json.dumps(worker_report(results)), encoding="utf-8")
     found = [d for s in results.values() for d in s.divergences]
     assert not found, found[0].report()
 
 
 def _run_workers(plan: _Plan, workers: int) -> tuple[dict[str, FuzzStats], int]:
-    """The campaign on ``workers`` pytest-xdist workers; their stats added up, and
-    pytest's exit status.
+    """The campaign on ``workers`` pytest-xdist workers; their stats added up (a call
+    compared by two workers over the same readable set counts once), and pytest's exit
+    status.
     """
     with tempfile.TemporaryDirectory(prefix="parity-fuzz-") as reports:
         campaign = {
@@ -162,17 +162,41 @@ def _run_workers(plan: _Plan, workers: int) -> tuple[dict[str, FuzzStats], int]:
         argv += ["-q", "-s", "-p", "no:cacheprovider", "-o", "addopts=", "--rootdir", reports]
         env = {**os.environ, _WORKER_ENV: json.dumps(campaign)}
         status = subprocess.run(argv, env=env, check=False).returncode
-        results: dict[str, FuzzStats] = {}
-        for path in sorted(Path(reports).glob("worker-*.json")):
-            for mode, figures in json.loads(path.read_text(encoding="utf-8")).items():
-                stats = results.setdefault(mode, FuzzStats())
-                stats.examples += figures["examples"]
-                stats.calls += figures["calls"]
-                stats.played += figures["played"]
-                stats.archives += figures["archives"]
-                stats.seconds = max(stats.seconds, figures["seconds"])
-                stats.divergences += [_Reported(text) for text in figures["divergences"]]
-    return results, status
+        return gather(Path(reports)), status
+
+
+def worker_report(results: dict[str, FuzzStats]) -> dict[str, Any]:
+    """A worker's stats by mode, as JSON for :func:`gather`."""
+    return {
+        mode: {
+            "examples": s.examples,
+            "distinct": sorted(s.distinct.keys()),
+            "played": s.played,
+            "archives": s.archives,
+            "seconds": s.seconds,
+            "divergences": [d.report() for d in s.divergences],
+        }
+        for mode, s in results.items()
+    }
+
+
+def gather(reports: Path) -> dict[str, FuzzStats]:
+    """The workers' reports in ``reports`` (``worker-N.json``), added up by mode: a call
+    that two workers compared over the same readable set counts once; the seconds are
+    the longest worker's (they ran side by side).
+    """
+    results: dict[str, FuzzStats] = {}
+    for path in sorted(reports.glob("worker-*.json")):
+        for mode, figures in json.loads(path.read_text(encoding="utf-8")).items():
+            stats = results.setdefault(mode, FuzzStats())
+            stats.examples += figures["examples"]
+            stats.distinct.merge(figures["distinct"])
+            stats.calls = len(stats.distinct)
+            stats.played += figures["played"]
+            stats.archives += figures["archives"]
+            stats.seconds = max(stats.seconds, figures["seconds"])
+            stats.divergences += [_Reported(text) for text in figures["divergences"]]
+    return results
 
 
 @dataclass(frozen=True)
@@ -213,10 +237,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, metavar="N", help="random seed (not derandomized)")
     parser.add_argument(
         "--workers",
-        type=int,
-        default=1,
-        metavar="N",
-        help="processes (pytest-xdist), each with its own Go references and seed",
+        type=_workers,
+        default="auto",
+        metavar="N|auto",
+        help="processes (pytest-xdist), each with its own Go references and seed; default "
+        "auto: one per CPU this process may use, as go test -fuzz does (one with --go-url)",
     )
     parser.add_argument(
         "--db",
@@ -226,6 +251,23 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--steps", type=int, metavar="N", help="stateful steps per example")
     return parser
+
+
+def _workers(text: str) -> int | None:
+    """``--workers``: a count, or None for ``auto``."""
+    if text == "auto":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a count nor auto: {text!r}") from None
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity, where the platform says)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
 
 
 def _problem(options: argparse.Namespace) -> str | None:
@@ -248,6 +290,8 @@ def cli_main(argv: list[str]) -> int:
         options = _parser().parse_args(argv)
     except SystemExit as exc:
         return 0 if exc.code == 0 else 2
+    if options.workers is None:  # auto
+        options.workers = 1 if options.go_url is not None else usable_cpus()
     problem = _problem(options)
     if problem is not None:
         print(f"parity fuzz: {problem}", file=sys.stderr)

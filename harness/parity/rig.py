@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -374,20 +375,36 @@ def log_verdict(server: Sequence[str], client: Sequence[str]) -> tuple[str, ...]
     return tuple(reasons)
 
 
+def _digest(text: str) -> int:
+    """A 64-bit digest of ``text``, the same in every process (``hash`` of a str is not)."""
+    raw = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(raw, "big", signed=True)
+
+
 def state_key(blocks: Iterable[tuple[int, BlockSpec]]) -> int:
-    """A key naming an archive's readable set: its unlocked blocks with their seqs."""
-    return hash(tuple((seq, b.label, b.content) for seq, b in blocks if not b.locked))
+    """A key naming an archive's readable set: its unlocked blocks with their seqs (the
+    same in every process, so that workers' distinct calls can be counted together).
+    """
+    return _digest(repr(tuple((seq, b.label, b.content) for seq, b in blocks if not b.locked)))
 
 
 class Distinct:
-    """Counts the distinct (archive state, tool, args) calls compared."""
+    """Counts the distinct (archive state, tool, args) calls compared.
+
+    Each call is kept as a 64-bit digest, the same in every process for the same
+    :func:`state_key`: :meth:`keys` of several workers add up with ``|``.
+    """
 
     def __init__(self) -> None:
         self._seen: set[int] = set()
 
+    @staticmethod
+    def _key(state: int, tool: str, args: str) -> int:
+        return _digest(repr((state, tool, args)))
+
     def add(self, state: int, tool: str, args: str) -> bool:
         """Note a call over the archive state ``state``; whether it is new."""
-        key = hash((state, tool, args))
+        key = self._key(state, tool, args)
         if key in self._seen:
             return False
         self._seen.add(key)
@@ -395,10 +412,18 @@ class Distinct:
 
     def __contains__(self, call: tuple[int, str, str]) -> bool:
         """Whether the call ``(state, tool, args)`` was noted."""
-        return hash(call) in self._seen
+        return self._key(*call) in self._seen
 
     def __len__(self) -> int:
         return len(self._seen)
+
+    def keys(self) -> frozenset[int]:
+        """The calls noted, as digests."""
+        return frozenset(self._seen)
+
+    def merge(self, keys: Iterable[int]) -> None:
+        """Note the calls of another run's :meth:`keys`."""
+        self._seen.update(keys)
 
 
 # -- the run's control ------------------------------------------------------------------

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
+import subprocess
 import sys
 import time
 import unicodedata
@@ -504,6 +506,7 @@ def test_cli_rejects_bad_options(capsys: pytest.CaptureFixture[str]) -> None:
     assert campaign.cli_main(["--examples", "0"]) == 2
     assert campaign.cli_main(["--profile", "nightly"]) == 2
     assert campaign.cli_main(["--workers", "0"]) == 2
+    assert campaign.cli_main(["--workers", "all"]) == 2
     assert campaign.cli_main(["--go-url", "http://127.0.0.1:9", "--mode", "stateful"]) == 2
     assert campaign.cli_main(["--go-url", "http://127.0.0.1:9", "--workers", "2"]) == 2
     capsys.readouterr()
@@ -515,9 +518,13 @@ def test_cli_reports_an_unreachable_go(capsys: pytest.CaptureFixture[str]) -> No
 
 
 @pytest.mark.go
-def test_cli_runs_both_fuzzers(capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_runs_both_fuzzers(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(campaign, "usable_cpus", lambda: 1)  # --workers auto: one process
     assert campaign.cli_main(["--examples", "5", "--profile", "ci"]) == 0
     out = capsys.readouterr().out
+    assert "Go references of our own" in out
     for mode in ("stateless", "stateful"):
         assert re.search(
             rf"{mode}: \d+ examples .* [\d.]+ examples/s, [\d.]+ calls/s; 0 divergences", out
@@ -532,7 +539,7 @@ def test_cli_reports_a_divergence(
     monkeypatch.setattr(campaign, "SHRINK_SECONDS", 5.0)
     monkeypatch.setattr(rig, "GoTurnHost", _Lying)
     monkeypatch.setattr(rig, "AsyncGoTurnHost", _AsyncLying)
-    argv = ["--examples", "100", "--profile", "ci", "--mode", "stateless"]
+    argv = ["--examples", "100", "--profile", "ci", "--mode", "stateless", "--workers", "1"]
     assert campaign.cli_main(argv) == 1
     out = capsys.readouterr().out
     assert "DIVERGENCE fuzz-" in out
@@ -581,3 +588,40 @@ def test_example_database_is_a_directory_or_redis(
     monkeypatch.setitem(sys.modules, "redis", None)  # not installed
     with pytest.raises(ParityError, match=r"hypothesis\[redis\]"):
         campaign.example_database("redis://127.0.0.1:6379/0")
+
+
+def _distinct_key_in_a_process(hash_seed: str) -> str:
+    code = (
+        "from parity.rig import Distinct, state_key\n"
+        "from parity.strategies import BlockSpec\n"
+        "d = Distinct()\n"
+        "d.add(state_key([(1000, BlockSpec('l\\ud800', 'c', False))]), 'recall', '{}')\n"
+        "print(sorted(d.keys()))\n"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+def test_distinct_calls_are_named_alike_in_every_process() -> None:
+    # Workers' figures add up by these keys: Python's own str hash differs by process.
+    assert _distinct_key_in_a_process("1") == _distinct_key_in_a_process("2")
+
+
+def test_workers_figures_count_a_call_compared_by_two_workers_once(tmp_path: Path) -> None:
+    empty, one = rig.state_key([]), rig.state_key([(7, ps.BlockSpec("l", "c", False))])
+    plays = {
+        0: [(empty, "recall", '{"id":"r7"}'), (one, "recall", '{"id":"r7"}')],
+        1: [(one, "recall", '{"id":"r7"}'), (one, "recall_search", '{"query":"c"}')],
+    }
+    for worker, calls_ in plays.items():
+        stats = rig.FuzzStats(examples=1, seconds=10.0 + worker)
+        for call in calls_:
+            stats.count(*call)
+        report = json.dumps(campaign.worker_report({"stateful": stats}))
+        (tmp_path / f"worker-{worker}.json").write_text(report, encoding="utf-8")
+    gathered = campaign.gather(tmp_path)["stateful"]
+    assert (gathered.calls, gathered.played, gathered.examples) == (3, 4, 2)
+    assert gathered.seconds == 11.0
