@@ -35,7 +35,16 @@
 //     {"results": [...]}, each result the status and the JSON fields that
 //     /internal/v1/tool/exec answers for that call alone, such as
 //     {"status": 200, "output": s} or {"status": 404, "error": s}; 400 for
-//     a bad body. A fuzzer gets many of Go's outputs in one request.
+//     a bad body. A fuzzer gets many of Go's outputs in one request;
+//   - POST /debug/batch {"requests": [{"method": "GET" or "POST", "path":
+//     "/debug/...", "body": v?}, ...]} runs the debug requests in order, each
+//     as it would run alone (v its JSON body), and stops after the first
+//     answer that is not 2xx: 200 {"responses": [{"status": N, "body": v},
+//     ...]}, one per request run, v the answer's JSON (its text, as a JSON
+//     string, when it is not JSON); 400 for a bad body, or a request that is
+//     not a GET or POST of a path under /debug/ (the batch route aside), and
+//     then none is run. A fuzzer steps from one archive state to the next in
+//     one request: Go's outputs, the request log, then the next lock.
 //
 // Options.NoDebug serves none of them: every path under /debug/ is then an
 // unknown path, a bare 404 from net/http as a production Go answers it.
@@ -56,6 +65,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path"
 	"runtime"
 	"slices"
 	"strconv"
@@ -84,6 +96,8 @@ const (
 	// The batch routes: many archives, or many tool calls, in one request.
 	PathArchiveBatch = "/debug/archive"
 	PathExecBatch    = "/debug/exec"
+	// PathBatch runs many debug requests in one.
+	PathBatch = "/debug/batch"
 )
 
 // Store is the archive the server serves: the tools' reads, its writes (Add,
@@ -188,6 +202,7 @@ func New(store Store, opts Options) http.Handler {
 		s.mux.HandleFunc(PathReset, s.handleReset)
 		s.mux.HandleFunc(PathArchiveBatch, s.handleArchiveBatch)
 		s.mux.HandleFunc(PathExecBatch, s.handleExecBatch)
+		s.mux.HandleFunc(PathBatch, s.handleBatch)
 	}
 	return s
 }
@@ -484,6 +499,83 @@ func (s *server) handleExecBatch(w http.ResponseWriter, r *http.Request) {
 		results = append(results, result)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"results": results})
+}
+
+// batchResponse is one answer within a POST /debug/batch answer.
+type batchResponse struct {
+	Status int             `json:"status"`
+	Body   json.RawMessage `json:"body"`
+}
+
+// handleBatch runs the debug requests of {"requests": [...]} in order, as
+// the package comment says.
+func (s *server) handleBatch(w http.ResponseWriter, r *http.Request) {
+	if !allow(w, r, http.MethodPost) {
+		return
+	}
+	var items []map[string]json.RawMessage
+	fields, ok := readFields(w, r)
+	if !ok {
+		return
+	}
+	if raw, ok := fields["requests"]; ok {
+		if json.Unmarshal(raw, &items) != nil || slices.ContainsFunc(items, func(m map[string]json.RawMessage) bool { return m == nil }) {
+			writeJSON(w, http.StatusBadRequest, errorBody(`"requests" must be an array of objects`))
+			return
+		}
+	}
+	subs := make([]*http.Request, len(items))
+	for i, m := range items {
+		sub, problem := batchRequest(r, m)
+		if problem != "" {
+			writeJSON(w, http.StatusBadRequest, errorBody(fmt.Sprintf("request %d: %s", i, problem)))
+			return
+		}
+		subs[i] = sub
+	}
+	responses := make([]batchResponse, 0, len(subs))
+	for _, sub := range subs {
+		rec := httptest.NewRecorder()
+		s.mux.ServeHTTP(rec, sub)
+		body := bytes.TrimSpace(rec.Body.Bytes())
+		if !json.Valid(body) {
+			body, _ = json.Marshal(rec.Body.String())
+		}
+		responses = append(responses, batchResponse{rec.Code, body})
+		if rec.Code < 200 || rec.Code > 299 {
+			break
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"responses": responses})
+}
+
+// batchRequest makes the request that one object of a batch describes, in
+// the batch's context, or says what is wrong with it.
+func batchRequest(r *http.Request, m map[string]json.RawMessage) (*http.Request, string) {
+	var method, target string
+	if json.Unmarshal(m["method"], &method) != nil || method != http.MethodGet && method != http.MethodPost {
+		return nil, `"method" must be "GET" or "POST"`
+	}
+	if json.Unmarshal(m["path"], &target) != nil || !debugPath(target) {
+		return nil, `"path" must be a clean path under /debug/ (the batch route aside), with a query or not`
+	}
+	var body io.Reader = http.NoBody
+	if raw := bytes.TrimSpace(m["body"]); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+		body = bytes.NewReader(raw)
+	}
+	sub, err := http.NewRequestWithContext(r.Context(), method, target, body)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return sub, ""
+}
+
+// debugPath reports whether target ("/path?query") names a debug route
+// other than the batch route, by a path that needs no cleaning.
+func debugPath(target string) bool {
+	u, err := url.ParseRequestURI(target)
+	return err == nil && u.Host == "" && strings.HasPrefix(u.Path, "/debug/") &&
+		path.Clean(u.Path) == u.Path && u.Path != PathBatch
 }
 
 // execWait waits ExecDelay, if any; false when the client gave up first.

@@ -744,7 +744,8 @@ func TestNoDebug(t *testing.T) {
 			{"GET", PathRequests, ""}, {"GET", PathRequests + "?since=0", ""}, {"GET", PathReads, ""},
 			{"GET", PathVersion, ""}, {"POST", PathLock, `{"seq":1,"locked":true}`},
 			{"POST", PathReset, ""}, {"POST", PathArchiveBatch, `{"blocks":[]}`},
-			{"POST", PathExecBatch, `{"calls":[]}`}, {"GET", "/debug/", ""}, {"POST", "/debug/other", ""},
+			{"POST", PathExecBatch, `{"calls":[]}`}, {"POST", PathBatch, `{"requests":[]}`},
+			{"GET", "/debug/", ""}, {"POST", "/debug/other", ""},
 		} {
 			r := c.do(req.method, req.path, req.body)
 			if r.status != 404 || r.body != "404 page not found\n" || strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
@@ -979,4 +980,106 @@ func TestExecBatchTestOptions(t *testing.T) {
 	if d := time.Since(start); d < delay {
 		t.Errorf("a delayed batch answered after %v; want at least %v", d, delay)
 	}
+}
+
+// batchResponses returns the "responses" of an answer of /debug/batch.
+func batchResponses(t *testing.T, r response) []batchResponse {
+	t.Helper()
+	if r.status != 200 {
+		t.Fatalf("batch: %d %s", r.status, r.body)
+	}
+	var doc struct {
+		Responses []batchResponse `json:"responses"`
+	}
+	if err := json.Unmarshal([]byte(r.body), &doc); err != nil || doc.Responses == nil {
+		t.Fatalf("batch: body %q has no responses array (%v)", r.body, err)
+	}
+	return doc.Responses
+}
+
+func TestBatchRoute(t *testing.T) {
+	c := newServer(t, 5, "tok")
+	c.archive("notes", "hello", false)
+	search := c.exec("recall_search", `{"query":"hello"}`)
+	// Go's outputs, the request log, then a lock: each answered as alone, in order.
+	got := batchResponses(t, c.do("POST", PathBatch, `{"requests":[
+		{"method":"POST","path":"/debug/exec","body":{"calls":[{"name":"recall_search","args":"{\"query\":\"hello\"}"}]}},
+		{"method":"GET","path":"/debug/requests?since=1"},
+		{"method":"POST","path":"/debug/lock","body":{"seq":5,"locked":true}},
+		{"method":"POST","path":"/debug/exec","body":{"calls":[{"name":"recall","args":"{\"id\":\"r5\"}"}]}}]}`))
+	want := []batchResponse{
+		{200, json.RawMessage(`{"results":[{"output":"` + jsonText(t, search) + `","status":200}]}`)},
+		{200, json.RawMessage(`{"next":2,"requests":["POST /internal/v1/tool/exec"]}`)},
+		{200, json.RawMessage(`{"locked":true,"seq":5}`)},
+		{200, json.RawMessage(`{"results":[{"output":"` + jsonText(t, c.exec("recall", `{"id":"r5"}`)) + `","status":200}]}`)},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("batch answered\n%s\nwant\n%s", show(got), show(want))
+	}
+	if out := c.exec("recall", `{"id":"r5"}`); !strings.Contains(out, "no archived block") {
+		t.Errorf("the batch's lock did not hold: %q", out)
+	}
+	// It stops after the first answer that is not 2xx (the lock of a seq never archived).
+	got = batchResponses(t, c.do("POST", PathBatch, `{"requests":[
+		{"method":"POST","path":"/debug/lock","body":{"seq":99,"locked":true}},
+		{"method":"POST","path":"/debug/lock","body":{"seq":5,"locked":false}}]}`))
+	want = []batchResponse{{404, json.RawMessage(`{"error":"not found"}`)}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("failing batch answered %s; want %s", show(got), show(want))
+	}
+	if out := c.exec("recall", `{"id":"r5"}`); !strings.Contains(out, "no archived block") {
+		t.Errorf("a request after the failed one ran: %q", out)
+	}
+	// An answer that is not JSON comes as a JSON string.
+	got = batchResponses(t, c.do("POST", PathBatch, `{"requests":[{"method":"GET","path":"/debug/nothing"}]}`))
+	want = []batchResponse{{404, json.RawMessage(`"404 page not found\n"`)}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("unknown debug path in a batch: %s", show(got))
+	}
+	check(t, "empty batch", c.do("POST", PathBatch, `{"requests":[]}`), 200, `{"responses":[]}`)
+	check(t, "no requests", c.do("POST", PathBatch, `{}`), 200, `{"responses":[]}`)
+	for _, body := range []string{
+		``, `[]`, `{"requests":{}}`, `{"requests":[null]}`, `{"requests":[1]}`,
+		`{"requests":[{"path":"/debug/requests"}]}`,
+		`{"requests":[{"method":"PUT","path":"/debug/requests"}]}`,
+		`{"requests":[{"method":"GET","path":"/internal/v1/recall/blocks"}]}`,
+		`{"requests":[{"method":"POST","path":"/internal/v1/tool/exec","body":{}}]}`,
+		`{"requests":[{"method":"GET","path":"/debug/../internal/v1/recall/blocks"}]}`,
+		`{"requests":[{"method":"GET","path":"http://other/debug/requests"}]}`,
+		`{"requests":[{"method":"POST","path":"/debug/batch","body":{}}]}`,
+		`{"requests":[{"method":"POST","path":"/debug/lock","body":{"seq":5,"locked":false}},{"method":"GET"}]}`,
+	} {
+		check(t, "bad batch "+body, c.do("POST", PathBatch, body), 400, "")
+	}
+	// None of a bad batch ran: the block is still locked.
+	if out := c.exec("recall", `{"id":"r5"}`); !strings.Contains(out, "no archived block") {
+		t.Errorf("a bad batch ran a request: %q", out)
+	}
+	r := c.do("GET", PathBatch, "")
+	if r.status != 405 || r.header.Get("Allow") != "POST" {
+		t.Errorf("GET %s: %d, Allow %q", PathBatch, r.status, r.header.Get("Allow"))
+	}
+	check(t, "batch without token", c.doBytes("POST", PathBatch, []byte(`{"requests":[]}`), ""), 401, `{"error":"unauthorized"}`)
+	// The request log holds none of the batch's requests.
+	for _, entry := range c.do("GET", PathRequests, "").json(t)["requests"].([]any) {
+		if strings.Contains(entry.(string), "/debug/") {
+			t.Errorf("request log holds %q", entry)
+		}
+	}
+}
+
+// jsonText returns s as it reads inside a JSON string written by encoding/json.
+func jsonText(t *testing.T, s string) string {
+	t.Helper()
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b[1 : len(b)-1])
+}
+
+// show returns v as JSON, for a failure's message.
+func show(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

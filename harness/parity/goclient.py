@@ -3,7 +3,9 @@
 The routes are written here and nowhere else: the contract's (``archive``, ``block``,
 ``blocks``, ``tool/exec``) and the Go reference's debug routes (``requests``,
 ``reads``, ``version``, ``lock``, ``reset``, and the batches ``archive_many`` and
-``exec_many``). How to reach a Go is one frozen
+``exec_many``). A debug request is also a :class:`DebugRequest` (``lock_request``,
+``log_request``, ``archive_request``, ``exec_request``): :meth:`GoClient.batch` sends
+several in one ``POST /debug/batch``. How to reach a Go is one frozen
 ``GoConnection`` (base URL, token, TLS files), built once: it builds the
 one ``ssl.SSLContext`` its clients share. ``connection_from_options`` reads the
 token (``$PARITY_GO_TOKEN``) and the TLS files (flags, else ``$PARITY_GO_CA``,
@@ -26,10 +28,10 @@ import json
 import os
 import re
 import ssl
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Generic, Literal, Protocol, TypeVar
 
 import httpx
 
@@ -39,6 +41,7 @@ from parity.journal import JournalBlock
 __all__ = [
     "ARCHIVE_BATCH_PATH",
     "ARCHIVE_PATH",
+    "BATCH_PATH",
     "BLOCKS_PATH",
     "BLOCK_PATH",
     "CA_ENV",
@@ -53,11 +56,16 @@ __all__ = [
     "TOKEN_ENV",
     "VERSION_PATH",
     "BlocksRead",
+    "DebugRequest",
     "GoClient",
     "GoConnection",
     "add_go_options",
+    "archive_request",
     "connection_from_options",
     "default_ssl_context",
+    "exec_request",
+    "lock_request",
+    "log_request",
 ]
 
 # The contract's routes (docs/contract.md).
@@ -73,6 +81,7 @@ LOCK_PATH: Final = "/debug/lock"
 RESET_PATH: Final = "/debug/reset"
 ARCHIVE_BATCH_PATH: Final = "/debug/archive"
 EXEC_BATCH_PATH: Final = "/debug/exec"
+BATCH_PATH: Final = "/debug/batch"
 
 TOKEN_ENV: Final = "PARITY_GO_TOKEN"
 """The environment variable holding a live Go's token."""
@@ -281,6 +290,121 @@ def connection_from_options(
 # -- the client -------------------------------------------------------------------------
 
 
+T = TypeVar("T")
+
+
+class Fail(Protocol):
+    """Makes the error of a request whose answer is wrong (``problem``: what is wrong;
+    ``detail``: what names the part of the request it is about).
+    """
+
+    def __call__(
+        self, problem: str, *, status: int | None = None, detail: str = ""
+    ) -> GoClientError: ...
+
+
+@dataclass(frozen=True)
+class DebugRequest(Generic[T]):
+    """A request to a Go reference's debug route, and how its answer reads: sent alone
+    (:meth:`GoClient.run`) or with others in one ``POST /debug/batch``
+    (:meth:`GoClient.batch`).
+    """
+
+    method: str
+    target: str
+    """The path, with its query if any."""
+    read: Callable[[dict[str, Any], Fail], T]
+    """The result, from the JSON object of a 200 answer."""
+    body: Any = None
+    """The JSON body, if any."""
+    detail: str = ""
+    """What names the request in an error besides its method and target."""
+
+    @property
+    def what(self) -> str:
+        """The request, as an error names it."""
+        return f"{self.method} {self.target}{self.detail}"
+
+
+def lock_request(seq: int, *, locked: bool = True) -> DebugRequest[None]:
+    """Lock (``locked=False``: unlock) the memory of block ``seq`` (``POST /debug/lock``)."""
+    return DebugRequest(
+        "POST", LOCK_PATH, _nothing, body={"seq": seq, "locked": locked}, detail=f" ({seq})"
+    )
+
+
+def _nothing(doc: dict[str, Any], fail: Fail) -> None:
+    return None
+
+
+def log_request(
+    log: Literal["requests", "reads"], *, since: int | None = None
+) -> DebugRequest[list[str]]:
+    """One of the Go's logs (``GET /debug/requests`` or ``/debug/reads``): its entries,
+    in order; with ``since``, only those from that index on (a reference without
+    ``?since=`` is an error, never the whole log taken for a part).
+    """
+    target = f"/debug/{log}" if since is None else f"/debug/{log}?since={since}"
+
+    def read(doc: dict[str, Any], fail: Fail) -> list[str]:
+        entries = doc.get(log)
+        if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+            raise fail(f'answered no "{log}" array of strings')
+        if since is not None and type(doc.get("next")) is not int:
+            raise fail('answered no "next": it does not know ?since=')
+        return entries
+
+    return DebugRequest("GET", target, read)
+
+
+def archive_request(blocks: Iterable[tuple[str, str, bool]]) -> DebugRequest[list[int]]:
+    """Archive ``(label, content, locked)`` blocks in order (``POST /debug/archive``);
+    their seqs.
+    """
+    items = [{"label": t, "content": c, "locked": k} for t, c, k in blocks]
+
+    def read(doc: dict[str, Any], fail: Fail) -> list[int]:
+        seqs = doc.get("seqs")
+        if (
+            not isinstance(seqs, list)
+            or len(seqs) != len(items)
+            or not all(type(s) is int for s in seqs)
+        ):
+            raise fail(f"answered other seqs than the blocks': {doc!r:.{_SNIPPET}}")
+        return seqs
+
+    return DebugRequest("POST", ARCHIVE_BATCH_PATH, read, body={"blocks": items})
+
+
+def exec_request(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]:
+    """The Go's own outputs for ``(name, args)`` tool calls (``POST /debug/exec``, which
+    runs each as ``POST /tool/exec`` would); a call that ``/tool/exec`` would refuse
+    is an error naming it.
+    """
+    items = [{"name": n, "args": a} for n, a in calls]
+
+    def read(doc: dict[str, Any], fail: Fail) -> list[str]:
+        results = doc.get("results")
+        if not isinstance(results, list):
+            raise fail(f'answered no list "results": {doc!r:.{_SNIPPET}}')
+        if len(results) != len(items):
+            raise fail(f"answered {len(results)} results for {len(items)} calls")
+        outputs: list[str] = []
+        for call, result in zip(items, results, strict=True):
+            output = result.get("output") if isinstance(result, dict) else None
+            if not isinstance(output, str) or result.get("status") != 200:
+                status = result.get("status") if isinstance(result, dict) else None
+                raise fail(
+                    f"answered {result!r:.{_SNIPPET}} for it",
+                    status=status if type(status) is int else None,
+                    detail=f" ({call['name']!r:.60})",
+                )
+            outputs.append(output)
+        return outputs
+
+    return DebugRequest("POST", EXEC_BATCH_PATH, read, body={"calls": items})
+
+
 class GoClient:
     """Every route of a Go, over one persistent ``httpx.Client``.
 
@@ -360,6 +484,14 @@ class GoClient:
             raise self._error(what, f"answered JSON that is not an object: {doc!r:.{_SNIPPET}}")
         return doc
 
+    def _fail(self, what: str, suffix: str = "") -> Fail:
+        """The :class:`Fail` of the request ``what`` (``suffix``: where it was sent)."""
+
+        def fail(problem: str, *, status: int | None = None, detail: str = "") -> GoClientError:
+            return self._error(f"{what}{detail}{suffix}", problem, status=status)
+
+        return fail
+
     def _field(self, doc: dict[str, Any], key: str, kind: type, what: str) -> Any:
         value = doc.get(key)
         if type(value) is not kind:
@@ -426,27 +558,15 @@ class GoClient:
 
     def requests(self, *, since: int | None = None) -> list[str]:
         """The Go's request log (``GET /debug/requests``): ``"METHOD /path?query"``, in
-        order; with ``since``, only the entries from that index on (a reference with
-        ``?since=``; one without it is an error, never the whole log taken for a part).
+        order; ``since`` as :func:`log_request` says.
         """
-        return self._log(REQUESTS_PATH, "requests", since)
+        return self.run(log_request("requests", since=since))
 
     def reads(self, *, since: int | None = None) -> list[str]:
         """Every archive read the Go's tools made (``GET /debug/reads``): ``"blocks"``,
         ``"block?seq=N"``, in order; ``since`` as for ``requests``.
         """
-        return self._log(READS_PATH, "reads", since)
-
-    def _log(self, path: str, key: str, since: int | None) -> list[str]:
-        params = None if since is None else {"since": str(since)}
-        doc = self._call("GET", path, params=params)
-        entries = doc.get(key)
-        what = f"GET {path}"
-        if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
-            raise self._error(what, f'answered no "{key}" array of strings')
-        if since is not None and type(doc.get("next")) is not int:
-            raise self._error(what, 'answered no "next": it does not know ?since=')
-        return entries
+        return self.run(log_request("reads", since=since))
 
     def version(self) -> dict[str, str]:
         """The Go's versions (``GET /debug/version``): go_version, unicode_version, goos,
@@ -456,47 +576,59 @@ class GoClient:
         return {k: v for k, v in doc.items() if isinstance(v, str)}
 
     def archive_many(self, blocks: Iterable[tuple[str, str, bool]]) -> list[int]:
-        """Archive ``(label, content, locked)`` blocks in order, in one request
-        (``POST /debug/archive``); their seqs.
-        """
-        body = {"blocks": [{"label": t, "content": c, "locked": k} for t, c, k in blocks]}
-        what = f"POST {ARCHIVE_BATCH_PATH}"
-        seqs: list[int] = self._field(
-            self._call("POST", ARCHIVE_BATCH_PATH, body=body), "seqs", list, what
-        )
-        if len(seqs) != len(body["blocks"]) or not all(type(s) is int for s in seqs):
-            raise self._error(what, f"answered other seqs than the blocks': {seqs!r:.{_SNIPPET}}")
-        return seqs
+        """Archive blocks in one request (:func:`archive_request`); their seqs."""
+        return self.run(archive_request(blocks))
 
     def exec_many(self, calls: Iterable[tuple[str, str]]) -> list[str]:
-        """The Go's own outputs for ``(name, args)`` tool calls, in one request
-        (``POST /debug/exec``, which runs each as ``POST /tool/exec`` would); a call
-        that ``/tool/exec`` would refuse is an error naming it.
-        """
-        body = {"calls": [{"name": n, "args": a} for n, a in calls]}
-        what = f"POST {EXEC_BATCH_PATH}"
-        results = self._field(self._call("POST", EXEC_BATCH_PATH, body=body), "results", list, what)
-        if len(results) != len(body["calls"]):
-            raise self._error(
-                what, f"answered {len(results)} results for {len(body['calls'])} calls"
-            )
-        outputs: list[str] = []
-        for call, result in zip(body["calls"], results, strict=True):
-            output = result.get("output") if isinstance(result, dict) else None
-            if not isinstance(output, str) or result.get("status") != 200:
-                detail = f"{what} ({call['name']!r:.60})"
-                status = result.get("status") if isinstance(result, dict) else None
-                raise self._error(
-                    detail,
-                    f"answered {result!r:.{_SNIPPET}} for it",
-                    status=status if type(status) is int else None,
-                )
-            outputs.append(output)
-        return outputs
+        """The Go's own outputs for tool calls, in one request (:func:`exec_request`)."""
+        return self.run(exec_request(calls))
 
     def lock(self, seq: int, *, locked: bool = True) -> None:
         """Lock (``locked=False``: unlock) the memory of block ``seq`` (``POST /debug/lock``)."""
-        self._call("POST", LOCK_PATH, detail=f" ({seq})", body={"seq": seq, "locked": locked})
+        self.run(lock_request(seq, locked=locked))
+
+    def run(self, request: DebugRequest[T]) -> T:
+        """What ``request`` answers, sent alone."""
+        doc = self._call(request.method, request.target, detail=request.detail, body=request.body)
+        return request.read(doc, self._fail(request.what))
+
+    def batch(self, requests: Sequence[DebugRequest[Any]]) -> list[Any]:
+        """What each of ``requests`` answers, in order, all sent in one ``POST
+        /debug/batch`` (a single one alone). The Go runs them in order and stops at the
+        first that fails: that one is the error raised, and those after it never ran.
+        """
+        if len(requests) < 2:
+            return [self.run(r) for r in requests]
+        body = {
+            "requests": [
+                {"method": r.method, "path": r.target}
+                | ({} if r.body is None else {"body": r.body})
+                for r in requests
+            ]
+        }
+        what = f"POST {BATCH_PATH}"
+        doc = self._call("POST", BATCH_PATH, body=body)
+        responses = self._field(doc, "responses", list, what)
+        results: list[Any] = []
+        for request, response in zip(requests, responses, strict=False):
+            named = f"{request.what} (in {what})"
+            fail = self._fail(request.what, f" (in {what})")
+            status = response.get("status") if isinstance(response, dict) else None
+            answer = response.get("body") if isinstance(response, dict) else None
+            if status != 200:
+                shown = json.dumps(answer)[:_SNIPPET]
+                code = status if type(status) is int else None
+                raise self._error(named, f"answered {status}: {shown}", status=code)
+            if not isinstance(answer, dict):
+                raise self._error(
+                    named, f"answered JSON that is not an object: {answer!r:.{_SNIPPET}}"
+                )
+            results.append(request.read(answer, fail))
+        if len(responses) != len(requests):
+            raise self._error(
+                what, f"answered {len(responses)} responses for {len(requests)} requests"
+            )
+        return results
 
     def reset(self, *, first_seq: int | None = None) -> int:
         """Empty the archive and the logs (``POST /debug/reset``); the next block's seq

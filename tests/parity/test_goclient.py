@@ -20,6 +20,7 @@ from parity import goclient
 from parity.errors import GoClientError, ParityError
 from parity.goclient import (
     ARCHIVE_PATH,
+    BATCH_PATH,
     BLOCK_PATH,
     BLOCKS_PATH,
     CA_ENV,
@@ -32,7 +33,11 @@ from parity.goclient import (
     VERSION_PATH,
     GoClient,
     GoConnection,
+    archive_request,
     connection_from_options,
+    exec_request,
+    lock_request,
+    log_request,
 )
 from parity.journal import JournalBlock
 from parity.plugin import FreshGo
@@ -153,6 +158,69 @@ def test_batches_against_the_reference(fresh_go: FreshGo) -> None:
     with pytest.raises(GoClientError, match=r"POST /debug/exec \('nope'\)") as unknown:
         client.exec_many([("recall", "{}"), ("nope", "{}")])
     assert unknown.value.status == 404
+
+
+@pytest.mark.go
+def test_a_batch_runs_debug_requests_in_order_in_one_request(fresh_go: FreshGo) -> None:
+    go = fresh_go(first_seq=7)
+    client = go.client
+    seq = client.archive("notes", "hello")
+    search = ("recall_search", '{"query": "hello"}')
+    before = len(client.requests())
+    alone = client.exec_tool(*search)
+    outputs, log, locked, seqs, after = client.batch(
+        [
+            exec_request([search]),
+            log_request("requests", since=before),
+            lock_request(seq),
+            archive_request([("more", "hello again", False)]),
+            exec_request([search]),
+        ]
+    )
+    assert outputs == [alone]
+    assert log == [f"POST {EXEC_PATH}"]  # the batch's own requests are not logged
+    assert locked is None
+    assert seqs == [seq + 1]
+    assert after == [client.exec_tool(*search)]
+    assert "[r8]" in after[0]
+    assert "[r7]" not in after[0]  # the lock held
+    assert client.batch([]) == []
+    assert client.batch([log_request("reads")]) == [client.reads()]
+
+
+@pytest.mark.go
+def test_a_batch_stops_at_the_request_that_fails(fresh_go: FreshGo) -> None:
+    go = fresh_go(first_seq=7)
+    client = go.client
+    seq = client.archive("notes", "hello")
+    with pytest.raises(
+        GoClientError, match=rf"POST /debug/lock \(999\) \(in POST {BATCH_PATH}\)"
+    ) as e:
+        client.batch([lock_request(999), lock_request(seq)])
+    assert e.value.status == 404
+    assert client.exec_tool("recall", f'{{"id": "r{seq}"}}').startswith("[r7]")  # never locked
+    with pytest.raises(
+        GoClientError, match=r"POST /debug/exec \('nope'\) \(in POST /debug/batch\)"
+    ):
+        client.batch([lock_request(seq), exec_request([("nope", "{}")])])
+
+
+def test_a_batch_answered_short_is_an_error(httpserver: HTTPServer) -> None:
+    httpserver.expect_request(BATCH_PATH, method="POST").respond_with_json(
+        {"responses": [{"status": 200, "body": {"requests": [], "next": 0}}]}
+    )
+    with (
+        client_of(httpserver) as client,
+        pytest.raises(GoClientError, match="answered 1 responses for 2 requests"),
+    ):
+        client.batch([log_request("requests", since=0), log_request("reads", since=0)])
+    sent = json.loads(httpserver.log[0][0].get_data())
+    assert sent == {
+        "requests": [
+            {"method": "GET", "path": "/debug/requests?since=0"},
+            {"method": "GET", "path": "/debug/reads?since=0"},
+        ]
+    }
 
 
 @pytest.mark.go
