@@ -33,6 +33,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -40,7 +41,7 @@ from hypothesis import strategies as st
 from parity.corpora.recall import plain_id_seq, symbolic_args
 from parity.corpus import CorpusBlock, CorpusCall
 from parity.errors import ParityError
-from parity.goclient import GoClient, GoConnection
+from parity.goclient import DebugRequest, GoClient, GoConnection, lock_request
 from parity.reference import GoReference
 from parity.report import mismatch_report
 from parity.rig import (
@@ -288,17 +289,23 @@ class _Archive:
         ]
 
     def reach(self, archived: int, locked: int) -> None:
-        """Bring the Go's archive to ``(archived, locked)`` (a later one of :func:`archives`)."""
+        """Bring the Go's archive to ``(archived, locked)`` (a later one of :func:`archives`):
+        its new blocks and locks in one request.
+        """
         held, held_locked = self._at if self._at is not None else (0, 0)
         if self._at is None:
-            seqs = self.session.load(self.first_seq, self.specs[:archived])
-        else:
-            seqs = self.session.archive(self.specs[held:archived])
+            self.session.load(self.first_seq)
+        changes: list[DebugRequest[Any]] = [
+            lock_request(seq)
+            for seq in range(self.first_seq + held_locked, self.first_seq + locked)
+        ]
+        if archived > held:
+            changes.insert(0, GoSession.archiving(self.specs[held:archived]))
+        answers = self.session.client.batch(changes)
+        seqs = answers[0] if archived > held else []
         want = list(range(self.first_seq + held, self.first_seq + archived))
         if seqs != want:
             raise ParityError(f"the Go archived the blocks as seqs {seqs}, not {want}")
-        for seq in range(self.first_seq + held_locked, self.first_seq + locked):
-            self.session.lock(seq)
         self._at = (archived, locked)
 
 
@@ -308,8 +315,8 @@ def _play_example(
     spec: HostSpec,
     batch: Sequence[tuple[str, str]],
 ) -> tuple[list[Played], list[str], tuple[str, ...]]:
-    """Play the calls through a fresh host over the session's archive as it is, get
-    Go's outputs in one request and its request log once: (played, Go's outputs, log
+    """Play the calls through a fresh host over the session's archive as it is, then
+    get Go's outputs and its request log in one request: (played, Go's outputs, log
     reasons).
     """
     at = len(gos.recording.seen)
@@ -318,8 +325,8 @@ def _play_example(
         played = host.play_many(batch)
     finally:
         host.close()
-    expected = session.outputs(batch)
-    log_reasons = log_verdict(session.requests(), gos.recording.since(at))
+    expected, log, _ = session.settle(batch)
+    log_reasons = log_verdict(log, gos.recording.since(at))
     return played, expected, log_reasons
 
 

@@ -1,9 +1,9 @@
 """The rig that both fuzzers (``parity.fuzz``, ``parity.stateful``) play calls on.
 
 - :class:`GoSession`: one Go reference process for a whole run, started once; an
-  example starts from :meth:`GoSession.load` (``/debug/reset``, then the blocks in
-  one ``/debug/archive``) instead of a new process, gets Go's outputs for many calls
-  in one ``/debug/exec``, and reads the request log once (:meth:`GoSession.requests`).
+  example starts from :meth:`GoSession.load` (``/debug/reset``) instead of a new
+  process; :meth:`GoSession.settle` gets Go's outputs for many calls, the request
+  log, and the next change of the archive, in one ``/debug/batch``.
 - :class:`HostSpec` and :class:`Host`: the host under test, ``GoTurnHost`` or
   ``AsyncGoTurnHost`` (driven on the rig's own event loop), with or without its
   block cache; its transport notes every request it sends (:class:`Recording`).
@@ -31,7 +31,18 @@ from hypothesis import seed, settings
 from hypothesis import strategies as st
 
 from parity.errors import ParityError
-from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH, GoClient, GoConnection
+from parity.goclient import (
+    BLOCK_PATH,
+    BLOCKS_PATH,
+    EXEC_PATH,
+    DebugRequest,
+    GoClient,
+    GoConnection,
+    archive_request,
+    exec_request,
+    lock_request,
+    log_request,
+)
 from parity.reference import GoReference, RunningReference
 from parity.strategies import BlockSpec
 from recall import AsyncGoTurnHost, GoTurnHost
@@ -114,21 +125,45 @@ class GoSession:
         """Archive ``blocks`` in one request; their seqs."""
         if not blocks:
             return []
-        return self.client.archive_many((b.label, b.content, b.locked) for b in blocks)
+        return self.client.run(self.archiving(blocks))
+
+    @staticmethod
+    def archiving(blocks: Sequence[BlockSpec]) -> DebugRequest[list[int]]:
+        """The request that archives ``blocks`` (for :meth:`settle`)."""
+        return archive_request((b.label, b.content, b.locked) for b in blocks)
 
     def lock(self, seq: int, *, locked: bool = True) -> None:
         """Lock (``locked=False``: unlock) the memory of block ``seq``."""
-        self.client.lock(seq, locked=locked)
+        self.client.run(lock_request(seq, locked=locked))
 
     def outputs(self, calls: Iterable[tuple[str, str]]) -> list[str]:
         """Go's own outputs for the calls, in one request."""
-        return self.client.exec_many((tool, go_text(args)) for tool, args in calls)
+        return self.client.run(self._exec(calls))
+
+    @staticmethod
+    def _exec(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]:
+        return exec_request((tool, go_text(args)) for tool, args in calls)
 
     def requests(self) -> list[str]:
-        """The requests the Go received since the last load or the last call of this."""
-        log = self.client.requests(since=self._log_at)
+        """The requests the Go received since the last load or the last read of them."""
+        log = self.client.run(log_request("requests", since=self._log_at))
         self._log_at += len(log)
         return log
+
+    def settle(
+        self, calls: Sequence[tuple[str, str]], *changes: DebugRequest[Any]
+    ) -> tuple[list[str], list[str], list[Any]]:
+        """In one request: Go's own outputs for ``calls`` over the archive as it is, the
+        requests it received since the last load or the last read of them, then the
+        ``changes`` (archives, locks) in order: (outputs, requests, what each change
+        answered).
+        """
+        answers = self.client.batch(
+            [self._exec(calls), log_request("requests", since=self._log_at), *changes]
+        )
+        outputs, log, *changed = answers
+        self._log_at += len(log)
+        return outputs, log, changed
 
     def close(self) -> None:
         """Stop the process."""

@@ -15,11 +15,12 @@ After every call the host's output must equal Go's own
 (``/debug/exec``, the code of ``/tool/exec``), byte for byte, without a fallback;
 what a host keeps between searches (its block cache, a kept set) must never show.
 
-Go's outputs are asked for in one request per state, and the Go's request log read
-once per state. A divergence shrinks (the pool is Hypothesis data: it shrinks to a
-few calls, the steps to a few) and is reported as a ready pytest test
-(:class:`StatefulDivergence`; :func:`replay` plays its steps against a fresh
-reference) and, when the call diverges over that archive alone, as a corpus case.
+Go's outputs, the Go's request log and the next change of the archive are one request
+per state (:meth:`parity.rig.GoSession.settle`). A divergence shrinks (the pool is
+Hypothesis data: it shrinks to a few calls, the steps to a few) and is reported as a
+ready pytest test (:class:`StatefulDivergence`; :func:`replay` plays its steps against
+a fresh reference) and, when the call diverges over that archive alone, as a corpus
+case.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from hypothesis.stateful import (
 )
 
 from parity.fuzz import FIRST_SEQS, SHRINK_SECONDS, static_divergence
+from parity.goclient import DebugRequest, lock_request
 from parity.reference import GoReference
 from parity.report import mismatch_report
 from parity.rig import (
@@ -344,9 +346,8 @@ class RecallMachine(RuleBasedStateMachine):
         return multiple(*self._archive(len(self._queue) - len(self._blocks)))
 
     def _archive(self, n: int) -> list[int]:
-        self._flush()
         specs = self._queue[len(self._blocks) : len(self._blocks) + n]
-        seqs = self._harness(self._go().archive, specs)
+        seqs: list[int] | None = self._flush(GoSession.archiving(specs))
         if seqs is None:
             return []
         for seq, spec in zip(seqs, specs, strict=True):
@@ -368,8 +369,7 @@ class RecallMachine(RuleBasedStateMachine):
         self._set_locked(data.draw(st.sampled_from(locked), label="seq"), locked=False)
 
     def _set_locked(self, seq: int, *, locked: bool) -> None:
-        self._flush()
-        self._harness(self._go().lock, seq, locked=locked)
+        self._flush(lock_request(seq, locked=locked))
         if self._broken is not None:
             return
         self._blocks[seq] = replace(self._blocks[seq], locked=locked)
@@ -470,18 +470,27 @@ class RecallMachine(RuleBasedStateMachine):
             self._log.append(Call(played.tool, played.args))
             self._pending.append(_Pending(played, self._state, len(self._log)))
 
-    def _flush(self) -> None:
-        """Compare the calls played since the archive last changed with Go's outputs
-        (one request), then the Go's request log with what the hosts sent (one more).
+    def _flush(self, change: DebugRequest[R] | None = None) -> R | None:
+        """Compare the calls played since the archive last changed with Go's outputs,
+        and the Go's request log with what the hosts sent; then ``change`` the archive
+        (an archive or a lock): what it answered. One request to the Go in all; None
+        once a harness error is met.
         """
         pending, self._pending = self._pending, []
-        if not pending or self._broken is not None:
-            return
+        if self._broken is not None:
+            return None
+        if not pending:
+            return None if change is None else self._harness(self._go().client.run, change)
         calls_ = [(p.played.tool, p.played.args) for p in pending]
-        expected = self._harness(self._go().outputs, calls_)
-        server = self._harness(self._go().requests)
-        if expected is None or server is None:
-            return
+        changes = () if change is None else (change,)
+        settled = self._harness(self._go().settle, calls_, *changes)
+        if settled is None:
+            return None
+        expected, server, answers = settled
+        self._compare(pending, expected, server)
+        return answers[0] if answers else None
+
+    def _compare(self, pending: list[_Pending], expected: list[str], server: list[str]) -> None:
         world = self._world
         for item, output in zip(pending, expected, strict=True):
             world.stats.count(item.state, item.played.tool, item.played.args)
