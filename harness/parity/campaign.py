@@ -219,7 +219,9 @@ def _parser() -> argparse.ArgumentParser:
         "stateless (static archives) and stateful (archives, locks, calls, new hosts).",
     )
     amount = parser.add_mutually_exclusive_group()
-    amount.add_argument("--examples", type=int, metavar="N", help="examples to run, per fuzzer")
+    amount.add_argument(
+        "--examples", type=int, metavar="N", help="examples to run, per fuzzer and worker"
+    )
     amount.add_argument(
         "--seconds", type=float, metavar="S", help="run for S seconds (split between the fuzzers)"
     )
