@@ -309,17 +309,17 @@ func (s *server) handleArchiveBatch(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string][]int64{"seqs": seqs})
 }
 
-func isNil(m map[string]any) bool { return m == nil }
+func isNil[V any](m map[string]V) bool { return m == nil }
 
 // readList reads a body {key: [object, ...]} into list (exact keys; null
 // and a missing key are an empty list). It answers 413 or 400 itself.
-func readList(w http.ResponseWriter, r *http.Request, key string, list *[]map[string]any) bool {
+func readList[V any](w http.ResponseWriter, r *http.Request, key string, list *[]map[string]V) bool {
 	fields, ok := readFields(w, r)
 	if !ok {
 		return false
 	}
 	if raw, ok := fields[key]; ok {
-		if err := json.Unmarshal(raw, list); err != nil || slices.ContainsFunc(*list, isNil) {
+		if err := json.Unmarshal(raw, list); err != nil || slices.ContainsFunc(*list, isNil[V]) {
 			writeJSON(w, http.StatusBadRequest, errorBody(fmt.Sprintf("%q must be an array of objects", key)))
 			return false
 		}
@@ -514,15 +514,8 @@ func (s *server) handleBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var items []map[string]json.RawMessage
-	fields, ok := readFields(w, r)
-	if !ok {
+	if !readList(w, r, "requests", &items) {
 		return
-	}
-	if raw, ok := fields["requests"]; ok {
-		if json.Unmarshal(raw, &items) != nil || slices.ContainsFunc(items, func(m map[string]json.RawMessage) bool { return m == nil }) {
-			writeJSON(w, http.StatusBadRequest, errorBody(`"requests" must be an array of objects`))
-			return
-		}
 	}
 	subs := make([]*http.Request, len(items))
 	for i, m := range items {
