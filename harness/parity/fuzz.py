@@ -33,7 +33,6 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -41,7 +40,7 @@ from hypothesis import strategies as st
 from parity.corpora.recall import plain_id_seq, symbolic_args
 from parity.corpus import CorpusBlock, CorpusCall
 from parity.errors import ParityError
-from parity.goclient import DebugRequest, GoClient, GoConnection, lock_request
+from parity.goclient import GoClient, GoConnection, lock_request
 from parity.reference import GoReference
 from parity.report import mismatch_report
 from parity.rig import (
@@ -295,14 +294,10 @@ class _Archive:
         held, held_locked = self._at if self._at is not None else (0, 0)
         if self._at is None:
             self.session.load(self.first_seq)
-        changes: list[DebugRequest[Any]] = [
-            lock_request(seq)
-            for seq in range(self.first_seq + held_locked, self.first_seq + locked)
-        ]
-        if archived > held:
-            changes.insert(0, GoSession.archiving(self.specs[held:archived]))
-        answers = self.session.client.batch(changes)
-        seqs = answers[0] if archived > held else []
+        archiving = [GoSession.archiving(self.specs[held:archived])] if archived > held else []
+        locking = range(self.first_seq + held_locked, self.first_seq + locked)
+        answers = self.session.client.batch([*archiving, *map(lock_request, locking)])
+        seqs = answers[0] if archiving else []
         want = list(range(self.first_seq + held, self.first_seq + archived))
         if seqs != want:
             raise ParityError(f"the Go archived the blocks as seqs {seqs}, not {want}")
