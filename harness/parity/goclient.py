@@ -344,7 +344,8 @@ def log_request(
     in order; with ``since``, only those from that index on (a reference without
     ``?since=`` is an error, never the whole log taken for a part).
     """
-    target = f"/debug/{log}" if since is None else f"/debug/{log}?since={since}"
+    path = REQUESTS_PATH if log == "requests" else READS_PATH
+    target = path if since is None else f"{path}{'&' if '?' in path else '?'}since={since}"
 
     def read(doc: dict[str, Any], fail: Fail) -> list[str]:
         entries = doc.get(log)
