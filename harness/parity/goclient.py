@@ -612,18 +612,16 @@ class GoClient:
         responses = self._field(doc, "responses", list, what)
         results: list[Any] = []
         for request, response in zip(requests, responses, strict=False):
-            named = f"{request.what} (in {what})"
             fail = self._fail(request.what, f" (in {what})")
             status = response.get("status") if isinstance(response, dict) else None
             answer = response.get("body") if isinstance(response, dict) else None
             if status != 200:
                 shown = json.dumps(answer)[:_SNIPPET]
-                code = status if type(status) is int else None
-                raise self._error(named, f"answered {status}: {shown}", status=code)
-            if not isinstance(answer, dict):
-                raise self._error(
-                    named, f"answered JSON that is not an object: {answer!r:.{_SNIPPET}}"
+                raise fail(
+                    f"answered {status}: {shown}", status=status if type(status) is int else None
                 )
+            if not isinstance(answer, dict):
+                raise fail(f"answered JSON that is not an object: {answer!r:.{_SNIPPET}}")
             results.append(request.read(answer, fail))
         if len(responses) != len(requests):
             raise self._error(
