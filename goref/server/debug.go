@@ -17,6 +17,10 @@ func (s *server) readsRoute(r *http.Request) (any, error) {
 	return s.logRoute(r, s.reads, "reads")
 }
 
+func (s *server) answersRoute(r *http.Request) (any, error) {
+	return s.logRoute(r, s.answers, "answers")
+}
+
 // logRoute answers {key: [entries from ?since= on, or all], "next": count}:
 // 400 for a since that is not a decimal integer >= 0 or that is past the
 // end of the log; 410 when entries from since on were dropped.
@@ -91,6 +95,7 @@ func (s *server) resetRoute(r *http.Request) (any, error) {
 	s.store.Reset(first)
 	s.requests.clear()
 	s.reads.clear()
+	s.answers.clear()
 	s.mu.Unlock()
 	return map[string]int64{"first_seq": first}, nil
 }

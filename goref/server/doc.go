@@ -7,6 +7,15 @@
 // If-None-Match names the current tag is answered 304 Not Modified, with the
 // tag and no body. Options.NoETag turns this off (a Go without the extension).
 //
+// It also serves the incremental reads of the contract's second extension:
+// GET /internal/v1/recall/blocks?since=<tag> is answered 304 when the tag
+// is the current one, a delta {"since": tag, "blocks": [...], "gone": [...]}
+// when the store still knows the tag's generation (Store.Delta), and the full
+// body otherwise (another server's tag, one from before a reset, one older
+// than the store's history). Options.NoSince ignores ?since= (conditional
+// reads alone). The last full body and the last delta are kept encoded, for
+// the next read of the same generations.
+//
 // Debug routes, for the harness and the tests:
 //   - GET /debug/requests lists the requests received so far, except those
 //     under /debug/ ("METHOD /path?query" each), and GET /debug/reads the
@@ -16,6 +25,8 @@
 //     entries from index K on (K <= N, else 400). Each log keeps its last
 //     LogMaxEntries entries, LogMaxBytes at most: entries dropped to keep
 //     that bound are answered 410 Gone;
+//   - GET /debug/answers lists the answers of /blocks so far, as the two
+//     logs above list theirs: "full", "delta" or "not modified" each;
 //   - GET /debug/version names the Go and Unicode versions behind the answers;
 //   - POST /debug/lock {"seq": N, "locked": bool} locks or unlocks the memory
 //     of block N, which the contract's reads then miss or see again:
@@ -23,7 +34,7 @@
 //     never archived; 400 for a bad body;
 //   - POST /debug/reset, with an optional body {"first_seq": N}, empties the
 //     archive (the next block gets seq N, by default the archive's initial
-//     first seq) and clears the request and read logs: 200 {"first_seq": N};
+//     first seq) and clears the request, read and answer logs: 200 {"first_seq": N};
 //     400 for a bad body. The ETag generation keeps increasing;
 //   - POST /debug/archive {"blocks": [{"label": s, "content": s, "locked":
 //     bool?}, ...]} archives the blocks in order, each as POST

@@ -20,6 +20,7 @@ const (
 	PathExec     = "/internal/v1/tool/exec"
 	PathRequests = "/debug/requests"
 	PathReads    = "/debug/reads"
+	PathAnswers  = "/debug/answers"
 	PathVersion  = "/debug/version"
 	PathLock     = "/debug/lock"
 	PathReset    = "/debug/reset"
@@ -50,6 +51,10 @@ type Store interface {
 	Snapshot() ([]recall.Block, uint64)
 	// Generation returns the current generation.
 	Generation() uint64
+	// Delta returns the blocks made readable and the seqs made unreadable
+	// since generation since, and the current generation, under one lock;
+	// false when the store no longer knows since.
+	Delta(since uint64) (blocks []recall.Block, gone []int64, gen uint64, ok bool)
 }
 
 // Options configure a server; the zero value serves the contract, with
@@ -58,8 +63,12 @@ type Options struct {
 	// Token, when not empty, is required of every request as
 	// "Authorization: Bearer <token>"; others are answered 401.
 	Token string
-	// NoETag serves /blocks without ETag and ignores If-None-Match.
+	// NoETag serves /blocks without ETag and ignores If-None-Match (and
+	// ?since=).
 	NoETag bool
+	// NoSince ignores ?since= on /blocks: conditional reads without
+	// incremental ones.
+	NoSince bool
 	// NoDebug serves no /debug/ route (the request log is still kept).
 	NoDebug bool
 
@@ -86,6 +95,7 @@ type server struct {
 	tokenHash [sha256.Size]byte // of the expected Authorization value
 	auth      bool
 	etags     bool
+	since     bool   // ?since= is served
 	nonce     string // names this server's generations in its ETags
 	mux       *http.ServeMux
 	debug     map[string]route // the debug routes by path, for the batch route
@@ -93,9 +103,12 @@ type server struct {
 	execDelay time.Duration
 	execCode  int
 
+	full, delta encoded // the last bodies of /blocks
+
 	mu       sync.Mutex
 	requests *eventLog
 	reads    *eventLog // the tools' archive reads, as readLog names them
+	answers  *eventLog // the answers of /blocks, as handleBlocks names them
 }
 
 // New returns the handler serving store as opts say. It panics on a
@@ -110,9 +123,11 @@ func New(store Store, opts Options) http.Handler {
 		store:     store,
 		mux:       http.NewServeMux(),
 		etags:     !opts.NoETag,
+		since:     !opts.NoETag && !opts.NoSince,
 		nonce:     newNonce(),
 		requests:  newEventLog(),
 		reads:     newEventLog(),
+		answers:   newEventLog(),
 		rewrites:  slices.Clone(opts.RewriteOutput),
 		execDelay: opts.ExecDelay,
 		execCode:  opts.ExecStatus,
@@ -129,6 +144,7 @@ func New(store Store, opts Options) http.Handler {
 		s.debug = map[string]route{
 			PathRequests:     s.requestsRoute,
 			PathReads:        s.readsRoute,
+			PathAnswers:      s.answersRoute,
 			PathVersion:      versionRoute,
 			PathLock:         s.lockRoute,
 			PathReset:        s.resetRoute,
