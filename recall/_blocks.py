@@ -18,12 +18,9 @@ import re
 import sys
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Final, NoReturn, overload
+from typing import Final, NoReturn, overload
 
-from recall._tools import MAX_SEQ, Block, images_of, latin1_images
-
-if TYPE_CHECKING:
-    from recall._index import WordIndex
+from recall._tools import MAX_SEQ, Block, images_of, latin1_images, replace_surrogates
 
 __all__ = [
     "NOT_IN_ORDER",
@@ -36,23 +33,11 @@ __all__ = [
     "NotBlocks",
     "NotCompact",
     "block_from_json",
-    "decode_blocks",
     "decode_item",
     "fields_from_json",
     "loads",
     "read_set",
-    "replace_surrogates",
 ]
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def replace_surrogates(text: str) -> str:
-    """Replace each surrogate code point (paired or not) with U+FFFD, as a Go string would."""
-    if text.isascii():
-        return text
-    return _SURROGATE.sub("\ufffd", text)
-
 
 def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
@@ -197,37 +182,37 @@ def decode_item(raw: memoryview) -> Fields:
 
 
 # What an item costs a BlockSet besides its images' bytes and the body: its seq, start
-# and stop (ints), the images' tuple and two bytes objects, a slot and five list cells
-# (CPython, 64-bit).
-_ITEM_OVERHEAD: Final = 3 * 32 + 56 + 2 * sys.getsizeof(b"") + 5 * 8
+# and stop (ints), the images' tuple and two bytes objects, four list cells (CPython,
+# 64-bit).
+_ITEM_OVERHEAD: Final = 3 * 32 + 56 + 2 * sys.getsizeof(b"") + 4 * 8
 _BLOCK_OVERHEAD: Final = 200  # a decoded Block (whole bodies): the object, its int, its cell
 
 
 class BlockSet:
     """Every readable block of one /blocks answer, by increasing seq, as kept between
     searches: each block's seq and ``latin1_images``, the answer's ``tag`` (its ETag,
-    or None) and ``size`` (bytes, approximately).
+    or None) and ``size`` (bytes, approximately). Never changed once read.
 
     Read from Go's compact body, it holds the body (``raw``), each item's span in it
     and each block's images, and decodes a block only when asked (``block``); read
     whole, it holds the Blocks, and lowers a block only when its images are asked.
-    ``slots`` are the blocks' slots in ``index`` (-1: not indexed yet), which the
-    search's index fills in. ``reused`` counts the blocks taken from the
-    set read before; ``image_bytes`` is the bytes of all its images. Never changed
-    once read, but for its index's slots.
+    ``reused`` counts the blocks taken from the set read before; ``image_bytes`` is
+    the bytes of all its images. Sets of one ``lineage`` (a token) agree on every seq
+    they hold: it names the same block in each. ``ceiling`` is the highest seq of
+    the lineage so far: a re-read stays in it when each block it decodes anew has a
+    higher seq (seqs only grow), else starts a lineage, as a set read anew does.
     """
 
     __slots__ = (
         "_blocks",
-        "_positions",
+        "ceiling",
         "image_bytes",
         "images",
-        "index",
+        "lineage",
         "raw",
         "reused",
         "seqs",
         "size",
-        "slots",
         "starts",
         "stops",
         "tag",
@@ -243,8 +228,8 @@ class BlockSet:
         stops: list[int] | None = None,
         blocks: list[Block] | None = None,
         tag: str | None = None,
-        slots: list[int] | None = None,
-        index: WordIndex | None = None,
+        lineage: object = None,
+        ceiling: int = 0,
         reused: int = 0,
     ) -> None:
         self.seqs = seqs
@@ -254,10 +239,9 @@ class BlockSet:
         self.stops = stops if stops is not None else []
         self._blocks = blocks
         self.tag = tag
-        self.slots = slots if slots is not None else [-1] * len(seqs)
-        self.index = index
+        self.lineage = object() if lineage is None else lineage
+        self.ceiling = max(ceiling, seqs[-1]) if seqs else ceiling
         self.reused = reused
-        self._positions: dict[int, int] | None = None
         if isinstance(images, _Images):  # one byte a rune: the images' bytes, none held
             self.image_bytes = sum(len(b.content) + len(b.label) for b in blocks or ())
             size = _ITEM_OVERHEAD * len(seqs)
@@ -303,18 +287,6 @@ class BlockSet:
         """The position of the block with this seq, or -1."""
         at = bisect_left(self.seqs, seq)
         return at if at < len(self.seqs) and self.seqs[at] == seq else -1
-
-    def assign(self, index: WordIndex | None, slots: list[int]) -> None:
-        """The blocks' slots in ``index`` (-1: none), given by the search's index."""
-        self.index, self.slots, self._positions = index, slots, None
-
-    def positions(self) -> dict[int, int]:
-        """The position of each indexed block by its slot (computed once)."""
-        positions = self._positions
-        if positions is None:
-            positions = {slot: i for i, slot in enumerate(self.slots) if slot >= 0}
-            self._positions = positions
-        return positions
 
 
 class _Images(Sequence[tuple[bytes, bytes]]):
@@ -376,15 +348,14 @@ def read_set(
 
     Go's compact body becomes the set's ``raw`` (the caller must not change it
     again); any other body is emptied. The items of ``kept`` whose bytes are the
-    same are taken from it (with their images and index slots), the others
+    same are taken from it (with their images, in its lineage), the others
     decoded with ``decode``; without a kept body, with ``decode_many`` when given
     (many at once, the same fields).
     """
     try:
         bounds = _array_bounds(body)
-        made = None if bounds is None else _compact(body, bounds, kept, decode, decode_many)
+        made = None if bounds is None else _compact(body, bounds, kept, tag, decode, decode_many)
         if made is not None:
-            made.tag = tag
             return made
         blocks = _whole(body)
     except BaseException:
@@ -392,17 +363,6 @@ def read_set(
         raise
     _check_order([b.seq for b in blocks])
     return BlockSet.of_blocks(blocks, tag=tag)
-
-
-def decode_blocks(body: bytearray, decode: ItemDecoder = decode_item) -> list[Block]:
-    """The Blocks of a 200 /blocks body, by increasing seq; NotBlocks when it is not that.
-
-    Empties body.
-    """
-    try:
-        return read_set(body, decode=decode).blocks()
-    finally:
-        body.clear()
 
 
 def _check_order(seqs: Sequence[int]) -> None:
@@ -417,6 +377,7 @@ def _compact(
     body: bytearray,
     bounds: tuple[int, int],
     kept: BlockSet | None,
+    tag: str | None,
     decode: ItemDecoder,
     decode_many: ItemsDecoder | None = None,
 ) -> BlockSet | None:
@@ -439,7 +400,7 @@ def _compact(
     old = kept if kept is not None and kept.raw is not None else None
     if old is None and decode_many is not None:
         try:
-            made = _batched(body, bounds, decode, decode_many)
+            made = _batched(body, bounds, tag, decode, decode_many)
         except NotCompact:
             return None
         if made is not None:
@@ -449,8 +410,8 @@ def _compact(
     starts: list[int] = []
     stops: list[int] = []
     images: list[tuple[bytes, bytes]] = []
-    slots: list[int] = []
     reused = 0
+    same_lineage = old is not None
     view = memoryview(body)
     try:
         while pos < end:
@@ -464,40 +425,42 @@ def _compact(
                     starts += map(shift.__add__, old.starts[at:upto])
                     stops += map(shift.__add__, old.stops[at:upto])
                     images += old.images[at:upto]
-                    slots += old.slots[at:upto]
                     reused += count
                     pos = stops[-1] + 1
                     continue
             stop = _cut(body, pos, end)
             seq, label, content = decode(view[pos:stop])
+            if old is not None and seq <= old.ceiling:
+                same_lineage = False  # a seq of the lineage, maybe another block
             seqs.append(seq)
             starts.append(pos)
             stops.append(stop)
             images.append(images_of(label, content))
-            slots.append(-1)
             pos = stop + 1
     except NotCompact:
         return None
     finally:
         view.release()
     _check_order(seqs)
-    index = old.index if old is not None and reused else None
-    if index is None:
-        slots = [-1] * len(seqs)
     return BlockSet(
         seqs,
         images,
         raw=body,
         starts=starts,
         stops=stops,
-        slots=slots,
-        index=index,
+        tag=tag,
+        lineage=old.lineage if old is not None and same_lineage else None,
+        ceiling=old.ceiling if old is not None and same_lineage else 0,
         reused=reused,
     )
 
 
 def _batched(
-    body: bytearray, bounds: tuple[int, int], decode: ItemDecoder, decode_many: ItemsDecoder
+    body: bytearray,
+    bounds: tuple[int, int],
+    tag: str | None,
+    decode: ItemDecoder,
+    decode_many: ItemsDecoder,
 ) -> BlockSet | None:
     """``_compact``'s set without a kept body, its items decoded by ``decode_many`` a batch
     at a time; None when an item does not start with ``{"seq":`` or the last does not end
@@ -546,7 +509,7 @@ def _batched(
     finally:
         view.release()
     _check_order(seqs)
-    return BlockSet(seqs, images, raw=body, starts=starts, stops=stops)
+    return BlockSet(seqs, images, raw=body, starts=starts, stops=stops, tag=tag)
 
 
 def _seq_at(body: bytearray, pos: int) -> int:

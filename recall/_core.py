@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Generator, Mapping
 from typing import Final, Generic, TypeVar
 
-from recall._blocks import BlockSet, replace_surrogates
+from recall._blocks import BlockSet
 from recall._errors import FallbackFailedError, GoUnavailableError, RecallError
 from recall._fast import item_decoder, items_decoder
 from recall._index import Searcher
@@ -36,7 +36,7 @@ from recall._protocol import (
     parse_exec,
 )
 from recall._shadow import COUNTS, Job, PythonRun, Seen, Shadow, Verdict
-from recall._tools import TOOLS, BlockRead, BlocksRead, start_tool
+from recall._tools import TOOLS, BlockRead, BlocksRead, replace_surrogates, start_tool
 
 __all__ = ["DEFAULT_CACHE_BYTES", "DEFAULT_MAX_BODY_BYTES", "Call", "HostCore"]
 
@@ -203,7 +203,7 @@ class HostCore:
 
     def _keep(self, blocks: BlockSet) -> None:
         """Keep ``blocks`` as the last set read, when it fits the bound with its index."""
-        held = blocks.size + (self._searcher.held if blocks.index is not None else 0)
+        held = blocks.size + (self._searcher.held if self._searcher.index_of(blocks) else 0)
         self._kept = blocks if held <= self._budget else None
 
     def _exec(self, name: str, args: str) -> Steps[str]:

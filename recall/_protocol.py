@@ -24,10 +24,9 @@ from recall._blocks import (
     decode_item,
     loads,
     read_set,
-    replace_surrogates,
 )
 from recall._errors import GoUnavailableError, UnknownToolError
-from recall._tools import Block
+from recall._tools import Block, replace_surrogates
 
 __all__ = [
     "BLOCKS_PATH",
