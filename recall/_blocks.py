@@ -39,6 +39,7 @@ __all__ = [
     "read_set",
 ]
 
+
 def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
 
