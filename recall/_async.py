@@ -72,6 +72,10 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
         """``GoTurnHost.exec_tool``, awaited."""
         return await self._drive(self._core.call(name, args))
 
+    async def warm(self) -> None:
+        """``GoTurnHost.warm``, awaited."""
+        await self._drive(self._core.warm())
+
     async def _drive(self, call: Call[T]) -> T:
         while (request := call.request) is not None:
             if isinstance(request, Flight):  # a read shared with the calls needing it now

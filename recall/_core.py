@@ -205,6 +205,17 @@ class HostCore:
                 return Call(self._python_primary(name, args, shadow))
         return Call(self._steps(name, args))
 
+    def warm(self) -> Call[None]:
+        """A read of /blocks, to be driven: the set read and kept (decoded, lowered) for
+        the searches to come. GoUnavailableError when the read fails."""
+        return Call(self._warm())
+
+    def _warm(self) -> Steps[None]:
+        flight = self._join()
+        yield flight
+        flight.result()
+        return None
+
     def compare(self, job: Job) -> Call[None]:
         """A sampled call's comparison, to be driven off the caller's path: it gets the
         other side's output, checks a difference once more on both sides, and settles

@@ -76,6 +76,14 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         """
         return self._drive(self._core.call(name, args))
 
+    def warm(self) -> None:
+        """Read the archive's blocks and keep them ready for the first search (a service's
+        start-up or readiness probe pays that cost, not its first user).
+
+        GoUnavailableError when the read fails (there is no fallback: no output).
+        """
+        self._drive(self._core.warm())
+
     def _drive(self, call: Call[T]) -> T:
         while (request := call.request) is not None:
             if isinstance(request, Flight):  # a read shared with the calls needing it now

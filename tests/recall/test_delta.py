@@ -7,15 +7,17 @@
   blocks still match the kept ones by bytes, the delta's included.
 - A bad delta fails the read (the fallback) and drops the kept set.
 - The index follows the deltas: a block added costs one slot.
+- ``warm()`` reads the set for the first search, and fails as a read does.
 """
 
 from __future__ import annotations
 
+import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recall import FallbackFailedError
+from recall import FallbackFailedError, GoUnavailableError
 from recall._blocks import (
     DELTA_GONE,
     DELTA_HELD,
@@ -26,6 +28,7 @@ from recall._blocks import (
     read_set,
 )
 from recall._index import INDEX_FROM
+from recall._protocol import BLOCKS_PATH
 
 from .hosts import Host
 from .mockgo import MockGo, cold, go_body, search
@@ -212,3 +215,34 @@ def test_a_bad_delta_fails_the_read_and_drops_the_set(kind: str, spoil: str, why
         host.exec_tool("recall_search", search("alpha"))  # read in full: nothing kept to send
     assert go.reads[-1][0] is None
     assert go.kinds == ["full", "delta", "full"]
+
+
+# warm(): the set read before the first search.
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_warm_reads_the_set_for_the_first_search(kind: str) -> None:
+    items: Items = [(seq, f"l{seq}", f"alpha {seq}") for seq in range(1, 30)]
+    go = MockGo(go_body(items), deltas=True)
+    with go.host(kind) as host:
+        assert host.warm() is None  # never an output
+        warmed = kept_of(host)
+        assert warmed is not None
+        assert_same_set(warmed, go.body)
+        assert host.exec_tool("recall_search", search("alpha")) == cold(go.body, search("alpha"))
+        assert kept_of(host) is warmed
+    assert go.kinds == ["full", "304"]
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_warm_fails_as_a_read_does(kind: str) -> None:
+    def down(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(503, text="unavailable")
+
+    with (
+        Host(kind, "http://go.test", transport=httpx.MockTransport(down)) as host,
+        pytest.raises(GoUnavailableError) as caught,
+    ):
+        host.warm()
+    assert (caught.value.what, caught.value.why) == (f"GET {BLOCKS_PATH}", "status 503")
+    assert not isinstance(caught.value, FallbackFailedError)  # no fallback: no output
