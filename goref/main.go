@@ -5,7 +5,7 @@
 // Usage:
 //
 //	recallref [-addr 127.0.0.1:0] [-token T] [-first-seq 1] [-exit-on-stdin-eof]
-//	          [-no-etag] [-no-debug]
+//	          [-no-etag] [-no-since] [-since-history N] [-no-debug]
 //	          [-tls-cert FILE -tls-key FILE [-client-ca FILE]]
 //	          [-test-rewrite-output OLD=NEW]... [-test-exec-delay D] [-test-exec-status CODE]
 //
@@ -18,7 +18,10 @@
 //
 // GET /internal/v1/recall/blocks answers conditional reads (a strong ETag
 // on every 200, 304 Not Modified for an If-None-Match that holds it), the
-// contract's optional extension; -no-etag makes a Go without it.
+// contract's optional extension; -no-etag makes a Go without it. It also
+// answers incremental reads (?since=<tag>: a delta of the blocks made
+// readable and unreadable since that tag) for the last -since-history
+// changes of the archive; -no-since makes a Go with conditional reads alone.
 //
 // Under /debug/ it serves routes for the harness and the tests (the request
 // log, the tools' reads, the versions, locking a block, resetting the
@@ -77,6 +80,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	firstSeq := fs.Int64("first-seq", 1, "seq of the first archived block (`N` >= 1)")
 	stdinEOF := fs.Bool("exit-on-stdin-eof", false, "also stop when standard input ends (the parent died)")
 	noETag := fs.Bool("no-etag", false, "serve /internal/v1/recall/blocks without ETag, ignoring If-None-Match (a Go without conditional reads)")
+	noSince := fs.Bool("no-since", false, "ignore ?since= on /internal/v1/recall/blocks (conditional reads without incremental ones)")
+	history := fs.Int("since-history", archive.DefaultHistory, "keep the last `N` changes of the archive for ?since= deltas (0: none, every since is answered in full)")
 	noDebug := fs.Bool("no-debug", false, "answer every /debug/ path with a bare 404, as a production Go does")
 	var rewrites []server.Rewrite
 	fs.Func("test-rewrite-output", "TEST ONLY (a Go that breaks the contract): with `OLD=NEW`, every OLD in the outputs of "+
@@ -121,6 +126,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "recallref: -test-exec-status must be a status from 200 to 599, got %d\n", *execStatus)
 		return 2
 	}
+	if *history < 0 {
+		fmt.Fprintf(stderr, "recallref: -since-history must be >= 0, got %d\n", *history)
+		return 2
+	}
 	if err := checkLoopback(*addr); err != nil {
 		fmt.Fprintf(stderr, "recallref: %v\n", err)
 		return 2
@@ -136,11 +145,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		scheme = "https"
 		ln = tls.NewListener(ln, tlsConfig)
 	}
+	store := archive.New(*firstSeq)
+	store.SetHistory(*history)
 	srv := &http.Server{
 		ErrorLog: log.New(stderr, "recallref: ", 0),
-		Handler: server.New(archive.New(*firstSeq), server.Options{
+		Handler: server.New(store, server.Options{
 			Token:         *token,
 			NoETag:        *noETag,
+			NoSince:       *noSince,
 			NoDebug:       *noDebug,
 			RewriteOutput: rewrites,
 			ExecDelay:     *execDelay,

@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,6 +71,8 @@ func TestRunUsage(t *testing.T) {
 		{"-test-rewrite-output", "nothing"},
 		{"-test-rewrite-output", "=new"},
 		{"-test-rewrite-output", ""},
+		{"-since-history", "-1"},
+		{"-since-history", "x"},
 	} {
 		var stdout, stderr strings.Builder
 		if code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr); code != 2 {
@@ -214,6 +217,26 @@ func TestRunOptions(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(body)
 	}
+	// sinceAnswer archives n blocks after a read, then reads ?since= the
+	// read's tag: true for a delta, false for a full body.
+	sinceAnswer := func(t *testing.T, url string, n int) bool {
+		t.Helper()
+		_, h := status(t, url, "/internal/v1/recall/blocks")
+		for i := 0; i < n; i++ {
+			resp, err := http.Post(url+"/internal/v1/recall/archive", "application/json", strings.NewReader(`{"label":"a","content":"b"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		resp, err := http.Get(url + "/internal/v1/recall/blocks?since=" + neturl.QueryEscape(h.Get("ETag")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return strings.Contains(string(body), `"since"`)
+	}
 	for _, tc := range []struct {
 		args  []string
 		check func(t *testing.T, url string)
@@ -224,6 +247,24 @@ func TestRunOptions(t *testing.T) {
 			}
 			if code, _ := status(t, url, "/debug/version"); code != 200 {
 				t.Errorf("debug: %d; want 200", code)
+			}
+			if !sinceAnswer(t, url, 1) {
+				t.Error("since: a full body; want a delta")
+			}
+		}},
+		{[]string{"-no-since"}, func(t *testing.T, url string) {
+			if sinceAnswer(t, url, 1) {
+				t.Error("since: a delta; want a full body")
+			}
+		}},
+		{[]string{"-since-history", "2"}, func(t *testing.T, url string) {
+			if !sinceAnswer(t, url, 2) || sinceAnswer(t, url, 3) {
+				t.Error("since: want a delta for 2 changes, a full body for 3")
+			}
+		}},
+		{[]string{"-since-history", "0"}, func(t *testing.T, url string) {
+			if sinceAnswer(t, url, 1) {
+				t.Error("since: a delta; want a full body")
 			}
 		}},
 		{[]string{"-no-etag"}, func(t *testing.T, url string) {

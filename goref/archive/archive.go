@@ -2,7 +2,9 @@
 // sequence assigns each archived block its seq, and blocks archived as
 // locked are kept but never readable. A generation counter names each state
 // of the archive: it increases on every change and is never reused, so a
-// generation names one readable set. It is safe for concurrent use.
+// generation names one readable set. It keeps its last changes (blocks
+// made readable or unreadable), so that Delta can say how the readable set
+// changed since a recent generation. It is safe for concurrent use.
 package archive
 
 import (
@@ -29,6 +31,7 @@ type Archive struct {
 	first   int64
 	entries []entry // entries[i] has seq first+i
 	gen     uint64  // increased by every change
+	hist    history // the last changes of the readable set, for Delta
 }
 
 var _ recall.Archive = (*Archive)(nil)
@@ -39,7 +42,7 @@ func New(firstSeq int64) *Archive {
 	if firstSeq < 1 {
 		panic("archive: first seq must be >= 1")
 	}
-	return &Archive{initial: firstSeq, first: firstSeq}
+	return &Archive{initial: firstSeq, first: firstSeq, hist: history{max: DefaultHistory}}
 }
 
 // InitialSeq returns the first seq given to New.
@@ -57,6 +60,7 @@ func (a *Archive) Reset(firstSeq int64) {
 	a.first = firstSeq
 	a.entries = nil
 	a.gen++
+	a.hist.forget(a.gen)
 }
 
 // Add archives a block and returns its seq. A locked block is stored under
@@ -71,6 +75,9 @@ func (a *Archive) Add(label, content string, locked bool) (int64, error) {
 	seq := a.first + n
 	a.entries = append(a.entries, entry{recall.Block{Seq: seq, Label: label, Content: content}, locked})
 	a.gen++
+	if !locked {
+		a.hist.record(a.gen, seq, true)
+	}
 	return seq, nil
 }
 
@@ -87,6 +94,7 @@ func (a *Archive) SetLocked(seq int64, locked bool) bool {
 	if e := &a.entries[seq-a.first]; e.locked != locked {
 		e.locked = locked
 		a.gen++
+		a.hist.record(a.gen, seq, !locked)
 	}
 	return true
 }

@@ -1,0 +1,166 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"recallref/recall"
+)
+
+func (s *server) archiveRoute(r *http.Request) (any, error) {
+	if err := allow(r, http.MethodPost); err != nil {
+		return nil, err
+	}
+	m, err := readObject[any](r)
+	if err != nil {
+		return nil, err
+	}
+	b, err := archivedBlock(m)
+	if err != nil {
+		return nil, err
+	}
+	seq, err := s.store.Add(b.label, b.content, b.locked)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"seq": seq, "id": "r" + strconv.FormatInt(seq, 10)}, nil
+}
+
+// toArchive is a block to archive, from an archive request's JSON object.
+type toArchive struct {
+	label, content string
+	locked         bool
+}
+
+// archivedBlock reads the block that an archive request's object m describes.
+func archivedBlock(m map[string]any) (toArchive, error) {
+	label, ok1 := m["label"].(string)
+	content, ok2 := m["content"].(string)
+	if !ok1 || !ok2 {
+		return toArchive{}, badRequest(`"label" and "content" must be strings`)
+	}
+	b := toArchive{label: label, content: content}
+	switch v := m["locked"].(type) {
+	case nil: // absent or null
+	case bool:
+		b.locked = v
+	default:
+		return toArchive{}, badRequest(`"locked" must be a boolean`)
+	}
+	return b, nil
+}
+
+func (s *server) blockRoute(r *http.Request) (any, error) {
+	if err := allow(r, http.MethodGet); err != nil {
+		return nil, err
+	}
+	q := r.URL.Query()
+	if !q.Has("seq") {
+		return nil, badRequest(`missing "seq"`)
+	}
+	seq, err := strconv.ParseInt(q.Get("seq"), 10, 64)
+	if err != nil {
+		return nil, badRequest(`"seq" must be a decimal int64`)
+	}
+	b, ok := s.store.Get(seq)
+	if !ok {
+		return nil, newError(http.StatusNotFound, "not found")
+	}
+	return b, nil
+}
+
+func (s *server) execRoute(r *http.Request) (any, error) {
+	if err := s.execWait(r); err != nil {
+		return nil, err
+	}
+	if err := s.execDown(); err != nil {
+		return nil, err
+	}
+	if err := allow(r, http.MethodPost); err != nil {
+		return nil, err
+	}
+	m, err := readObject[any](r)
+	if err != nil {
+		return nil, err
+	}
+	name, args, err := toolCall(m)
+	if err != nil {
+		return nil, err
+	}
+	return s.runTool(name, args)
+}
+
+// execWait waits ExecDelay, if any; it fails when the client gives up first.
+func (s *server) execWait(r *http.Request) error {
+	if s.execDelay <= 0 {
+		return nil
+	}
+	t := time.NewTimer(s.execDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-r.Context().Done():
+		return r.Context().Err()
+	}
+}
+
+// execDown is the failure of a tool endpoint made to answer ExecStatus.
+func (s *server) execDown() error {
+	if s.execCode == 0 {
+		return nil
+	}
+	return newError(s.execCode, "tool endpoint down: %d %s", s.execCode, http.StatusText(s.execCode))
+}
+
+// toolCall reads the name and args of a tool call's JSON object.
+func toolCall(m map[string]any) (name, args string, err error) {
+	name, ok1 := m["name"].(string)
+	args, ok2 := m["args"].(string)
+	if !ok1 || !ok2 {
+		return "", "", badRequest(`"name" and "args" must be strings`)
+	}
+	return name, args, nil
+}
+
+// runTool runs one tool call and returns the body {"output": s} of its
+// answer (ExecStatus aside): a 404 for an unknown tool.
+func (s *server) runTool(name, args string) (map[string]string, error) {
+	tool, ok := recall.Tools[name]
+	if !ok {
+		return nil, newError(http.StatusNotFound, "unknown tool %q", name)
+	}
+	output := tool(args, readLog{s.store, s})
+	for _, rw := range s.rewrites {
+		output = strings.ReplaceAll(output, rw.Old, rw.New)
+	}
+	return map[string]string{"output": output}, nil
+}
+
+// readLog is the archive as a tool run by /tool/exec sees it: each read is
+// recorded, in order, before it is made: Get(seq) as "block?seq=N" (N in
+// canonical decimal), All() as "blocks".
+type readLog struct {
+	a recall.Archive
+	s *server
+}
+
+var _ recall.Archive = readLog{}
+
+func (l readLog) Get(seq int64) (recall.Block, bool) {
+	l.s.addRead("block?seq=" + strconv.FormatInt(seq, 10))
+	return l.a.Get(seq)
+}
+
+func (l readLog) All() []recall.Block {
+	l.s.addRead("blocks")
+	return l.a.All()
+}
+
+func (s *server) addRead(read string) {
+	s.mu.Lock()
+	s.reads.add(read)
+	s.mu.Unlock()
+}

@@ -1,0 +1,124 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"runtime"
+	"strconv"
+	"unicode"
+)
+
+func (s *server) requestsRoute(r *http.Request) (any, error) {
+	return s.logRoute(r, s.requests, "requests")
+}
+
+func (s *server) readsRoute(r *http.Request) (any, error) {
+	return s.logRoute(r, s.reads, "reads")
+}
+
+func (s *server) answersRoute(r *http.Request) (any, error) {
+	return s.logRoute(r, s.answers, "answers")
+}
+
+// logRoute answers {key: [entries from ?since= on, or all], "next": count}:
+// 400 for a since that is not a decimal integer >= 0 or that is past the
+// end of the log; 410 when entries from since on were dropped.
+func (s *server) logRoute(r *http.Request, l *eventLog, key string) (any, error) {
+	if err := allow(r, http.MethodGet); err != nil {
+		return nil, err
+	}
+	since := 0
+	if q := r.URL.Query(); q.Has("since") {
+		n, err := strconv.ParseUint(q.Get("since"), 10, strconv.IntSize-1)
+		if err != nil {
+			return nil, badRequest(`"since" must be a decimal integer >= 0`)
+		}
+		since = int(n)
+	}
+	s.mu.Lock()
+	entries, err := l.since(since)
+	next := l.next()
+	s.mu.Unlock()
+	switch {
+	case errors.Is(err, errDropped):
+		return nil, newError(http.StatusGone, "%s %v", key, err)
+	case err != nil:
+		return nil, badRequest("%s %v", key, err)
+	}
+	return map[string]any{key: entries, "next": next}, nil
+}
+
+// versionRoute names what produced the answers: the Go version, its Unicode
+// tables, and the platform.
+func versionRoute(r *http.Request) (any, error) {
+	if err := allow(r, http.MethodGet); err != nil {
+		return nil, err
+	}
+	return map[string]string{
+		"go_version":      runtime.Version(),
+		"unicode_version": unicode.Version,
+		"goos":            runtime.GOOS,
+		"goarch":          runtime.GOARCH,
+	}, nil
+}
+
+func (s *server) lockRoute(r *http.Request) (any, error) {
+	if err := allow(r, http.MethodPost); err != nil {
+		return nil, err
+	}
+	fields, err := readObject[json.RawMessage](r)
+	if err != nil {
+		return nil, err
+	}
+	var seq *int64
+	var locked *bool
+	if json.Unmarshal(fields["seq"], &seq) != nil || seq == nil ||
+		json.Unmarshal(fields["locked"], &locked) != nil || locked == nil {
+		return nil, badRequest(`"seq" must be an int64 and "locked" a boolean`)
+	}
+	if !s.store.SetLocked(*seq, *locked) {
+		return nil, newError(http.StatusNotFound, "not found")
+	}
+	return map[string]any{"seq": *seq, "locked": *locked}, nil
+}
+
+func (s *server) resetRoute(r *http.Request) (any, error) {
+	if err := allow(r, http.MethodPost); err != nil {
+		return nil, err
+	}
+	first, err := s.firstSeq(r)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.store.Reset(first)
+	s.requests.clear()
+	s.reads.clear()
+	s.answers.clear()
+	s.mu.Unlock()
+	return map[string]int64{"first_seq": first}, nil
+}
+
+// firstSeq reads the optional body {"first_seq": N} of a reset: N, or the
+// store's initial seq when the body, or N, is absent or null.
+func (s *server) firstSeq(r *http.Request) (int64, error) {
+	body, err := readBody(r)
+	if err != nil || isBlank(body) {
+		return s.store.InitialSeq(), err
+	}
+	fields, err := decodeObject[json.RawMessage](body)
+	if err != nil {
+		return 0, err
+	}
+	var n *int64
+	if raw, ok := fields["first_seq"]; ok {
+		if err := json.Unmarshal(raw, &n); err != nil || n != nil && *n < 1 {
+			return 0, badRequest(`"first_seq" must be an int64 >= 1`)
+		}
+	}
+	if n == nil {
+		return s.store.InitialSeq(), nil
+	}
+	return *n, nil
+}

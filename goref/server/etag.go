@@ -1,0 +1,75 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+	"strings"
+)
+
+// newNonce returns 16 random hex digits: two servers, or two runs of one,
+// never share their tags.
+func newNonce() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // never fails on the platforms Go supports
+	return hex.EncodeToString(b[:])
+}
+
+// etag returns the strong entity tag of generation gen, such as
+// "9c1f0e7a5b3d2c48-42" (quotes included).
+func (s *server) etag(gen uint64) string {
+	return `"` + s.nonce + "-" + strconv.FormatUint(gen, 10) + `"`
+}
+
+// namesTag reports whether an If-None-Match field, its lines combined as one
+// list, holds tag: it is "*", or a list of entity tags one of which matches
+// tag by weak comparison (W/"x" matches "x"), as RFC 9110 sections 8.8.3.2
+// and 13.1.2 define it. A malformed field names nothing, nor does an absent
+// one: the request is then answered in full.
+func namesTag(lines []string, tag string) bool {
+	list := strings.Join(lines, ",")
+	if strings.Trim(list, " \t") == "*" {
+		return true
+	}
+	found := false
+	for rest := list; ; {
+		rest = strings.TrimLeft(rest, " \t")
+		if rest == "" {
+			return found
+		}
+		if rest[0] == ',' { // empty list elements are allowed
+			rest = rest[1:]
+			continue
+		}
+		opaque, after, ok := cutETag(rest)
+		if !ok {
+			return false
+		}
+		found = found || opaque == tag
+		rest = strings.TrimLeft(after, " \t")
+		if rest != "" && rest[0] != ',' {
+			return false
+		}
+	}
+}
+
+// cutETag cuts the entity tag at the start of s: its opaque tag (quotes
+// included, without any W/ prefix) and the rest of s. ok is false when s does
+// not start with an entity tag: [W/] DQUOTE *etagc DQUOTE, where etagc is
+// %x21 / %x23-7E / %x80-FF.
+func cutETag(s string) (opaque, rest string, ok bool) {
+	s = strings.TrimPrefix(s, "W/")
+	if s == "" || s[0] != '"' {
+		return "", "", false
+	}
+	for i := 1; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"':
+			return s[:i+1], s[i+1:], true
+		case c == 0x21 || 0x23 <= c && c <= 0x7E || c >= 0x80:
+		default:
+			return "", "", false
+		}
+	}
+	return "", "", false
+}

@@ -1,0 +1,133 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+)
+
+// MaxBodyBytes bounds a request body; a larger body is answered 413.
+const MaxBodyBytes = 64 << 20
+
+// A route answers a request with a JSON value (status 200) or an error: a
+// *statusError for its status and message, any other error a 500.
+type route func(r *http.Request) (any, error)
+
+func (rt route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	v, err := rt(r)
+	writeResult(w, v, err)
+}
+
+// writeResult writes a route's answer, with the Allow header of a 405.
+func writeResult(w http.ResponseWriter, v any, err error) {
+	var se *statusError
+	if errors.As(err, &se) && se.allow != "" {
+		w.Header().Set("Allow", se.allow)
+	}
+	status, body := result(v, err)
+	writeJSON(w, status, body)
+}
+
+// result returns the status and JSON body that a route's answer is sent as.
+func result(v any, err error) (int, any) {
+	var se *statusError
+	switch {
+	case err == nil:
+		return http.StatusOK, v
+	case errors.As(err, &se):
+		return se.status, errorBody(se.msg)
+	default:
+		return http.StatusInternalServerError, errorBody(err.Error())
+	}
+}
+
+// A statusError is a request answered with status and {"error": msg}.
+type statusError struct {
+	status int
+	msg    string
+	allow  string // the Allow header of a 405
+}
+
+func (e *statusError) Error() string { return e.msg }
+
+func newError(status int, format string, a ...any) error {
+	return &statusError{status: status, msg: fmt.Sprintf(format, a...)}
+}
+
+func badRequest(format string, a ...any) error {
+	return newError(http.StatusBadRequest, format, a...)
+}
+
+// allow fails with 405, and an Allow header, unless r uses method.
+func allow(r *http.Request, method string) error {
+	if r.Method == method {
+		return nil
+	}
+	return &statusError{status: http.StatusMethodNotAllowed, msg: "method not allowed", allow: method}
+}
+
+// readBody reads a body of at most MaxBodyBytes (else 413).
+func readBody(r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+	switch {
+	case err != nil:
+		return nil, badRequest("cannot read request body")
+	case len(body) > MaxBodyBytes:
+		return nil, newError(http.StatusRequestEntityTooLarge, "request body too large")
+	}
+	return body, nil
+}
+
+// decodeObject decodes body, one JSON object, into a map (exact keys, a
+// repeated key keeps its last value).
+func decodeObject[V any](body []byte) (map[string]V, error) {
+	var m map[string]V
+	if err := json.Unmarshal(body, &m); err != nil || m == nil {
+		return nil, badRequest("request body must be a JSON object")
+	}
+	return m, nil
+}
+
+// readObject reads a bounded body holding one JSON object, each value
+// decoded as a V (any, or json.RawMessage to keep its JSON text).
+func readObject[V any](r *http.Request) (map[string]V, error) {
+	body, err := readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	return decodeObject[V](body)
+}
+
+func isNil[V any](m map[string]V) bool { return m == nil }
+
+// readList reads a body {key: [object, ...]} (exact keys; null and a
+// missing key are an empty list).
+func readList[V any](r *http.Request, key string) ([]map[string]V, error) {
+	fields, err := readObject[json.RawMessage](r)
+	if err != nil {
+		return nil, err
+	}
+	var list []map[string]V
+	if raw, ok := fields[key]; ok {
+		if err := json.Unmarshal(raw, &list); err != nil || slices.ContainsFunc(list, isNil[V]) {
+			return nil, badRequest("%q must be an array of objects", key)
+		}
+	}
+	return list, nil
+}
+
+// isBlank reports whether a JSON text is empty or only white space.
+func isBlank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
+
+func errorBody(msg string) map[string]string { return map[string]string{"error": msg} }
+
+// writeJSON writes v with encoding/json (HTML characters escaped).
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
