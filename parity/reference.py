@@ -182,6 +182,7 @@ class GoReference:
         cover: bool = False,
         cover_dir: Path | None = None,
         etag: bool = True,
+        since_history: int | None = None,
         debug: bool = True,
         rewrite_output: Mapping[str, str] | None = None,
         exec_delay: float | None = None,
@@ -191,6 +192,7 @@ class GoReference:
         """Build if needed, start an instance on a free loopback port, wait until it answers.
 
         ``etag=False`` starts a Go without conditional reads of ``/blocks`` (``-no-etag``);
+        ``since_history=N`` one that keeps N changes for ``?since=`` (0: none);
         ``debug=False``, one whose ``/debug/`` routes are a bare 404 (``-no-debug``), as
         in production: ``lock``, ``reset`` and ``requests`` then fail.
 
@@ -216,6 +218,8 @@ class GoReference:
             argv += ["-token", token]
         if not etag:
             argv.append("-no-etag")
+        if since_history is not None:
+            argv += ["-since-history", str(since_history)]
         if not debug:
             argv.append("-no-debug")
         for old, new in (rewrite_output or {}).items():

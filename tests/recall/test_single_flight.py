@@ -3,8 +3,9 @@ for that read and share its result, in both hosts.
 
 - Against the Go reference: 16 threads on a GoTurnHost, and 50 tasks on an
   AsyncGoTurnHost, search at once after each change (a block archived, a memory
-  locked, unlocked). The reference serves one full read of /blocks per change
-  (the other reads, if any, are 304s), and every output is Go's own.
+  locked, unlocked). The reference serves one read of /blocks with a body per
+  change (a delta; the other reads, if any, are 304s: its ``/debug/answers``), and
+  every output is Go's own.
 - A failed read fails every waiter alike: each falls back on its own call.
 - A cancelled task does not cancel the read for the others; the last one does.
 """
@@ -18,6 +19,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+import httpx
 import pytest
 
 from parity.plugin import FreshGo
@@ -56,6 +58,16 @@ def full_reads(recording: Recording, since: int) -> int:
     return sum(status == 200 for _, status in recording.reads[since:])
 
 
+def bodies_served(go: RunningReference, since: int) -> list[str]:
+    """The Go's answers to /blocks from ``since`` on that carried a body."""
+    answers = httpx.get(f"{go.base_url}/debug/answers").json()["answers"][since:]
+    return [a for a in answers if a != "not modified"]
+
+
+def answered(go: RunningReference) -> int:
+    return len(httpx.get(f"{go.base_url}/debug/answers").json()["answers"])
+
+
 @pytest.mark.go
 def test_16_threads_share_one_read_per_change(fresh_go: FreshGo) -> None:
     go = seeded(fresh_go)
@@ -71,10 +83,11 @@ def test_16_threads_share_one_read_per_change(fresh_go: FreshGo) -> None:
             for change in [lambda: None, *changes(go)]:
                 change()
                 expected = [go.exec_tool("recall_search", q) for q in QUERIES]
-                since = len(recording.reads)
+                since, mark = len(recording.reads), answered(go)
                 outputs = list(pool.map(search_at_once, range(THREADS)))
                 assert outputs == [expected[n % len(QUERIES)] for n in range(THREADS)]
                 assert full_reads(recording, since) == 1
+                assert len(bodies_served(go, mark)) == 1
                 assert len(recording.reads) - since < THREADS  # shared, not one each
 
 
@@ -88,13 +101,14 @@ def test_50_tasks_share_one_read_per_change(fresh_go: FreshGo) -> None:
             for change in [lambda: None, *changes(go)]:
                 await asyncio.to_thread(change)
                 expected = [go.exec_tool("recall_search", q) for q in QUERIES]
-                since = len(recording.reads)
+                since, mark = len(recording.reads), answered(go)
                 outputs = await asyncio.gather(
                     *(host.exec_tool("recall_search", QUERIES[n % 4]) for n in range(TASKS))
                 )
                 assert outputs == [expected[n % 4] for n in range(TASKS)]
                 assert full_reads(recording, since) == 1
                 assert len(recording.reads) - since == 1  # tasks on one loop: all at once
+                assert len(bodies_served(go, mark)) == 1
 
     asyncio.run(run())
 
