@@ -9,7 +9,7 @@ from typing import TypeVar
 
 import httpx
 
-from recall._core import Call
+from recall._core import Call, Flight
 from recall._errors import GoUnavailableError
 from recall._http import HTTP_ERRORS, ClientOptions, HostBase
 from recall._protocol import Answer, Request
@@ -39,6 +39,7 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
 
     def _open(self, transport: httpx.AsyncBaseTransport, options: ClientOptions) -> None:
         self._http = httpx.AsyncClient(transport=transport, **options)
+        self._flying: dict[Flight, _Sending] = {}  # the shared reads being sent
 
     async def __aenter__(self) -> AsyncGoTurnHost:
         return self
@@ -71,15 +72,53 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
         """``GoTurnHost.exec_tool``, awaited."""
         return await self._drive(self._core.call(name, args))
 
+    async def warm(self) -> None:
+        """``GoTurnHost.warm``, awaited."""
+        await self._drive(self._core.warm())
+
     async def _drive(self, call: Call[T]) -> T:
-        while call.request is not None:
+        while (request := call.request) is not None:
+            if isinstance(request, Flight):  # a read shared with the calls needing it now
+                await self._wait(request)
+                call.resume()
+                continue
             try:
-                answer = await self._send(call.request)
+                answer = await self._send(request)
             except GoUnavailableError as error:
                 call.fail(error)
             else:
                 call.answer(answer)
         return call.output
+
+    async def _wait(self, flight: Flight) -> None:
+        """Wait for a shared read, sent by a task of its own: a caller cancelled does not
+        cancel it for the others; the last caller cancelled cancels it."""
+        if flight.claim():
+            sending = _Sending(asyncio.get_running_loop().create_task(self._fly(flight)))
+            self._flying[flight] = sending
+            sending.task.add_done_callback(lambda _: self._flying.pop(flight, None))
+        sending_ = self._flying.get(flight)
+        if sending_ is None:  # landed already
+            return await _landed(flight)
+        sending_.waiting += 1
+        try:
+            await _landed(flight)
+        finally:
+            sending_.waiting -= 1
+            if not sending_.waiting and not flight.done:
+                sending_.task.cancel()
+
+    async def _fly(self, flight: Flight) -> None:
+        """Send a shared read and land its answer or its failure, for every caller."""
+        try:
+            answer = await self._send(flight.request)
+        except GoUnavailableError as error:
+            flight.fail(error)
+        except BaseException:
+            flight.fail(self._core.interrupted(flight.request))
+            raise
+        else:
+            flight.land(answer)
 
     async def _send(self, request: Request) -> Answer:
         """Go's answer to the request; GoUnavailableError when there is none."""
@@ -131,3 +170,33 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
                 shadow.settle("errors", error=exc)
             finally:
                 jobs.task_done()
+
+
+class _Sending:
+    """A shared read's task, and how many calls wait for it."""
+
+    __slots__ = ("task", "waiting")
+
+    def __init__(self, task: asyncio.Task[None]) -> None:
+        self.task = task
+        self.waiting = 0
+
+
+async def _landed(flight: Flight) -> None:
+    """Wait for a shared read to land or fail (its sender may be any task or thread)."""
+    if flight.done:
+        return
+    loop = asyncio.get_running_loop()
+    landed: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed
+            loop.call_soon_threadsafe(_set, landed)
+
+    flight.on_done(wake)
+    await landed
+
+
+def _set(future: asyncio.Future[None]) -> None:
+    if not future.done():  # not cancelled
+        future.set_result(None)

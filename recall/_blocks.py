@@ -18,40 +18,29 @@ import re
 import sys
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Final, NoReturn, overload
+from itertools import pairwise, repeat
+from typing import Final, NoReturn, overload
 
-from recall._tools import MAX_SEQ, Block, images_of, latin1_images
-
-if TYPE_CHECKING:
-    from recall._index import WordIndex
+from recall._tools import MAX_SEQ, Block, images_of, latin1_images, replace_surrogates
 
 __all__ = [
     "NOT_IN_ORDER",
     "NOT_JSON",
     "NOT_OBJECT",
+    "BadDelta",
     "BlockSet",
     "Fields",
     "ItemDecoder",
     "ItemsDecoder",
     "NotBlocks",
     "NotCompact",
+    "apply_delta",
     "block_from_json",
-    "decode_blocks",
     "decode_item",
     "fields_from_json",
     "loads",
     "read_set",
-    "replace_surrogates",
 ]
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def replace_surrogates(text: str) -> str:
-    """Replace each surrogate code point (paired or not) with U+FFFD, as a Go string would."""
-    if text.isascii():
-        return text
-    return _SURROGATE.sub("\ufffd", text)
 
 
 def _reject_constant(name: str) -> NoReturn:
@@ -109,22 +98,44 @@ NOT_OBJECT: Final = "status 200, the body is not the JSON object with 'blocks'"
 NOT_IN_ORDER: Final = "the blocks are not valid blocks by increasing seq"
 
 
-def _whole(body: bytearray) -> list[Block]:
-    """The body decoded as one JSON text (emptied)."""
+class BadDelta(NotBlocks):
+    """A delta that is not the contract's for the kept set: the kept set is not used again."""
+
+
+DELTA_SINCE: Final = "status 200, a delta since another tag than the one sent"
+DELTA_SHAPE: Final = "status 200, a delta that is not the object with 'since', 'blocks' and 'gone'"
+DELTA_GONE: Final = "status 200, a delta whose 'gone' names a seq the kept set lacks"
+DELTA_HELD: Final = "status 200, a delta whose 'blocks' holds a block the kept set holds"
+DELTA_ORDER: Final = "status 200, a delta whose 'blocks' or 'gone' are not by increasing seq"
+
+
+def _doc(body: bytearray) -> tuple[object, bool]:
+    """The body decoded as one JSON text (emptied), and its surrogate flag."""
     try:
-        doc, surrogates = loads(body)
+        return loads(body)
     except ValueError as exc:
         raise NotBlocks(NOT_JSON.format(exc)) from exc
-    items = doc.get("blocks") if isinstance(doc, dict) else None
+
+
+def _blocks_of(items: object, surrogates: bool, error: type[NotBlocks], why: str) -> list[Block]:
+    """The Blocks of a JSON list of blocks; ``error(why)`` when it is not one."""
     if not isinstance(items, list):
-        raise NotBlocks(NOT_OBJECT)
+        raise error(why)
     blocks: list[Block] = []
     for item in items:
         block = block_from_json(item, surrogates)
         if block is None:
-            raise NotBlocks(NOT_IN_ORDER)
+            raise error(why)
         blocks.append(block)
     return blocks
+
+
+def _whole(body: bytearray) -> list[Block]:
+    """The body decoded as one JSON text (emptied)."""
+    doc, surrogates = _doc(body)
+    if not isinstance(doc, dict) or not isinstance(doc.get("blocks"), list):
+        raise NotBlocks(NOT_OBJECT)
+    return _blocks_of(doc["blocks"], surrogates, NotBlocks, NOT_IN_ORDER)
 
 
 # Go's compact encoding of the /blocks body: {"blocks":[{...},{...}]} plus a newline.
@@ -197,37 +208,42 @@ def decode_item(raw: memoryview) -> Fields:
 
 
 # What an item costs a BlockSet besides its images' bytes and the body: its seq, start
-# and stop (ints), the images' tuple and two bytes objects, a slot and five list cells
-# (CPython, 64-bit).
-_ITEM_OVERHEAD: Final = 3 * 32 + 56 + 2 * sys.getsizeof(b"") + 5 * 8
+# and stop (ints), the images' tuple and two bytes objects, four list cells (CPython,
+# 64-bit).
+_ITEM_OVERHEAD: Final = 3 * 32 + 56 + 2 * sys.getsizeof(b"") + 4 * 8
 _BLOCK_OVERHEAD: Final = 200  # a decoded Block (whole bodies): the object, its int, its cell
 
 
 class BlockSet:
     """Every readable block of one /blocks answer, by increasing seq, as kept between
     searches: each block's seq and ``latin1_images``, the answer's ``tag`` (its ETag,
-    or None) and ``size`` (bytes, approximately).
+    or None) and ``size`` (bytes, approximately). Never changed once read.
 
     Read from Go's compact body, it holds the body (``raw``), each item's span in it
     and each block's images, and decodes a block only when asked (``block``); read
     whole, it holds the Blocks, and lowers a block only when its images are asked.
-    ``slots`` are the blocks' slots in ``index`` (-1: not indexed yet), which the
-    search's index fills in. ``reused`` counts the blocks taken from the
-    set read before; ``image_bytes`` is the bytes of all its images. Never changed
-    once read, but for its index's slots.
+    A delta applied to a set gives a set with the same body, without the blocks
+    gone, and the blocks added held as Blocks (span -1) with their images;
+    ``breaks`` are the positions whose item does not follow the one before in the
+    body (none for a set read from a body).
+    ``reused`` counts the blocks taken from the set read before; ``image_bytes`` is
+    the bytes of all its images. Sets of one ``lineage`` (a token) agree on every seq
+    they hold: it names the same block in each. ``ceiling`` is the highest seq of
+    the lineage so far: a re-read stays in it when each block it decodes anew has a
+    higher seq (seqs only grow), else starts a lineage, as a set read anew does.
     """
 
     __slots__ = (
         "_blocks",
-        "_positions",
+        "breaks",
+        "ceiling",
         "image_bytes",
         "images",
-        "index",
+        "lineage",
         "raw",
         "reused",
         "seqs",
         "size",
-        "slots",
         "starts",
         "stops",
         "tag",
@@ -241,10 +257,11 @@ class BlockSet:
         raw: bytearray | None = None,
         starts: list[int] | None = None,
         stops: list[int] | None = None,
-        blocks: list[Block] | None = None,
+        blocks: Sequence[Block | None] | None = None,
+        breaks: list[int] | None = None,
         tag: str | None = None,
-        slots: list[int] | None = None,
-        index: WordIndex | None = None,
+        lineage: object = None,
+        ceiling: int = 0,
         reused: int = 0,
     ) -> None:
         self.seqs = seqs
@@ -253,13 +270,13 @@ class BlockSet:
         self.starts = starts if starts is not None else []
         self.stops = stops if stops is not None else []
         self._blocks = blocks
+        self.breaks = breaks if breaks is not None else []
         self.tag = tag
-        self.slots = slots if slots is not None else [-1] * len(seqs)
-        self.index = index
+        self.lineage = object() if lineage is None else lineage
+        self.ceiling = max(ceiling, seqs[-1]) if seqs else ceiling
         self.reused = reused
-        self._positions: dict[int, int] | None = None
         if isinstance(images, _Images):  # one byte a rune: the images' bytes, none held
-            self.image_bytes = sum(len(b.content) + len(b.label) for b in blocks or ())
+            self.image_bytes = sum(len(b.content) + len(b.label) for b in images.blocks)
             size = _ITEM_OVERHEAD * len(seqs)
         else:
             self.image_bytes = sum(len(c) + len(lab) for c, lab in images)
@@ -267,15 +284,26 @@ class BlockSet:
         if raw is not None:
             size += sys.getsizeof(raw)
         for block in blocks or ():
-            size += _BLOCK_OVERHEAD + sys.getsizeof(block.content) + sys.getsizeof(block.label)
+            if block is not None:
+                size += _BLOCK_OVERHEAD + sys.getsizeof(block.content)
+                size += sys.getsizeof(block.label)
         self.size = size
 
     @classmethod
-    def of_blocks(cls, blocks: list[Block], *, tag: str | None = None) -> BlockSet:
+    def of_blocks(
+        cls,
+        blocks: list[Block],
+        *,
+        tag: str | None = None,
+        lineage: object = None,
+        ceiling: int = 0,
+    ) -> BlockSet:
         """The set of these Blocks (by increasing seq), without a body: each block's
         images are computed when asked, never held (so a search's peak stays that of
         the Blocks)."""
-        return cls([b.seq for b in blocks], _Images(blocks), blocks=blocks, tag=tag)
+        seqs = [b.seq for b in blocks]
+        images = _Images(blocks)
+        return cls(seqs, images, blocks=blocks, tag=tag, lineage=lineage, ceiling=ceiling)
 
     def __len__(self) -> int:
         return len(self.seqs)
@@ -290,10 +318,18 @@ class BlockSet:
     def block(self, i: int) -> Block:
         """The ``i``-th Block (decoded from the body again when the set holds one)."""
         if self._blocks is not None:
-            return self._blocks[i]
+            block = self._blocks[i]
+            if block is not None:
+                return block
         assert self.raw is not None
         with memoryview(self.raw) as view:
             return Block(*decode_item(view[self.starts[i] : self.stops[i]]))
+
+    def delta_block(self, seq: int) -> Block | None:
+        """The Block with this seq when a delta added it (it has no span), else None."""
+        at = self.find(seq)
+        blocks = self._blocks
+        return None if at < 0 or blocks is None or self.raw is None else blocks[at]
 
     def blocks(self) -> list[Block]:
         """Every Block, by increasing seq."""
@@ -304,29 +340,17 @@ class BlockSet:
         at = bisect_left(self.seqs, seq)
         return at if at < len(self.seqs) and self.seqs[at] == seq else -1
 
-    def assign(self, index: WordIndex | None, slots: list[int]) -> None:
-        """The blocks' slots in ``index`` (-1: none), given by the search's index."""
-        self.index, self.slots, self._positions = index, slots, None
-
-    def positions(self) -> dict[int, int]:
-        """The position of each indexed block by its slot (computed once)."""
-        positions = self._positions
-        if positions is None:
-            positions = {slot: i for i, slot in enumerate(self.slots) if slot >= 0}
-            self._positions = positions
-        return positions
-
 
 class _Images(Sequence[tuple[bytes, bytes]]):
     """The images of Blocks, each computed when looked at (``BlockSet.of_blocks``)."""
 
-    __slots__ = ("_blocks",)
+    __slots__ = ("blocks",)
 
     def __init__(self, blocks: list[Block]) -> None:
-        self._blocks = blocks
+        self.blocks = blocks
 
     def __len__(self) -> int:
-        return len(self._blocks)
+        return len(self.blocks)
 
     @overload
     def __getitem__(self, i: int) -> tuple[bytes, bytes]: ...
@@ -336,8 +360,8 @@ class _Images(Sequence[tuple[bytes, bytes]]):
 
     def __getitem__(self, i: int | slice) -> tuple[bytes, bytes] | list[tuple[bytes, bytes]]:
         if isinstance(i, slice):
-            return [latin1_images(block) for block in self._blocks[i]]
-        return latin1_images(self._blocks[i])
+            return [latin1_images(block) for block in self.blocks[i]]
+        return latin1_images(self.blocks[i])
 
 
 class _Blocks(Sequence[Block]):
@@ -369,6 +393,7 @@ def read_set(
     kept: BlockSet | None = None,
     *,
     tag: str | None = None,
+    sent: str | None = None,
     decode: ItemDecoder = decode_item,
     decode_many: ItemsDecoder | None = None,
 ) -> BlockSet:
@@ -376,33 +401,122 @@ def read_set(
 
     Go's compact body becomes the set's ``raw`` (the caller must not change it
     again); any other body is emptied. The items of ``kept`` whose bytes are the
-    same are taken from it (with their images and index slots), the others
+    same are taken from it (with their images, in its lineage), the others
     decoded with ``decode``; without a kept body, with ``decode_many`` when given
     (many at once, the same fields).
+
+    A body with a ``since`` member is a delta (``sent``: the tag of the read ``since``):
+    applied to ``kept``, read for that tag; BadDelta when it is not the contract's.
     """
     try:
         bounds = _array_bounds(body)
-        made = None if bounds is None else _compact(body, bounds, kept, decode, decode_many)
+        made = None if bounds is None else _compact(body, bounds, kept, tag, decode, decode_many)
         if made is not None:
-            made.tag = tag
             return made
-        blocks = _whole(body)
+        doc, surrogates = _doc(body)
     except BaseException:
         body.clear()
         raise
+    if not isinstance(doc, dict):
+        raise NotBlocks(NOT_OBJECT)
+    if "since" in doc:
+        if kept is None or sent is None or kept.tag != sent or doc["since"] != sent:
+            raise BadDelta(DELTA_SINCE)
+        return apply_delta(kept, doc, surrogates, tag=tag)
+    if not isinstance(doc.get("blocks"), list):
+        raise NotBlocks(NOT_OBJECT)
+    blocks = _blocks_of(doc["blocks"], surrogates, NotBlocks, NOT_IN_ORDER)
     _check_order([b.seq for b in blocks])
     return BlockSet.of_blocks(blocks, tag=tag)
 
 
-def decode_blocks(body: bytearray, decode: ItemDecoder = decode_item) -> list[Block]:
-    """The Blocks of a 200 /blocks body, by increasing seq; NotBlocks when it is not that.
+def apply_delta(
+    kept: BlockSet, delta: dict[str, object], surrogates: bool, *, tag: str | None
+) -> BlockSet:
+    """``kept`` less the delta's ``gone``, plus its ``blocks``: the set ``tag`` names, in
+    kept's lineage (the same Go: a seq names one block); BadDelta when the delta is
+    not the contract's for ``kept``."""
+    added = _blocks_of(delta.get("blocks"), surrogates, BadDelta, DELTA_SHAPE)
+    gone = delta.get("gone")
+    if not isinstance(gone, list) or any(type(seq) is not int for seq in gone):
+        raise BadDelta(DELTA_SHAPE)
+    for order in ([b.seq for b in added], gone):
+        if any(a >= b for a, b in pairwise(order)):
+            raise BadDelta(DELTA_ORDER)
+    gone_at = [kept.find(seq) for seq in gone]
+    if any(at < 0 for at in gone_at):
+        raise BadDelta(DELTA_GONE)
+    if any(kept.find(b.seq) >= 0 for b in added):
+        raise BadDelta(DELTA_HELD)
+    old = kept.seqs
+    into = [bisect_left(old, b.seq) for b in added]
+    keep: list[tuple[int, int]] = []  # the runs of kept positions kept, in order
+    pos = 0
+    for at in gone_at:
+        keep.append((pos, at))
+        pos = at + 1
+    keep.append((pos, len(old)))
+    # Each added block goes before the kept position it was bisected to.
+    seqs: list[int] = []
+    images: list[tuple[bytes, bytes]] = []
+    starts: list[int] = []
+    stops: list[int] = []
+    blocks: list[Block | None] = []
+    kept_blocks = kept._blocks
+    whole = kept.raw is None
+    next_add = 0
 
-    Empties body.
-    """
-    try:
-        return read_set(body, decode=decode).blocks()
-    finally:
-        body.clear()
+    def copy(first: int, upto: int) -> None:
+        seqs.extend(old[first:upto])
+        if kept_blocks is not None:
+            blocks.extend(kept_blocks[first:upto])
+        else:
+            blocks.extend(repeat(None, upto - first))
+        if not whole:
+            images.extend(kept.images[first:upto])
+            starts.extend(kept.starts[first:upto])
+            stops.extend(kept.stops[first:upto])
+
+    def add(block: Block) -> None:
+        seqs.append(block.seq)
+        blocks.append(block)
+        if not whole:
+            images.append(latin1_images(block))
+            starts.append(-1)
+            stops.append(-1)
+
+    for first, upto in keep:
+        while next_add < len(added) and into[next_add] < upto:
+            cut = max(into[next_add], first)
+            copy(first, cut)
+            add(added[next_add])
+            next_add += 1
+            first = cut
+        copy(first, upto)
+    for block in added[next_add:]:
+        add(block)
+    ceiling = max(kept.ceiling, seqs[-1] if seqs else 0)
+    if whole:
+        return BlockSet.of_blocks(
+            [b for b in blocks if b is not None], tag=tag, lineage=kept.lineage, ceiling=ceiling
+        )
+    breaks = [
+        i
+        for i, (stop, start) in enumerate(zip(stops, starts[1:], strict=False), 1)
+        if start < 0 or start != stop + 1
+    ]
+    return BlockSet(
+        seqs,
+        images,
+        raw=kept.raw,
+        starts=starts,
+        stops=stops,
+        blocks=blocks if any(b is not None for b in blocks) else None,
+        breaks=breaks,
+        tag=tag,
+        lineage=kept.lineage,
+        ceiling=ceiling,
+    )
 
 
 def _check_order(seqs: Sequence[int]) -> None:
@@ -417,6 +531,7 @@ def _compact(
     body: bytearray,
     bounds: tuple[int, int],
     kept: BlockSet | None,
+    tag: str | None,
     decode: ItemDecoder,
     decode_many: ItemsDecoder | None = None,
 ) -> BlockSet | None:
@@ -439,7 +554,7 @@ def _compact(
     old = kept if kept is not None and kept.raw is not None else None
     if old is None and decode_many is not None:
         try:
-            made = _batched(body, bounds, decode, decode_many)
+            made = _batched(body, bounds, tag, decode, decode_many)
         except NotCompact:
             return None
         if made is not None:
@@ -449,8 +564,8 @@ def _compact(
     starts: list[int] = []
     stops: list[int] = []
     images: list[tuple[bytes, bytes]] = []
-    slots: list[int] = []
     reused = 0
+    same_lineage = old is not None
     view = memoryview(body)
     try:
         while pos < end:
@@ -464,7 +579,6 @@ def _compact(
                     starts += map(shift.__add__, old.starts[at:upto])
                     stops += map(shift.__add__, old.stops[at:upto])
                     images += old.images[at:upto]
-                    slots += old.slots[at:upto]
                     reused += count
                     pos = stops[-1] + 1
                     continue
@@ -473,31 +587,39 @@ def _compact(
             seqs.append(seq)
             starts.append(pos)
             stops.append(stop)
-            images.append(images_of(label, content))
-            slots.append(-1)
             pos = stop + 1
+            if old is not None and seq <= old.ceiling:
+                held = old.delta_block(seq)
+                if held is not None and held == Block(seq, label, content):
+                    images.append(old.images[old.find(seq)])  # the block a delta added
+                    reused += 1
+                    continue
+                same_lineage = False  # a seq of the lineage, maybe another block
+            images.append(images_of(label, content))
     except NotCompact:
         return None
     finally:
         view.release()
     _check_order(seqs)
-    index = old.index if old is not None and reused else None
-    if index is None:
-        slots = [-1] * len(seqs)
     return BlockSet(
         seqs,
         images,
         raw=body,
         starts=starts,
         stops=stops,
-        slots=slots,
-        index=index,
+        tag=tag,
+        lineage=old.lineage if old is not None and same_lineage else None,
+        ceiling=old.ceiling if old is not None and same_lineage else 0,
         reused=reused,
     )
 
 
 def _batched(
-    body: bytearray, bounds: tuple[int, int], decode: ItemDecoder, decode_many: ItemsDecoder
+    body: bytearray,
+    bounds: tuple[int, int],
+    tag: str | None,
+    decode: ItemDecoder,
+    decode_many: ItemsDecoder,
 ) -> BlockSet | None:
     """``_compact``'s set without a kept body, its items decoded by ``decode_many`` a batch
     at a time; None when an item does not start with ``{"seq":`` or the last does not end
@@ -546,7 +668,7 @@ def _batched(
     finally:
         view.release()
     _check_order(seqs)
-    return BlockSet(seqs, images, raw=body, starts=starts, stops=stops)
+    return BlockSet(seqs, images, raw=body, starts=starts, stops=stops, tag=tag)
 
 
 def _seq_at(body: bytearray, pos: int) -> int:
@@ -569,7 +691,11 @@ def _same_run(old: BlockSet, at: int, body: bytearray, pos: int, end: int) -> in
     ``pos`` of ``body`` (the last followed by ``,{"`` or the array's end): 0 when none."""
     assert old.raw is not None
     starts, stops = old.starts, old.stops
-    n = len(stops)
+    if starts[at] < 0:
+        return 0  # a block a delta added: not in the body
+    breaks = old.breaks
+    after = bisect_right(breaks, at)
+    n = breaks[after] if after < len(breaks) else len(stops)  # the items that follow in raw
     shift = pos - starts[at]
     with memoryview(old.raw) as kept:
 

@@ -11,13 +11,15 @@ kind, off the caller's path, however it likes (a thread, a task).
 
 from __future__ import annotations
 
+import copy
 import os
 import ssl
+import threading
 import time
 from collections.abc import Callable, Generator, Mapping
 from typing import Final, Generic, TypeVar
 
-from recall._blocks import BlockSet, replace_surrogates
+from recall._blocks import BadDelta, BlockSet
 from recall._errors import FallbackFailedError, GoUnavailableError, RecallError
 from recall._fast import item_decoder, items_decoder
 from recall._index import Searcher
@@ -36,17 +38,104 @@ from recall._protocol import (
     parse_exec,
 )
 from recall._shadow import COUNTS, Job, PythonRun, Seen, Shadow, Verdict
-from recall._tools import TOOLS, BlockRead, BlocksRead, start_tool
+from recall._tools import TOOLS, BlockRead, BlocksRead, replace_surrogates, start_tool
 
-__all__ = ["DEFAULT_CACHE_BYTES", "DEFAULT_MAX_BODY_BYTES", "Call", "HostCore"]
+__all__ = ["DEFAULT_CACHE_BYTES", "DEFAULT_MAX_BODY_BYTES", "Call", "Flight", "HostCore"]
 
 T = TypeVar("T")
 
 DEFAULT_MAX_BODY_BYTES: Final = 512 * 1024 * 1024
 DEFAULT_CACHE_BYTES: Final = 64 * 1024 * 1024
 
-Steps = Generator[Request, Answer, T]
-"""A call: yields its requests, is sent their answers (or thrown their failures), returns."""
+
+class Flight:
+    """One read of /blocks, shared by every search that needs the set while it is in flight
+    (single flight): the first host to ``claim`` it sends ``request`` and lands the
+    answer (``land``) or the failure (``fail``); every caller waits for it (``wait`` or
+    ``on_done``), then takes its ``result``: the set and whether it was read again, or
+    the read's failure, the same for all.
+    """
+
+    __slots__ = (
+        "_callbacks",
+        "_claimed",
+        "_done",
+        "_error",
+        "_land",
+        "_lock",
+        "_result",
+        "request",
+    )
+
+    def __init__(self, request: Request, land: Callable[[Answer], tuple[BlockSet, bool]]) -> None:
+        self.request = request
+        self._land = land
+        self._lock = threading.Lock()
+        self._claimed = False
+        self._done = threading.Event()
+        self._callbacks: list[Callable[[], None]] = []
+        self._result: tuple[BlockSet, bool] | None = None
+        self._error: Exception | None = None
+
+    def __repr__(self) -> str:
+        return f"Flight({self.request.what})"
+
+    @property
+    def done(self) -> bool:
+        """Whether the read has landed or failed."""
+        return self._done.is_set()
+
+    def claim(self) -> bool:
+        """True for the first caller only: it sends the request."""
+        with self._lock:
+            first, self._claimed = not self._claimed, True
+        return first
+
+    def land(self, answer: Answer) -> None:
+        """The answer to ``request``: the set read from it (or the failure it is)."""
+        try:
+            result = self._land(answer)
+        except Exception as exc:
+            self._settle(None, exc)
+            return
+        self._settle(result, None)
+
+    def fail(self, error: Exception) -> None:
+        """``request`` failed (a GoUnavailableError), or its sender was interrupted."""
+        self._settle(None, error)
+
+    def _settle(self, result: tuple[BlockSet, bool] | None, error: Exception | None) -> None:
+        with self._lock:
+            self._result, self._error = result, error
+            self._done.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+    def wait(self) -> None:
+        """Block this thread until the read has landed or failed."""
+        self._done.wait()
+
+    def on_done(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (from any thread) once the read has landed or failed."""
+        with self._lock:
+            if not self._done.is_set():
+                self._callbacks.append(callback)
+                return
+        callback()
+
+    def result(self) -> tuple[BlockSet, bool]:
+        """The set and whether it is the set read before (or most of it); the read's
+        failure raised (a copy for each caller)."""
+        if self._error is not None:
+            raise copy.copy(self._error) from self._error.__cause__
+        assert self._result is not None
+        return self._result
+
+
+Steps = Generator[Request | Flight, Answer, T]
+"""A call: yields its requests (a Flight: it waits for that shared read, sent nothing),
+is sent their answers (or thrown their failures), returns."""
 
 
 class HostCore:
@@ -60,9 +149,11 @@ class HostCore:
     The host keeps the last set of blocks it read (``BlockSet``) with its ETag, and
     for a set searched again a word index (``Searcher``), the two within
     ``cache_bytes`` (0: nothing kept). A search then reads /blocks conditionally
-    (``If-None-Match``): a 304 with that tag reuses the set, decoded, lowered and
-    indexed; a 200 reuses the blocks whose bytes are unchanged. The set is this
-    host's: one base URL, one token.
+    and incrementally (``?since=`` and ``If-None-Match``): a 304 with that tag reuses
+    the set, decoded, lowered and indexed; a delta is applied to the set (and the
+    index extended); a whole set reuses the blocks whose bytes are unchanged. A bad
+    delta is a failed read, and the set is dropped. The set is this host's: one base
+    URL, one token.
     """
 
     def __init__(
@@ -84,6 +175,8 @@ class HostCore:
         self._max_body_bytes = check_bytes("max_body_bytes", max_body_bytes)
         self._budget = check_bytes("cache_bytes", cache_bytes)
         self._kept: BlockSet | None = None
+        self._flight: Flight | None = None
+        self._flight_lock = threading.Lock()
         self._searcher = Searcher(self._budget)
         self._clock = clock
         self.shadow = shadow
@@ -112,6 +205,17 @@ class HostCore:
                 return Call(self._python_primary(name, args, shadow))
         return Call(self._steps(name, args))
 
+    def warm(self) -> Call[None]:
+        """A read of /blocks, to be driven: the set read and kept (decoded, lowered) for
+        the searches to come. GoUnavailableError when the read fails."""
+        return Call(self._warm())
+
+    def _warm(self) -> Steps[None]:
+        flight = self._join()
+        yield flight
+        flight.result()
+        return None
+
     def compare(self, job: Job) -> Call[None]:
         """A sampled call's comparison, to be driven off the caller's path: it gets the
         other side's output, checks a difference once more on both sides, and settles
@@ -133,6 +237,11 @@ class HostCore:
             timeout=self.timeout,
             clock=self._clock,
         )
+
+    def interrupted(self, request: Request) -> GoUnavailableError:
+        """The failure of a shared read whose sender was interrupted (its own caller gets
+        the interruption)."""
+        return GoUnavailableError(request.what, "the read was interrupted")
 
     def unavailable(self, request: Request, exc: Exception) -> GoUnavailableError:
         """The failure of ``request`` that ``exc`` (a transport error) is: its kind and
@@ -181,30 +290,55 @@ class HostCore:
             if seen is not None:
                 seen.step, seen.block = step, block
             return step.finish(block)
-        kept = self._kept
-        sent = None if kept is None else kept.tag
-        request = blocks_request(sent)
-        answer = yield request
-        size = len(answer.body)
-        blocks = parse_blocks(
-            request.what,
-            answer,
-            kept=kept,
-            sent=sent,
-            decode=item_decoder(size),
-            decode_many=items_decoder(size),
-        )
+        flight = self._join()
+        yield flight
+        blocks, again = flight.result()
         if seen is not None:
             seen.step, seen.blocks = step, blocks.view()  # decoded for a divergence only
-        again = blocks is kept or 2 * blocks.reused >= len(blocks)
         output = self._searcher.search(step, blocks, again=again)
-        self._keep(blocks)
+        if self._kept is blocks and not self._fits(blocks):
+            self._kept = None  # its index made it too large
         return output
 
-    def _keep(self, blocks: BlockSet) -> None:
-        """Keep ``blocks`` as the last set read, when it fits the bound with its index."""
-        held = blocks.size + (self._searcher.held if blocks.index is not None else 0)
-        self._kept = blocks if held <= self._budget else None
+    def _join(self) -> Flight:
+        """The read of /blocks in flight, or a new one: conditional and incremental when
+        a set is kept with its tag."""
+        with self._flight_lock:
+            flight = self._flight
+            if flight is None or flight.done:
+                kept = self._kept
+                sent = None if kept is None else kept.tag
+                request = blocks_request(sent)
+                flight = Flight(request, lambda answer: self._land(request, answer, kept, sent))
+                self._flight = flight
+            return flight
+
+    def _land(
+        self, request: Request, answer: Answer, kept: BlockSet | None, sent: str | None
+    ) -> tuple[BlockSet, bool]:
+        """The set of a /blocks answer, kept when it fits; whether it is mostly the set read
+        before. A bad delta drops the kept set."""
+        size = len(answer.body)
+        try:
+            blocks = parse_blocks(
+                request.what,
+                answer,
+                kept=kept,
+                sent=sent,
+                decode=item_decoder(size),
+                decode_many=items_decoder(size),
+            )
+        except GoUnavailableError as exc:
+            if isinstance(exc.__cause__, BadDelta) and self._kept is kept:
+                self._kept = None  # never used again
+            raise
+        self._kept = blocks if self._fits(blocks) else None
+        return blocks, blocks is kept or 2 * blocks.reused >= len(blocks)
+
+    def _fits(self, blocks: BlockSet) -> bool:
+        """Whether ``blocks`` fits the bound, with its index."""
+        held = blocks.size + (self._searcher.held if self._searcher.index_of(blocks) else 0)
+        return held <= self._budget
 
     def _exec(self, name: str, args: str) -> Steps[str]:
         """Go's own output for the call, from /tool/exec."""
@@ -342,7 +476,8 @@ def _failed_on(exc: BaseException) -> str:
 
 class Call(Generic[T]):
     """One call, driven by a host: while ``request`` is not None, send it and give back
-    its ``answer`` or its failure (``fail``); then ``output`` is the call's output.
+    its ``answer`` or its failure (``fail``), or for a Flight, claim it (and send its
+    request), wait for it and ``resume``; then ``output`` is the call's output.
 
     Errors of the call itself (FallbackFailedError, UnknownToolError, ...) are
     raised by ``answer`` and ``fail``.
@@ -354,7 +489,11 @@ class Call(Generic[T]):
 
     def __init__(self, steps: Steps[T]) -> None:
         self._steps = steps
-        self.request: Request | None = None
+        self.request: Request | Flight | None = None
+        self._advance(None, None)
+
+    def resume(self) -> None:
+        """The Flight in ``request`` has landed or failed."""
         self._advance(None, None)
 
     def answer(self, answer: Answer) -> None:

@@ -16,7 +16,7 @@ block scanned. Words of one byte are not kept (no term fits in one).
 
 A block gets its slot once (``add``), and adding costs its own words only: a new
 block never costs a rebuild. Slots are never reused or removed; a search counts
-only the slots of its own set (``BlockSet.positions``).
+only the slots of its own set (the Searcher's positions of them).
 """
 
 from __future__ import annotations
@@ -28,14 +28,10 @@ from bisect import bisect_right
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import repeat
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
-from recall._search import render
-from recall._tools import scan, terms_as_bytes
-
-if TYPE_CHECKING:
-    from recall._blocks import BlockSet
-    from recall._tools import BlocksRead
+from recall._blocks import BlockSet
+from recall._tools import BlocksRead, scan, terms_as_bytes
 
 __all__ = [
     "INDEX_BYTES_PER_IMAGE_BYTE",
@@ -179,11 +175,12 @@ class Searcher:
     A set of ``index_from`` bytes of images or more gets indexed when it is searched
     again (``again``: a 304, or a 200 that kept most of the set before) and the scans
     of such sets have cost what indexing it costs (``INDEX_COST``; ``index_cost=0``:
-    at once): its blocks already indexed keep their slots, the others are added. The
-    index is built anew when dead slots (blocks gone from the sets) outnumber the
-    living, and dropped when it would not fit the budget.
-    Safe for threads and tasks: one search uses the index at a time, the others
-    scan (a lock that is never waited for).
+    at once). The index keeps each block's slot by its seq, for the sets of one
+    lineage (``BlockSet.lineage``): a set of that lineage adds only the blocks it
+    lacks. The index is built anew when dead slots (blocks gone from the sets)
+    outnumber the living, or for another lineage, and dropped when it would not fit
+    the budget. Safe for threads and tasks: one search uses the index at a time, the
+    others scan (a lock that is never waited for).
     """
 
     def __init__(
@@ -194,6 +191,10 @@ class Searcher:
         self._index_cost = index_cost
         self._scanned = 0  # terms scanned over sets searched again, since the last index
         self._index: WordIndex | None = None
+        self._lineage: object = None  # the index's
+        self._slot_of: dict[int, int] = {}  # each indexed block's slot, by its seq
+        self._set: BlockSet | None = None  # the last set indexed, and its blocks' ...
+        self._positions: dict[int, int] = {}  # ... positions by their slots
         self._ratio = INDEX_BYTES_PER_IMAGE_BYTE  # raised when an index proves larger
         self._lock = threading.Lock()
 
@@ -203,36 +204,45 @@ class Searcher:
         index = self._index
         return 0 if index is None else index.size
 
+    def index_of(self, blocks: BlockSet) -> WordIndex | None:
+        """The index when it holds every block of ``blocks``, else None."""
+        return self._index if self._set is blocks else None
+
     def search(self, step: BlocksRead, blocks: BlockSet, *, again: bool) -> str:
         """The output of ``step`` over every block of ``blocks``."""
         terms = terms_as_bytes(step.terms)
-        if terms is None:  # never from recall_search: its terms are recallTokens'
-            return step.finish(blocks.blocks())
         if self._lock.acquire(blocking=False):
             try:
                 index = self._indexed(blocks, again=again, terms=len(terms))
                 if index is not None:
-                    return render(step, blocks, index.hits(terms, blocks.positions()))
+                    return step.render(index.hits(terms, self._positions), blocks.block)
             finally:
                 self._lock.release()
-        return render(step, blocks, scan(blocks.images, terms))
+        return step.render(scan(blocks.images, terms), blocks.block)
+
+    def _drop(self) -> None:
+        self._index, self._lineage, self._slot_of, self._set = None, None, {}, None
+        self._positions = {}
 
     def _indexed(self, blocks: BlockSet, *, again: bool, terms: int) -> WordIndex | None:
         """The index with every block of ``blocks`` in it, or None (scan them)."""
         index = self._index
-        slots = blocks.slots
-        if index is None or blocks.index is not index:
+        if index is not None and self._set is blocks:
+            return index
+        slot_of = self._slot_of
+        if index is None or blocks.lineage is not self._lineage:
             if not again or blocks.image_bytes < self._index_from:
                 return None  # only a large set searched again is worth an index
             if self._scanned < self._index_cost:
                 self._scanned += terms  # this search scans: the rent
                 return None
             self._scanned = 0
-            index, slots = index or WordIndex(), [-1] * len(blocks)
-        missing = [at for at, slot in enumerate(slots) if slot < 0]
+            index, slot_of = WordIndex(), {}
+        seqs = blocks.seqs
+        missing = [at for at, seq in enumerate(seqs) if seq not in slot_of]
         if index.count + len(missing) > 2 * len(blocks) + _SPARE_SLOTS:
             # Mostly slots of blocks gone from the sets: an index anew for this set.
-            index, slots, missing = WordIndex(), [-1] * len(blocks), list(range(len(blocks)))
+            index, slot_of, missing = WordIndex(), {}, list(range(len(blocks)))
         if missing:
             images = blocks.images
             added = (
@@ -241,18 +251,17 @@ class Searcher:
                 else sum(len(images[at][0]) + len(images[at][1]) for at in missing)
             )
             if blocks.size + index.size + self._ratio * added > self._budget:
-                self._index = None
+                self._drop()
                 return None
             before = index.size
             for at in missing:
-                slots[at] = index.add(images[at])
+                slot_of[seqs[at]] = index.add(images[at])
             if added:
                 self._ratio = max(self._ratio, (index.size - before) / added)
-        if missing or blocks.index is not index:
-            blocks.assign(index, slots)
         if blocks.size + index.size > self._budget:
-            self._index = None
-            blocks.assign(None, [-1] * len(blocks))
+            self._drop()
             return None
-        self._index = index
+        self._index, self._lineage, self._slot_of = index, blocks.lineage, slot_of
+        self._set = blocks
+        self._positions = {slot_of[seq]: at for at, seq in enumerate(seqs)}
         return index

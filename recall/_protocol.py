@@ -24,10 +24,9 @@ from recall._blocks import (
     decode_item,
     loads,
     read_set,
-    replace_surrogates,
 )
 from recall._errors import GoUnavailableError, UnknownToolError
-from recall._tools import Block
+from recall._tools import Block, replace_surrogates
 
 __all__ = [
     "BLOCKS_PATH",
@@ -99,10 +98,18 @@ def block_request(seq: int) -> Request:
     return Request("GET", BLOCK_PATH, f"GET {BLOCK_PATH}?seq={digits}", params={"seq": digits})
 
 
-def blocks_request(if_none_match: str | None = None) -> Request:
-    """``GET /internal/v1/recall/blocks``; with ``If-None-Match`` when given a tag."""
-    headers = None if if_none_match is None else {IF_NONE_MATCH: if_none_match}
-    return Request("GET", BLOCKS_PATH, f"GET {BLOCKS_PATH}", headers=headers)
+def blocks_request(since: str | None = None) -> Request:
+    """``GET /internal/v1/recall/blocks``; given the tag of a kept set, the incremental
+    read ``?since=<tag>`` (percent-encoded) with ``If-None-Match: <tag>``."""
+    if since is None:
+        return Request("GET", BLOCKS_PATH, f"GET {BLOCKS_PATH}")
+    return Request(
+        "GET",
+        BLOCKS_PATH,
+        f"GET {BLOCKS_PATH}",
+        params={"since": since},
+        headers={IF_NONE_MATCH: since},
+    )
 
 
 def exec_request(name: str, args: str) -> Request:
@@ -226,11 +233,12 @@ def parse_blocks(
     """Every readable block, by increasing seq.
 
     ``kept`` is the set read before, ``sent`` the tag of the conditional read
-    (``If-None-Match``) when it was one. A 304 gives ``kept`` again when its ETag is
-    the tag sent; a 304 with another tag (or none) is a failed read. A 200 gives the
-    set of its body, with the blocks of ``kept`` whose bytes are the same taken
-    from it, and its ETag when it is a strong one. ``decode`` and ``decode_many``
-    are ``read_set``'s.
+    (``?since=`` and ``If-None-Match``) when it was one. A 304 gives ``kept`` again
+    when its ETag is the tag sent; a 304 with another tag (or none) is a failed read.
+    A 200 gives the set of its body (a whole set, or a delta applied to ``kept``),
+    with the blocks of ``kept`` whose bytes are the same taken from it, and its ETag
+    when it is a strong one. A delta that is not the contract's is a failed read whose
+    cause is a BadDelta. ``decode`` and ``decode_many`` are ``read_set``'s.
     """
     if answer.status == 304:
         if sent is None or kept is None or kept.tag != sent:
@@ -246,6 +254,7 @@ def parse_blocks(
             answer.body,
             kept,
             tag=strong_etag(answer.headers),
+            sent=sent,
             decode=decode,
             decode_many=decode_many,
         )

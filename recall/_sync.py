@@ -11,7 +11,7 @@ from typing import TypeVar
 
 import httpx
 
-from recall._core import Call
+from recall._core import Call, Flight
 from recall._errors import GoUnavailableError
 from recall._http import HTTP_ERRORS, ClientOptions, HostBase
 from recall._protocol import Answer, Request
@@ -76,15 +76,41 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         """
         return self._drive(self._core.call(name, args))
 
+    def warm(self) -> None:
+        """Read the archive's blocks and keep them ready for the first search (a service's
+        start-up or readiness probe pays that cost, not its first user).
+
+        GoUnavailableError when the read fails (there is no fallback: no output).
+        """
+        self._drive(self._core.warm())
+
     def _drive(self, call: Call[T]) -> T:
-        while call.request is not None:
+        while (request := call.request) is not None:
+            if isinstance(request, Flight):  # a read shared with the calls needing it now
+                if request.claim():
+                    self._fly(request)
+                request.wait()
+                call.resume()
+                continue
             try:
-                answer = self._send(call.request)
+                answer = self._send(request)
             except GoUnavailableError as error:
                 call.fail(error)
             else:
                 call.answer(answer)
         return call.output
+
+    def _fly(self, flight: Flight) -> None:
+        """Send a shared read and land its answer or its failure, for every caller."""
+        try:
+            answer = self._send(flight.request)
+        except GoUnavailableError as error:
+            flight.fail(error)
+        except BaseException:
+            flight.fail(self._core.interrupted(flight.request))
+            raise
+        else:
+            flight.land(answer)
 
     def _send(self, request: Request) -> Answer:
         """Go's answer to the request; GoUnavailableError when there is none."""

@@ -9,6 +9,7 @@ read. ``run_tool`` does all three over an ``Archive``; the hosts read over HTTP.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,8 +38,10 @@ __all__ = [
     "header",
     "images_of",
     "latin1_images",
+    "rank",
     "recall_id_to_seq",
     "recall_tokens",
+    "replace_surrogates",
     "run_tool",
     "scan",
     "score",
@@ -64,6 +67,7 @@ TEXT_MISSING_QUERY = 'recall_search needs a "query"'
 # Runs of runes in a-z, 0-9 or U+00E0..U+00FF, two runes or more: the fields of
 # strings.FieldsFunc that recallTokens keeps.
 _TERMS = re.compile("[a-z0-9\u00e0-\u00ff]{2,}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +123,13 @@ class MemoryArchive:
 
 
 # The pieces.
+
+
+def replace_surrogates(text: str) -> str:
+    """Replace each surrogate code point (paired or not) with U+FFFD, as a Go string would."""
+    if text.isascii():
+        return text
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def recall_id_to_seq(block_id: str) -> int | None:
@@ -208,15 +219,13 @@ def text_results(query: str, shown: Sequence[tuple[int, Block]], total: int) -> 
     return "".join(parts)
 
 
-# The search's scoring.
+# The search: every block's images scanned for the terms (or a host's index of them),
+# the hits ranked, the first rendered. One pipeline for run_tool and the hosts.
 
 
 def images_of(label: str, content: str) -> tuple[bytes, bytes]:
-    """to_lower_latin1 of a block's content and of its label (``b""`` for no label).
-
-    What the search looks for its terms in (a host keeps them with its blocks,
-    blocks never changing once archived).
-    """
+    """to_lower_latin1 of a block's content and of its label (``b""`` for no label): what
+    the search looks for its terms in."""
     return to_lower_latin1(content), to_lower_latin1(label) if label else b""
 
 
@@ -225,15 +234,10 @@ def latin1_images(block: Block) -> tuple[bytes, bytes]:
     return images_of(block.label, block.content)
 
 
-def terms_as_bytes(terms: Sequence[str]) -> list[bytes] | None:
-    """recallTokens' terms as Latin-1 bytes (as the images hold them), or None for terms
-    that are not recallTokens' (runes a-z, 0-9, U+00E0..U+00FF, two or more)."""
-    found: list[bytes] = []
-    for term in terms:
-        if _TERMS.fullmatch(term) is None:
-            return None
-        found.append(bytes(term, "latin-1"))
-    return found
+def terms_as_bytes(terms: Sequence[str]) -> list[bytes]:
+    """recallTokens' terms (runes a-z, 0-9, U+00E0..U+00FF) as Latin-1 bytes, as the
+    images hold them."""
+    return [bytes(term, "latin-1") for term in terms]
 
 
 def scan(images: Iterable[tuple[bytes, bytes]], terms: Sequence[bytes]) -> list[tuple[int, int]]:
@@ -260,25 +264,17 @@ def scan(images: Iterable[tuple[bytes, bytes]], terms: Sequence[bytes]) -> list[
     return hits
 
 
-def _score_all(
-    blocks: Sequence[Block],
-    terms: Sequence[str],
-    images_of: Callable[[Block], tuple[bytes, bytes]] = latin1_images,
-) -> list[tuple[int, Block]]:
-    """The (score, block) of every block that scores, in the blocks' order.
-
-    The same as ``score`` for each block: recallTokens' terms are looked for by ``scan``
-    in the images ``images_of`` gives (``latin1_images``, or a cache's); other terms
-    (never the tools') by ``score`` itself.
-    """
-    needles = terms_as_bytes(terms)
-    if needles is None:
-        return [(points, block) for block in blocks if (points := score(block, terms))]
-    return [(points, blocks[at]) for points, at in scan(map(images_of, blocks), needles)]
+def rank(hits: Iterable[tuple[int, int]], limit: int) -> list[tuple[int, int]]:
+    """The first ``limit`` of (score, position) hits, in any order, as the search shows
+    them: highest score first, then the most recent (positions follow the seqs; a seq
+    serves as its own position)."""
+    return heapq.nlargest(limit, hits, key=_hit_rank)
 
 
-def _rank(hit: tuple[int, Block]) -> tuple[int, int]:
-    return (-hit[0], -hit[1].seq)
+def _hit_rank(hit: tuple[int, int]) -> tuple[int, int]:
+    """A hit's rank, highest first: its score, then its position (the most recent seq)."""
+    points, at = hit
+    return (points, at)
 
 
 # The tools: each gives its output, or the one archive read it needs and how to finish.
@@ -304,24 +300,18 @@ class BlocksRead(NamedTuple):
     terms: Sequence[str]
     limit: int
 
-    def finish(
-        self,
-        blocks: Sequence[Block],
-        images_of: Callable[[Block], tuple[bytes, bytes]] = latin1_images,
-    ) -> str:
-        """The output, given every readable block by increasing seq.
+    def finish(self, blocks: Sequence[Block]) -> str:
+        """The output, given every readable block by increasing seq."""
+        hits = scan(map(latin1_images, blocks), terms_as_bytes(self.terms))
+        return self.render(hits, blocks.__getitem__)
 
-        ``images_of`` gives each block's ``latin1_images`` (a cache may hold them).
-        """
-        hits = _score_all(blocks, self.terms, images_of)
-        hits.sort(key=_rank)
-        return self.output(hits[: self.limit], len(hits))
-
-    def output(self, shown: Sequence[tuple[int, Block]], total: int) -> str:
-        """The output for the (score, block) pairs shown, in order, of ``total`` matches."""
-        if not total:
+    def render(self, hits: Sequence[tuple[int, int]], block: Callable[[int], Block]) -> str:
+        """The output for the (score, position) hits of every block that scores, in any
+        order; ``block`` gives the Block at a position."""
+        if not hits:
             return text_no_match(self.query)
-        return text_results(self.query, shown, total)
+        shown = [(points, block(at)) for points, at in rank(hits, self.limit)]
+        return text_results(self.query, shown, len(hits))
 
 
 Step = str | BlockRead | BlocksRead
@@ -354,7 +344,8 @@ TOOLS = {"recall": tool_recall, "recall_search": tool_recall_search}
 
 
 def start_tool(name: str, args: str) -> Step:
-    """Start ``recall`` or ``recall_search`` with the JSON arguments text ``args`` (any text).
+    """Start ``recall`` or ``recall_search`` with the JSON arguments text ``args`` (any text
+    without surrogates: ``replace_surrogates``).
 
     Raises UnknownToolError for another name.
     """
@@ -369,7 +360,7 @@ def run_tool(name: str, args: str, archive: Archive) -> str:
 
     Raises UnknownToolError for another name. An archive's own errors pass through.
     """
-    step = start_tool(name, args)
+    step = start_tool(name, replace_surrogates(args))
     if isinstance(step, BlockRead):
         return step.finish(archive.get_block(step.seq))
     if isinstance(step, BlocksRead):

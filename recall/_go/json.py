@@ -48,7 +48,6 @@ _ESCAPE = re.compile(
     r"|\\(.)",
     re.DOTALL,
 )
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _SIMPLE: Final = {
     '"': '"',
     "\\": "\\",
@@ -209,14 +208,13 @@ def _object(text: str) -> dict[str, object]:
 
 
 def unmarshal_args(text: str) -> dict[str, object]:
-    """Return m after json.Unmarshal([]byte(text), &m) with m map[string]any.
+    """Return m after json.Unmarshal([]byte(text), &m) with m map[string]any, for a
+    ``text`` without surrogates (a Go string holds U+FFFD instead).
 
     A JSON object gives its members (a repeated key keeps its last value); null,
     any other value and any error give {}. Values are str, float, bool, None, or
     ARRAY / OBJECT for nested arrays and objects.
     """
-    if not text.isascii() and _SURROGATE.search(text):
-        text = _SURROGATE.sub("\ufffd", text)  # what a Go string holds instead
     try:
         return _object(text)
     except _Invalid:

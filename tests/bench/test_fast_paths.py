@@ -1,7 +1,7 @@
 # ruff: noqa: RUF001, RUF003  (the look-alike runes are the point)
 """The fast paths `make bench` led to give exactly what the plain ones give.
 
-- ``to_lower_latin1`` and the search's scoring over it (``recall._tools._score_all``)
+- ``to_lower_latin1`` and the search's scoring over it (``recall._tools.scan``)
   against ``to_lower`` and ``score``: same scores for every block and term;
 - ``read_set`` (Go's compact /blocks body decoded item by item, alone or reusing the
   set read before from the same body) against the whole body decoded at once
@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from parity.fakego import go_json
 from parity.strategies import blocks, queries
 from recall import Block
-from recall._blocks import NOT_IN_ORDER, BlockSet, NotBlocks, _whole, decode_blocks, read_set
+from recall._blocks import NOT_IN_ORDER, BlockSet, NotBlocks, _whole, read_set
 from recall._go.strings import to_lower, to_lower_latin1
-from recall._tools import _score_all, recall_tokens, score
+from recall._tools import latin1_images, recall_tokens, scan, score, terms_as_bytes
 
 # Runes around every edge of the Latin-1 image: the wide runes whose Go lower is
 # Latin-1 (İ Ÿ ẞ K Å), Latin-1 letters and signs (× ÷ ß µ ÿ), "?", wider letters,
@@ -51,15 +51,9 @@ def test_to_lower_latin1_finds_what_to_lower_finds(text: str, terms: list[str]) 
 def test_search_scores_are_scores(specs: list[object], query: str) -> None:
     archive = [Block(seq, b.label, b.content) for seq, b in enumerate(specs, 1)]  # type: ignore[attr-defined]
     terms = recall_tokens(query)
-    expected = [(score(b, terms), b) for b in archive]
-    assert _score_all(archive, terms) == [(p, b) for p, b in expected if p]
-
-
-def test_score_all_keeps_any_terms() -> None:
-    block = Block(1, "Σ label", "ΣΑΣ and ? marks")
-    for terms in (["σασ"], ["σας"], ["?"], ["σ", "and"]):
-        points = score(block, terms)
-        assert _score_all([block], terms) == ([(points, block)] if points else [])
+    expected = [(score(b, terms), at) for at, b in enumerate(archive)]
+    got = scan(map(latin1_images, archive), terms_as_bytes(terms))
+    assert got == [(p, at) for p, at in expected if p]
 
 
 def _whole_in_order(buffer: bytearray) -> list[Block]:
@@ -79,11 +73,12 @@ def _outcome(decode: Callable[[bytearray], list[Block]], body: bytes) -> tuple[s
 
 
 def _emptying(buffer: bytearray) -> list[Block]:
-    """decode_blocks, checked to empty the buffer whatever the outcome."""
+    """read_set's Blocks, checked to empty the buffer when it fails."""
     try:
-        return decode_blocks(buffer)
-    finally:
+        return read_set(buffer).blocks()
+    except NotBlocks:
         assert not buffer
+        raise
 
 
 def _reusing(kept: BlockSet | None) -> Callable[[bytearray], list[Block]]:
@@ -115,10 +110,10 @@ BLOCK_DICTS = st.lists(
 
 @settings(max_examples=300, deadline=None)
 @given(BLOCK_DICTS)
-def test_decode_blocks_on_go_bodies(items: list[dict[str, object]]) -> None:
+def test_read_set_on_go_bodies(items: list[dict[str, object]]) -> None:
     body = go_json({"blocks": items})
     _same(body)
-    kind, decoded = _outcome(decode_blocks, body)
+    kind, decoded = _outcome(_emptying, body)
     seqs = [item["seq"] for item in items]
     if all(type(s) is int and 1 <= s < 2**63 for s in seqs) and seqs == sorted(set(seqs)):
         assert kind == "ok"
@@ -129,7 +124,7 @@ def test_decode_blocks_on_go_bodies(items: list[dict[str, object]]) -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(BLOCK_DICTS, st.data())
-def test_decode_blocks_on_other_bodies(items: list[dict[str, object]], data: st.DataObject) -> None:
+def test_read_set_on_other_bodies(items: list[dict[str, object]], data: st.DataObject) -> None:
     body = bytearray(go_json({"blocks": items}))
     for _ in range(data.draw(st.integers(1, 3))):
         at = data.draw(st.integers(0, len(body)))
@@ -189,12 +184,9 @@ def test_decode_blocks_on_other_bodies(items: list[dict[str, object]], data: st.
         b"null",
     ],
 )
-def test_decode_blocks_edges(body: bytes) -> None:
+def test_read_set_edges(body: bytes) -> None:
     _same(body)
 
 
-def test_decode_blocks_empties_the_buffer() -> None:
-    buffer = bytearray(go_json({"blocks": [{"seq": 1, "label": "", "content": "x"}]}))
-    decode_blocks(buffer)
-    assert not buffer
+def test_go_json_escapes_html() -> None:
     assert json.loads(go_json({"a": "<&>"})) == {"a": "<&>"}

@@ -60,7 +60,7 @@ def test_the_mutator_makes_the_operators_of_the_issue(
     assert ("comparison", "search_limit", "n >= 1", "n > 1") in changes
     assert ("regex", "_TERMS", "[à-ÿ] at 7", "[á-ÿ]") in changes
     assert ("regex", "_TERMS", "{2,} at 11", "{1,}") in changes
-    # The hosts rank their hits in recall._search (recall._tools' _rank is run_tool's).
+    # One ranking (recall._tools.rank) for run_tool and the hosts.
     assert (
         "sort key order",
         "_hit_rank",

@@ -42,6 +42,14 @@ class Host:
         assert self._runner is not None
         return self._runner.run(self.host.exec_tool(name, args))
 
+    def warm(self) -> None:
+        """The host's ``warm`` (awaited on the host's own loop for an async host)."""
+        if isinstance(self.host, GoTurnHost):
+            self.host.warm()
+            return
+        assert self._runner is not None
+        self._runner.run(self.host.warm())
+
     def shadow_stats(self) -> dict[str, int]:
         """The host's shadow counts."""
         return self.host.shadow_stats()

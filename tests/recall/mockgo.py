@@ -5,15 +5,18 @@ without the ETag extension; and a transport that records what a real Go answered
 500 (so a fallback cannot hide a wrong output). With ``etag=True`` every 200 carries
 a strong tag ``"mock-<generation>"`` and a read whose ``If-None-Match`` names the
 current tag is answered 304 with it, as the contract's extension says; each
-change of the body is a new generation. ``reads`` records each /blocks read as
-(the If-None-Match sent, the status answered).
+change of the body is a new generation. With ``deltas=True`` too, a read
+``?since=<tag>`` of a generation it remembers is answered the delta from it
+(``tamper`` may spoil it). ``reads`` records each /blocks read as (the
+If-None-Match sent, the status answered); ``kinds`` each answer's kind (``"304"``,
+``"delta"``, ``"full"``).
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import httpx
 
@@ -29,7 +32,12 @@ BASE = "http://go.test"
 def go_body(blocks: Sequence[tuple[int, str, str]], *, ascii_only: bool = False) -> bytes:
     """The /blocks body as Go's encoding/json writes it (compact, HTML escaped)."""
     items = [{"seq": seq, "label": label, "content": content} for seq, label, content in blocks]
-    text = json.dumps({"blocks": items}, separators=(",", ":"), ensure_ascii=ascii_only)
+    return go_json({"blocks": items}, ascii_only=ascii_only)
+
+
+def go_json(value: object, *, ascii_only: bool = False) -> bytes:
+    """``value`` as Go's encoding/json writes it (compact, HTML escaped), and a newline."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=ascii_only)
     for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
         text = text.replace(ch, esc)
     text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
@@ -47,12 +55,24 @@ def search(query: str, limit: int | None = None) -> str:
 class MockGo:
     """A Go whose /blocks body is ``body`` (changed by assigning it), for httpx.MockTransport."""
 
-    def __init__(self, body: bytes, *, etag: bool = False, tag_prefix: str = "mock") -> None:
+    def __init__(
+        self,
+        body: bytes,
+        *,
+        etag: bool = False,
+        tag_prefix: str = "mock",
+        deltas: bool = False,
+        tamper: Callable[[dict[str, object]], dict[str, object]] | None = None,
+    ) -> None:
         self._body = body
-        self.etag = etag
+        self.etag = etag or deltas
+        self.deltas = deltas
+        self.tamper = tamper
         self.generation = 1
         self.tag_prefix = tag_prefix
         self.reads: list[tuple[str | None, int]] = []
+        self.kinds: list[str] = []
+        self._history: dict[str, bytes] = {self.tag: body}
         self._lock = threading.Lock()
 
     @property
@@ -65,6 +85,12 @@ class MockGo:
             if body != self._body:
                 self.generation += 1
             self._body = body
+            self._history[self.tag] = body
+
+    def forget(self) -> None:
+        """Forget every generation but the current one (a delta is then a full answer)."""
+        with self._lock:
+            self._history = {self.tag: self._body}
 
     @property
     def tag(self) -> str:
@@ -74,14 +100,30 @@ class MockGo:
         if request.url.path != BLOCKS_PATH:
             return httpx.Response(500, json={"error": "mock Go: no /tool/exec here"})
         sent = request.headers.get("if-none-match")
+        since = request.url.params.get("since")
         with self._lock:
             body, tag = self._body, self.tag
             status = 304 if self.etag and sent == tag else 200
             self.reads.append((sent, status))
+            before = self._history.get(since) if self.deltas and since is not None else None
         headers = {"ETag": tag} if self.etag else {}
         if status == 304:
+            self.kinds.append("304")
             return httpx.Response(304, headers=headers)
-        return httpx.Response(200, content=body, headers=headers)
+        if before is None:
+            self.kinds.append("full")
+            return httpx.Response(200, content=body, headers=headers)
+        old = {b["seq"]: b for b in json.loads(before)["blocks"]}
+        new = {b["seq"]: b for b in json.loads(body)["blocks"]}
+        delta: dict[str, object] = {
+            "since": since,
+            "blocks": [new[seq] for seq in sorted(new) if seq not in old],
+            "gone": [seq for seq in sorted(old) if seq not in new],
+        }
+        if self.tamper is not None:
+            delta = self.tamper(delta)
+        self.kinds.append("delta")
+        return httpx.Response(200, content=go_json(delta), headers=headers)
 
     def host(self, kind: str, **options: object) -> Host:
         """A host of this kind reading this Go."""

@@ -29,7 +29,6 @@ from recall._blocks import (
     ItemDecoder,
     NotBlocks,
     NotCompact,
-    decode_blocks,
     decode_item,
     read_set,
 )
@@ -237,7 +236,7 @@ def test_batches_read_the_set_item_by_item_reads(
 
 def read_with(decode: ItemDecoder, body: bytes) -> tuple[str, object]:
     try:
-        return "blocks", decode_blocks(bytearray(body), decode)
+        return "blocks", read_set(bytearray(body), decode=decode).blocks()
     except NotBlocks as exc:
         return "error", str(exc)
 

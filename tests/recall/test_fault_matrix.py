@@ -8,9 +8,11 @@ For every row, and for both archive reads (``recall`` reads one block,
 - ``/tool/exec`` has the same fault too: ``FallbackFailedError``, naming both
   failures.
 
-``CONDITIONAL_ROWS`` are the faults of the conditional reads of /blocks (the
-contract's extension), over a few searches in a row: a 304 the host did not ask
-for, a 304 with another tag, a tag that changes on every read, a weak tag.
+``CONDITIONAL_ROWS`` are the faults of the conditional and incremental reads of
+/blocks (the contract's extensions), over a few searches in a row: a 304 the host
+did not ask for, a 304 with another tag, a tag that changes on every read, a weak
+tag; a delta, a full answer to ``?since=``, and the bad deltas (another ``since``,
+a ``gone`` seq the set lacks, a block it holds, members out of order, malformed).
 
 Either way within a bound of the time-out, with only RecallErrors reaching the
 caller, and a token that never shows in an error, a repr or a log record. Every
@@ -30,6 +32,7 @@ import re
 import time
 import traceback
 import tracemalloc
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -464,6 +467,15 @@ def tagged(status: int, tag: str | None) -> Behaviour:
     )
 
 
+def delta(since: str, blocks: list[object], gone: list[object]) -> Behaviour:
+    """A 200 with ETag B and the delta body ``{"since", "blocks", "gone"}``."""
+    body = _json({"since": since, "blocks": blocks, "gone": gone})
+    return respond(200, body, headers=[("ETag", TAG_B)])
+
+
+OTHER_BLOCK = {"seq": 8, "label": "", "content": "zzz"}
+
+
 def new_tag_each_read() -> Behaviour:
     """A 200 with the good body and a new tag each time, If-None-Match ignored."""
     count = itertools.count(1)
@@ -536,6 +548,71 @@ CONDITIONAL_ROWS = [
         r"^status 304$",
         "a weak tag is not kept: nothing is asked conditionally, and the 304 is unasked",
     ),
+    ConditionalRow(
+        "delta",
+        "a 200 with ETag A, then to `?since=A` a delta (ETag B) adding a block, then 304",
+        lambda: sequence(tagged(200, TAG_A), delta(TAG_A, [OTHER_BLOCK], []), tagged(304, TAG_B)),
+        (None, TAG_A, TAG_B),
+        (False, False, False),
+        "",
+        "no fault: the delta applied to the set kept for A, kept for B; outputs computed here",
+    ),
+    ConditionalRow(
+        "delta-full-answer",
+        "a 200 with ETag A, then to `?since=A` the full body with ETag B (no `since`)",
+        lambda: sequence(tagged(200, TAG_A), tagged(200, TAG_B)),
+        (None, TAG_A, TAG_B),
+        (False, False, False),
+        "",
+        "no fault: a whole set, kept for B",
+    ),
+    ConditionalRow(
+        "delta-other-since",
+        'a 200 with ETag A, then a delta whose `since` is another tag (`"nonce-0"`)',
+        lambda: sequence(tagged(200, TAG_A), delta('"nonce-0"', [], [])),
+        (None, TAG_A, None),
+        (False, True, True),
+        r"^status 200, a delta since another tag than the one sent$",
+        "a failed read: the fallback; the set kept for A is dropped (nothing sent after)",
+    ),
+    ConditionalRow(
+        "delta-gone-unknown",
+        "a 200 with ETag A, then a delta whose `gone` names seq 99, which A lacks",
+        lambda: sequence(tagged(200, TAG_A), delta(TAG_A, [], [99])),
+        (None, TAG_A, None),
+        (False, True, True),
+        r"^status 200, a delta whose 'gone' names a seq the kept set lacks$",
+        "a failed read: the fallback; the set is dropped",
+    ),
+    ConditionalRow(
+        "delta-block-held",
+        "a 200 with ETag A, then a delta whose `blocks` holds seq 7, which A holds",
+        lambda: sequence(tagged(200, TAG_A), delta(TAG_A, [GOOD_BLOCK], [])),
+        (None, TAG_A, None),
+        (False, True, True),
+        r"^status 200, a delta whose 'blocks' holds a block the kept set holds$",
+        "a failed read: the fallback; the set is dropped",
+    ),
+    ConditionalRow(
+        "delta-out-of-order",
+        "a 200 with ETag A, then a delta whose `blocks` are seqs 9 then 8",
+        lambda: sequence(
+            tagged(200, TAG_A), delta(TAG_A, [{**OTHER_BLOCK, "seq": 9}, OTHER_BLOCK], [])
+        ),
+        (None, TAG_A, None),
+        (False, True, True),
+        r"^status 200, a delta whose 'blocks' or 'gone' are not by increasing seq$",
+        "a failed read: the fallback; the set is dropped",
+    ),
+    ConditionalRow(
+        "delta-malformed",
+        'a 200 with ETag A, then a delta whose `gone` is `["7"]`',
+        lambda: sequence(tagged(200, TAG_A), delta(TAG_A, [], ["7"])),
+        (None, TAG_A, None),
+        (False, True, True),
+        r"^status 200, a delta that is not the object with 'since', 'blocks' and 'gone'$",
+        "a failed read: the fallback; the set is dropped",
+    ),
 ]
 
 
@@ -557,6 +634,11 @@ def test_conditional_read_faults(
     assert outputs == [OUTPUT if back else here for back in row.falls_back]
     reads = server.requests(BLOCKS_PATH)
     assert [r.headers.get("if-none-match") for r in reads] == list(row.sent)
+    # A tag sent is sent as ?since= too (percent-encoded), else there is no query.
+    assert [r.target for r in reads] == [
+        BLOCKS_PATH if tag is None else f"{BLOCKS_PATH}?since={urllib.parse.quote(tag, safe='')}"
+        for tag in row.sent
+    ]
     assert all(r.headers["authorization"] == f"Bearer {TOKEN}" for r in reads)
     execs = server.requests(EXEC_PATH)
     assert [json.loads(r.body) for r in execs] == [{"name": "recall_search", "args": SEARCH}] * sum(

@@ -69,7 +69,6 @@ def test_index_hits_are_the_scores_of_every_block(
 ) -> None:
     images = images_of(blocks)
     needles = terms_as_bytes(terms)
-    assert needles is not None
     index, positions = indexed(images)
     got = sorted(index.hits(needles, positions))
     assert got == sorted(scan(images, needles))
@@ -87,7 +86,6 @@ def test_index_hits_are_the_scores_of_every_block(
 def test_index_hits_for_any_query(blocks: list[tuple[str, str]], query: str) -> None:
     terms = recall_tokens(query)
     needles = terms_as_bytes(terms)
-    assert needles is not None  # recallTokens' terms always are
     images = images_of(blocks)
     index, positions = indexed(images)
     assert sorted(index.hits(needles, positions)) == sorted(scan(images, needles))
@@ -122,7 +120,7 @@ def test_searcher_over_changing_sets_is_the_tools_search(
             expected = step.finish(blocks.blocks())
             for again in (False, True, True):  # scanned, then indexed, then indexed again
                 assert searcher.search(step, blocks, again=again) == expected
-            assert blocks.index is not None
+            assert searcher.index_of(blocks) is not None
         kept = blocks
 
 
@@ -133,10 +131,11 @@ def test_searcher_indexes_a_set_once_it_is_searched_again() -> None:
     step = start_tool("recall_search", json.dumps({"query": "alpha gamma"}))
     assert isinstance(step, BlocksRead)
     searcher.search(step, blocks, again=False)
-    assert blocks.index is None
+    assert searcher.index_of(blocks) is None
     searcher.search(step, blocks, again=True)
-    assert blocks.index is not None
-    assert blocks.slots == [0, 1]
+    index = searcher.index_of(blocks)
+    assert index is not None
+    assert index.count == 2
 
 
 def test_a_small_set_is_scanned_not_indexed() -> None:
@@ -146,7 +145,7 @@ def test_a_small_set_is_scanned_not_indexed() -> None:
     searcher = Searcher(1 << 20, index_from=blocks.image_bytes + 1, index_cost=0)
     for _ in range(3):
         assert searcher.search(step, blocks, again=True) == step.finish(blocks.blocks())
-    assert blocks.index is None
+    assert searcher.index_of(blocks) is None
     assert INDEX_FROM >= 1 << 20  # the hosts: a MB of images at least
 
 
@@ -161,7 +160,7 @@ def test_a_set_is_indexed_once_its_scans_cost_what_the_index_costs() -> None:
     indexed = []
     for _ in range(6):
         assert searcher.search(step, blocks, again=True) == expected
-        indexed.append(blocks.index is not None)
+        indexed.append(searcher.index_of(blocks) is not None)
     # Scanned 4 terms three times (12 >= 10): the fourth search again builds the index.
     assert indexed == [False, False, False, True, True, True]
     assert INDEX_COST >= 20  # the hosts': the bench measures 40 to 66
@@ -175,14 +174,14 @@ def test_one_block_added_costs_its_own_words_only() -> None:
     searcher = Searcher(1 << 30, index_from=0, index_cost=0)
     step = BlocksRead("contenu", ["contenu"], 5)
     searcher.search(step, first, again=True)
-    index = first.index
+    index = searcher.index_of(first)
     assert index is not None
     assert index.count == 500
     more = read_set(bytearray(go_body([*items, (501, "new", "nouveau contenu")])), first)
     assert more.reused == 500
-    assert more.slots[:500] == first.slots  # the kept blocks keep their slots
+    assert more.lineage is first.lineage  # the kept blocks keep their slots
     assert "1 of 501" not in searcher.search(step, more, again=True)
-    assert more.index is index
+    assert searcher.index_of(more) is index
     assert index.count == 501  # one slot added, nothing indexed again
 
 
@@ -195,7 +194,7 @@ def test_a_set_past_the_bound_is_scanned_not_indexed() -> None:
     )  # the set fits, its index would not
     expected = step.finish(blocks.blocks())
     assert searcher.search(step, blocks, again=True) == expected
-    assert blocks.index is None
+    assert searcher.index_of(blocks) is None
     assert searcher.held == 0
 
 
@@ -208,8 +207,9 @@ def test_dead_slots_make_the_index_anew() -> None:
         items = [(seq, "l", f"contenu {seq} round {round_} " * 5) for seq in range(1, 3001)]
         blocks = read_set(bytearray(go_body(items)), kept)
         assert searcher.search(step, blocks, again=True) == step.finish(blocks.blocks())
-        assert blocks.index is not None
-        assert blocks.index.count <= 2 * 3000 + 4096
+        index = searcher.index_of(blocks)
+        assert index is not None
+        assert index.count <= 2 * 3000 + 4096
         kept = blocks
 
 

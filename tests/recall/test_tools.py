@@ -23,7 +23,6 @@ from recall._tools import (
     BlocksRead,
     excerpt,
     header,
-    latin1_images,
     recall_id_to_seq,
     recall_tokens,
     score,
@@ -263,7 +262,6 @@ def test_start_names_the_read_and_finish_gives_run_tools_output(
         assert (step.query, step.limit) == (read.query, read.limit)
         assert step.terms == recall_tokens(read.query)
         assert step.finish(archive.all_blocks()) == expected
-        assert step.finish(archive.all_blocks(), latin1_images) == expected
 
 
 def test_search_order_score_then_most_recent() -> None:

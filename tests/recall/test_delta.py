@@ -1,0 +1,248 @@
+"""Incremental reads of /blocks (the contract's extension), against a Go in memory.
+
+- Over histories of blocks archived, locked and unlocked, a host reading deltas gives
+  the output of a fresh host for every search, its kept set is the set a full read
+  gives, and every read after the first is a delta or a 304.
+- A Go that forgets its history answers ``?since=`` in full: a whole set, whose
+  blocks still match the kept ones by bytes, the delta's included.
+- A bad delta fails the read (the fallback) and drops the kept set.
+- The index follows the deltas: a block added costs one slot.
+- ``warm()`` reads the set for the first search, and fails as a read does.
+"""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from recall import FallbackFailedError, GoUnavailableError
+from recall._blocks import (
+    DELTA_GONE,
+    DELTA_HELD,
+    DELTA_ORDER,
+    DELTA_SHAPE,
+    DELTA_SINCE,
+    BlockSet,
+    read_set,
+)
+from recall._index import INDEX_FROM
+from recall._protocol import BLOCKS_PATH
+
+from .hosts import Host
+from .mockgo import MockGo, cold, go_body, search
+
+Items = list[tuple[int, str, str]]
+QUERIES = [search("alpha"), search("beta gamma", 20), search("bloc 3"), search("zz")]
+WORDS = st.sampled_from(["alpha", "beta", "gamma", "bloc", "3", "<&>", "é", "\u2028", "zz"])
+TEXT = st.lists(WORDS, max_size=6).map(" ".join)
+
+# A history: each step archives a block (a new seq), locks or unlocks one.
+STEP = st.one_of(
+    st.tuples(st.just("archive"), TEXT, TEXT),
+    st.tuples(st.just("lock"), st.integers(0, 50)),
+    st.tuples(st.just("unlock"), st.integers(0, 50)),
+)
+
+
+class Archive:
+    """The blocks of a Go and which are locked; ``body`` is what /blocks serves."""
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, tuple[str, str]] = {}
+        self.locked: set[int] = set()
+        self.next_seq = 1
+
+    def apply(self, step: tuple[object, ...]) -> None:
+        kind = step[0]
+        if kind == "archive":
+            self.blocks[self.next_seq] = (str(step[1]), str(step[2]))
+            self.next_seq += 1
+        elif self.blocks:
+            seqs = sorted(self.blocks)
+            seq = seqs[int(str(step[1])) % len(seqs)]
+            (self.locked.add if kind == "lock" else self.locked.discard)(seq)
+
+    @property
+    def body(self) -> bytes:
+        readable = [(s, *self.blocks[s]) for s in sorted(self.blocks) if s not in self.locked]
+        return go_body(readable)
+
+
+def kept_of(host: Host) -> BlockSet | None:
+    return host.host._core._kept
+
+
+def assert_same_set(got: BlockSet, body: bytes) -> None:
+    fresh = read_set(bytearray(body))
+    assert got.seqs == fresh.seqs
+    assert got.blocks() == fresh.blocks()
+    assert list(got.images) == list(fresh.images)
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@settings(max_examples=40, deadline=None)
+@given(history=st.lists(STEP, min_size=1, max_size=12), forget=st.integers(0, 12))
+def test_deltas_give_a_fresh_hosts_outputs(
+    kind: str, history: list[tuple[object, ...]], forget: int
+) -> None:
+    archive = Archive()
+    go = MockGo(archive.body, deltas=True)
+    expected = ["full"]  # the first read
+    with go.host(kind) as host:
+        assert host.exec_tool("recall_search", QUERIES[0]) == cold(go.body, QUERIES[0])
+        for at, step in enumerate(history):
+            archive.apply(step)
+            changed = archive.body != go.body
+            go.body = archive.body
+            if at == forget:
+                go.forget()  # the next read of ?since= is answered in full
+            for query in QUERIES:
+                assert host.exec_tool("recall_search", query) == cold(go.body, query)
+            expected += [("full" if at == forget else "delta") if changed else "304"]
+            expected += ["304"] * (len(QUERIES) - 1)
+            kept = kept_of(host)
+            assert kept is not None
+            assert_same_set(kept, go.body)
+    assert go.kinds == expected
+    assert all(sent is not None for sent, _ in go.reads[1:])
+
+
+def test_a_full_answer_after_deltas_reuses_every_block() -> None:
+    """The blocks a delta added match the full answer's by their fields; the rest by bytes."""
+    items: Items = [(seq, f"l{seq}", f"contenu {seq}") for seq in range(1, 11)]
+    go = MockGo(go_body(items), deltas=True)
+    with go.host("sync") as host:
+        host.exec_tool("recall_search", search("contenu"))
+        go.body = go_body([*items[:4], *items[5:], (11, "new", "contenu neuf")])
+        host.exec_tool("recall_search", search("contenu"))
+        after_delta = kept_of(host)
+        assert after_delta is not None
+        assert go.kinds == ["full", "delta"]
+        go.body = go_body([*items, (11, "new", "contenu neuf")])  # seq 5 unlocked
+        go.forget()
+        assert host.exec_tool("recall_search", search("contenu")) == cold(
+            go.body, search("contenu")
+        )
+        full = kept_of(host)
+        assert full is not None
+        assert go.kinds[-1] == "full"
+        assert full.reused == 10  # all but seq 5, which the set after the delta lacked
+        assert full.lineage is not after_delta.lineage  # seq 5 came back: a new lineage
+        assert_same_set(full, go.body)
+
+
+def test_a_full_answer_after_an_added_block_stays_in_the_lineage() -> None:
+    items: Items = [(seq, f"l{seq}", f"contenu {seq}") for seq in range(1, 6)]
+    go = MockGo(go_body(items), deltas=True)
+    with go.host("sync") as host:
+        host.exec_tool("recall_search", search("contenu"))
+        go.body = go_body([*items, (6, "new", "contenu neuf")])
+        host.exec_tool("recall_search", search("contenu"))
+        after_delta = kept_of(host)
+        go.body = go_body([*items, (6, "new", "contenu neuf"), (7, "", "x")])
+        go.forget()
+        host.exec_tool("recall_search", search("contenu"))
+        full = kept_of(host)
+        assert after_delta is not None
+        assert full is not None
+        assert go.kinds == ["full", "delta", "full"]
+        assert full.reused == 6  # the delta's block 6 too
+        assert full.lineage is after_delta.lineage
+
+
+def test_the_index_follows_the_deltas() -> None:
+    items: Items = [
+        (seq, f"label {seq}", f"contenu {seq} " + "déploiement échec " * 70)
+        for seq in range(1, 1001)
+    ]
+    go = MockGo(go_body(items), deltas=True)
+    query = search("contenu")
+    with go.host("sync", cache_bytes=1 << 30) as host:
+        searcher = host.host._core._searcher
+        first = kept_of(host)
+        while first is None or searcher.index_of(first) is None:
+            host.exec_tool("recall_search", query)
+            first = kept_of(host)
+        assert first.image_bytes >= INDEX_FROM
+        index = searcher.index_of(first)
+        assert index is not None
+        assert index.count == 1000
+        items = [*items[1:], (1001, "new", "contenu neuf")]  # seq 1 locked, 1001 archived
+        go.body = go_body(items)
+        assert host.exec_tool("recall_search", query) == cold(go.body, query)
+        after = kept_of(host)
+        assert after is not None
+        assert after is not first
+        assert searcher.index_of(after) is index
+        assert index.count == 1001  # one slot added, nothing indexed again
+        assert go.kinds[-1] == "delta"
+
+
+def _spoil(kind: str) -> dict[str, object]:
+    block = {"seq": 2, "label": "", "content": "alpha"}
+    return {
+        "since": {"since": '"another"'},
+        "gone": {"gone": [99]},
+        "held": {"blocks": [{"seq": 1, "label": "", "content": "alpha"}]},
+        "order": {"blocks": [{**block, "seq": 3}, block]},
+        "shape": {"gone": [1.0]},
+    }[kind]
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize(
+    ("spoil", "why"),
+    [
+        ("since", DELTA_SINCE),
+        ("gone", DELTA_GONE),
+        ("held", DELTA_HELD),
+        ("order", DELTA_ORDER),
+        ("shape", DELTA_SHAPE),
+    ],
+)
+def test_a_bad_delta_fails_the_read_and_drops_the_set(kind: str, spoil: str, why: str) -> None:
+    go = MockGo(go_body([(1, "", "alpha")]), deltas=True, tamper=lambda d: {**d, **_spoil(spoil)})
+    with go.host(kind) as host:
+        host.exec_tool("recall_search", search("alpha"))
+        go.body = go_body([(1, "", "alpha"), (2, "", "beta")])
+        with pytest.raises(FallbackFailedError) as caught:  # the mock's /tool/exec is down
+            host.exec_tool("recall_search", search("alpha"))
+        assert caught.value.read_error.why == why
+        assert kept_of(host) is None
+        go.tamper = None
+        host.exec_tool("recall_search", search("alpha"))  # read in full: nothing kept to send
+    assert go.reads[-1][0] is None
+    assert go.kinds == ["full", "delta", "full"]
+
+
+# warm(): the set read before the first search.
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_warm_reads_the_set_for_the_first_search(kind: str) -> None:
+    items: Items = [(seq, f"l{seq}", f"alpha {seq}") for seq in range(1, 30)]
+    go = MockGo(go_body(items), deltas=True)
+    with go.host(kind) as host:
+        assert host.warm() is None  # never an output
+        warmed = kept_of(host)
+        assert warmed is not None
+        assert_same_set(warmed, go.body)
+        assert host.exec_tool("recall_search", search("alpha")) == cold(go.body, search("alpha"))
+        assert kept_of(host) is warmed
+    assert go.kinds == ["full", "304"]
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_warm_fails_as_a_read_does(kind: str) -> None:
+    def down(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(503, text="unavailable")
+
+    with (
+        Host(kind, "http://go.test", transport=httpx.MockTransport(down)) as host,
+        pytest.raises(GoUnavailableError) as caught,
+    ):
+        host.warm()
+    assert (caught.value.what, caught.value.why) == (f"GET {BLOCKS_PATH}", "status 503")
+    assert not isinstance(caught.value, FallbackFailedError)  # no fallback: no output
