@@ -361,3 +361,14 @@ def test_mismatch_in_fallback_mode_only(golden: Journal) -> None:
         result = replayer.run_case(call)
     assert [r.mode for r in result.runs if r.failed(call.output)] == ["fallback"]
     assert json.dumps(result.report()).count("MISMATCH") == 1
+
+
+def test_the_delta_pass_reads_a_delta_for_each_call_that_reads_blocks(golden: Journal) -> None:
+    """Each such call follows a search over a stale set: the port, which keeps the set it
+    read, reads the change back to the journal's set as a delta (the delta path taken)."""
+    with Replayer(golden, CORPUS) as replayer:
+        result = replayer.replay(modes=["delta"])
+    assert result.failures == []
+    reading = [c for c in golden.calls if "blocks" in (c.reads or ())]
+    assert reading
+    assert result.deltas == len(reading)
