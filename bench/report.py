@@ -143,6 +143,8 @@ def _size_lines(entry: dict[str, Any]) -> list[str]:
             continue
         for key, label in MEASURES:
             f = figures[key]
+            if f is None:
+                continue
             lines.append(
                 f"{blocks:>7} {kind_label:<16} {label:<19} "
                 f"{_ms(f['python_s'])} {_ms(f['go_s'])} {f['ratio']:>6.2f}x"

@@ -229,12 +229,13 @@ class Bench:
             raise RuntimeError(f"GET {BLOCKS_PATH}: an empty body")
         return seconds
 
-    def session(self, name: str, *, go_first: bool) -> dict[str, Any]:
+    def session(self, name: str, *, go_first: bool, steady: bool = True) -> dict[str, Any]:
         """One bench.session of this kind (``GO/HOW``) in a fresh interpreter."""
         kind, how = name.split("/")
         argv = [sys.executable, "-m", "bench.session", self.gos[kind].base_url]
         argv += ["--decoder", "json" if how == "json" else "best"]
         argv += (["--go-first"] if go_first else []) + (["--warm"] if how == "warm" else [])
+        argv += [] if steady else ["--no-steady"]
         done = subprocess.run(
             argv, cwd=ROOT, env=_child_env(), capture_output=True, text=True, timeout=900
         )
@@ -246,9 +247,10 @@ class Bench:
             raise ParityFailure("bench.session: " + "\n".join(found["failures"]))
         if done.returncode != 0:
             raise RuntimeError(f"bench.session failed:\n{done.stderr.strip()[-3000:]}")
-        self.count.checked += SESSION_CALLS
-        self.count.go_exec[kind] += SESSION_CALLS
-        self.count.python_reads[kind] += SESSION_CALLS + (how == "warm")
+        calls = SESSION_CALLS - (0 if steady else len(SESSION_QUERIES))
+        self.count.checked += calls
+        self.count.go_exec[kind] += calls
+        self.count.python_reads[kind] += calls + (how == "warm")
         return found
 
     def herd(self, kind: str, callers: int, args: str) -> dict[str, Any]:
@@ -298,7 +300,8 @@ def _sessions(bench: Bench, rounds: int, size: int) -> dict[str, Any]:
     fetch: dict[str, list[float]] = {kind: [] for kind in GOS}
     for r in range(rounds):
         for name in kinds:
-            samples[name].append(bench.session(name, go_first=r % 2 == 1))
+            steady = size <= DETAIL_SIZE  # past it, the six once: the targets' rows
+            samples[name].append(bench.session(name, go_first=r % 2 == 1, steady=steady))
         for kind in GOS:
             fetch[kind].append(bench.fetch_only(kind))
     found: dict[str, Any] = {}
@@ -333,7 +336,9 @@ def _session_figures(sessions: list[dict[str, Any]]) -> dict[str, Any]:
         "steady": _figure(
             [total(s["steady"], "python") for s in sessions],
             [total(s["steady"], "go") for s in sessions],
-        ),
+        )
+        if all(s["steady"] for s in sessions)
+        else None,
         "new_block": _figure(
             [s["new_block"]["python"] for s in sessions], [s["new_block"]["go"] for s in sessions]
         ),

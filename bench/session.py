@@ -10,7 +10,7 @@ interpreter, and prints one JSON object:
    Python always first, so that it bears every cost of a cold process;
 3. **repeated**: six different queries (``bench.data.SESSION_QUERIES``), each beside
    the Go's, the archive unchanged;
-4. **steady**: the same six again;
+4. **steady**: the same six again (not with ``--no-steady``);
 5. **new block**: one block archived (not timed), then the first query, beside the Go's;
    the block is locked again afterwards (``/debug/lock``), so that the next session
    reads the archive it measures.
@@ -50,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--token-env", default="")
     parser.add_argument("--go-first", action="store_true")
     parser.add_argument("--warm", action="store_true", help="host.warm() before the first")
+    parser.add_argument("--no-steady", action="store_true", help="not the six again")
     parser.add_argument("--new-label", default="bench: one new block")
     parser.add_argument(
         "--decoder", choices=("best", "json"), default="best", help="json: as without msgspec"
@@ -98,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     queries = [query.args() for query in SESSION_QUERIES]
     first = pair("first", queries[0], ("python", "go"))
     repeated = [pair("repeated", args) for args in queries]
-    steady = [pair("steady", args) for args in queries]
+    steady = [] if opts.no_steady else [pair("steady", args) for args in queries]
     archived = go.post(
         "/internal/v1/recall/archive",
         json={"label": opts.new_label, "content": "Échec du déploiement, une fois de plus."},
