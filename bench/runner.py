@@ -1,24 +1,28 @@
 """``make bench``: recall_search in Python and in Go, side by side, on the same data.
 
 For each archive size (the first N blocks of ``bench.data``'s seeded stream, archived
-in two Go reference instances, one with the conditional reads of ``/blocks`` and one
-without, ``-no-etag``):
+in two Go reference instances, one with the contract's extensions of ``/blocks``, the
+conditional and incremental reads, and one without, ``-no-etag``):
 
 - **sessions** (``bench.session``, each in a fresh interpreter): ``import recall``
   and ``GoTurnHost(...)`` timed, then the first search, six different queries
   (repeated), the same six again (steady), and a search after one new block, each
   beside the Go's own ``POST /internal/v1/tool/exec`` in the same process; against
-  each Go, and against the Go with the extension once more with json's decoder
-  only (as without the ``fast`` extra);
+  each Go, against the Go with the extensions once more after ``host.warm()``, and
+  (up to 10,000 blocks) with json's decoder only (as without the ``fast`` extra);
 - ``GET /blocks`` alone between sessions (the Go's encoding and the transfer: the
   floor under any read of the whole archive);
-- the decoders of the ``/blocks`` body, the word index's build and size, and at the
-  largest size the kernel (``run_tool`` over blocks in memory against Go's
-  ``BenchmarkSearch``).
+- up to 10,000 blocks, the decoders of the ``/blocks`` body and the word index's
+  build and size; at 10,000 (the largest size up to it) the kernel (``run_tool`` over
+  blocks in memory against Go's ``BenchmarkSearch``) and the Go's own ``GET /blocks``
+  after a new block;
+- from 10,000 blocks (and at the largest size), the Python path's memory
+  (``bench.memory``: the peak of a first search, the kept set).
 
-Then the cold start (``bench.coldstart``: import and first calls in fresh
-processes), the Python path's memory at the largest size (``bench.memory``), and
-the time of ``make parity``.
+Then, at the largest size, a herd after a change (``bench.herd``: 16 threads on one
+``GoTurnHost``, 50 tasks on one ``AsyncGoTurnHost``); the cold start
+(``bench.coldstart``: import and first calls in fresh processes); the time of
+``make parity``.
 
 Every output measured is compared with Go's, byte for byte: a divergence stops the
 run (exit 1). The Go's request log proves that the Python path never called
@@ -61,14 +65,20 @@ from recall._index import WordIndex
 __all__ = ["Config", "ParityFailure", "check_parity", "main", "parse_args", "run"]
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_SIZES = (100, 1000, 10_000)
+DEFAULT_SIZES = (100, 10_000, 100_000)
 QUICK_SIZES = (50, 300)
 TIMEOUT = 300.0
-GOS = ("etag", "plain")
-"""The two Gos: with the conditional reads of /blocks, and without (``-no-etag``)."""
-SESSION_KINDS = (("etag", "best"), ("plain", "best"), ("etag", "json"))
-"""(Go, decoder) of each kind of session: ``best`` decodes as the hosts do (msgspec when
-installed), ``json`` with json's scanner only (the port without its ``fast`` extra)."""
+DETAIL_SIZE = 10_000
+"""The largest size with the decoders, the index and ``json`` sessions measured."""
+GOS = ("delta", "plain")
+"""The two Gos: with the conditional and incremental reads of /blocks, and without
+(``-no-etag``)."""
+SESSION_KINDS = ("delta/best", "delta/warm", "plain/best", "delta/json")
+"""The kinds of session, ``GO/HOW``: ``best`` decodes as the hosts do (msgspec when
+installed), ``warm`` too, after ``host.warm()``, ``json`` with json's scanner only (the
+port without its ``fast`` extra; up to ``DETAIL_SIZE``)."""
+HERDS = (("sync", 16), ("async", 50))
+"""(host kind, callers) of the herds after a change."""
 SESSION_CALLS = 1 + 2 * len(SESSION_QUERIES) + 1
 """recall_search calls in a session, on each side."""
 
@@ -135,19 +145,21 @@ def check_parity(what: str, got: str, gold: str) -> None:
 
 
 class Archiver:
-    """POSTs blocks to a Go one by one over one kept-alive connection."""
+    """Archives blocks in a Go, in batches over one kept-alive connection."""
 
     def __init__(self, connection: GoConnection) -> None:
         self._go = GoClient(connection, timeout=TIMEOUT)
         self.count = 0
 
     def archive(self, blocks: Iterator[BlockSpec], count: int) -> float:
-        """Archive the next ``count`` blocks; the seconds it took."""
+        """Archive the next ``count`` blocks (``/debug/archive``, 2,000 a request); the
+        seconds it took."""
         start = time.perf_counter()
-        for _ in range(count):
-            spec = next(blocks)
-            self._go.archive(spec.label, spec.content)
-            self.count += 1
+        while count > 0:
+            batch = [(spec.label, spec.content, False) for spec in _take(blocks, min(count, 2000))]
+            self._go.archive_many(batch)
+            self.count += len(batch)
+            count -= len(batch)
         return time.perf_counter() - start
 
     def close(self) -> None:
@@ -217,10 +229,12 @@ class Bench:
             raise RuntimeError(f"GET {BLOCKS_PATH}: an empty body")
         return seconds
 
-    def session(self, kind: str, decoder: str, *, go_first: bool) -> dict[str, Any]:
-        """One bench.session in a fresh interpreter against the Go of this kind."""
+    def session(self, name: str, *, go_first: bool) -> dict[str, Any]:
+        """One bench.session of this kind (``GO/HOW``) in a fresh interpreter."""
+        kind, how = name.split("/")
         argv = [sys.executable, "-m", "bench.session", self.gos[kind].base_url]
-        argv += ["--decoder", decoder] + (["--go-first"] if go_first else [])
+        argv += ["--decoder", "json" if how == "json" else "best"]
+        argv += (["--go-first"] if go_first else []) + (["--warm"] if how == "warm" else [])
         done = subprocess.run(
             argv, cwd=ROOT, env=_child_env(), capture_output=True, text=True, timeout=900
         )
@@ -234,7 +248,25 @@ class Bench:
             raise RuntimeError(f"bench.session failed:\n{done.stderr.strip()[-3000:]}")
         self.count.checked += SESSION_CALLS
         self.count.go_exec[kind] += SESSION_CALLS
-        self.count.python_reads[kind] += SESSION_CALLS
+        self.count.python_reads[kind] += SESSION_CALLS + (how == "warm")
+        return found
+
+    def herd(self, kind: str, callers: int, args: str) -> dict[str, Any]:
+        """One bench.herd in a fresh interpreter against the Go with the extensions."""
+        argv = [sys.executable, "-m", "bench.herd", self.gos["delta"].base_url]
+        argv += ["--kind", kind, "--callers", str(callers), "--args", args]
+        done = subprocess.run(
+            argv, cwd=ROOT, env=_child_env(), capture_output=True, text=True, timeout=1800
+        )
+        try:
+            found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+        except (IndexError, ValueError):
+            raise RuntimeError(f"bench.herd failed:\n{done.stderr.strip()[-3000:]}") from None
+        if found["differ"]:
+            raise ParityFailure(f"bench.herd: {found['differ']} outputs of {callers} differ")
+        self.count.checked += callers + 1
+        self.count.go_exec["delta"] += 1
+        self.count.python_reads["delta"] += callers + 1
         return found
 
     def request_log_check(self, kind: str) -> None:
@@ -243,31 +275,30 @@ class Bench:
         go = self.gos[kind]
         new = go.requests(since=self.log_at[kind])
         self.log_at[kind] += len(new)
-        # A read of /blocks, plain or incremental (?since=<tag>).
-        new = [line.partition("?since=")[0] for line in new]
-        reads = sum(1 for line in new if line == f"GET {BLOCKS_PATH}")
+        reads = sum(1 for line in new if line.split("?")[0] == f"GET {BLOCKS_PATH}")
         execs = sum(1 for line in new if line == f"POST {EXEC_PATH}")
         expected = {f"GET {BLOCKS_PATH}", f"POST {EXEC_PATH}", f"POST {ARCHIVE_PATH}"}
-        others = [line for line in new if line not in expected]
+        others = [line for line in new if line.split("?")[0] not in expected]
         count = self.count
-        expected_reads = count.python_reads[kind] + count.bench_reads[kind]
-        if execs != count.go_exec[kind] or reads != expected_reads or others:
+        most = count.python_reads[kind] + count.bench_reads[kind]  # a read per search at most
+        if execs != count.go_exec[kind] or not count.bench_reads[kind] <= reads <= most or others:
             raise ParityFailure(
                 f"the {kind} Go saw {execs} /tool/exec calls (expected {count.go_exec[kind]}, "
-                f"the bench's own) and {reads} /blocks reads (expected {expected_reads}), "
+                f"the bench's own) and {reads} /blocks reads (expected at most {most}), "
                 f"other requests {others[:3]}: the Python path must read the archive and "
                 "never call Go's tool"
             )
         count.go_exec[kind] = count.python_reads[kind] = count.bench_reads[kind] = 0
 
 
-def _sessions(bench: Bench, rounds: int) -> dict[str, Any]:
+def _sessions(bench: Bench, rounds: int, size: int) -> dict[str, Any]:
     """Sessions of every kind, alternating, round by round; their figures."""
-    samples: dict[str, list[dict[str, Any]]] = {f"{k}/{d}": [] for k, d in SESSION_KINDS}
+    kinds = [k for k in SESSION_KINDS if size <= DETAIL_SIZE or not k.endswith("/json")]
+    samples: dict[str, list[dict[str, Any]]] = {k: [] for k in kinds}
     fetch: dict[str, list[float]] = {kind: [] for kind in GOS}
     for r in range(rounds):
-        for kind, decoder in SESSION_KINDS:
-            samples[f"{kind}/{decoder}"].append(bench.session(kind, decoder, go_first=r % 2 == 1))
+        for name in kinds:
+            samples[name].append(bench.session(name, go_first=r % 2 == 1))
         for kind in GOS:
             fetch[kind].append(bench.fetch_only(kind))
     found: dict[str, Any] = {}
@@ -288,6 +319,9 @@ def _session_figures(sessions: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "import_s": _median([s["import_s"] for s in sessions]),
         "host_s": _median([s["host_s"] for s in sessions]),
+        "warm_s": _median([s["warm_s"] for s in sessions])
+        if all(s.get("warm_s") is not None for s in sessions)
+        else None,
         "first": _figure(
             [s["first"]["python"] for s in sessions], [s["first"]["go"] for s in sessions]
         ),
@@ -333,8 +367,8 @@ def _go_get_after(bench: Bench, rounds: int) -> dict[str, Any]:
     """The Go's own GET /blocks right after one new block, when the dozen reads before it
     were 304s (a host of the extension) or full 200s (a host without): the Go's side of
     "after a new block". Each new block is locked again afterwards."""
-    go = bench.gos["etag"]
-    client = bench.clients["etag"]
+    go = bench.gos["delta"]
+    client = bench.clients["delta"]
     found: dict[str, list[float]] = {"after 304s": [], "after 200s": []}
     with httpx.Client(base_url=go.base_url, timeout=TIMEOUT, trust_env=False) as reader:
         for _ in range(rounds):
@@ -351,8 +385,8 @@ def _go_get_after(bench: Bench, rounds: int) -> dict[str, Any]:
                 if answer.status_code != 200:
                     raise RuntimeError(f"GET {BLOCKS_PATH} after a new block: {answer.status_code}")
                 client.lock(seq)
-                bench.count.bench_reads["etag"] += 14
-                bench.count.go_exec["etag"] += 12
+                bench.count.bench_reads["delta"] += 14
+                bench.count.go_exec["delta"] += 12
     return {mode: {"seconds": _median(v), "samples_s": v} for mode, v in found.items()}
 
 
@@ -394,7 +428,7 @@ def _kernel(bench: Bench, body: bytes, work_dir: Path, golds: dict[str, str]) ->
 
 def _measure_size(bench: Bench, size: int, work_dir: Path) -> dict[str, Any]:
     cfg = bench.cfg
-    body = bench.read("etag")
+    body = bench.read("delta")
     blocks = _blocks_of(body)
     if len(blocks) != size:
         raise RuntimeError(f"the Go serves {len(blocks)} blocks, {size} were archived")
@@ -404,53 +438,67 @@ def _measure_size(bench: Bench, size: int, work_dir: Path) -> dict[str, Any]:
         "composition": _composition(blocks),
     }
     del blocks
-    bench.log(f"[bench] {size} blocks: decoders and the word index…")
-    entry["decode_s"] = time_decoders(body, max(1, min(cfg.rounds, 5)))
-    entry["index"] = _index_figures(body, cfg.rounds)
-    if cfg.kernel and size == max(cfg.sizes):
+    if size <= DETAIL_SIZE:
+        bench.log(f"[bench] {size} blocks: decoders and the word index…")
+        entry["decode_s"] = time_decoders(body, max(1, min(cfg.rounds, 5)))
+        entry["index"] = _index_figures(body, cfg.rounds)
+    if cfg.kernel and size == max((s for s in cfg.sizes if s <= DETAIL_SIZE), default=0):
         bench.log(f"[bench] {size} blocks: kernel…")
         golds = {
-            q.name: bench.clients["etag"].exec_tool("recall_search", q.args()) for q in QUERIES
+            q.name: bench.clients["delta"].exec_tool("recall_search", q.args()) for q in QUERIES
         }
-        bench.count.go_exec["etag"] += len(QUERIES)
+        bench.count.go_exec["delta"] += len(QUERIES)
         entry["kernel"] = _kernel(bench, body, work_dir, golds)
         bench.log(f"[bench] {size} blocks: the Go's GET after a new block…")
         entry["go_get_after_new_block"] = _go_get_after(bench, max(1, min(cfg.rounds, 3)))
     del body
     gc.collect()
     bench.log(f"[bench] {size} blocks: sessions…")
-    entry.update(_sessions(bench, cfg.rounds))
+    entry.update(_sessions(bench, cfg.rounds, size))
     for kind in GOS:
         bench.request_log_check(kind)
+    if cfg.memory and (size >= DETAIL_SIZE or size == max(cfg.sizes)):
+        modes = ("rss", "tracemalloc") if size <= DETAIL_SIZE else ("rss",)
+        entry["memory"] = _measure_memory(bench, entry, modes)
+    if size == max(cfg.sizes):
+        entry["herd"] = {}
+        for kind, callers in HERDS:
+            bench.log(f"[bench] {size} blocks: {callers} callers of one {kind} host…")
+            herd = bench.herd(kind, callers, cfg.queries[0].args())
+            herd["ratio"] = (herd["peak_bytes"] or 0) / entry["body_bytes"]
+            entry["herd"][kind] = herd
+        bench.request_log_check("delta")
     return entry
 
 
-def _measure_memory(bench: Bench, largest: dict[str, Any]) -> dict[str, Any]:
-    """The Python path's peak and kept memory for the first query over the largest archive."""
+def _measure_memory(bench: Bench, entry: dict[str, Any], modes: Sequence[str]) -> dict[str, Any]:
+    """The Python path's peak and kept memory for the first query over this archive."""
     query = bench.cfg.queries[0]
-    go = bench.gos["etag"]
-    bench.log(f"[bench] {largest['blocks']} blocks: memory of the Python path…")
-    digest = hashlib.sha256(bench.clients["etag"].exec_tool("recall_search", query.args()).encode())
-    bench.count.go_exec["etag"] += 1
-    body_bytes = largest["body_bytes"]
+    go = bench.gos["delta"]
+    bench.log(f"[bench] {entry['blocks']} blocks: memory of the Python path…")
+    digest = hashlib.sha256(
+        bench.clients["delta"].exec_tool("recall_search", query.args()).encode()
+    )
+    bench.count.go_exec["delta"] += 1
+    body_bytes = entry["body_bytes"]
     memory: dict[str, Any] = {
-        "blocks": largest["blocks"],
+        "blocks": entry["blocks"],
         "query": query.name,
         "body_bytes": body_bytes,
     }
-    for mode in ("rss", "tracemalloc"):
+    for mode in modes:
         found = measure(go.base_url, query.args(), mode, searches=3)
         searches = found["searches"]
         assert isinstance(searches, list)
         for n, search in enumerate(searches):
             bench.count.checked += 1
-            bench.count.python_reads["etag"] += 1
+            bench.count.python_reads["delta"] += 1
             if search["output_sha256"] != digest.hexdigest():
                 raise ParityFailure(f"memory child ({mode}), search {n + 1}: output differs")
             search["ratio"] = search["peak_bytes"] / body_bytes
         memory[mode] = searches
         memory[f"{mode}_kept"] = found.get("kept")
-    bench.request_log_check("etag")
+    bench.request_log_check("delta")
     return memory
 
 
@@ -511,11 +559,11 @@ def _run(cfg: Config, work_dir: Path, results: dict[str, Any], started: float) -
     specs = generate_blocks(max(cfg.sizes), cfg.seed)
     reference = GoReference()
     with (
-        reference.start(first_seq=1, etag=True) as with_etag,
+        reference.start(first_seq=1) as with_extensions,
         reference.start(first_seq=1, etag=False) as without,
     ):
-        gos = {"etag": with_etag, "plain": without}
-        results["go"] = with_etag.version()
+        gos = {"delta": with_extensions, "plain": without}
+        results["go"] = with_extensions.version()
         bench = Bench(cfg, gos)
         archivers = {kind: Archiver(go.connection) for kind, go in gos.items()}
         try:
@@ -528,8 +576,6 @@ def _run(cfg: Config, work_dir: Path, results: dict[str, Any], started: float) -
                 entry = _measure_size(bench, size, work_dir)
                 entry["archive_s"] = max(load_s)
                 results["sizes"].append(entry)
-            if cfg.memory:
-                results["memory"] = _measure_memory(bench, results["sizes"][-1])
         finally:
             for archiver in archivers.values():
                 archiver.close()
@@ -566,8 +612,8 @@ def parse_args(argv: Sequence[str]) -> Config:
         prog="python -m bench",
         description="recall_search, Python against Go, side by side (`make bench`).",
     )
-    parser.add_argument("--sizes", type=_sizes, help="archive sizes (default 100,1000,10000)")
-    parser.add_argument("--rounds", type=int, help="sessions of each kind per size (default 5)")
+    parser.add_argument("--sizes", type=_sizes, help="archive sizes (default 100,10000,100000)")
+    parser.add_argument("--rounds", type=int, help="sessions of each kind per size (default 3)")
     parser.add_argument(
         "--min-time", type=float, help="seconds per kernel sample, each side (default 0.3)"
     )
@@ -590,7 +636,7 @@ def parse_args(argv: Sequence[str]) -> Config:
     )
     opts = parser.parse_args(argv)
     quick = bool(opts.quick)
-    rounds = opts.rounds if opts.rounds is not None else (2 if quick else 5)
+    rounds = opts.rounds if opts.rounds is not None else (2 if quick else 3)
     if rounds < 1:
         parser.error("--rounds must be at least 1")
     return Config(

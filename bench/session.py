@@ -3,7 +3,8 @@
 ``python -m bench.session URL [--token-env VAR] [--go-first]`` runs, in this fresh
 interpreter, and prints one JSON object:
 
-1. ``import recall`` (timed), then ``GoTurnHost(URL)`` (timed);
+1. ``import recall`` (timed), then ``GoTurnHost(URL)`` (timed); with ``--warm``,
+   ``host.warm()`` (timed apart: what a service pays in its start-up hook);
 2. **first**: the host's first ``recall_search`` (the first query), then the Go's
    own ``POST /internal/v1/tool/exec`` from a new httpx client (a new connection):
    Python always first, so that it bears every cost of a cold process;
@@ -48,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("url")
     parser.add_argument("--token-env", default="")
     parser.add_argument("--go-first", action="store_true")
+    parser.add_argument("--warm", action="store_true", help="host.warm() before the first")
     parser.add_argument("--new-label", default="bench: one new block")
     parser.add_argument(
         "--decoder", choices=("best", "json"), default="best", help="json: as without msgspec"
@@ -63,6 +65,11 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     host = recall.GoTurnHost(opts.url, token=token, timeout=300.0)
     constructed = time.perf_counter() - started
+    warmed = None
+    if opts.warm and hasattr(host, "warm"):
+        started = time.perf_counter()
+        host.warm()
+        warmed = time.perf_counter() - started
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     go = httpx.Client(base_url=opts.url, headers=headers, timeout=300.0, trust_env=False)
     order = ("go", "python") if opts.go_first else ("python", "go")
@@ -109,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             {
                 "import_s": imported,
                 "host_s": constructed,
+                "warm_s": warmed,
                 "first": first,
                 "repeated": repeated,
                 "steady": steady,

@@ -185,7 +185,7 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
     from parity.replay import ALL_MODES, Replayer, check_consistency
 
     started = time.perf_counter()
-    passed = failed = not_modified = 0
+    passed = failed = not_modified = deltas = 0
     modes = tuple(m for m in ALL_MODES if args.fallback or m != "fallback")
     for corpus, path in _corpora(args):
         loaded = journal.load(path)
@@ -201,6 +201,7 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
         passed += result.passed
         failed += result.failed
         not_modified += result.not_modified
+        deltas += result.deltas
         unchecked = sum(1 for r in result.results if r.call.reads is None)
         if unchecked:
             print(
@@ -212,6 +213,7 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
     if args.verbose:
         print(f"replayed in {elapsed:.2f}s ({' + '.join(modes)})", file=out)
         print(f"conditional pass: {not_modified} reads of /blocks answered 304", file=out)
+        print(f"delta pass: {deltas} reads of /blocks answered with a delta", file=out)
     print(f"{passed} passed, {failed} failed", file=out)
     return 0 if failed == 0 else 1
 

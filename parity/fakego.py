@@ -16,6 +16,13 @@ SHA-256, so that it names that set and no other), and a read whose
 ``If-None-Match`` names it (a list of tags, ``*``, weak comparison, as the Go
 reference reads it) is answered 304 with the tag and no body.
 
+``delta`` mode is ``conditional`` with the incremental reads: the fake serves a set
+(the journal's, or one that ``stage`` gives it) under a tag of its own, remembers
+every set it tagged, and answers ``/blocks?since=<tag>`` as the contract says: 304
+for the current tag, ``{"since", "blocks", "gone"}`` from a set it tagged, the full
+body for any other tag. A ``since`` whose tag the request's ``If-None-Match`` does not
+name is a request the fake was not set up for.
+
 Each ``Served`` request names the archive read it is (``Served.read``), in the form
 the journal records Go's reads: ``"block?seq=N"`` and ``"blocks"``.
 
@@ -55,7 +62,7 @@ __all__ = [
     "names_tag",
 ]
 
-Mode = Literal["archive", "conditional", "fallback"]
+Mode = Literal["archive", "conditional", "delta", "fallback"]
 
 _INT64 = 2**63
 _SEQ_RE = re.compile(r"[+-]?[0-9]+\Z")
@@ -150,6 +157,9 @@ class FakeGo:
         self._blocks_body = go_json({"blocks": [_block_obj(b) for b in journal.blocks]})
         self.etag = '"fake-' + hashlib.sha256(self._blocks_body).hexdigest()[:16] + '"'
         """The strong ETag of the blocks in ``conditional`` mode."""
+        self._tagged: dict[str, dict[int, JournalBlock]] = {}  # every set delta mode served
+        self._current = ""
+        self.stage()
         self._outputs: dict[tuple[str, str], str] = {}
         for c in journal.calls:
             self._outputs.setdefault((c.tool, c.args), c.output)
@@ -233,6 +243,25 @@ class FakeGo:
                 "the fake Go saw requests it was not set up for:\n  " + "\n  ".join(problems)
             )
 
+    def stage(self, blocks: Iterable[JournalBlock] | None = None) -> str:
+        """Serve ``blocks`` (by default the journal's) in ``delta`` mode, under a new tag;
+        the tag."""
+        items = self.journal.blocks if blocks is None else blocks
+        tag = f'"fake-delta-{len(self._tagged)}"'
+        self._tagged[tag] = {b.seq: b for b in sorted(items, key=lambda b: b.seq)}
+        self._current = tag
+        return tag
+
+    def stale(self, k: int) -> list[JournalBlock]:
+        """The ``k``-th of a cycle of sets that differ from the journal's: a quarter of
+        its blocks missing and two blocks it lacks; every fifth, the journal's own."""
+        if k % 5 == 4:
+            return list(self.journal.blocks)
+        top = max(self._blocks, default=0)
+        kept = [b for i, b in enumerate(self.journal.blocks) if i % 4 != k % 4]
+        extra = [JournalBlock(top + k % 3 + i, f"stale {k}", f"stale block {i}") for i in (1, 2)]
+        return kept + extra
+
     def expected_output(self, tool: str, args: str) -> str | None:
         """The recorded output served in fallback mode for this call, if any."""
         return self._outputs.get((tool, args))
@@ -265,6 +294,8 @@ class FakeGo:
             return self._unavailable("archive reads")
         from werkzeug import Response
 
+        if self.mode == "delta":
+            return self._delta_blocks(request)
         if self.mode != "conditional":
             return Response(self._blocks_body, status=200, content_type="application/json")
         headers = {"ETag": self.etag}
@@ -273,6 +304,27 @@ class FakeGo:
         return Response(
             self._blocks_body, status=200, content_type="application/json", headers=headers
         )
+
+    def _delta_blocks(self, request: Request) -> Response:
+        from werkzeug import Response
+
+        tag, current = self._current, self._tagged[self._current]
+        headers = {"ETag": tag}
+        since = request.args.get("since")
+        none_match = request.headers.getlist("If-None-Match")
+        if since is not None and not names_tag(none_match, since):
+            self.server.add_assertion(f"GET {BLOCKS_PATH}?since={since} without If-None-Match")
+        if names_tag(none_match, tag) or since == tag:
+            return Response(status=304, headers=headers)
+        old = self._tagged.get(since or "")
+        if old is None:
+            body = blocks_body(current)
+        else:
+            blocks = [_block_obj(b) for seq, b in current.items() if seq not in old]
+            body = go_json(
+                {"since": since, "blocks": blocks, "gone": sorted(set(old) - set(current))}
+            )
+        return Response(body, status=200, content_type="application/json", headers=headers)
 
     def _exec(self, request: Request) -> Response:
         if self.mode == "archive":

@@ -373,7 +373,7 @@ def _compare_example(
     host for each; DivergenceFound at the first call that diverges (Abort on a harness
     error). A call already compared over the same archive is not played again.
     """
-    session = gos.session(etag=etag)
+    session = gos.session(mode="etag" if etag else "plain")
     go = _Archive(session, first_seq, specs)
     for archived, locked in archives(len(specs)):
         blocks = go.blocks(archived, locked)

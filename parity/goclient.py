@@ -39,6 +39,7 @@ from parity.errors import GoClientError
 from parity.journal import JournalBlock
 
 __all__ = [
+    "ANSWERS_PATH",
     "ARCHIVE_BATCH_PATH",
     "ARCHIVE_PATH",
     "BATCH_PATH",
@@ -76,6 +77,7 @@ EXEC_PATH: Final = "/internal/v1/tool/exec"
 # The Go reference's debug routes (goref/server); a production Go has none of them.
 REQUESTS_PATH: Final = "/debug/requests"
 READS_PATH: Final = "/debug/reads"
+ANSWERS_PATH: Final = "/debug/answers"
 VERSION_PATH: Final = "/debug/version"
 LOCK_PATH: Final = "/debug/lock"
 RESET_PATH: Final = "/debug/reset"
@@ -338,13 +340,14 @@ def _nothing(doc: dict[str, Any], fail: Fail) -> None:
 
 
 def log_request(
-    log: Literal["requests", "reads"], *, since: int | None = None
+    log: Literal["requests", "reads", "answers"], *, since: int | None = None
 ) -> DebugRequest[list[str]]:
-    """One of the Go's logs (``GET /debug/requests`` or ``/debug/reads``): its entries,
+    """One of the Go's logs (``GET /debug/requests``, ``/debug/reads`` or
+    ``/debug/answers``, how it answered each ``/blocks``): its entries,
     in order; with ``since``, only those from that index on (a reference without
     ``?since=`` is an error, never the whole log taken for a part).
     """
-    path = REQUESTS_PATH if log == "requests" else READS_PATH
+    path = {"requests": REQUESTS_PATH, "reads": READS_PATH, "answers": ANSWERS_PATH}[log]
     target = path if since is None else f"{path}{'&' if '?' in path else '?'}since={since}"
 
     def read(doc: dict[str, Any], fail: Fail) -> list[str]:

@@ -182,7 +182,9 @@ class GoReference:
         cover: bool = False,
         cover_dir: Path | None = None,
         etag: bool = True,
+        since: bool = True,
         since_history: int | None = None,
+        port: int = 0,
         debug: bool = True,
         rewrite_output: Mapping[str, str] | None = None,
         exec_delay: float | None = None,
@@ -192,7 +194,9 @@ class GoReference:
         """Build if needed, start an instance on a free loopback port, wait until it answers.
 
         ``etag=False`` starts a Go without conditional reads of ``/blocks`` (``-no-etag``);
-        ``since_history=N`` one that keeps N changes for ``?since=`` (0: none);
+        ``since=False``, one with conditional reads without incremental ones
+        (``-no-since``); ``since_history``, one that keeps that many changes for them
+        (``-since-history N``, 0: none); ``port``, one on that loopback port (0: a free one);
         ``debug=False``, one whose ``/debug/`` routes are a bare 404 (``-no-debug``), as
         in production: ``lock``, ``reset`` and ``requests`` then fail.
 
@@ -209,7 +213,7 @@ class GoReference:
         argv = [
             str(binary),
             "-addr",
-            "127.0.0.1:0",
+            f"127.0.0.1:{port}",
             "-first-seq",
             str(first_seq),
             "-exit-on-stdin-eof",
@@ -218,6 +222,8 @@ class GoReference:
             argv += ["-token", token]
         if not etag:
             argv.append("-no-etag")
+        if not since:
+            argv.append("-no-since")
         if since_history is not None:
             argv += ["-since-history", str(since_history)]
         if not debug:

@@ -12,7 +12,12 @@ Three passes over one fake Go (``parity.fakego``):
    (an ETag on every 200, 304 to an ``If-None-Match`` that names it): the same
    outputs and reads as ``archive``, whether the host asks conditionally or not;
    ``ReplayResult.not_modified`` counts the 304s it got;
-3. ``fallback``: the archive routes answer 500 and ``/tool/exec`` serves the recorded
+3. ``delta``: the same with the incremental reads (``/blocks?since=``): before each
+   call that reads ``/blocks``, the host searches once over a set that differs from
+   the journal's (``FakeGo.stale``: blocks missing, blocks the journal lacks), so that
+   the call's read is a delta back to the journal's set when the host keeps a set
+   (``ReplayResult.deltas`` counts them); the same outputs and reads as ``archive``;
+4. ``fallback``: the archive routes answer 500 and ``/tool/exec`` serves the recorded
    outputs, so a call that reads the archive must fall back on Go, exactly once.
 
 A case passes when both passes give its golden output, byte for byte, the archive
@@ -45,8 +50,9 @@ __all__ = [
 
 MODES: tuple[Mode, ...] = ("archive", "fallback")
 """The passes that tell the tools' outputs and reads apart (what a mutation run replays)."""
-ALL_MODES: tuple[Mode, ...] = ("archive", "conditional", "fallback")
-"""Every pass: ``MODES`` and the conditional reads of ``/blocks`` (``make parity``)."""
+ALL_MODES: tuple[Mode, ...] = ("archive", "conditional", "delta", "fallback")
+"""Every pass: ``MODES`` and the conditional and incremental reads of ``/blocks``
+(``make parity``)."""
 _READS = (BLOCK_PATH, BLOCKS_PATH)
 
 
@@ -122,6 +128,8 @@ class ReplayResult:
     results: list[CaseResult] = field(default_factory=list)
     not_modified: int = 0
     """The reads of /blocks answered 304 in the ``conditional`` pass."""
+    deltas: int = 0
+    """The reads of /blocks answered with a delta in the ``delta`` pass."""
 
     @property
     def passed(self) -> int:
@@ -177,6 +185,7 @@ class Replayer:
         self.timeout = timeout
         self.fake = FakeGo(journal)
         self._host: ToolHost | None = None
+        self._staged = 0  # the stale sets the delta pass served
 
     def start(self) -> Replayer:
         """Start the fake Go and build the host under test."""
@@ -221,6 +230,7 @@ class Replayer:
         server = self.fake.server
         before = len(server.assertions)
         errors_before = len(server.handler_errors)
+        primed = self._prime(call) if mode == "delta" else []
         mark = self.fake.mark()
         output: str | None = None
         error: str | None = None
@@ -229,11 +239,31 @@ class Replayer:
         except Exception as e:  # the implementation's failure is the case's failure
             error = f"{type(e).__name__}: {e}"
         served = tuple(self.fake.served_since(mark))
-        problems = [f"unexpected request: {str(a).splitlines()[0]}" for a in server.assertions]
-        problems += [f"fake Go handler error: {e!r}" for e in server.handler_errors]
+        problems = primed + [
+            f"unexpected request: {str(a).splitlines()[0]}" for a in server.assertions[before:]
+        ]
+        problems += [f"fake Go handler error: {e!r}" for e in server.handler_errors[errors_before:]]
         del server.assertions[before:], server.handler_errors[errors_before:]
         problems += _request_problems(call, mode, served, self.corpus)
         return ModeRun(mode, output, error, served, tuple(problems))
+
+    def _prime(self, call: JournalCall) -> list[str]:
+        """Have the host search once over a stale set, then serve the journal's again
+        (for a call that reads ``/blocks``); what went wrong, if anything."""
+        if call.reads is not None and "blocks" not in call.reads:
+            return []
+        self.fake.stage(self.fake.stale(self._staged))
+        self._staged += 1
+        mark = self.fake.mark()
+        try:
+            self.host.exec_tool(call.tool, call.args)
+        except Exception as e:
+            return [f"over a stale set before it, python raised {type(e).__name__}: {e}"]
+        finally:
+            self.fake.stage()
+        if any(s.path == EXEC_PATH for s in self.fake.served_since(mark)):
+            return [f"over a stale set before it, fell back on POST {EXEC_PATH}"]
+        return []
 
     def run_case(self, call: JournalCall, *, modes: Sequence[Mode] = ALL_MODES) -> CaseResult:
         """Run one call in each mode; the fake is checked after each."""
@@ -276,6 +306,14 @@ class Replayer:
             for served in run.served
             if served.read == "blocks" and served.status == 304
         )
+        result.deltas = sum(
+            1
+            for case_runs in runs.values()
+            for run in case_runs
+            if run.mode == "delta"
+            for served in run.served
+            if served.read == "blocks" and served.body.startswith('{"since"')
+        )
         return result
 
 
@@ -287,7 +325,7 @@ def _request_problems(
         return []
     execs = [s for s in served if s.path == EXEC_PATH]
     reads = [s for s in served if s.path in _READS]
-    if mode != "fallback":  # archive, conditional: the tools' own reads and outputs
+    if mode != "fallback":  # archive, conditional, delta: the tools' own reads and outputs
         problems = []
         if execs:
             problems.append(f"fell back on POST {EXEC_PATH} (the fake answered 500)")

@@ -22,9 +22,10 @@ import asyncio
 import hashlib
 import re
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NoReturn, Protocol
+from typing import Any, Literal, NoReturn, Protocol, get_args
 
 import httpx
 from hypothesis import seed, settings
@@ -95,6 +96,20 @@ def go_text(text: str) -> str:
 # -- the Go ---------------------------------------------------------------------------
 
 
+GoMode = Literal["plain", "etag", "delta", "forgetful"]
+"""How a Go reference serves ``/blocks``: without conditional reads (``plain``), with
+them alone (``etag``), with incremental reads and their history (``delta``), or with
+incremental reads and no history (``forgetful``: every ``since`` but the current tag
+answered in full)."""
+GO_MODES: tuple[GoMode, ...] = get_args(GoMode)
+_MODE_OPTIONS: dict[GoMode, dict[str, Any]] = {
+    "plain": {"etag": False},
+    "etag": {"since": False},
+    "delta": {},
+    "forgetful": {"since_history": 0},
+}
+
+
 class GoSession:
     """One Go reference process, emptied and filled again for each example.
 
@@ -102,11 +117,25 @@ class GoSession:
     request log: the log holds the hosts' requests only.
     """
 
-    def __init__(self, reference: GoReference, *, etag: bool = True) -> None:
-        self.etag = etag
-        self.running: RunningReference = reference.start(etag=etag)
+    def __init__(self, reference: GoReference, *, mode: GoMode = "delta") -> None:
+        self.mode: GoMode = mode
+        self._reference = reference
+        self.running: RunningReference = reference.start(**_MODE_OPTIONS[mode])
         self.client: GoClient = self.running.client
         self._log_at = 0
+
+    def restart(self, first_seq: int, blocks: Sequence[BlockSpec]) -> None:
+        """Stop the process and start a new one on the same address (a new boot nonce,
+        no history), holding ``blocks`` (every block archived, locked or not) from
+        ``first_seq`` on, as the old one held them.
+        """
+        port = urllib.parse.urlsplit(self.running.base_url).port or 0
+        self.running.stop()
+        self.running = self._reference.start(
+            first_seq=first_seq, port=port, **_MODE_OPTIONS[self.mode]
+        )
+        self.client = self.running.client
+        self.load(first_seq, blocks)  # its logs emptied of the start's own reads
 
     @property
     def connection(self) -> GoConnection:
@@ -350,8 +379,8 @@ class Host:
 
 
 class Rig:
-    """What a run's examples share: its Go references (one with conditional reads, one
-    without, each started when first needed), the event loop of async hosts, and the
+    """What a run's examples share: its Go references (one per ``GoMode``, each started
+    when first needed), the event loop of async hosts, and the
     recording of every request the hosts send.
     """
 
@@ -360,13 +389,13 @@ class Rig:
         self.wrap = wrap
         self.loop = asyncio.Runner()
         self.recording = Recording()
-        self._sessions: dict[bool, GoSession] = {}
+        self._sessions: dict[GoMode, GoSession] = {}
 
-    def session(self, *, etag: bool) -> GoSession:
-        """The Go reference with (or without) conditional reads of /blocks."""
-        if etag not in self._sessions:
-            self._sessions[etag] = GoSession(self.reference, etag=etag)
-        return self._sessions[etag]
+    def session(self, *, mode: GoMode) -> GoSession:
+        """The Go reference that serves ``/blocks`` as ``mode`` says."""
+        if mode not in self._sessions:
+            self._sessions[mode] = GoSession(self.reference, mode=mode)
+        return self._sessions[mode]
 
     def host(self, spec: HostSpec, session: GoSession) -> Host:
         """A new host of ``spec``'s kind over ``session``'s Go."""

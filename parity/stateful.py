@@ -1,14 +1,17 @@
 """Stateful differential fuzzing: one Go and one host live through a sequence of steps.
 
 :class:`RecallMachine` (a Hypothesis ``RuleBasedStateMachine``) starts a Go reference
-(with or without conditional reads) at a drawn first seq, with a host of a drawn kind
+(in a drawn ``GoMode``: without conditional reads, with them alone, with incremental
+reads and their history, or without history) at a drawn first seq, with a host of a drawn kind
 (``GoTurnHost`` or ``AsyncGoTurnHost``, with or without its block cache), and draws
 the example's pool of calls; then it runs steps: archive a block (or the rest of the
 example's blocks), lock or unlock one (``/debug/lock``), a new call (which joins the
-pool), and a new host now and then. The whole pool is played over the empty archive,
+pool), a new host now and then, and once at most a restart of the Go (a new process on
+the same address holding the same blocks: the tag the host keeps is another
+instance's). The whole pool is played over the empty archive,
 then again after every change of the archive's readable set: each of its calls is a
 new call in each new state, drawn once (a call already played by a host of the same
-kind, against a Go of the same ETag mode, that last played in the same readable set,
+kind, against a Go of the same mode, that last played in the same readable set,
 over the same readable set, is not played again: nothing it depends on changed; the
 pool's first call of each tool always is, so that the host reads every state).
 After every call the host's output must equal Go's own
@@ -48,12 +51,14 @@ from parity.goclient import DebugRequest, lock_request
 from parity.reference import GoReference
 from parity.report import mismatch_report
 from parity.rig import (
+    GO_MODES,
     HARNESS_ERRORS,
     Abort,
     Clock,
     Distinct,
     DivergenceFound,
     FuzzStats,
+    GoMode,
     GoSession,
     Host,
     HostSpec,
@@ -80,6 +85,7 @@ __all__ = [
     "Lock",
     "NewHost",
     "RecallMachine",
+    "Restart",
     "Start",
     "StatefulDivergence",
     "Step",
@@ -105,12 +111,12 @@ POOL_MAX = 64
 
 @dataclass(frozen=True)
 class Start:
-    """A Go reference (``etag``: with conditional reads) whose next seq is ``first_seq``,
+    """A Go reference serving ``/blocks`` as ``go`` says, whose next seq is ``first_seq``,
     and a host of ``host``'s kind over it.
     """
 
     first_seq: int
-    etag: bool
+    go: GoMode
     host: HostSpec
 
 
@@ -146,7 +152,13 @@ class NewHost:
     host: HostSpec
 
 
-Step = Start | Archive | Lock | Call | NewHost
+@dataclass(frozen=True)
+class Restart:
+    """The Go restarts: a new process on the same address holds the same blocks (the
+    host stays; the tag it keeps is now another instance's)."""
+
+
+Step = Start | Archive | Lock | Call | NewHost | Restart
 
 
 def _source(step: Step) -> str:
@@ -188,7 +200,7 @@ class StatefulDivergence:
             "",
             "from parity.reference import GoReference",
             "from parity.rig import HostSpec",
-            "from parity.stateful import Archive, Call, Lock, NewHost, Start, replay",
+            "from parity.stateful import Archive, Call, Lock, NewHost, Restart, Start, replay",
             "",
             "",
             "@pytest.mark.go",
@@ -248,11 +260,11 @@ class _World:
     clock: Clock
     played: Distinct = field(default_factory=Distinct)
     """The calls played, each keyed on what the host's output may depend on besides
-    its args: the host's kind, the Go's ETag mode, the state the host last played in
+    its args: the host's kind, the Go's mode, the state the host last played in
     (what it may have kept), the state it plays in (see :meth:`RecallMachine._play_pool`)."""
 
-    def session(self, *, etag: bool) -> GoSession:
-        return self.rig.session(etag=etag)
+    def session(self, *, mode: GoMode) -> GoSession:
+        return self.rig.session(mode=mode)
 
     def host(self, spec: HostSpec, session: GoSession) -> Host:
         return self.rig.host(spec, session)
@@ -287,7 +299,9 @@ class RecallMachine(RuleBasedStateMachine):
         self._session: GoSession | None = None
         self._state = state_key(())
         self._spec = HostSpec()
-        self._etag = False
+        self._mode: GoMode = "plain"
+        self._first_seq = 1
+        self._restarted = False
         self._kept: int | None = None  # the state this host last played in (None: new)
         self._calls: st.SearchStrategy[tuple[str, str]] = calls()
         self._sent_at = 0
@@ -297,7 +311,7 @@ class RecallMachine(RuleBasedStateMachine):
 
     @initialize(
         first_seq=st.sampled_from(FIRST_SEQS),
-        etag=st.booleans(),
+        mode=st.sampled_from(GO_MODES),
         host=host_specs(),
         blocks=block_sets(),
         data=st.data(),
@@ -305,7 +319,7 @@ class RecallMachine(RuleBasedStateMachine):
     def start(
         self,
         first_seq: int,
-        etag: bool,
+        mode: GoMode,
         host: HostSpec,
         blocks: list[BlockSpec],
         data: st.DataObject,
@@ -321,13 +335,13 @@ class RecallMachine(RuleBasedStateMachine):
         self._calls = calls(seqs, words)
         pool = data.draw(call_pools(seqs, words, max_size=POOL), label="pool")
         self._pool = dict.fromkeys(pool)
-        self._log.append(Start(first_seq, etag, host))
-        self._harness(self._start, etag, first_seq, host)
+        self._log.append(Start(first_seq, mode, host))
+        self._harness(self._start, mode, first_seq, host)
         self._play_pool()
 
-    def _start(self, etag: bool, first_seq: int, host: HostSpec) -> None:
-        self._spec, self._etag = host, etag
-        self._session = self._world.session(etag=etag)
+    def _start(self, mode: GoMode, first_seq: int, host: HostSpec) -> None:
+        self._spec, self._mode, self._first_seq = host, mode, first_seq
+        self._session = self._world.session(mode=mode)
         self._session.load(first_seq)
         self._world.stats.archives += 1
         self._sent_at = len(self._world.recording.seen)
@@ -398,6 +412,21 @@ class RecallMachine(RuleBasedStateMachine):
         self._host = self._world.host(host, self._go())
         self._spec, self._kept = host, None
 
+    @precondition(lambda self: not self._restarted)
+    @rule()
+    def restart(self) -> None:
+        """Restart the Go (once an example): every call of the pool again, through the
+        same host, over the same archive served by a new process.
+        """
+        self._flush()
+        self._restarted = True
+        blocks = [self._blocks[seq] for seq in sorted(self._blocks)]
+        self._harness(self._go().restart, self._first_seq, blocks)
+        self._sent_at = len(self._world.recording.seen)
+        self._log.append(Restart())
+        self._kept = hash((Restart, self._state))  # what the host keeps: another Go's set
+        self._play_pool()
+
     def teardown(self) -> None:
         """Every call compared, the Go's request log checked, the host closed; then the
         run ends on a harness error met (``Abort``), or when its time (or shrinking's)
@@ -458,7 +487,7 @@ class RecallMachine(RuleBasedStateMachine):
         self._kept = self._state
 
     def _context(self) -> int:
-        return hash((self._spec, self._etag, self._kept, self._state))
+        return hash((self._spec, self._mode, self._kept, self._state))
 
     def _play(self, calls_: Sequence[tuple[str, str]]) -> None:
         if self._host is None or self._broken is not None:
@@ -580,7 +609,7 @@ def _with_static(divergence: StatefulDivergence, world: _World) -> StatefulDiver
             blocks[step.seq] = replace(blocks[step.seq], locked=step.locked)
         elif isinstance(step, NewHost):
             kind = step.host.kind
-    session = world.session(etag=start.etag)
+    session = world.session(mode=start.go)
     session.load(start.first_seq, list(blocks.values()))
     host = world.host(HostSpec(kind=kind), session)
     try:
@@ -667,17 +696,23 @@ def _play_steps(world: _World, steps: Sequence[Step]) -> None:
     start = steps[0]
     if not isinstance(start, Start):
         raise ValueError("the steps begin with a Start")
-    session = world.session(etag=start.etag)
+    session = world.session(mode=start.go)
     session.load(start.first_seq)
     log: list[Step] = [start]
+    blocks: list[BlockSpec] = []
     host = world.host(start.host, session)
     try:
         for step in steps[1:]:
             log.append(step)
             if isinstance(step, Archive):
-                session.archive([BlockSpec(step.label, step.content, step.locked)])
+                blocks.append(BlockSpec(step.label, step.content, step.locked))
+                session.archive(blocks[-1:])
             elif isinstance(step, Lock):
                 session.lock(step.seq, locked=step.locked)
+                at = step.seq - start.first_seq
+                blocks[at] = replace(blocks[at], locked=step.locked)
+            elif isinstance(step, Restart):
+                session.restart(start.first_seq, blocks)
             elif isinstance(step, NewHost):
                 host.close()
                 host = world.host(step.host, session)

@@ -69,13 +69,13 @@ def test_options() -> None:
     assert full.rounds == 3
     assert full.parity_runs == 3
     assert full.kernel
-    assert parse_args([]).sizes == [100, 1000, 10_000]
+    assert parse_args([]).sizes == [100, 10_000, 100_000]
 
 
 def test_targets_without_the_target_sizes_are_not_measured() -> None:
     found = targets({"sizes": []})
     assert all("met" not in t for t in found)
-    assert {t["limit"] for t in found} >= {2.0, 0.6, 1.0, 3.0}
+    assert {t["limit"] for t in found} >= {1.5, 0.5, 0.3, 1.3, 0.15}
 
 
 def test_quick_bench_runs_reports_ratios_and_checks_parity(tmp_path: Path) -> None:
@@ -104,7 +104,7 @@ def test_quick_bench_runs_reports_ratios_and_checks_parity(tmp_path: Path) -> No
     for entry in sizes:
         assert entry["body_bytes"] > 0
         for kind in SESSION_KINDS:
-            figures = entry[f"{kind[0]}/{kind[1]}"]
+            figures = entry[kind]
             assert len(figures["sessions"]) == rounds
             assert figures["import_s"] > 0
             assert figures["host_s"] > 0
@@ -116,10 +116,15 @@ def test_quick_bench_runs_reports_ratios_and_checks_parity(tmp_path: Path) -> No
                 assert figure["ratio"] == pytest.approx(figure["python_s"] / figure["go_s"])
                 assert f"{figure['ratio']:.2f}x" in done.stdout
         assert entry["index"]["index_bytes"] > 0
-        assert set(entry["fetch"]) == {"etag", "plain"}
+        assert set(entry["fetch"]) == {"delta", "plain"}
+    memory = sizes[-1]["memory"]
     for mode in ("rss", "tracemalloc"):
-        assert [s["ratio"] > 0 for s in results["memory"][mode]] == [True] * 3
-        assert results["memory"][f"{mode}_kept"]["set_bytes"] > 0
+        assert [s["ratio"] > 0 for s in memory[mode]] == [True] * 3
+        assert memory[f"{mode}_kept"]["set_bytes"] > 0
+    herds = sizes[-1]["herd"]
+    assert {kind: herd["callers"] for kind, herd in herds.items()} == {"sync": 16, "async": 50}
+    assert all(herd["differ"] == 0 and herd["seconds"] > 0 for herd in herds.values())
+    assert sizes[-1]["delta/warm"]["first"]["python_s"] > 0
     cold = results["coldstart"]["pyc"]
     assert cold["import"] > 0
     assert cold["recall_search"] > 0
@@ -128,7 +133,7 @@ def test_quick_bench_runs_reports_ratios_and_checks_parity(tmp_path: Path) -> No
     assert not parity["python_path_called_go_tool"]
     # Every output of every session, and the memory searches, compared with Go's.
     calls = len(sizes) * len(SESSION_KINDS) * rounds * SESSION_CALLS
-    assert parity["checked_outputs"] >= calls + 2 * 3
+    assert parity["checked_outputs"] >= calls + 2 * 3 + 16 + 50
     assert {t["target"].split(",")[0] for t in results["targets"]} >= {
         "first search in a fresh process",
         "make parity",

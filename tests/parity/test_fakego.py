@@ -109,6 +109,64 @@ def test_conditional_mode(fake_go: FakeGo, client: httpx.Client) -> None:
     assert (plain.status_code, "etag" in plain.headers) == (200, False)
 
 
+def _since(client: httpx.Client, tag: str, *, none_match: bool = True) -> httpx.Response:
+    headers = {"If-None-Match": tag} if none_match else {}
+    return client.get(BLOCKS_PATH, params={"since": tag}, headers=headers)
+
+
+def test_delta_mode(fake_go: FakeGo, client: httpx.Client, golden: Journal) -> None:
+    fake_go.mode = "delta"
+    full = client.get(BLOCKS_PATH)
+    journal_tag = full.headers["etag"]
+    assert full.content == blocks_body(golden.blocks)
+    assert _since(client, journal_tag).status_code == 304
+    stale = fake_go.stale(0)
+    stale_tag = fake_go.stage(stale)
+    there = _since(client, journal_tag)
+    assert there.headers["etag"] == stale_tag != journal_tag
+    extra = [b for b in stale if b not in golden.blocks]
+    assert there.json() == {
+        "since": journal_tag,
+        "blocks": [dataclasses.asdict(b) for b in extra],
+        "gone": [b.seq for b in golden.blocks[::4]],
+    }
+    fake_go.stage()
+    back = _since(client, stale_tag).json()
+    assert [b["seq"] for b in back["blocks"]] == [b.seq for b in golden.blocks[::4]]
+    assert back["gone"] == [b.seq for b in extra]
+    # An unknown tag gets the full body; a since the If-None-Match does not name is wrong.
+    assert _since(client, '"other"').content == blocks_body(golden.blocks)
+    fake_go.check()
+    _since(client, stale_tag, none_match=False)
+    with pytest.raises(FakeGoError, match="without If-None-Match"):
+        fake_go.check()
+    assert fake_go.stale(4) == list(golden.blocks)
+
+
+@pytest.mark.go
+def test_delta_body_is_the_references(fresh_go: FreshGo) -> None:
+    go = fresh_go(first_seq=7)
+    for i in range(4):
+        go.archive(f"<b>{i}</b>", f"block \u2028{i}", locked=i == 3)
+    with httpx.Client(base_url=go.base_url) as client:
+        before = client.get(BLOCKS_PATH)
+        go.lock(8)
+        go.lock(10, locked=False)
+        go.archive("new", "& more")
+        after = client.get(BLOCKS_PATH)
+        delta = _since(client, before.headers["etag"])
+    assert '"since"' in delta.text
+    sets = [[JournalBlock(**b) for b in r.json()["blocks"]] for r in (before, after)]
+    journal = Journal(corpus="recall", recorded_by=_meta(), blocks=tuple(sets[0]))
+    with FakeGo(journal, mode="delta") as fake, httpx.Client(base_url=fake.base_url) as client:
+        old = fake.stage(sets[0])
+        fake.stage(sets[1])
+        mine = _since(client, old)
+        fake.check()
+    escaped = [json.dumps(t)[1:-1].encode() for t in (old, before.headers["etag"])]
+    assert mine.content.replace(*escaped) == delta.content
+
+
 def test_the_tag_names_the_blocks(golden: Journal) -> None:
     fewer = dataclasses.replace(golden, blocks=golden.blocks[:-1])
     assert FakeGo(golden).etag == FakeGo(golden).etag != FakeGo(fewer).etag

@@ -64,7 +64,10 @@ def test_every_call_is_replayed_exactly_once_per_mode(golden: Journal) -> None:
 
     with Replayer(golden, _corpus_with_host(lambda h, _: Counting(h))) as replayer:
         assert replayer.replay().failed == 0
-    assert seen == Counter({(c.tool, c.args): len(ALL_MODES) for c in golden.calls})
+    # The delta pass plays each call that reads /blocks twice: over a stale set, then for real.
+    primed = {c.args: "blocks" in (c.reads or ()) for c in golden.calls}
+    want = {(c.tool, c.args): len(ALL_MODES) + primed[c.args] for c in golden.calls}
+    assert seen == Counter(want)
 
 
 def test_fallback_replay_serves_recorded_outputs(golden: Journal) -> None:
@@ -220,12 +223,14 @@ def test_a_port_reading_the_archive_for_a_malformed_id_fails_the_case(
         result = replayer.replay()
     assert [r.case for r in result.failures] == ["recall-id-zero"]
     (failure,) = result.failures
-    # Both passes that run the tools here see it (with the conditional reads or without).
+    # Every pass that runs the tools here sees it (with conditional or incremental reads or
+    # without).
     assert [r.mode for r in failure.runs if r.failed(failure.call.output)] == [
         "archive",
         "conditional",
+        "delta",
     ]
-    assert [r.output for r in failure.runs] == [failure.call.output] * 3  # the output is right
+    assert [r.output for r in failure.runs] == [failure.call.output] * 4  # the output is right
     report = failure.report()
     assert report.startswith("FAILED recall-id-zero [archive replay]")
     assert (
@@ -259,7 +264,7 @@ def test_reads_differ_fails_make_parity(run_cli: RunCli, monkeypatch: pytest.Mon
     assert failed == [
         [case, f"[{mode}"]
         for case in ("recall-id-zero", "recall-id-zeros")
-        for mode in ("archive", "conditional")
+        for mode in ("archive", "conditional", "delta")
     ]
     assert "actual [block?seq=0]" in out
     assert out.splitlines()[-1].endswith("passed, 2 failed")
@@ -356,3 +361,14 @@ def test_mismatch_in_fallback_mode_only(golden: Journal) -> None:
         result = replayer.run_case(call)
     assert [r.mode for r in result.runs if r.failed(call.output)] == ["fallback"]
     assert json.dumps(result.report()).count("MISMATCH") == 1
+
+
+def test_the_delta_pass_reads_a_delta_for_each_call_that_reads_blocks(golden: Journal) -> None:
+    """Each such call follows a search over a stale set: the port, which keeps the set it
+    read, reads the change back to the journal's set as a delta (the delta path taken)."""
+    with Replayer(golden, CORPUS) as replayer:
+        result = replayer.replay(modes=["delta"])
+    assert result.failures == []
+    reading = [c for c in golden.calls if "blocks" in (c.reads or ())]
+    assert reading
+    assert result.deltas == len(reading)
