@@ -21,7 +21,15 @@ from collections.abc import Callable, Sequence
 from itertools import pairwise, repeat
 from typing import Final, NoReturn, overload
 
-from recall._tools import MAX_SEQ, Block, images_of, latin1_images, replace_surrogates
+from recall._tools import (
+    EXCERPT_RUNES,
+    MAX_SEQ,
+    Block,
+    excerpt,
+    images_of,
+    latin1_images,
+    replace_surrogates,
+)
 
 __all__ = [
     "NOT_IN_ORDER",
@@ -38,6 +46,7 @@ __all__ = [
     "block_from_json",
     "decode_item",
     "fields_from_json",
+    "head_of",
     "loads",
     "read_set",
 ]
@@ -214,14 +223,28 @@ _ITEM_OVERHEAD: Final = 3 * 32 + 56 + 2 * sys.getsizeof(b"") + 4 * 8
 _BLOCK_OVERHEAD: Final = 200  # a decoded Block (whole bodies): the object, its int, its cell
 
 
+def head_of(block: Block) -> Block:
+    """The block as its search result shows it: its seq, its label, and for content a text
+    whose ``excerpt`` is the block's: the line shown, or when it is cut, its first
+    EXCERPT_RUNES runes and a ``.`` (a rune more than shown: ``excerpt`` cuts it alike,
+    and an ASCII rune keeps the text as narrow as the line)."""
+    shown = excerpt(block.content)
+    if len(shown) > EXCERPT_RUNES:
+        shown = shown[:EXCERPT_RUNES] + "."
+    return Block(block.seq, block.label, shown)
+
+
 class BlockSet:
     """Every readable block of one /blocks answer, by increasing seq, as kept between
     searches: each block's seq and ``latin1_images``, the answer's ``tag`` (its ETag,
     or None) and ``size`` (bytes, approximately). Never changed once read.
 
+    Every set holds each block's ``head`` (``head_of``: what a search result shows).
     Read from Go's compact body, it holds the body (``raw``), each item's span in it
     and each block's images, and decodes a block only when asked (``block``); read
     whole, it holds the Blocks, and lowers a block only when its images are asked.
+    A ``compacted`` set holds the images and heads alone: what searches need, not the
+    blocks (``complete`` is False).
     A delta applied to a set gives a set with the same body, without the blocks
     gone, and the blocks added held as Blocks (span -1) with their images;
     ``breaks`` are the positions whose item does not follow the one before in the
@@ -237,6 +260,7 @@ class BlockSet:
         "_blocks",
         "breaks",
         "ceiling",
+        "heads",
         "image_bytes",
         "images",
         "lineage",
@@ -253,6 +277,7 @@ class BlockSet:
         self,
         seqs: list[int],
         images: Sequence[tuple[bytes, bytes]],
+        heads: list[Block],
         *,
         raw: bytearray | None = None,
         starts: list[int] | None = None,
@@ -266,6 +291,7 @@ class BlockSet:
     ) -> None:
         self.seqs = seqs
         self.images = images
+        self.heads = heads
         self.raw = raw
         self.starts = starts if starts is not None else []
         self.stops = stops if stops is not None else []
@@ -287,7 +313,35 @@ class BlockSet:
             if block is not None:
                 size += _BLOCK_OVERHEAD + sys.getsizeof(block.content)
                 size += sys.getsizeof(block.label)
+        for head in heads:  # the label is the block's own str, when the set holds Blocks
+            size += _BLOCK_OVERHEAD + sys.getsizeof(head.content)
+            if blocks is None:
+                size += sys.getsizeof(head.label)
         self.size = size
+
+    @property
+    def complete(self) -> bool:
+        """Whether the set gives its Blocks (``block``), not only their heads."""
+        return self.raw is not None or self._blocks is not None
+
+    def compacted(self) -> BlockSet:
+        """The set without its body or Blocks: the images and heads alone."""
+        images = self.images
+        if isinstance(images, _Images):
+            images = [latin1_images(block) for block in images.blocks]
+        return BlockSet(
+            self.seqs,
+            images,
+            self.heads,
+            tag=self.tag,
+            lineage=self.lineage,
+            ceiling=self.ceiling,
+            reused=self.reused,
+        )
+
+    def head(self, i: int) -> Block:
+        """The ``i``-th block's head."""
+        return self.heads[i]
 
     @classmethod
     def of_blocks(
@@ -302,8 +356,10 @@ class BlockSet:
         images are computed when asked, never held (so a search's peak stays that of
         the Blocks)."""
         seqs = [b.seq for b in blocks]
-        images = _Images(blocks)
-        return cls(seqs, images, blocks=blocks, tag=tag, lineage=lineage, ceiling=ceiling)
+        heads = [head_of(b) for b in blocks]
+        return cls(
+            seqs, _Images(blocks), heads, blocks=blocks, tag=tag, lineage=lineage, ceiling=ceiling
+        )
 
     def __len__(self) -> int:
         return len(self.seqs)
@@ -316,12 +372,14 @@ class BlockSet:
         return f"BlockSet(<{len(self.seqs)} blocks>)"
 
     def block(self, i: int) -> Block:
-        """The ``i``-th Block (decoded from the body again when the set holds one)."""
+        """The ``i``-th Block (decoded from the body again when the set holds one); a
+        compacted set has none."""
         if self._blocks is not None:
             block = self._blocks[i]
             if block is not None:
                 return block
-        assert self.raw is not None
+        if self.raw is None:
+            raise ValueError("a compacted set holds no blocks")
         with memoryview(self.raw) as view:
             return Block(*decode_item(view[self.starts[i] : self.stops[i]]))
 
@@ -394,6 +452,7 @@ def read_set(
     *,
     tag: str | None = None,
     sent: str | None = None,
+    compact: bool = False,
     decode: ItemDecoder = decode_item,
     decode_many: ItemsDecoder | None = None,
 ) -> BlockSet:
@@ -406,7 +465,8 @@ def read_set(
     (many at once, the same fields).
 
     A body with a ``since`` member is a delta (``sent``: the tag of the read ``since``):
-    applied to ``kept``, read for that tag; BadDelta when it is not the contract's.
+    applied to ``kept``, read for that tag (the set ``compacted`` with ``compact``);
+    BadDelta when it is not the contract's.
     """
     try:
         bounds = _array_bounds(body)
@@ -422,7 +482,7 @@ def read_set(
     if "since" in doc:
         if kept is None or sent is None or kept.tag != sent or doc["since"] != sent:
             raise BadDelta(DELTA_SINCE)
-        return apply_delta(kept, doc, surrogates, tag=tag)
+        return apply_delta(kept, doc, surrogates, tag=tag, compact=compact)
     if not isinstance(doc.get("blocks"), list):
         raise NotBlocks(NOT_OBJECT)
     blocks = _blocks_of(doc["blocks"], surrogates, NotBlocks, NOT_IN_ORDER)
@@ -431,11 +491,16 @@ def read_set(
 
 
 def apply_delta(
-    kept: BlockSet, delta: dict[str, object], surrogates: bool, *, tag: str | None
+    kept: BlockSet,
+    delta: dict[str, object],
+    surrogates: bool,
+    *,
+    tag: str | None,
+    compact: bool = False,
 ) -> BlockSet:
     """``kept`` less the delta's ``gone``, plus its ``blocks``: the set ``tag`` names, in
-    kept's lineage (the same Go: a seq names one block); BadDelta when the delta is
-    not the contract's for ``kept``."""
+    kept's lineage (the same Go: a seq names one block), ``compacted`` with
+    ``compact``; BadDelta when the delta is not the contract's for ``kept``."""
     added = _blocks_of(delta.get("blocks"), surrogates, BadDelta, DELTA_SHAPE)
     gone = delta.get("gone")
     if not isinstance(gone, list) or any(type(seq) is not int for seq in gone):
@@ -457,31 +522,40 @@ def apply_delta(
         pos = at + 1
     keep.append((pos, len(old)))
     # Each added block goes before the kept position it was bisected to.
+    whole = isinstance(kept.images, _Images)  # its Blocks, images computed when asked
+    raw = None if compact or whole else kept.raw
     seqs: list[int] = []
+    heads: list[Block] = []
     images: list[tuple[bytes, bytes]] = []
     starts: list[int] = []
     stops: list[int] = []
     blocks: list[Block | None] = []
     kept_blocks = kept._blocks
-    whole = kept.raw is None
+    full = whole or raw is not None  # Blocks kept: the whole set's, a delta's
     next_add = 0
 
     def copy(first: int, upto: int) -> None:
         seqs.extend(old[first:upto])
-        if kept_blocks is not None:
-            blocks.extend(kept_blocks[first:upto])
-        else:
-            blocks.extend(repeat(None, upto - first))
+        heads.extend(kept.heads[first:upto])
+        if full:
+            if kept_blocks is not None:
+                blocks.extend(kept_blocks[first:upto])
+            else:
+                blocks.extend(repeat(None, upto - first))
         if not whole:
             images.extend(kept.images[first:upto])
+        if raw is not None:
             starts.extend(kept.starts[first:upto])
             stops.extend(kept.stops[first:upto])
 
     def add(block: Block) -> None:
         seqs.append(block.seq)
-        blocks.append(block)
+        heads.append(head_of(block))
+        if full:
+            blocks.append(block)
         if not whole:
             images.append(latin1_images(block))
+        if raw is not None:
             starts.append(-1)
             stops.append(-1)
 
@@ -497,9 +571,10 @@ def apply_delta(
         add(block)
     ceiling = max(kept.ceiling, seqs[-1] if seqs else 0)
     if whole:
-        return BlockSet.of_blocks(
+        made = BlockSet.of_blocks(
             [b for b in blocks if b is not None], tag=tag, lineage=kept.lineage, ceiling=ceiling
         )
+        return made.compacted() if compact else made
     breaks = [
         i
         for i, (stop, start) in enumerate(zip(stops, starts[1:], strict=False), 1)
@@ -508,7 +583,8 @@ def apply_delta(
     return BlockSet(
         seqs,
         images,
-        raw=kept.raw,
+        heads,
+        raw=raw,
         starts=starts,
         stops=stops,
         blocks=blocks if any(b is not None for b in blocks) else None,
@@ -564,6 +640,7 @@ def _compact(
     starts: list[int] = []
     stops: list[int] = []
     images: list[tuple[bytes, bytes]] = []
+    heads: list[Block] = []
     reused = 0
     same_lineage = old is not None
     view = memoryview(body)
@@ -579,6 +656,7 @@ def _compact(
                     starts += map(shift.__add__, old.starts[at:upto])
                     stops += map(shift.__add__, old.stops[at:upto])
                     images += old.images[at:upto]
+                    heads += old.heads[at:upto]
                     reused += count
                     pos = stops[-1] + 1
                     continue
@@ -588,14 +666,17 @@ def _compact(
             starts.append(pos)
             stops.append(stop)
             pos = stop + 1
+            block = Block(seq, label, content)
             if old is not None and seq <= old.ceiling:
-                held = old.delta_block(seq)
-                if held is not None and held == Block(seq, label, content):
-                    images.append(old.images[old.find(seq)])  # the block a delta added
+                if old.delta_block(seq) == block:  # the block a delta added
+                    at = old.find(seq)
+                    images.append(old.images[at])
+                    heads.append(old.heads[at])
                     reused += 1
                     continue
                 same_lineage = False  # a seq of the lineage, maybe another block
             images.append(images_of(label, content))
+            heads.append(head_of(block))
     except NotCompact:
         return None
     finally:
@@ -604,6 +685,7 @@ def _compact(
     return BlockSet(
         seqs,
         images,
+        heads,
         raw=body,
         starts=starts,
         stops=stops,
@@ -648,6 +730,7 @@ def _batched(
     stops.append(end)
     seqs: list[int] = []
     images: list[tuple[bytes, bytes]] = []
+    heads: list[Block] = []
     count = len(starts)
     view = memoryview(body)
     try:
@@ -664,11 +747,12 @@ def _batched(
             for seq, label, content in fields:
                 seqs.append(seq)
                 images.append(images_of(label, content))
+                heads.append(head_of(Block(seq, label, content)))
             first = upto
     finally:
         view.release()
     _check_order(seqs)
-    return BlockSet(seqs, images, raw=body, starts=starts, stops=stops, tag=tag)
+    return BlockSet(seqs, images, heads, raw=body, starts=starts, stops=stops, tag=tag)
 
 
 def _seq_at(body: bytearray, pos: int) -> int:

@@ -12,6 +12,7 @@ kind, off the caller's path, however it likes (a thread, a task).
 from __future__ import annotations
 
 import copy
+import logging
 import os
 import ssl
 import threading
@@ -46,6 +47,7 @@ T = TypeVar("T")
 
 DEFAULT_MAX_BODY_BYTES: Final = 512 * 1024 * 1024
 DEFAULT_CACHE_BYTES: Final = 64 * 1024 * 1024
+_log = logging.getLogger("recall")
 
 
 class Flight:
@@ -175,6 +177,7 @@ class HostCore:
         self._max_body_bytes = check_bytes("max_body_bytes", max_body_bytes)
         self._budget = check_bytes("cache_bytes", cache_bytes)
         self._kept: BlockSet | None = None
+        self._said_past_bound = False
         self._flight: Flight | None = None
         self._flight_lock = threading.Lock()
         self._searcher = Searcher(self._budget)
@@ -293,11 +296,11 @@ class HostCore:
         flight = self._join()
         yield flight
         blocks, again = flight.result()
-        if seen is not None:
+        if seen is not None and blocks.complete:  # a shadow's sets always are
             seen.step, seen.blocks = step, blocks.view()  # decoded for a divergence only
         output = self._searcher.search(step, blocks, again=again)
         if self._kept is blocks and not self._fits(blocks):
-            self._kept = None  # its index made it too large
+            self._kept = self._keepable(blocks)  # its index made it too large
         return output
 
     def _join(self) -> Flight:
@@ -325,6 +328,7 @@ class HostCore:
                 answer,
                 kept=kept,
                 sent=sent,
+                compact=self.shadow is None,  # a Go with deltas: no body to reuse
                 decode=item_decoder(size),
                 decode_many=items_decoder(size),
             )
@@ -332,8 +336,38 @@ class HostCore:
             if isinstance(exc.__cause__, BadDelta) and self._kept is kept:
                 self._kept = None  # never used again
             raise
-        self._kept = blocks if self._fits(blocks) else None
+        self._kept = self._keepable(blocks)
         return blocks, blocks is kept or 2 * blocks.reused >= len(blocks)
+
+    def _keepable(self, blocks: BlockSet) -> BlockSet | None:
+        """What of ``blocks`` is kept: the set when it fits ``cache_bytes``, else (without
+        a shadow, which needs the blocks) its images and heads when they fit, else
+        nothing; said once in the log."""
+        if self._fits(blocks):
+            return blocks
+        if not self._budget:
+            return None  # nothing kept, as asked
+        compact = blocks.compacted() if self.shadow is None and blocks.complete else None
+        kept = compact if compact is not None and self._fits(compact) else None
+        if not self._said_past_bound:
+            self._said_past_bound = True
+            size = f"{len(blocks)} blocks, {blocks.size / 2**20:.1f} MiB kept whole"
+            if kept is not None:
+                _log.warning(
+                    "the archive (%s) is past cache_bytes (%.1f MiB): only what searches "
+                    "need is kept (%.1f MiB); a re-read then decodes every block",
+                    size,
+                    self._budget / 2**20,
+                    kept.size / 2**20,
+                )
+            else:
+                _log.warning(
+                    "the archive (%s) is past cache_bytes (%.1f MiB): nothing is kept, "
+                    "every search reads and decodes the whole set",
+                    size,
+                    self._budget / 2**20,
+                )
+        return kept
 
     def _fits(self, blocks: BlockSet) -> bool:
         """Whether ``blocks`` fits the bound, with its index."""

@@ -215,10 +215,10 @@ class Searcher:
             try:
                 index = self._indexed(blocks, again=again, terms=len(terms))
                 if index is not None:
-                    return step.render(index.hits(terms, self._positions), blocks.block)
+                    return step.render(index.hits(terms, self._positions), blocks.head)
             finally:
                 self._lock.release()
-        return step.render(scan(blocks.images, terms), blocks.block)
+        return step.render(scan(blocks.images, terms), blocks.head)
 
     def _drop(self) -> None:
         self._index, self._lineage, self._slot_of, self._set = None, None, {}, None

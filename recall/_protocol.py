@@ -227,6 +227,7 @@ def parse_blocks(
     *,
     kept: BlockSet | None = None,
     sent: str | None = None,
+    compact: bool = False,
     decode: ItemDecoder = decode_item,
     decode_many: ItemsDecoder | None = None,
 ) -> BlockSet:
@@ -238,7 +239,7 @@ def parse_blocks(
     A 200 gives the set of its body (a whole set, or a delta applied to ``kept``),
     with the blocks of ``kept`` whose bytes are the same taken from it, and its ETag
     when it is a strong one. A delta that is not the contract's is a failed read whose
-    cause is a BadDelta. ``decode`` and ``decode_many`` are ``read_set``'s.
+    cause is a BadDelta. ``compact``, ``decode`` and ``decode_many`` are ``read_set``'s.
     """
     if answer.status == 304:
         if sent is None or kept is None or kept.tag != sent:
@@ -255,6 +256,7 @@ def parse_blocks(
             kept,
             tag=strong_etag(answer.headers),
             sent=sent,
+            compact=compact,
             decode=decode,
             decode_many=decode_many,
         )

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recall import FallbackFailedError, GoUnavailableError
+from recall import Block, FallbackFailedError, GoUnavailableError
 from recall._blocks import (
     DELTA_GONE,
     DELTA_HELD,
@@ -25,13 +25,15 @@ from recall._blocks import (
     DELTA_SHAPE,
     DELTA_SINCE,
     BlockSet,
+    head_of,
     read_set,
 )
 from recall._index import INDEX_FROM
 from recall._protocol import BLOCKS_PATH
+from recall._tools import excerpt
 
 from .hosts import Host
-from .mockgo import MockGo, cold, go_body, search
+from .mockgo import MockGo, cold, go_body, go_json, search
 
 Items = list[tuple[int, str, str]]
 QUERIES = [search("alpha"), search("beta gamma", 20), search("bloc 3"), search("zz")]
@@ -77,8 +79,17 @@ def kept_of(host: Host) -> BlockSet | None:
 def assert_same_set(got: BlockSet, body: bytes) -> None:
     fresh = read_set(bytearray(body))
     assert got.seqs == fresh.seqs
-    assert got.blocks() == fresh.blocks()
+    assert got.heads == [head_of(b) for b in fresh.blocks()]
     assert list(got.images) == list(fresh.images)
+    if got.complete:
+        assert got.blocks() == fresh.blocks()
+
+
+def delta_of(before: Items, after: Items, since: str) -> bytes:
+    """The delta from the set ``before`` to ``after``, as Go encodes it."""
+    old, new = {seq for seq, _, _ in before}, {seq for seq, _, _ in after}
+    added = [{"seq": s, "label": lab, "content": c} for s, lab, c in after if s not in old]
+    return go_json({"since": since, "blocks": added, "gone": sorted(old - new)})
 
 
 @pytest.mark.parametrize("kind", ["sync", "async"])
@@ -110,46 +121,65 @@ def test_deltas_give_a_fresh_hosts_outputs(
 
 
 def test_a_full_answer_after_deltas_reuses_every_block() -> None:
-    """The blocks a delta added match the full answer's by their fields; the rest by bytes."""
+    """The blocks a delta added match the full answer's by their fields; the rest by bytes
+    (a set kept whole: a host with a shadow keeps its sets so)."""
     items: Items = [(seq, f"l{seq}", f"contenu {seq}") for seq in range(1, 11)]
-    go = MockGo(go_body(items), deltas=True)
-    with go.host("sync") as host:
-        host.exec_tool("recall_search", search("contenu"))
-        go.body = go_body([*items[:4], *items[5:], (11, "new", "contenu neuf")])
-        host.exec_tool("recall_search", search("contenu"))
-        after_delta = kept_of(host)
-        assert after_delta is not None
-        assert go.kinds == ["full", "delta"]
-        go.body = go_body([*items, (11, "new", "contenu neuf")])  # seq 5 unlocked
-        go.forget()
-        assert host.exec_tool("recall_search", search("contenu")) == cold(
-            go.body, search("contenu")
-        )
-        full = kept_of(host)
-        assert full is not None
-        assert go.kinds[-1] == "full"
-        assert full.reused == 10  # all but seq 5, which the set after the delta lacked
-        assert full.lineage is not after_delta.lineage  # seq 5 came back: a new lineage
-        assert_same_set(full, go.body)
+    first = read_set(bytearray(go_body(items)), tag='"t1"')
+    after: Items = [*items[:4], *items[5:], (11, "new", "contenu neuf")]
+    after_delta = read_set(
+        bytearray(delta_of(items, after, '"t1"')), first, tag='"t2"', sent='"t1"'
+    )
+    assert after_delta.complete
+    assert after_delta.raw is first.raw
+    assert_same_set(after_delta, go_body(after))
+    again = [*items, (11, "new", "contenu neuf")]  # seq 5 unlocked, and the Go forgot
+    full = read_set(bytearray(go_body(again)), after_delta, tag='"t3"')
+    assert full.reused == 10  # all but seq 5, which the set after the delta lacked
+    assert full.lineage is not after_delta.lineage  # seq 5 came back: a new lineage
+    assert_same_set(full, go_body(again))
 
 
 def test_a_full_answer_after_an_added_block_stays_in_the_lineage() -> None:
     items: Items = [(seq, f"l{seq}", f"contenu {seq}") for seq in range(1, 6)]
+    first = read_set(bytearray(go_body(items)), tag='"t1"')
+    after: Items = [*items, (6, "new", "contenu neuf")]
+    after_delta = read_set(
+        bytearray(delta_of(items, after, '"t1"')), first, tag='"t2"', sent='"t1"'
+    )
+    full = read_set(bytearray(go_body([*after, (7, "", "x")])), after_delta, tag='"t3"')
+    assert full.reused == 6  # the delta's block 6 too
+    assert full.lineage is after_delta.lineage
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_host_keeps_only_what_searches_need_after_a_delta(kind: str) -> None:
+    """A delta shows a Go with deltas: its set is kept compacted (images and heads)."""
+    # Blocks of the bench's size (2.4 KB), half of their runes not ASCII.
+    items: Items = [
+        (seq, f"l{seq}", f"contenu {seq} " + "mot échec " * 240) for seq in range(1, 50)
+    ]
     go = MockGo(go_body(items), deltas=True)
-    with go.host("sync") as host:
+    with go.host(kind) as host:
         host.exec_tool("recall_search", search("contenu"))
-        go.body = go_body([*items, (6, "new", "contenu neuf")])
-        host.exec_tool("recall_search", search("contenu"))
-        after_delta = kept_of(host)
-        go.body = go_body([*items, (6, "new", "contenu neuf"), (7, "", "x")])
-        go.forget()
-        host.exec_tool("recall_search", search("contenu"))
-        full = kept_of(host)
-        assert after_delta is not None
-        assert full is not None
-        assert go.kinds == ["full", "delta", "full"]
-        assert full.reused == 6  # the delta's block 6 too
-        assert full.lineage is after_delta.lineage
+        whole = kept_of(host)
+        assert whole is not None
+        assert whole.complete
+        go.body = go_body([*items[1:], (50, "new", "contenu neuf")])
+        assert host.exec_tool("recall_search", search("contenu")) == cold(
+            go.body, search("contenu")
+        )
+        compact = kept_of(host)
+        assert compact is not None
+        assert not compact.complete
+        assert compact.size < 0.7 * whole.size
+        assert compact.size < 1.5 * len(go.body)
+        assert_same_set(compact, go.body)
+        go.body = go_body([*items[2:], (50, "new", "contenu neuf"), (51, "", "contenu")])
+        assert host.exec_tool("recall_search", search("contenu")) == cold(
+            go.body, search("contenu")
+        )
+        assert_same_set(kept_of(host) or whole, go.body)
+    assert go.kinds == ["full", "delta", "delta"]
 
 
 def test_the_index_follows_the_deltas() -> None:
@@ -246,3 +276,59 @@ def test_warm_fails_as_a_read_does(kind: str) -> None:
         host.warm()
     assert (caught.value.what, caught.value.why) == (f"GET {BLOCKS_PATH}", "status 503")
     assert not isinstance(caught.value, FallbackFailedError)  # no fallback: no output
+
+
+# Past cache_bytes: what fits is kept, said once.
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_past_cache_bytes_the_set_is_kept_compacted(
+    kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    items: Items = [(s, f"l{s}", f"contenu {s} " + "mot échec " * 240) for s in range(1, 50)]
+    whole = read_set(bytearray(go_body(items)))
+    compact = whole.compacted()
+    go = MockGo(go_body(items), etag=True)  # no deltas: a 304 reuses what was kept
+    with go.host(kind, cache_bytes=(whole.size + compact.size) // 2) as host:
+        for query in (search("contenu"), search("l7 échec"), search("contenu 3")):
+            assert host.exec_tool("recall_search", query) == cold(go.body, query)
+        kept = kept_of(host)
+        assert kept is not None
+        assert not kept.complete
+        assert_same_set(kept, go.body)
+    assert go.statuses == [200, 304, 304]
+    said = [r for r in caplog.records if r.name == "recall"]
+    assert len(said) == 1
+    assert "past cache_bytes" in said[0].getMessage()
+    assert "only what searches need is kept" in said[0].getMessage()
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_past_cache_bytes_even_compacted_nothing_is_kept(
+    kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    items: Items = [(s, f"l{s}", f"contenu {s} " + "mot " * 100) for s in range(1, 20)]
+    go = MockGo(go_body(items), etag=True)
+    with go.host(kind, cache_bytes=1000) as host:
+        for query in (search("contenu"), search("contenu 3")):
+            assert host.exec_tool("recall_search", query) == cold(go.body, query)
+        assert kept_of(host) is None
+    assert go.statuses == [200, 200]
+    said = [r.getMessage() for r in caplog.records if r.name == "recall"]
+    assert len(said) == 1
+    assert "nothing is kept" in said[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    label=st.text(max_size=5),
+    content=st.text(
+        alphabet=st.sampled_from(" \t\n\u2028\u3000\u0085ab\u00e9\u2026."), max_size=400
+    ),
+)
+def test_a_head_renders_as_its_block(label: str, content: str) -> None:
+    block = Block(7, label, content)
+    head = head_of(block)
+    assert (head.seq, head.label) == (7, label)
+    assert excerpt(head.content) == excerpt(content)
+    assert len(head.content) <= 161
