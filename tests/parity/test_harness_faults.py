@@ -10,6 +10,7 @@ damage, and recordings cut short by SIGINT or by the Go dying half-way.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -54,11 +55,16 @@ def _damage(kind: str, path: Path) -> str | None:
     elif kind == "corrupted":
         path.write_bytes(data[: at + 60] + b"\x00}}}" + data[at + 60 :])
     elif kind == "version":
-        path.write_bytes(data.replace(b'"format": 2,', b'"format": 99,', 1))
+        path.write_bytes(data.replace(f'"format": {journal.FORMAT},'.encode(), b'"format": 99,', 1))
         return None
     elif kind == "digest":
         start = _output_start(data, CASE)
         path.write_bytes(data[:start] + b"X" + data[start:])
+    elif kind == "block-deleted":  # one entry of "blocks" cut out, the text still JSON
+        obj = json.loads(data)
+        del obj["blocks"][3]
+        path.write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        return None
     elif kind == "empty":
         path.write_bytes(b"")
         return None
@@ -81,6 +87,7 @@ DAMAGES = [
     "corrupted",
     "version",
     "digest",
+    "block-deleted",
     "empty",
     "not-utf8",
     "not-a-journal",
@@ -93,6 +100,7 @@ MESSAGES = {
     "corrupted": "corrupted",
     "version": "unknown format version 99",
     "digest": "digest mismatch",
+    "block-deleted": "the seqs' and blocks' SHA-256",
     "empty": "truncated",
     "not-utf8": "not UTF-8",
     "not-a-journal": "must be a JSON object",
@@ -101,8 +109,8 @@ MESSAGES = {
 }
 
 
-IN_A_PROCESS = ("truncated", "corrupted", "version", "digest")
-"""The issue's four damages also run through the console script, in a process of its own."""
+IN_A_PROCESS = ("truncated", "corrupted", "version", "digest", "block-deleted")
+"""The issues' damages also run through the console script, in a process of its own."""
 
 
 def _assert_harness_error(kind: str, status: int, out: str, err: str, path: Path) -> None:
