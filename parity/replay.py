@@ -139,33 +139,78 @@ class ReplayResult:
         return [r for r in self.results if not r.passed]
 
 
+_STALE_SHOWN = 12
+"""How many differences a stale journal's message lists (then how many more)."""
+
+
 def check_consistency(journal: Journal, corpus: Corpus, *, path: str = "the journal") -> None:
-    """Raise ``CorpusError`` unless the journal was recorded from this very corpus."""
+    """Raise ``CorpusError`` unless the journal was recorded from this very corpus: the
+    same blocks (names, labels, contents, locks), cases, tools and args."""
     problems: list[str] = []
     if journal.corpus != corpus.name:
         problems.append(f"it records corpus {journal.corpus!r}, not {corpus.name!r}")
     names = [b.name for b in corpus.blocks]
     if list(journal.seqs) != names:
-        problems.append("its block names are not the corpus's (re-record: `make golden`)")
+        gone = [n for n in journal.seqs if n not in names]
+        new = [n for n in names if n not in journal.seqs]
+        problems += [f"block {n!r} is no longer in the corpus" for n in gone]
+        problems += [f"corpus block {n!r} is not recorded" for n in new]
+        if not gone and not new:
+            problems.append("the corpus's blocks are in another order")
+    else:
+        problems += _block_problems(journal, corpus)
     recorded = {c.case: c for c in journal.calls}
     wanted = {c.case: c for c in corpus.calls}
     problems += [f"case {c!r} has no corpus entry" for c in recorded if c not in wanted]
     problems += [f"corpus case {c!r} is not recorded" for c in wanted if c not in recorded]
-    if not problems:
-        for case, call in wanted.items():
-            got = recorded[case]
-            try:
-                args = call.resolve(journal.seqs)
-            except CorpusError as e:
-                problems.append(str(e))
-                continue
-            if got.tool != call.tool or got.args != args:
-                problems.append(f"case {case!r}: tool or args differ from the corpus's")
+    for case, call in wanted.items():
+        got = recorded.get(case)
+        if got is None:
+            continue
+        try:
+            args = call.resolve(journal.seqs)
+        except CorpusError as e:
+            problems.append(str(e))
+            continue
+        if got.tool != call.tool:
+            problems.append(
+                f"case {case!r}: tool {got.tool!r} recorded, {call.tool!r} in the corpus"
+            )
+        elif got.args != args:
+            problems.append(f"case {case!r}: args differ from the corpus's")
     if problems:
-        lines = "\n  ".join(problems)
+        shown = problems[:_STALE_SHOWN]
+        if len(problems) > len(shown):
+            shown.append(f"... and {len(problems) - len(shown)} more")
+        lines = "\n  ".join(shown)
         raise CorpusError(
-            f"{path} and corpus {corpus.name!r} disagree (re-record with `make golden`):\n  {lines}"
+            f"{path} is stale: it was not recorded from corpus {corpus.name!r} as it is now; "
+            f"re-record it (`make golden`, then `parity review`):\n  {lines}"
         )
+
+
+def _block_problems(journal: Journal, corpus: Corpus) -> list[str]:
+    """How the journal's served blocks depart from the corpus's readable ones."""
+    served = {b.seq: b for b in journal.blocks}
+    problems = []
+    for block in corpus.blocks:
+        got = served.pop(journal.seqs[block.name], None)
+        if block.locked and got is not None:
+            problems.append(f"block {block.name!r}: locked in the corpus, served in the journal")
+        elif got is None and not block.locked:
+            problems.append(f"block {block.name!r}: unlocked in the corpus, locked in the journal")
+        if block.locked or got is None:
+            continue
+        problems += [
+            f"block {block.name!r}: {what} differs"
+            for what, old, new in (
+                ("label", got.label, block.label),
+                ("text", got.content, block.content),
+            )
+            if old != new
+        ]
+    problems += [f"blocks: seq {seq} is no corpus block" for seq in served]
+    return problems
 
 
 class Replayer:

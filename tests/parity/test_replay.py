@@ -326,8 +326,60 @@ def test_stale_args_are_an_error(golden: Journal) -> None:
         dataclasses.replace(c, args='{"id": "r1001"}') if c.case == "recall-id-plain" else c
         for c in golden.calls
     )
-    with pytest.raises(CorpusError, match="'recall-id-plain': tool or args differ"):
+    with pytest.raises(CorpusError, match="'recall-id-plain': args differ"):
         check_consistency(dataclasses.replace(golden, calls=calls), CORPUS)
+
+
+def _edited_block(block: str, **change: Any) -> Corpus:
+    blocks = tuple(dataclasses.replace(b, **change) if b.name == block else b for b in CORPUS.blocks)
+    return dataclasses.replace(CORPUS, blocks=blocks)
+
+
+@pytest.mark.parametrize(
+    ("name", "change", "message"),
+    [
+        ("accents", {"content": "edited"}, "block 'accents': text differs"),
+        ("accents", {"label": "edited"}, "block 'accents': label differs"),
+        ("accents", {"locked": True}, "block 'accents': locked in the corpus, served in"),
+        ("locked", {"locked": False}, "block 'locked': unlocked in the corpus, locked in"),
+    ],
+)
+def test_an_edited_corpus_block_makes_the_journal_stale(
+    golden: Journal, name: str, change: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(CorpusError, match="is stale") as info:
+        check_consistency(golden, _edited_block(name, **change))
+    assert message in str(info.value)
+    assert "re-record" in str(info.value)
+
+
+def test_a_renamed_corpus_block_makes_the_journal_stale(golden: Journal) -> None:
+    with pytest.raises(CorpusError) as info:
+        check_consistency(golden, _edited_block("deploy-01", name="deploy-99"))
+    assert "block 'deploy-01' is no longer in the corpus" in str(info.value)
+    assert "corpus block 'deploy-99' is not recorded" in str(info.value)
+
+
+def test_a_stale_journal_lists_a_bounded_number_of_differences(golden: Journal) -> None:
+    blocks = tuple(dataclasses.replace(b, content=b.content + "!") for b in CORPUS.blocks)
+    with pytest.raises(CorpusError) as info:
+        check_consistency(golden, dataclasses.replace(CORPUS, blocks=blocks))
+    lines = str(info.value).splitlines()
+    assert len(lines) == 1 + 12 + 1
+    assert lines[-1] == f"  ... and {len(golden.blocks) - 12} more"
+
+
+def test_replay_of_an_edited_corpus_is_exit_2(
+    run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from parity.corpora import recall
+
+    monkeypatch.setattr(recall, "CORPUS", _edited_block("html-tags", content="edited"))
+    status, out, err = run_cli("replay")
+    assert status == 2
+    assert "is stale" in err
+    assert "block 'html-tags': text differs" in err
+    assert "passed" not in out
 
 
 def test_cli_reports_corpus_disagreement_with_exit_2(
