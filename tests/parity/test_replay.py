@@ -23,6 +23,7 @@ from recall._go.strconv import quote
 from .conftest import RunCli, copy_with_output, with_output, with_reads
 
 CORPUS = get_corpus("recall")
+BLOCKS = CORPUS.blocks
 
 
 def _corpus_with_host(wrap: Callable[[ToolHost, str], ToolHost]) -> Corpus:
@@ -331,7 +332,7 @@ def test_stale_args_are_an_error(golden: Journal) -> None:
 
 
 def _edited_block(block: str, **change: Any) -> Corpus:
-    blocks = tuple(dataclasses.replace(b, **change) if b.name == block else b for b in CORPUS.blocks)
+    blocks = tuple(dataclasses.replace(b, **change) if b.name == block else b for b in BLOCKS)
     return dataclasses.replace(CORPUS, blocks=blocks)
 
 
