@@ -23,10 +23,15 @@ tools and args.
 
 from __future__ import annotations
 
+import argparse
+import sys
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from parity import journal as journal_mod
 from parity import report
+from parity.cli import Exit, corpora, corpus_options
 from parity.corpus import Corpus, ToolHost
 from parity.errors import CorpusError, ReplayError
 from parity.fakego import FakeGo, Mode, Served
@@ -40,7 +45,9 @@ __all__ = [
     "ModeRun",
     "ReplayResult",
     "Replayer",
+    "add_parser",
     "check_consistency",
+    "run",
 ]
 
 MODES: tuple[Mode, ...] = ("archive", "fallback")
@@ -64,6 +71,11 @@ class ModeRun:
     def failed(self, expected: str) -> bool:
         """Whether this run departs from the golden output or the expected requests."""
         return self.error is not None or self.output != expected or bool(self.problems)
+
+    @property
+    def reads(self) -> tuple[str, ...]:
+        """The archive reads this run made, in order."""
+        return tuple(r for s in self.served if (r := s.read) is not None)
 
 
 @dataclass(frozen=True)
@@ -336,7 +348,7 @@ def _request_problems(
         problems = []
         if execs:
             problems.append(f"fell back on POST {EXEC_PATH} (the fake answered 500)")
-        made = tuple(r for s in served if (r := s.read) is not None)
+        made = tuple(r for s in served if (r := s.read) is not None)  # ModeRun.reads
         if call.reads is not None and made != call.reads:
             problems.append(
                 f"archive reads differ from Go's: expected {_reads_text(call.reads)} "
@@ -355,3 +367,81 @@ def _request_problems(
 def _reads_text(reads: Sequence[str]) -> str:
     """A list of reads for a report: ``[block?seq=1000, blocks]``, or ``none``."""
     return "[" + ", ".join(reads) + "]" if reads else "none"
+
+
+# --- the command: parity replay ------------------------------------------------------
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """``parity replay``'s parser."""
+    rp = sub.add_parser(
+        "replay",
+        help="replay the golden journals against Python (`make parity`)",
+        description="Replay each journal against the Python port, after checking it against "
+        "its corpus. Exit 0 when every case passes, 1 when one fails, 2 when a journal is "
+        "damaged or stale (re-record it).",
+    )
+    corpus_options(rp)
+    rp.add_argument(
+        "--no-fallback",
+        dest="fallback",
+        action="store_false",
+        help="skip the last replay, where the archive fails and /tool/exec answers",
+    )
+    rp.add_argument("--case", action="append", metavar="CASE", help="replay only this case")
+    rp.add_argument("-v", "--verbose", action="store_true", help="list every case")
+    rp.add_argument("--junitxml", metavar="FILE", help="also write a JUnit XML report to FILE")
+    rp.add_argument(
+        "--json",
+        metavar="FILE",
+        help="also write a JSON report to FILE: one record per case (name, pass, first "
+        "difference, reads)",
+    )
+    return rp
+
+
+def run(args: argparse.Namespace) -> int:
+    """``parity replay``: 0 every case passed, 1 one failed."""
+    out = sys.stdout
+    started = time.perf_counter()
+    modes = tuple(m for m in ALL_MODES if args.fallback or m != "fallback")
+    results: list[ReplayResult] = []
+    notes: list[str] = []
+    for corpus, path in corpora(args):
+        loaded = journal_mod.load(path)
+        check_consistency(loaded, corpus, path=path)
+        with Replayer(loaded, corpus) as replayer:
+            result = replayer.replay(modes=modes, cases=args.case)
+        results.append(result)
+        for case in result.results:
+            if not case.passed:
+                print(case.report(), file=out)
+                print(file=out)
+            elif args.verbose:
+                print(f"ok {corpus.name}/{case.case}", file=out)
+        unchecked = sum(1 for r in result.results if r.call.reads is None)
+        if unchecked:
+            notes.append(
+                f"{path}: the reads of {unchecked} calls were not recorded "
+                "(a Go without /debug/reads): not checked"
+            )
+        pending = journal_mod.pending_path(path)
+        if pending.exists():
+            notes.append(
+                f"{pending}: a recording awaits review (`parity review`); this replay used {path}"
+            )
+    elapsed = time.perf_counter() - started
+    if args.junitxml:
+        report.write_junitxml(args.junitxml, results, seconds=elapsed)
+    if args.json:
+        report.write_json(args.json, results, seconds=elapsed)
+    for note in notes:
+        print(note, file=out)
+    passed = sum(r.passed for r in results)
+    failed = sum(r.failed for r in results)
+    if args.verbose:
+        not_modified = sum(r.not_modified for r in results)
+        print(f"replayed in {elapsed:.2f}s ({' + '.join(modes)})", file=out)
+        print(f"conditional pass: {not_modified} reads of /blocks answered 304", file=out)
+    print(f"{passed} passed, {failed} failed", file=out)
+    return Exit.OK if failed == 0 else Exit.PORT_DIFFERS

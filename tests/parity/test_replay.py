@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +21,7 @@ from parity.journal import Journal, JournalCall
 from parity.replay import ALL_MODES, Replayer, check_consistency
 from recall._go.strconv import quote
 
-from .conftest import RunCli, copy_with_output, with_output, with_reads
+from .conftest import GOLDEN, RunCli, copy_with_output, with_output, with_reads
 
 CORPUS = get_corpus("recall")
 BLOCKS = CORPUS.blocks
@@ -128,6 +129,63 @@ def test_one_byte_changed_fails_make_parity(
     assert "MISMATCH search-excerpt-161-runes [archive replay]" in out
     assert "first difference at byte" in out
     assert out.splitlines()[-1] == f"{len(golden.calls) - 1} passed, 1 failed"
+
+
+def test_replay_writes_json_and_junit_reports(
+    golden: Journal, tmp_path: Path, run_cli: RunCli
+) -> None:
+    call = golden.call("search-excerpt-161-runes")
+    path = copy_with_output(golden, call.case, _one_byte_changed(call.output), tmp_path / "j.json")
+    report_json, report_xml = tmp_path / "r.json", tmp_path / "r.xml"
+    status, out, _ = run_cli(
+        "replay", "--journal", str(path), "--json", str(report_json), "--junitxml", str(report_xml)
+    )
+    assert status == 1
+    doc = json.loads(report_json.read_text(encoding="utf-8"))
+    assert (doc["passed"], doc["failed"]) == (len(golden.calls) - 1, 1)
+    records = {r["name"]: r for r in doc["cases"]}
+    assert list(records) == [f"recall/{c.case}" for c in golden.calls]
+    failed = records[f"recall/{call.case}"]
+    assert failed["pass"] is False
+    where = failed["first_difference"]
+    offset = next(
+        i
+        for i, (a, b) in enumerate(
+            zip(call.output.encode(), _one_byte_changed(call.output).encode(), strict=False)
+        )
+        if a != b
+    )
+    assert (where["mode"], where["offset"]) == ("archive", offset)
+    assert failed["reads"] == {"go": list(call.reads or ()), "python": list(call.reads or ())}
+    passed = records["recall/recall-id-plain"]
+    assert passed["pass"] is True
+    assert passed["first_difference"] is None
+    assert passed["reads"]["python"] == ["block?seq=1000"]
+    root = ET.parse(report_xml).getroot()
+    suite = root.find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures")) == (str(len(golden.calls)), "1")
+    failures = [(t.get("name"), t.find("failure")) for t in suite.iter("testcase")]
+    assert [name for name, f in failures if f is not None] == [call.case]
+    failure = dict(failures)[call.case]
+    assert failure is not None
+    assert f"first difference at byte {offset}" in (failure.get("message") or "")
+    assert f"MISMATCH {call.case} [archive replay]" in (failure.text or "")
+    assert out.splitlines()[-1] == f"{len(golden.calls) - 1} passed, 1 failed"
+
+
+def test_replay_says_when_a_recording_awaits_review(
+    golden: Journal, tmp_path: Path, run_cli: RunCli
+) -> None:
+    path = tmp_path / "recall.json"
+    path.write_bytes(GOLDEN.read_bytes())
+    (tmp_path / "recall.json.new").write_bytes(GOLDEN.read_bytes())
+    status, out, _ = run_cli("replay", "--journal", str(path))
+    assert status == 0
+    assert f"{path}.new: a recording awaits review (`parity review`)" in out
+    assert out.splitlines()[-1] == f"{len(golden.calls)} passed, 0 failed"
+    (tmp_path / "recall.json.new").unlink()
+    assert "awaits review" not in run_cli("replay", "--journal", str(path))[1]
 
 
 @pytest.mark.parametrize(
