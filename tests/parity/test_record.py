@@ -123,6 +123,30 @@ def test_live_go_with_a_wrong_token_is_refused(
     assert "wrong" not in str(info.value)
 
 
+@pytest.mark.parametrize("command", ["record", "fuzz"])
+def test_a_401_says_where_the_token_goes(
+    fresh_go: FreshGo,
+    tmp_path: Path,
+    run_cli: RunCli,
+    monkeypatch: pytest.MonkeyPatch,
+    maintainer: None,
+    command: str,
+) -> None:
+    go = fresh_go(token="right")
+    argv = [command, "--go-url", go.base_url]
+    argv += ["--journal", str(tmp_path / "j.json")] if command == "record" else ["--seconds", "1"]
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    status, _, err = run_cli(*argv)
+    assert status == 2
+    assert f'answered 401: {{"error":"unauthorized"}}; set ${TOKEN_ENV} to the Go\'s token' in err
+    monkeypatch.setenv(TOKEN_ENV, "wrong")
+    status, _, err = run_cli(*argv)
+    assert status == 2
+    assert f"; the Go refused the token (${TOKEN_ENV}): is it this Go's?" in err
+    assert "wrong" not in err
+    assert not (tmp_path / "j.json").exists()
+
+
 def test_live_go_without_debug_routes(fresh_go: FreshGo, tmp_path: Path) -> None:
     """A production Go (no /debug/): versions as given, else unknown; reads null."""
     go = fresh_go(first_seq=1000, debug=False)
