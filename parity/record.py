@@ -66,12 +66,32 @@ def _exec(go: GoClient, case: str, tool: str, args: str) -> str:
         raise e.within(f"case {case!r}") from e
 
 
-def _archive(go: GoClient, corpus: Corpus) -> dict[str, int]:
+def _held(present: list[JournalBlock], corpus: Corpus, held: Journal) -> dict[str, int] | None:
+    """The seqs of the corpus's blocks, when ``present`` (the served blocks) are exactly
+    the corpus's readable ones, in order, each at its seq in ``held`` plus one offset:
+    what an earlier recording of ``held``'s kind left in this Go. None otherwise."""
+    readable = [b for b in corpus.blocks if not b.locked]
+    if list(held.seqs) != [b.name for b in corpus.blocks] or [
+        (p.label, p.content) for p in present
+    ] != [(b.label, b.content) for b in readable]:
+        return None
+    offsets = {p.seq - held.seqs[b.name] for p, b in zip(present, readable, strict=True)}
+    if len(offsets) != 1:
+        return None
+    offset = offsets.pop()
+    return {name: seq + offset for name, seq in held.seqs.items()}
+
+
+def _archive(go: GoClient, corpus: Corpus, held: Journal | None) -> dict[str, int]:
     present = go.blocks()
     if present:
+        seqs = None if held is None else _held(present, corpus, held)
+        if seqs is not None:
+            return seqs
+        other = " other than exactly the corpus's" if held is not None else ""
         raise RecordError(
-            f"the Go at {go.connection.url} already holds {len(present)} readable blocks; "
-            "record against an empty instance (a fresh one)"
+            f"the Go at {go.connection.url} already holds {len(present)} readable blocks"
+            f"{other}; record against an empty instance (a fresh one)"
         )
     seqs: dict[str, int] = {}
     last = 0
@@ -126,12 +146,16 @@ def record(
     go_url: str | GoConnection | None = None,
     token: str | None = None,
     versions: Mapping[str, str] | None = None,
+    held: Journal | None = None,
 ) -> Journal:
     """Record ``corpus`` from a fresh Go reference, or from the live Go at ``go_url``
     (a URL, with ``token``; or a ``GoConnection``).
 
     ``versions`` gives the go_version, unicode_version, goos and goarch of a live Go
     that does not serve ``/debug/version``; what is missing is recorded "unknown".
+    ``held``: a journal of ``corpus``; a Go that already holds exactly its blocks (left
+    by an earlier ``--check``: the same texts in order, its seqs plus one offset) is
+    recorded as it is, instead of refused.
     """
     if go_url is None:
         from parity.reference import GoReference
@@ -142,7 +166,7 @@ def record(
         go_url = GoConnection(go_url, token=token)
     elif token is not None:
         raise ValueError("token goes with a URL; a GoConnection holds its own")
-    return _record(corpus, go_url, instance="live", versions=versions)
+    return _record(corpus, go_url, instance="live", versions=versions, held=held)
 
 
 def _record(
@@ -151,11 +175,12 @@ def _record(
     *,
     instance: Instance,
     versions: Mapping[str, str] | None,
+    held: Journal | None = None,
 ) -> Journal:
     with GoClient(connection) as go:
         served = _unless_absent(go.version) or {}
         meta = {k: served.get(k) or (versions or {}).get(k) or UNKNOWN for k in VERSION_KEYS}
-        seqs = _archive(go, corpus)
+        seqs = _archive(go, corpus, held)
         first, second = _pass(go, corpus, seqs), _pass(go, corpus, seqs)
     if first != second:
         unstable = [
@@ -205,8 +230,6 @@ def run_record(
         )
     source = go.url if go is not None else "a fresh Go reference"
     print(f"recording corpus {corpus.name!r} from {source}", file=out)
-    new = record(corpus, go_url=go, versions=versions)
-    pending = journal_mod.pending_path(journal_path)
     old: Journal | None = None
     try:
         old = journal_mod.load(journal_path)
@@ -217,7 +240,10 @@ def run_record(
             print(f"the committed journal is unusable, replacing it: {e}", file=out)
     if check:
         assert old is not None
+        new = record(corpus, go_url=go, versions=versions, held=old)
         return _check(compare(old, new, corpus=corpus), journal_path, out)
+    new = record(corpus, go_url=go, versions=versions)
+    pending = journal_mod.pending_path(journal_path)
     if old is not None:
         drift = compare(old, new, corpus=corpus)
         if not drift.identical:

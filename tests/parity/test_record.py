@@ -86,6 +86,30 @@ def test_refuses_an_archive_that_is_not_empty(fresh_go: FreshGo) -> None:
         record.record(CORPUS, go_url=go.base_url)
 
 
+def test_check_runs_twice_on_one_go_and_refuses_other_blocks(
+    fresh_go: FreshGo, run_cli: RunCli
+) -> None:
+    go = fresh_go(first_seq=1, debug=False)
+    for _ in range(2):  # the second finds exactly the corpus's blocks, left by the first
+        status, out, err = run_cli("record", "--go-url", go.base_url, "--check")
+        assert (status, err) == (0, ""), out
+        assert "only the seq base differs" in out
+    assert len(go.blocks()) == len([b for b in CORPUS.blocks if not b.locked])
+    go.archive("someone else's", "block")
+    status, _, err = run_cli("record", "--go-url", go.base_url, "--check")
+    assert status == 2
+    assert "already holds 38 readable blocks other than exactly the corpus's" in err
+    # The corpus's texts at other seqs (another offset for one block) are refused too.
+    other = fresh_go(first_seq=1, debug=False)
+    for i, block in enumerate(CORPUS.blocks):
+        other.archive(block.label, block.content, locked=block.locked)
+        if i == 0:
+            other.archive("gap", "locked", locked=True)
+    status, _, err = run_cli("record", "--go-url", other.base_url, "--check")
+    assert status == 2
+    assert "already holds 37 readable blocks other than exactly the corpus's" in err
+
+
 def test_live_go_with_a_token(
     fresh_go: FreshGo,
     tmp_path: Path,
