@@ -85,9 +85,9 @@ def _held(present: list[JournalBlock], corpus: Corpus, held: Journal) -> dict[st
 def _archive(go: GoClient, corpus: Corpus, held: Journal | None) -> dict[str, int]:
     present = go.blocks()
     if present:
-        seqs = None if held is None else _held(present, corpus, held)
-        if seqs is not None:
-            return seqs
+        kept = None if held is None else _held(present, corpus, held)
+        if kept is not None:
+            return kept
         other = " other than exactly the corpus's" if held is not None else ""
         raise RecordError(
             f"the Go at {go.connection.url} already holds {len(present)} readable blocks"
