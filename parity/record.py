@@ -26,6 +26,7 @@ from typing import TextIO, TypeVar
 from parity import journal as journal_mod
 from parity.cli import Exit, corpora, corpus_options
 from parity.compare import Drift, compare
+from parity.diff import changes_report
 from parity.corpus import Corpus
 from parity.errors import GoClientError, JournalError, RecordError
 from parity.goclient import GoClient, GoConnection
@@ -213,12 +214,14 @@ def run_record(
     versions: Mapping[str, str],
     check: bool,
     out: TextIO,
+    full: bool = False,
 ) -> int:
     """``parity record`` for one corpus (from ``go``, else a fresh Go reference); what it
     prints, and its exit status.
 
     With ``check``, nothing is written: 0 when the Go answers as the journal says
-    (modulo the seqs, and what one side could not report), 3 on drift. Without it, a
+    (modulo the seqs, and what one side could not report), 3 on drift, each changed
+    case shown (bounded, unless ``full``: ``parity.diff.changes_report``). Without it, a
     journal that is absent (or unusable) is written; one that the new recording
     differs from is kept, and the recording written beside it (``<journal>.new``)
     for ``parity review``: 4, the changes listed. 0 when nothing differs. Under CI
@@ -241,7 +244,7 @@ def run_record(
     if check:
         assert old is not None
         new = record(corpus, go_url=go, versions=versions, held=old)
-        return _check(compare(old, new, corpus=corpus), journal_path, out)
+        return _check(compare(old, new, corpus=corpus), journal_path, out, full=full)
     new = record(corpus, go_url=go, versions=versions)
     pending = journal_mod.pending_path(journal_path)
     if old is not None:
@@ -266,7 +269,7 @@ def run_record(
     return 0
 
 
-def _check(drift: Drift, journal_path: str, out: TextIO) -> int:
+def _check(drift: Drift, journal_path: str, out: TextIO, *, full: bool) -> int:
     """``record --check``'s verdict on ``drift``: 0 no drift, 3 drift."""
     calls = len(drift.new.calls)
     if drift.identical:
@@ -286,6 +289,10 @@ def _check(drift: Drift, journal_path: str, out: TextIO) -> int:
         "record it with `parity record` (the same options, without --check), "
         "then `parity review` the changes",
     )
+    for line in changes_report(drift, old_name=journal_path, new_name="the Go", full=full):
+        print(line, file=out)
+    if drift.changes and not full:
+        print("(bounded: `-v` shows every changed case in full)", file=out)
     return Exit.DRIFT
 
 
@@ -321,7 +328,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
         "--check",
         action="store_true",
         help="record in memory, write nothing; exit 3 when the Go no longer answers as the "
-        "committed journal says (drift)",
+        "committed journal says (drift), with each changed case's first differing byte and "
+        "diff (bounded)",
+    )
+    rc.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="with --check: every changed case, each output and diff in full",
     )
     for key in VERSION_KEYS:
         flag = key.replace("_", "-")
@@ -350,6 +364,7 @@ def run(args: argparse.Namespace) -> int:
                 versions=versions,
                 check=args.check,
                 out=sys.stdout,
+                full=args.verbose,
             ),
         )
     return status

@@ -7,16 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from parity import goclient, journal, record
+from parity import goclient, journal, record, report
 from parity.compare import compare
 from parity.corpus import get_corpus
+from parity.diff import CASES_SHOWN, LINES_SHOWN
 from parity.errors import GoClientError, RecordError
 from parity.goclient import TOKEN_ENV, GoClient, GoConnection
 from parity.journal import Journal
 from parity.plugin import FreshGo
 from parity.replay import Replayer
 
-from .conftest import GOLDEN, RunCli, copy_with_output
+from .conftest import GOLDEN, RunCli, copy_with_output, with_output
 
 pytestmark = pytest.mark.go
 
@@ -54,6 +55,37 @@ def test_check_reports_drift_listing_cases(
     assert "  changed: search-limit-one (output)" in out.splitlines()
     assert path.read_bytes() == before  # --check never writes
     assert not journal.pending_path(path).exists()
+
+
+def test_check_shows_each_change_bounded_and_in_full_with_v(
+    fresh_go: FreshGo, golden: Journal, tmp_path: Path, run_cli: RunCli
+) -> None:
+    fresh_go()
+    stale = golden
+    cases = golden.cases[: CASES_SHOWN + 2]
+    for case in cases:  # the first stale output is long: 60 lines
+        text = "\n".join(f"stale {i}" for i in range(60)) if case == cases[0] else "stale"
+        stale = with_output(stale, case, text)
+    path = tmp_path / "j.json"
+    journal.write(stale, path)
+    status, out, _ = run_cli("record", "--check", "--journal", str(path))
+    assert status == 3
+    first = golden.call(cases[0])
+    assert f"OUTPUT CHANGED {cases[0]}" in out
+    assert "  first difference at byte 0 (line 1, col 1)" in out
+    assert f"  {path} (" in out and "  the Go (" in out
+    assert "    -stale 0⏎" in out  # the diff: the journal's line, then the Go's
+    assert f"    +{report.visible(first.output).splitlines()[0]}" in out
+    assert out.count(f"    … {60 - LINES_SHOWN} more lines") == 1  # the journal's output
+    assert f"OUTPUT CHANGED {cases[CASES_SHOWN - 1]}" in out
+    assert f"OUTPUT CHANGED {cases[CASES_SHOWN]}" not in out
+    assert "… 2 more changed cases" in out
+    assert "(bounded: `-v` shows every changed case in full)" in out
+    status, full, _ = run_cli("record", "--check", "--journal", str(path), "-v")
+    assert status == 3
+    assert all(f"OUTPUT CHANGED {case}" in full for case in cases)
+    assert "    -stale 59" in full
+    assert "more lines" not in full and "bounded" not in full
 
 
 def test_record_keeps_a_changed_journal_and_writes_the_recording_beside_it(
