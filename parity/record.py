@@ -26,8 +26,8 @@ from typing import TextIO, TypeVar
 from parity import journal as journal_mod
 from parity.cli import Exit, corpora, corpus_options
 from parity.compare import Drift, compare
-from parity.diff import changes_report
 from parity.corpus import Corpus
+from parity.diff import changes_report
 from parity.errors import GoClientError, JournalError, RecordError
 from parity.goclient import GoClient, GoConnection
 from parity.journal import (
