@@ -73,7 +73,8 @@ def test_check_shows_each_change_bounded_and_in_full_with_v(
     first = golden.call(cases[0])
     assert f"OUTPUT CHANGED {cases[0]}" in out
     assert "  first difference at byte 0 (line 1, col 1)" in out
-    assert f"  {path} (" in out and "  the Go (" in out
+    assert f"  {path} (" in out
+    assert "  the Go (" in out
     assert "    -stale 0⏎" in out  # the diff: the journal's line, then the Go's
     assert f"    +{report.visible(first.output).splitlines()[0]}" in out
     assert out.count(f"    … {60 - LINES_SHOWN} more lines") == 1  # the journal's output
@@ -85,7 +86,8 @@ def test_check_shows_each_change_bounded_and_in_full_with_v(
     assert status == 3
     assert all(f"OUTPUT CHANGED {case}" in full for case in cases)
     assert "    -stale 59" in full
-    assert "more lines" not in full and "bounded" not in full
+    assert "more lines" not in full
+    assert "bounded" not in full
 
 
 def test_record_keeps_a_changed_journal_and_writes_the_recording_beside_it(
