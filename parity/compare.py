@@ -28,15 +28,18 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from parity.corpus import Corpus, CorpusCall, get_corpus
 from parity.errors import CorpusError
 from parity.journal import UNKNOWN, VERSION_KEYS, Journal, JournalCall
 
-__all__ = ["CaseChange", "Drift", "compare"]
+__all__ = ["RECORDED_BY", "CaseChange", "Drift", "compare"]
 
+RECORDED_BY = "recorded_by"
+"""The item of ``Drift.merged`` that is the journal's ``recorded_by`` (never a case name)."""
 _READ_SEQ_RE = re.compile(r"block\?seq=([0-9]+)\Z")
 
 
@@ -220,6 +223,30 @@ class Drift:
         if was != now:
             out.append(f"  instance: {was} -> {now}")
         return out
+
+    def merged(self, taken: Collection[str], *, base: Literal["old", "new"] = "old") -> Journal:
+        """The ``base`` journal with the items ``taken`` (case names, and ``RECORDED_BY``)
+        as the other journal has them; a case the other lacks is dropped.
+
+        The calls follow the new recording's order, a case only the old one has after
+        its predecessor there. Meant for journals with the same blocks and seqs.
+        """
+        a, b = (self.old, self.new) if base == "old" else (self.new, self.old)
+        calls = {c.case: c for c in a.calls}
+        for key in taken:
+            if key in b.cases:
+                calls[key] = b.call(key)
+            else:
+                calls.pop(key, None)
+        order = list(self.new.cases)
+        for i, case in enumerate(self.old.cases):
+            if case not in order:
+                after = self.old.cases[i - 1] if i else None
+                order.insert(order.index(after) + 1 if after in order else 0, case)
+        rb = b.recorded_by if RECORDED_BY in taken else a.recorded_by
+        return dataclasses.replace(
+            a, recorded_by=rb, calls=tuple(calls[c] for c in order if c in calls)
+        )
 
     def in_old_seqs(self, case: str, *, output: str | None = None) -> JournalCall:
         """The new call of ``case`` with the seqs its output and reads print written as

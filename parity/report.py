@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Difference",
+    "block",
     "case_record",
     "first_difference",
     "inline",
@@ -117,7 +118,9 @@ def _bounded(lines: list[str], limit: int | None) -> list[str]:
     return shown
 
 
-def _block(title: str, text: str, limit: int | None) -> str:
+def block(title: str, text: str, limit: int | None = None) -> str:
+    """``text`` made visible under ``title`` and its size, indented; ``limit``: at most
+    that many lines."""
     body = "\n".join(_bounded(visible(text).split("\n"), limit))
     return f"  {title} ({len(text.encode('utf-8'))} bytes):\n{body}"
 
@@ -142,8 +145,8 @@ def mismatch_report(
         f"  tool: {tool}",
         f"  args: {inline(shorten(args))}",
         f"  {where}",
-        _block(expected_name, expected, limit),
-        _block(actual_name, actual, limit),
+        block(expected_name, expected, limit),
+        block(actual_name, actual, limit),
         "  diff:",
     ]
     diff_lines = difflib.unified_diff(
