@@ -18,10 +18,10 @@ import pytest
 from parity import journal
 from parity.compare import compare
 from parity.corpus import get_corpus
+from parity.diff import LINES_SHOWN
 from parity.journal import JournalBlock
 from parity.plugin import FreshGo
 from parity.replay import check_consistency
-from parity.diff import LINES_SHOWN
 from parity.review import items, whole_only
 
 from .conftest import GOLDEN, RunCli, with_output, with_reads
