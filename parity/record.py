@@ -215,6 +215,7 @@ def run_record(
     check: bool,
     out: TextIO,
     full: bool = False,
+    new_only: bool = False,
 ) -> int:
     """``parity record`` for one corpus (from ``go``, else a fresh Go reference); what it
     prints, and its exit status.
@@ -225,7 +226,8 @@ def run_record(
     journal that is absent (or unusable) is written; one that the new recording
     differs from is kept, and the recording written beside it (``<journal>.new``)
     for ``parity review``: 4, the changes listed. 0 when nothing differs. Under CI
-    nothing is written: ``RecordError``.
+    nothing is written: ``RecordError``. With ``new_only``, the journal takes only the
+    cases it lacks (as VCR's ``new_episodes``); what else differs is listed, not taken.
     """
     if not check and in_ci():
         raise RecordError(
@@ -246,6 +248,8 @@ def run_record(
         new = record(corpus, go_url=go, versions=versions, held=old)
         return _check(compare(old, new, corpus=corpus), journal_path, out, full=full)
     new = record(corpus, go_url=go, versions=versions)
+    if new_only and old is not None:
+        return _add_new(compare(old, new, corpus=corpus), journal_path, out)
     pending = journal_mod.pending_path(journal_path)
     if old is not None:
         drift = compare(old, new, corpus=corpus)
@@ -267,6 +271,25 @@ def run_record(
         pending.unlink()
         print(f"removed {pending}: the recording it held is out of date", file=out)
     return 0
+
+
+def _add_new(drift: Drift, journal_path: str, out: TextIO) -> int:
+    """``record --new-only``: the journal takes the cases it lacks, nothing else."""
+    from parity.review import inseparable
+
+    why = inseparable(drift)
+    if why and drift.added:
+        raise RecordError(
+            f"{journal_path}: --new-only adds cases to a journal of the same blocks and seqs, "
+            f"and here {'; '.join(why)}: record without --new-only, then `parity review`"
+        )
+    if drift.added:
+        journal_mod.write(drift.merged(drift.added), journal_path)
+    print(f"{journal_path}: new cases added: {', '.join(drift.added) or 'none'}", file=out)
+    rest = [line for line in drift.lines() if not line.startswith("  added:")]
+    if rest:
+        _report(out, "not taken (`parity record` records them for review):", rest)
+    return Exit.OK
 
 
 def _check(drift: Drift, journal_path: str, out: TextIO, *, full: bool) -> int:
@@ -324,7 +347,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
         url_help=f"a live, empty Go instance (token in ${TOKEN_ENV}); "
         "default: a fresh Go reference",
     )
-    rc.add_argument(
+    mode = rc.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--new-only",
+        action="store_true",
+        help="add to the journal the cases it lacks (such as adopted ones) and change nothing "
+        "else; what else differs is listed, not taken",
+    )
+    mode.add_argument(
         "--check",
         action="store_true",
         help="record in memory, write nothing; exit 3 when the Go no longer answers as the "
@@ -365,6 +395,7 @@ def run(args: argparse.Namespace) -> int:
                 check=args.check,
                 out=sys.stdout,
                 full=args.verbose,
+                new_only=args.new_only,
             ),
         )
     return status

@@ -55,7 +55,7 @@ from parity.project import in_ci
 if TYPE_CHECKING:
     from parity.replay import Replayer
 
-__all__ = ["Decision", "add_parser", "items", "run", "run_review", "whole_only"]
+__all__ = ["Decision", "add_parser", "inseparable", "items", "run", "run_review", "whole_only"]
 
 Decision = Literal["accept", "reject", "skip"]
 _Answer = Decision | Literal["details"]
@@ -77,14 +77,21 @@ _WHOLE_PROMPT = "accept the whole recording (a), reject it (r), skip (s, q), det
 _INTERRUPTED = "interrupted (Ctrl-C): what was decided is kept, as with q"
 
 
-def whole_only(drift: Drift) -> list[str]:
-    """Why the new recording can only be accepted or rejected as a whole (none: item by
-    item is possible): the corpus, a block or the seqs differ, or no item does."""
+def inseparable(drift: Drift) -> list[str]:
+    """Why the items of the new recording cannot be taken one by one (none: they can):
+    the corpus, a block or the seqs differ, so every case's seqs and outputs hang
+    together."""
     why = [w for w in drift.other if w.startswith(("corpus ", "seqs "))]
     if drift.first_seqs is not None:
         a, b = drift.first_seqs
         why.append(f"other seqs (first seq {a} -> {b})")
-    why += [f"block {name} changed" for name in drift.blocks]
+    return why + [f"block {name} changed" for name in drift.blocks]
+
+
+def whole_only(drift: Drift) -> list[str]:
+    """Why the new recording can only be accepted or rejected as a whole (none: item by
+    item is possible): ``inseparable``, or no item differs."""
+    why = inseparable(drift)
     if not why and not items(drift):
         why.append("no case changed: the recordings differ only in what one of them recorded")
     return why

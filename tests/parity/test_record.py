@@ -113,6 +113,38 @@ def test_record_keeps_a_changed_journal_and_writes_the_recording_beside_it(
     assert not pending.exists()
 
 
+def test_new_only_adds_the_cases_the_journal_lacks_and_nothing_else(
+    fresh_go: FreshGo, golden: Journal, tmp_path: Path, run_cli: RunCli, maintainer: None
+) -> None:
+    fresh_go()
+    one, two = golden.cases[2], golden.cases[9]
+    lacking = dataclasses.replace(
+        golden, calls=tuple(c for c in golden.calls if c.case not in (one, two))
+    )
+    stale = with_output(lacking, "search-limit-one", "stale")
+    path = tmp_path / "j.json"
+    journal.write(stale, path)
+    status, out, err = run_cli("record", "--new-only", "--journal", str(path))
+    assert (status, err) == (0, ""), out
+    assert f"{path}: new cases added: {one}, {two}" in out
+    assert "not taken (`parity record` records them for review):" in out
+    assert "  changed: search-limit-one (output)" in out.splitlines()
+    assert journal.load(path) == with_output(golden, "search-limit-one", "stale")
+    assert not journal.pending_path(path).exists()
+    # A journal of other blocks cannot take a case alone.
+    first = golden.blocks[0]
+    blocks = (dataclasses.replace(first, content="edited"), *golden.blocks[1:])
+    journal.write(dataclasses.replace(lacking, blocks=blocks), path)
+    before = path.read_bytes()
+    status, _, err = run_cli("record", "--new-only", "--journal", str(path))
+    assert status == 2
+    assert (
+        "--new-only adds cases to a journal of the same blocks and seqs, "
+        "and here block accents changed" in err
+    )
+    assert path.read_bytes() == before
+
+
 def test_refuses_an_archive_that_is_not_empty(fresh_go: FreshGo) -> None:
     go = fresh_go(first_seq=1000)
     go.archive("someone else's", "block")
