@@ -16,6 +16,7 @@ import pytest
 from parity import cli, journal
 from parity.corpus import get_corpus
 from parity.errors import GoClientError
+from parity.fixtures.go import FreshGo
 from parity.goclient import (
     ARCHIVE_PATH,
     CA_ENV,
@@ -25,7 +26,6 @@ from parity.goclient import (
     GoClient,
     GoConnection,
 )
-from parity.plugin import FreshGo
 from parity.reference import GoReference, RunningReference, TLSFiles
 
 from .conftest import GOLDEN, RunCli

@@ -11,9 +11,9 @@ from parity import goclient, journal, record
 from parity.compare import compare
 from parity.corpus import get_corpus
 from parity.errors import GoClientError, RecordError
+from parity.fixtures.go import FreshGo
 from parity.goclient import TOKEN_ENV, GoClient, GoConnection
 from parity.journal import Journal
-from parity.plugin import FreshGo
 from parity.replay import Replayer
 
 from .conftest import GOLDEN, RunCli, copy_with_output

@@ -18,8 +18,8 @@ import pytest
 from parity import journal
 from parity.compare import compare
 from parity.corpus import get_corpus
+from parity.fixtures.go import FreshGo
 from parity.journal import JournalBlock
-from parity.plugin import FreshGo
 from parity.replay import check_consistency
 from parity.review import whole_only
 
