@@ -16,10 +16,11 @@ Exit status, one meaning each:
 3    drift: the Go departs from the journal (``record --check``, ``diff``)
 4    a recording awaits review: ``record`` wrote JOURNAL.new, ``review`` left cases
 5    ``strength``: a figure is under its gate, or something is unexplained
-130  interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM): both unwind, so a Go
-     reference started for the command is stopped and no journal is half written
+130  interrupted (SIGINT, Ctrl-C): it unwinds, so a Go reference started for the
+     command is stopped and no journal is half written
 141  the reader of the output went away (a closed pipe, as in ``| head``): the
      code a shell gives a command killed by SIGPIPE, without a traceback
+143  terminated (SIGTERM): it unwinds as for SIGINT
 ===  ==========================================================================
 """
 

@@ -18,7 +18,7 @@ from parity import journal
 from parity.adopt import adopt, load_divergences, module_source
 from parity.corpus import Corpus, CorpusBlock, CorpusCall, get_corpus
 from parity.errors import AdoptError
-from parity.plugin import FreshGo
+from parity.fixtures.go import FreshGo
 from parity.record import run_record
 from parity.replay import Replayer, check_consistency
 from parity.review import run_review

@@ -174,3 +174,13 @@ def test_console_script_runs_fast_and_ends_with_the_count() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1].endswith("passed, 0 failed")
+
+
+def test_each_exit_status_has_one_meaning_documented() -> None:
+    values = [int(e) for e in cli.Exit]
+    assert len(values) == len(set(values))
+    faults = (Path(__file__).parents[2] / "docs" / "faults.md").read_text(encoding="utf-8")
+    doc = cli.__doc__ or ""
+    for status in values:
+        assert f"\n{status} " in doc, status
+        assert f"\n| {status} | " in faults, status

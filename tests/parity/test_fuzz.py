@@ -514,7 +514,9 @@ def test_cli_rejects_bad_options(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_cli_reports_an_unreachable_go(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["fuzz", "--go-url", "http://127.0.0.1:9", "--examples", "1"]) == 2
-    assert "harness error" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("parity: error: "), err
+    assert "the Go at http://127.0.0.1:9 did not answer" in err
 
 
 @pytest.mark.go

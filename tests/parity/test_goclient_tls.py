@@ -16,6 +16,7 @@ import pytest
 from parity import cli, journal
 from parity.corpus import get_corpus
 from parity.errors import GoClientError
+from parity.fixtures.go import FreshGo
 from parity.goclient import (
     ARCHIVE_PATH,
     CA_ENV,
@@ -25,7 +26,6 @@ from parity.goclient import (
     GoClient,
     GoConnection,
 )
-from parity.plugin import FreshGo
 from parity.reference import GoReference, RunningReference, TLSFiles
 
 from .conftest import GOLDEN, RunCli
@@ -200,7 +200,8 @@ def test_fuzz_refused_by_tls_exits_2(
     argv, message = _refusals(go_certs, other_ca)[refusal]
     assert cli.main(["fuzz", "--go-url", tls_go.base_url, *argv, "--examples", "20"]) == 2
     out, err = capsys.readouterr()
-    assert "parity: error: fuzz: harness error: GoClientError: " in err
+    assert err.startswith("parity: error: GET /internal/v1/recall/blocks: "), err
+    assert len(err.splitlines()) == 1
     assert message in err
     assert "Traceback" not in out + err
 

@@ -10,6 +10,7 @@ damage, and recordings cut short by SIGINT or by the Go dying half-way.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -23,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from parity import journal, record
+from parity.fixtures.go import FreshGo
 from parity.goclient import GoClient
-from parity.plugin import FreshGo
 from parity.reference import GoReference, RunningReference
 
 from .conftest import GOLDEN, RunCli, copy_with_output
@@ -370,10 +371,7 @@ def test_a_live_go_dying_half_way(
     _untouched(path)
 
 
-def test_the_pytest_plugin_reports_a_damaged_journal(tmp_path: Path) -> None:
-    """`pytest --parity-journal X`: the golden tests fail with the message, pytest survives."""
-    path = tmp_path / "digest.json"
-    _damage("digest", path)
+def _pytest_golden(*args: str) -> tuple[int, str]:
     done = subprocess.run(
         [
             sys.executable,
@@ -383,16 +381,36 @@ def test_the_pytest_plugin_reports_a_damaged_journal(tmp_path: Path) -> None:
             "no:cacheprovider",
             "-q",
             str(Path(__file__).with_name("test_golden.py")),
-            "--parity-journal",
-            str(path),
+            *args,
         ],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
-    out = done.stdout + done.stderr
-    assert done.returncode == 1, out  # tests failed; not 3 (internal error) or 4 (usage)
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_the_pytest_plugin_reports_a_damaged_journal_once(tmp_path: Path) -> None:
+    """`pytest --parity-journal X`: the golden tests fail with the message, pytest survives."""
+    path = tmp_path / "digest.json"
+    _damage("digest", path)
+    status, out = _pytest_golden("--parity-journal", str(path))
+    assert status == 1, out  # tests failed; not 3 (internal error) or 4 (usage)
     assert "golden/journal-error" in out
-    assert f"{path}: case {CASE!r}: field 'output': digest mismatch" in out
+    message = f"{path}: case {CASE!r}: field 'output': digest mismatch"
+    assert out.count(message) == 1, out
+    assert "During handling" not in out
     assert "INTERNALERROR" not in out
+
+
+def test_the_pytest_plugin_reports_a_stale_journal_as_one_error(tmp_path: Path) -> None:
+    path = tmp_path / "stale.json"
+    golden = journal.load(GOLDEN)
+    journal.write(dataclasses.replace(golden, calls=golden.calls[1:]), path)
+    status, out = _pytest_golden("--parity-journal", str(path))
+    assert status == 1, out
+    assert out.count("is stale") == 1, out
+    assert f"corpus case {golden.calls[0].case!r} is not recorded" in out
+    assert "1 failed" in out or "1 error" in out, out
+    assert "During handling" not in out

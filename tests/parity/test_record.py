@@ -12,9 +12,9 @@ from parity.compare import compare
 from parity.corpus import get_corpus
 from parity.diff import CASES_SHOWN, LINES_SHOWN
 from parity.errors import GoClientError, RecordError
+from parity.fixtures.go import FreshGo
 from parity.goclient import TOKEN_ENV, GoClient, GoConnection
 from parity.journal import Journal
-from parity.plugin import FreshGo
 from parity.replay import Replayer
 
 from .conftest import GOLDEN, RunCli, copy_with_output, with_output

@@ -19,8 +19,8 @@ from parity import journal
 from parity.compare import compare
 from parity.corpus import get_corpus
 from parity.diff import LINES_SHOWN
+from parity.fixtures.go import FreshGo
 from parity.journal import JournalBlock
-from parity.plugin import FreshGo
 from parity.replay import check_consistency
 from parity.review import items, whole_only
 

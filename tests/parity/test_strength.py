@@ -16,7 +16,7 @@ import pytest
 
 from parity import cli, strength
 from parity.errors import GoReferenceError
-from parity.plugin import go_unavailable
+from parity.fixtures.go import go_unavailable
 from parity.strength import (
     Explanations,
     Mutant,
