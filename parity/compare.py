@@ -288,6 +288,8 @@ def _seq_note(old: Journal, new: Journal) -> tuple[tuple[int, int] | None, bool]
     if not common:
         return None, False
     offsets = {new.seqs[n] - old.seqs[n] for n in common}
+    if offsets == {0}:  # the blocks both have keep their seqs: only the names differ
+        return None, False
     return (old.seqs[common[0]], new.seqs[common[0]]), len(offsets) == 1
 
 

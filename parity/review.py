@@ -85,7 +85,11 @@ def inseparable(drift: Drift) -> list[str]:
     if drift.first_seqs is not None:
         a, b = drift.first_seqs
         why.append(f"other seqs (first seq {a} -> {b})")
-    return why + [f"block {name} changed" for name in drift.blocks]
+    old, new = drift.old.seqs, drift.new.seqs
+    for name in drift.blocks:
+        how = "added" if name not in old else "removed" if name not in new else "changed"
+        why.append(f"block {name} {how}")
+    return why
 
 
 def whole_only(drift: Drift) -> list[str]:

@@ -319,6 +319,14 @@ def test_whole_only_says_why(golden: journal.Journal) -> None:
     blocks = (JournalBlock(first.seq, first.label, first.content + "!"), *golden.blocks[1:])
     changed = dataclasses.replace(golden, blocks=blocks)
     assert whole_only(compare(golden, changed)) == ["block accents changed"]
+    extra = JournalBlock(golden.blocks[-1].seq + 2, "adopted", "a block of its own")
+    more = dataclasses.replace(
+        golden, seqs={**golden.seqs, "adopted": extra.seq}, blocks=(*golden.blocks, extra)
+    )
+    assert whole_only(compare(golden, more)) == [
+        "seqs (the block names differ)",
+        "block adopted added",
+    ]
     fewer = dataclasses.replace(golden, calls=golden.calls[1:])
     assert whole_only(compare(golden, fewer)) == []
     assert items(compare(golden, fewer)) == [(golden.cases[0], "removed (not recorded now)")]
