@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -312,6 +313,38 @@ def test_ctrl_c_keeps_what_was_decided_and_says_so(
     assert status == 130
     assert out.rstrip().endswith("interrupted (Ctrl-C): what was decided is kept, as with q")
     assert journal.pending_path(path).read_bytes() == before
+
+
+def test_ctrl_c_in_a_process_of_its_own(golden: journal.Journal, tmp_path: Path) -> None:
+    """SIGINT while the review waits for an answer, as a maintainer's Ctrl-C."""
+    new = golden
+    for case in golden.cases[:2]:
+        new = with_output(new, case, "changed")
+    path = _pending(tmp_path, golden, new)
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    review = subprocess.Popen(
+        [sys.executable, "-m", "parity.cli", "review", "--journal", str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert review.stdin is not None
+    assert review.stdout is not None
+    review.stdin.write(b"a\n")
+    review.stdin.flush()
+    seen = b""
+    while b"[2/2] " + golden.cases[1].encode() + b": accept (a)" not in seen:
+        chunk = review.stdout.read1(4096)
+        assert chunk, seen.decode()
+        seen += chunk
+    review.send_signal(signal.SIGINT)  # the review is reading the second answer
+    rest, err = review.communicate(timeout=60)
+    out = (seen + rest).decode()
+    assert (review.returncode, err) == (130, b""), out
+    assert f"{path}: 1 accepted, 0 rejected, 1 left for later in {path}.new" in out
+    assert "interrupted (Ctrl-C): what was decided is kept, as with q" in out
+    assert journal.load(path).call(golden.cases[0]).output == "changed"
 
 
 def test_whole_only_says_why(golden: journal.Journal) -> None:
