@@ -3,10 +3,11 @@
 Against a Go reference started for it (``first_seq`` 1000, so re-recording gives
 the same bytes) or a live Go (``go_url``: a URL, or a ``GoConnection`` with its
 token and TLS files, which the CLI reads from its options and ``PARITY_GO_TOKEN``;
-the token is never written anywhere). The Go's archive must be
-empty: the recorder archives the corpus's blocks, then twice reads the served
-blocks and runs every call through ``POST /internal/v1/tool/exec``; it refuses a
-Go whose two passes differ, in outputs or in reads.
+the token is never written anywhere). The Go's archive must be empty (``--check``
+also takes a Go that holds exactly the committed journal's blocks, as an earlier
+``--check`` leaves it): the recorder archives the corpus's blocks, then twice reads
+the served blocks and runs every call through ``POST /internal/v1/tool/exec``; it
+refuses a Go whose two passes differ, in outputs or in reads.
 
 The archive reads of each call are what ``GET /debug/reads`` (every read the Go's
 tools made since it started, in order) gained during that call: the recorder takes
