@@ -136,8 +136,13 @@ def _parser(
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     built = {}
     for name in COMMANDS:
-        if command in (None, name):
+        if command == name:
             built[name] = _module(name).add_parser(sub)
+        elif command is None:  # the top-level help lists every command
+            try:
+                built[name] = _module(name).add_parser(sub)
+            except _Unavailable as e:
+                sub.add_parser(name, help=f"(unavailable: {e})")
         else:
             sub.add_parser(name)
     return parser, built

@@ -17,8 +17,12 @@ Three passes over one fake Go (``parity.fakego``):
 
 A case passes when both passes give its golden output, byte for byte, the archive
 pass made Go's reads, and the fake saw only the requests it was set up for. Before
-anything runs, the journal and the corpus must name the same cases with the same
-tools and args.
+anything runs, the journal must have been recorded from the corpus as it is now
+(``check_consistency``: the same blocks, labels, texts and locks, cases, tools and
+args); a stale journal is an error (re-record it), not a failure of the port.
+
+``parity replay`` (``add_parser``, ``run``) prints each failure and the counts, and
+writes a JSON or JUnit XML report on request (``parity.report``).
 """
 
 from __future__ import annotations
@@ -348,7 +352,7 @@ def _request_problems(
         problems = []
         if execs:
             problems.append(f"fell back on POST {EXEC_PATH} (the fake answered 500)")
-        made = tuple(r for s in served if (r := s.read) is not None)  # ModeRun.reads
+        made = tuple(r for s in served if (r := s.read) is not None)
         if call.reads is not None and made != call.reads:
             problems.append(
                 f"archive reads differ from Go's: expected {_reads_text(call.reads)} "

@@ -108,9 +108,18 @@ def test_absent_command_module_is_a_clear_error(
     def absent(name: str) -> types.ModuleType:
         raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 
-    monkeypatch.setattr(importlib, "import_module", absent)
+    real = importlib.import_module
+
+    def absent_strength(name: str) -> types.ModuleType:
+        return absent(name) if name == "parity.strength" else real(name)
+
+    monkeypatch.setattr(importlib, "import_module", absent_strength)
     assert cli.main(["strength"]) == 2
     assert "parity strength` is not available" in capsys.readouterr().err
+    assert cli.main(["--help"]) == 0  # the other commands are still listed
+    out = capsys.readouterr().out
+    assert "(unavailable: `parity strength` is not available" in out
+    assert "replay the golden journals" in out
 
 
 def test_an_unknown_option_prints_the_subcommands_usage(run_cli: RunCli) -> None:
