@@ -22,7 +22,7 @@ from parity.plugin import FreshGo
 from parity.record import run_record
 from parity.replay import Replayer, check_consistency
 from parity.review import run_review
-from recall import Block, Divergence, GoTurnHost
+from recall import Block, Divergence, GoTurnHost, Shadow
 from recall import _tools as tools
 
 from .conftest import GOLDEN, RunCli
@@ -152,7 +152,7 @@ def test_cli_prints_writes_and_refuses_a_bad_line(run_cli: RunCli, tmp_path: Pat
         divergence("recall_search", '{"query": "unseen words"}', (Block(7, "new", "block"),)),
     ]
     path = tmp_path / "divergences.jsonl"
-    path.write_text("".join(d.to_json() + "\n\n" for d in found))
+    path.write_text("".join(d.to_json(include_private_data=True) + "\n\n" for d in found))
     module = tmp_path / "adopted.py"
 
     status, out, err = run_cli("adopt", str(path))
@@ -174,7 +174,11 @@ def test_cli_prints_writes_and_refuses_a_bad_line(run_cli: RunCli, tmp_path: Pat
     assert load_module(module) == (blocks, calls)
 
     cut = tmp_path / "cut.jsonl"
-    cut.write_text(found[0].to_json() + "\n" + found[1].to_json()[:-20])
+    cut.write_text(
+        found[0].to_json(include_private_data=True)
+        + "\n"
+        + found[1].to_json(include_private_data=True)[:-20]
+    )
     status, out, err = run_cli("adopt", str(cut), "--module", str(module))
     assert status == 2
     assert err.startswith(
@@ -183,7 +187,10 @@ def test_cli_prints_writes_and_refuses_a_bad_line(run_cli: RunCli, tmp_path: Pat
     )
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"name": "recall"}\n')
-    with pytest.raises(AdoptError, match=r"bad.jsonl:1: not a divergence: not a divergence"):
+    with pytest.raises(
+        AdoptError,
+        match=r"bad.jsonl:1: not a divergence: a JSON object with 'divergence' is expected$",
+    ):
         load_divergences(bad)
 
 
@@ -226,8 +233,10 @@ def test_round_trip_from_live_divergences_to_a_failing_replay(
         GoTurnHost(
             go.base_url,
             token=TOKEN,
-            shadow=1.0,
-            on_divergence=lambda d: sink.write(d.to_json() + "\n"),
+            shadow=Shadow(
+                rate=1.0,
+                on_divergence=lambda d: sink.write(d.to_json(include_private_data=True) + "\n"),
+            ),
         ) as host,
     ):
         for args in (f"r{piped}", f"R{piped}", f"r{plain}", "r1"):
