@@ -21,6 +21,7 @@ from typing import TypeVar
 
 from parity.corpus import CorpusBlock, split_template
 from parity.goclient import GoClient, GoConnection
+from parity.record import FIRST_SEQ
 from recall import GoTurnHost, RecallError
 
 __all__ = ["FILLER", "MAX_TRIES", "Case", "GoOracle", "Shrunk", "shrink"]
@@ -30,8 +31,6 @@ FILLER = "x"
 
 MAX_TRIES = 5000
 """The candidates one shrink tries at most; past that, the smallest found so far is kept."""
-
-FIRST_SEQ = 1000
 
 T = TypeVar("T")
 
