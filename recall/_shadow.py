@@ -200,10 +200,11 @@ class Divergence:
             go, python = self.window()
             what = (
                 f"the outputs differ at byte {self.offset} (line {self.line}, col"
-                f" {self.column}): Go {go!r}, port {python!r}"
+                f" {self.column}): Go {go!r}, port {python!r} (Go's output"
+                f" {_said(self.go_output)}, the port's {_said(self.python_output or '')})"
             )
         return (
-            f"{self.name} (args {_digest(self.args)}): {what}; primary {self.primary};"
+            f"{self.name} (args {_said(self.args)}): {what}; primary {self.primary};"
             f" seqs read {list(self.seqs_read())}"
             + ("" if self.complete else " (not all the blocks that mattered kept)")
         )
@@ -344,6 +345,12 @@ def _field(
     if not isinstance(value, kind):
         raise ValueError(f"'{where}{key}' must be a {kind.__name__}, not {type(value).__name__}")
     return value
+
+
+def _said(text: str) -> str:
+    """A text's length and digest, as the log line says them."""
+    digest = _digest(text)
+    return f"{digest['bytes']} bytes, sha256 {digest['sha256']}"
 
 
 def _digest(text: str) -> dict[str, Any]:

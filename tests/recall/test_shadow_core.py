@@ -201,3 +201,39 @@ def test_a_failing_go_is_logged_once_per_burst(caplog: pytest.LogCaptureFixture)
         " answers or for 60s",
         "Go's tool endpoint still failing: 3 failures since it last answered (down, ***)",
     ]
+
+
+def test_a_divergence_leaves_the_process_redacted_by_default() -> None:
+    secret = "confidential-customer-plan"
+    run = search_run(secret, [Block(7, "plan", f"{secret}\tdraft")], f"[r7] plan\n  {secret} draft")
+    d = shadow().divergence(
+        "recall_search", json.dumps({"query": secret}), run, f"[r7] plan\n  {secret}\tdraft"
+    )
+    redacted = json.loads(d.to_json())
+    where = 12 + len(secret)  # the tab, in Go's output
+    assert redacted == {
+        "divergence": 1,
+        "redacted": True,
+        "name": "recall_search",
+        "primary": "python",
+        "args": {"bytes": len(d.args), "sha256": redacted["args"]["sha256"]},
+        "go_output": {"bytes": len(d.go_output), "sha256": redacted["go_output"]["sha256"]},
+        "python_output": {"bytes": where + 6, "sha256": redacted["python_output"]["sha256"]},
+        "python_error": None,
+        "first_difference": {
+            "offset": where,
+            "line": 2,
+            "column": where - 9,
+            "go": "plan\tdra",
+            "python": "plan dra",
+        },
+        "seqs_read": [7],
+        "blocks": [{"seq": 7, "bytes": 37, "sha256": redacted["blocks"][0]["sha256"]}],
+        "complete": True,
+    }
+    assert redacted["go_output"]["sha256"] != redacted["python_output"]["sha256"]
+    for text in (d.to_json(), repr(d), d.summary()):
+        assert "customer" not in text
+    assert "customer" in d.to_json(include_private_data=True)
+    with pytest.raises(ValueError, match="^a redacted divergence holds no text to replay"):
+        Divergence.from_json(d.to_json())
