@@ -235,5 +235,5 @@ def test_a_divergence_leaves_the_process_redacted_by_default() -> None:
     for text in (d.to_json(), repr(d), d.summary()):
         assert "customer" not in text
     assert "customer" in d.to_json(include_private_data=True)
-    with pytest.raises(ValueError, match="^a redacted divergence holds no text to replay"):
+    with pytest.raises(ValueError, match=r"^a redacted divergence holds no text to replay"):
         Divergence.from_json(d.to_json())
