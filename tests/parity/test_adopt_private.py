@@ -36,7 +36,7 @@ from recall import Divergence, GoTurnHost, Shadow
 from recall import _tools as tools
 
 from .conftest import GOLDEN, RunCli
-from .test_adopt import load_module
+from .test_adopt import divergence, load_module
 
 TOKEN = "tok-private-SECRET"
 RUN = 12
@@ -181,19 +181,10 @@ def test_adopt_says_when_the_go_does_not_reproduce(
     # right here (no defect planted), so Go and port agree on the case
     go = fresh_go(first_seq=10)
     seq = go.archive("notes", "nothing odd")
-    line = Divergence(
-        name="recall",
-        args=json.dumps({"id": f"r{seq}"}),
-        primary="python",
-        go_output="[r10] notes\nnothing odd (production's own)",
-        python_output="[r10] notes\nnothing odd",
-        python_error=None,
-        offset=None,
-        line=None,
-        column=None,
-        blocks=(tools.Block(seq, "notes", "nothing odd"),),
-        complete=True,
-    ).to_json(include_private_data=True)
+    found = divergence(
+        "recall", json.dumps({"id": f"r{seq}"}), (tools.Block(seq, "notes", "nothing odd"),)
+    )
+    line = found.to_json(include_private_data=True)
     path = tmp_path / "d.jsonl"
     path.write_text(line + "\n")
     module = tmp_path / "adopted.py"
@@ -235,18 +226,6 @@ def test_shrink_leaves_what_the_divergence_needs_and_fills_the_rest() -> None:
     assert shrunk.case.blocks == (("", "ab\t"),)
     assert json.loads(shrunk.case.args) == {"query": ""}
     assert shrunk.summary().startswith("shrunk: blocks 2 -> 1, characters ")
-    assert case_of(
-        Divergence(
-            name="recall",
-            args='{"id": "r7"}',
-            primary="go",
-            go_output="a",
-            python_output="b",
-            python_error=None,
-            offset=0,
-            line=1,
-            column=1,
-            blocks=(tools.Block(7, "l", "c"),),
-            complete=True,
-        )
-    ) == Case("recall", '{"id": "r{{seq:b0}}"}', (("l", "c"),))
+    assert case_of(divergence("recall", '{"id": "r7"}', (tools.Block(7, "l", "c"),))) == Case(
+        "recall", '{"id": "r{{seq:b0}}"}', (("l", "c"),)
+    )
