@@ -277,20 +277,28 @@ def shrunk_divergences(
     corpus_blocks: Sequence[CorpusBlock],
     *,
     keep: bool,
+    reference: bool,
     out: TextIO,
 ) -> tuple[list[Divergence], list[str]]:
-    """Each divergence shrunk against the port and the Go of ``connection`` (over the
-    corpus's blocks); those Go does not reproduce left out, or with ``keep`` kept as
-    they are. The divergences, and their cases' notes."""
+    """Each divergence shrunk against the port and the Go of ``connection`` (the
+    ``reference``, or another), over the corpus's blocks; those Go does not reproduce
+    left out, or with ``keep`` kept as they are. The divergences, and their notes."""
     kept: list[Divergence] = []
     notes: list[str] = []
+    go = "the Go reference" if reference else f"the Go at {connection.url}"
+    drift = (
+        " (the Go that answered in production behaves unlike the reference: drift of the"
+        " reference, a finding of its own)"
+        if reference
+        else ""
+    )
     with GoOracle(connection, corpus_blocks) as oracle:
         for number, d in enumerate(divergences, 1):
             case = case_of(d)
             if not oracle.diverges(case):
                 print(
-                    f"divergence {number} ({d.name}): the Go at {connection.url} does not"
-                    " reproduce it over the corpus's blocks: "
+                    f"divergence {number} ({d.name}): {go} does not reproduce it over the"
+                    f" corpus's blocks{drift}: "
                     + (
                         "adopted as it was, unshrunk (--keep-unreproduced)"
                         if keep
@@ -300,7 +308,7 @@ def shrunk_divergences(
                 )
                 if keep:
                     kept.append(d)
-                    notes.append(f"not reproduced by the Go at {connection.url}; not shrunk")
+                    notes.append(f"not reproduced by {go}; not shrunk")
                 continue
             shrunk = shrink(case, oracle.diverges)
             outputs = oracle.outputs(shrunk.case)
@@ -337,11 +345,16 @@ def run_adopt(
 
         with GoReference().start() as reference:
             divergences, notes = shrunk_divergences(
-                divergences, reference.connection, blocks, keep=keep_unreproduced, out=out
+                divergences,
+                reference.connection,
+                blocks,
+                keep=keep_unreproduced,
+                reference=True,
+                out=out,
             )
     else:
         divergences, notes = shrunk_divergences(
-            divergences, go, blocks, keep=keep_unreproduced, out=out
+            divergences, go, blocks, keep=keep_unreproduced, reference=False, out=out
         )
     adoption = adopt(divergences, blocks, calls, notes=notes)
     print(adoption.source(), file=out)

@@ -73,13 +73,14 @@ class HostBase(ABC, Generic[TransportT]):
         """
         url = check_base_url(base_url)
         self._shown_url: str = url.shown
+        go = url.shown.rstrip("/")  # what its errors say: no credentials
         self._core: HostCore = HostCore(
             token=token,
             timeout=timeout,
             max_body_bytes=max_body_bytes,
             cache_bytes=cache_bytes,
-            shadow=ShadowState.of(shadow, token=token, go=url.shown.rstrip("/")),
-            go=url.shown.rstrip("/"),
+            shadow=ShadowState.of(shadow, token=token, go=go),
+            go=go,
         )
         self._core.offpath = self._submit
         if not isinstance(verify, bool | ssl.SSLContext):
