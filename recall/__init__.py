@@ -12,7 +12,7 @@ sending requests and reading bodies. Every error they raise at run time is a
 ``RecallError``::
 
     RecallError                 base
-    ├── UnknownToolError        Go's /tool/exec answered 404 for this tool name (.name)
+    ├── UnknownToolError        Go's /tool/exec answered 404 for this tool name (.name, .go)
     ├── HostClosedError         the host is closed (after close(), aclose(), its with)
     ├── EventLoopError          an AsyncGoTurnHost used on another loop than its first
     │                           call's: a host belongs to one loop (one asyncio.run)

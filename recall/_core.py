@@ -18,7 +18,7 @@ from collections.abc import Callable, Generator, Mapping
 from typing import Final, Generic, TypeVar
 
 from recall._blocks import BlockSet, replace_surrogates
-from recall._errors import FallbackFailedError, GoUnavailableError, RecallError
+from recall._errors import FallbackFailedError, GoUnavailableError, RecallError, UnknownToolError
 from recall._fast import item_decoder, items_decoder
 from recall._index import Searcher
 from recall._protocol import (
@@ -348,7 +348,8 @@ class Call(Generic[T]):
     its ``answer`` or its failure (``fail``); then ``output`` is the call's output.
 
     Errors of the call itself (FallbackFailedError, UnknownToolError, ...) are
-    raised by ``answer`` and ``fail``; a GoUnavailableError says it was ``go``'s.
+    raised by ``answer`` and ``fail``; a GoUnavailableError or UnknownToolError says it
+    was ``go``'s.
     """
 
     __slots__ = ("_go", "_steps", "output", "request")
@@ -380,6 +381,6 @@ class Call(Generic[T]):
         except StopIteration as done:
             self.request = None
             self.output = done.value
-        except GoUnavailableError as error:
+        except (GoUnavailableError, UnknownToolError) as error:
             error.at(self._go)
             raise

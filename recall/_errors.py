@@ -21,14 +21,26 @@ class RecallError(Exception):
 
 
 class UnknownToolError(RecallError):
-    """No such tool: Go's /tool/exec answered 404 for this name (or run_tool was given it)."""
+    """No such tool: Go's /tool/exec answered 404 for this name (or run_tool was given it).
 
-    def __init__(self, name: str) -> None:
-        super().__init__(f"unknown tool {name!r}")
+    ``go`` is the Go that said so, as ``GoUnavailableError.go`` (empty for run_tool).
+    """
+
+    def __init__(self, name: str, *, go: str = "") -> None:
+        super().__init__(name)
         self.name = name
+        self.go = go
 
-    def __reduce__(self) -> tuple[type[UnknownToolError], tuple[str]]:
-        return (type(self), (self.name,))
+    def __str__(self) -> str:
+        return f"unknown tool {self.name!r}" + (f" (the Go at {self.go})" if self.go else "")
+
+    def at(self, go: str) -> None:
+        """Say which Go: ``go``, unless one is said already."""
+        if not self.go:
+            self.go = go
+
+    def __reduce__(self) -> tuple[type[UnknownToolError], tuple[str], dict[str, str]]:
+        return (type(self), (self.name,), {"go": self.go})
 
 
 class HostClosedError(RecallError):
@@ -88,7 +100,7 @@ class FallbackFailedError(GoUnavailableError):
     def at(self, go: str) -> None:
         super().at(go)
         self.read_error.at(go)
-        if isinstance(self.exec_error, GoUnavailableError):
+        if isinstance(self.exec_error, GoUnavailableError | UnknownToolError):
             self.exec_error.at(go)
 
     def __reduce__(self) -> tuple[type[GoUnavailableError], tuple[object, ...], dict[str, str]]:

@@ -19,7 +19,10 @@ from recall import (
     GoTurnHost,
     GoUnavailableError,
     HostClosedError,
+    MemoryArchive,
     RecallError,
+    UnknownToolError,
+    run_tool,
 )
 from recall._protocol import BLOCK_PATH, EXEC_PATH
 
@@ -124,3 +127,16 @@ def test_a_transport_error_names_which_go(make_host: MakeHost) -> None:
     with make_host(url + "/p") as host, pytest.raises(GoUnavailableError) as caught:
         host.exec_tool("web_fetch", "{}")
     assert str(caught.value).startswith(f"POST {url}/p{EXEC_PATH}: ConnectError")
+
+
+def test_an_unknown_tool_names_which_go(httpserver: HTTPServer, make_host: MakeHost) -> None:
+    httpserver.expect_request("/p" + EXEC_PATH).respond_with_json(
+        {"error": 'unknown tool "frobnicate"'}, status=404
+    )
+    go = f"http://localhost:{httpserver.port}/p"
+    with make_host(go + "/", token=TOKEN) as host, pytest.raises(UnknownToolError) as caught:
+        host.exec_tool("frobnicate", "{}")
+    assert str(caught.value) == f"unknown tool 'frobnicate' (the Go at {go})"
+    assert (caught.value.name, pickle.loads(pickle.dumps(caught.value)).go) == ("frobnicate", go)
+    with pytest.raises(UnknownToolError, match=r"^unknown tool 'frobnicate'$"):
+        run_tool("frobnicate", "{}", MemoryArchive())
