@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from parity.corpus import CorpusBlock, split_template
+from parity.errors import AdoptError, GoClientError
 from parity.goclient import GoClient, GoConnection
 from parity.record import FIRST_SEQ
 from recall import GoTurnHost, RecallError
@@ -84,6 +85,17 @@ class GoOracle:
         self.tries = 0
 
     def __enter__(self) -> GoOracle:
+        try:
+            self._go.reset(first_seq=FIRST_SEQ)
+        except GoClientError as exc:
+            if exc.status != 404:
+                raise
+            self.__exit__()
+            raise AdoptError(
+                f"the Go at {self.connection.url} has no debug routes (/debug/reset answered"
+                " 404): shrinking empties and fills the Go for each try, so it needs a fresh"
+                " instance that has them (a staging copy), or the reference (no --go-url)"
+            ) from exc
         return self
 
     def __exit__(self, *exc_info: object) -> None:

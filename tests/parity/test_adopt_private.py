@@ -203,6 +203,11 @@ def test_adopt_says_when_the_go_does_not_reproduce(
     [call] = load_module(module)[1]
     assert call.note == "not reproduced by the Go reference; not shrunk"
 
+    production = fresh_go(debug=False)  # no debug routes: it cannot be emptied and filled
+    status, out, err = run_cli("adopt", str(path), "--go-url", production.base_url)
+    assert status == 2
+    assert f"the Go at {production.base_url} has no debug routes" in err
+
 
 def test_ddmin_finds_a_one_minimal_subset() -> None:
     needed = {3, 17, 18}
