@@ -199,6 +199,7 @@ _UNITS = (
     re.compile(r".", re.DOTALL),  # characters
 )
 _WORD = re.compile(r"\w+")
+_NOT_FILLER = re.compile(rf"[^\s{re.escape(FILLER)}]")
 
 
 def _cited(case: Case) -> set[int]:
@@ -249,7 +250,7 @@ def _smaller_texts(case: Case, test: Callable[[Case], bool]) -> Case:
 
 def _filled(case: Case, test: Callable[[Case], bool]) -> Case:
     """Each word, then each character, that can be is replaced by filler."""
-    for pattern in (_WORD, re.compile(r"[^\sx]")):
+    for pattern in (_WORD, _NOT_FILLER):
         for i in range(len(case.blocks)):
             for field in (0, 1):
                 for match in reversed(list(pattern.finditer(case.blocks[i][field]))):
