@@ -21,7 +21,7 @@ from collections.abc import Callable, Generator, Mapping
 from typing import Final, Generic, TypeVar
 
 from recall._blocks import BadDelta, BlockSet
-from recall._errors import FallbackFailedError, GoUnavailableError, RecallError
+from recall._errors import FallbackFailedError, GoUnavailableError, RecallError, UnknownToolError
 from recall._fast import item_decoder, items_decoder
 from recall._index import Searcher
 from recall._protocol import (
@@ -38,7 +38,7 @@ from recall._protocol import (
     parse_blocks,
     parse_exec,
 )
-from recall._shadow import COUNTS, Job, PythonRun, Seen, Shadow, Verdict
+from recall._shadow import COUNTS, Job, PythonRun, Seen, ShadowState, Verdict
 from recall._tools import TOOLS, BlockRead, BlocksRead, replace_surrogates, start_tool
 
 __all__ = ["DEFAULT_CACHE_BYTES", "DEFAULT_MAX_BODY_BYTES", "Call", "Flight", "HostCore"]
@@ -165,7 +165,8 @@ class HostCore:
         timeout: float,
         max_body_bytes: int,
         cache_bytes: int,
-        shadow: Shadow | None = None,
+        shadow: ShadowState | None = None,
+        go: str = "",
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         check_token(token)
@@ -182,6 +183,8 @@ class HostCore:
         self._flight_lock = threading.Lock()
         self._searcher = Searcher(self._budget)
         self._clock = clock
+        self.go = go
+        """The Go's base URL without credentials, as its errors say (``GoUnavailableError.go``)."""
         self.shadow = shadow
         self.offpath: Callable[[Job], bool] = _refuse
         """The host's hook: run ``compare(job)`` off the caller's path; False when it
@@ -203,15 +206,15 @@ class HostCore:
         shadow = self.shadow
         if shadow is not None and name in TOOLS:
             if shadow.primary == "go":
-                return Call(self._go_primary(name, args, shadow, shadow.sample()))
+                return Call(self._go_primary(name, args, shadow, shadow.sample()), self.go)
             if shadow.sample():
-                return Call(self._python_primary(name, args, shadow))
-        return Call(self._steps(name, args))
+                return Call(self._python_primary(name, args, shadow), self.go)
+        return Call(self._steps(name, args), self.go)
 
     def warm(self) -> Call[None]:
         """A read of /blocks, to be driven: the set read and kept (decoded, lowered) for
         the searches to come. GoUnavailableError when the read fails."""
-        return Call(self._warm())
+        return Call(self._warm(), self.go)
 
     def _warm(self) -> Steps[None]:
         flight = self._join()
@@ -223,7 +226,7 @@ class HostCore:
         """A sampled call's comparison, to be driven off the caller's path: it gets the
         other side's output, checks a difference once more on both sides, and settles
         the verdict with the shadow (counts, log, ``on_divergence``)."""
-        return Call(self._compare(job))
+        return Call(self._compare(job), self.go)
 
     def shadow_stats(self) -> dict[str, int]:
         """The shadow's counts (all 0 without a shadow)."""
@@ -381,7 +384,7 @@ class HostCore:
 
     # A call with a shadow: the primary on the caller's path, the rest handed off.
 
-    def _python_primary(self, name: str, args: str, shadow: Shadow) -> Steps[str]:
+    def _python_primary(self, name: str, args: str, shadow: ShadowState) -> Steps[str]:
         """The port's output, as without a shadow; then its comparison is handed off.
 
         A call that falls back is not compared (its output is Go's own): ``fell_back``.
@@ -402,7 +405,7 @@ class HostCore:
         self._hand_off(shadow, Job(name, args, PythonRun(output, None, seen), None))
         return output
 
-    def _go_primary(self, name: str, args: str, shadow: Shadow, sampled: bool) -> Steps[str]:
+    def _go_primary(self, name: str, args: str, shadow: ShadowState, sampled: bool) -> Steps[str]:
         """Go's output; then, when sampled, the port's run is handed off to be compared.
 
         When Go fails (down, time-out, a bad body, the tool unknown), the port serves
@@ -422,7 +425,7 @@ class HostCore:
             self._hand_off(shadow, Job(name, args, None, output))
         return output
 
-    def _hand_off(self, shadow: Shadow, job: Job) -> None:
+    def _hand_off(self, shadow: ShadowState, job: Job) -> None:
         shadow.handed_off()
         if not self.offpath(job):
             shadow.settle("dropped")
@@ -462,7 +465,7 @@ class HostCore:
         shadow.settle(verdict)
         return None
 
-    def _go_run(self, name: str, args: str, shadow: Shadow) -> Steps[str]:
+    def _go_run(self, name: str, args: str, shadow: ShadowState) -> Steps[str]:
         """Go's output for a shadow call (a RecallError when it fails)."""
         output = yield from self._exec(name, args)
         shadow.go_answered()
@@ -514,15 +517,17 @@ class Call(Generic[T]):
     request), wait for it and ``resume``; then ``output`` is the call's output.
 
     Errors of the call itself (FallbackFailedError, UnknownToolError, ...) are
-    raised by ``answer`` and ``fail``.
+    raised by ``answer`` and ``fail``; a GoUnavailableError or UnknownToolError says it
+    was ``go``'s.
     """
 
-    __slots__ = ("_steps", "output", "request")
+    __slots__ = ("_go", "_steps", "output", "request")
 
     output: T
 
-    def __init__(self, steps: Steps[T]) -> None:
+    def __init__(self, steps: Steps[T], go: str = "") -> None:
         self._steps = steps
+        self._go = go
         self.request: Request | Flight | None = None
         self._advance(None, None)
 
@@ -549,3 +554,6 @@ class Call(Generic[T]):
         except StopIteration as done:
             self.request = None
             self.output = done.value
+        except (GoUnavailableError, UnknownToolError) as error:
+            error.at(self._go)
+            raise
