@@ -22,6 +22,7 @@ import asyncio
 import hashlib
 import re
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NoReturn, Protocol
@@ -551,6 +552,10 @@ class Clock:
     deadline: float | None
     shrink_seconds: float
     found_at: float | None = None
+    last: float | None = None
+    """When ``check`` last ran."""
+    gaps: deque[float] = field(default_factory=lambda: deque(maxlen=8))
+    """The time between the last checks: how long the next example may take."""
 
     @classmethod
     def of(cls, seconds: float | None, shrink_seconds: float) -> Clock:
@@ -558,8 +563,9 @@ class Clock:
         return cls(None if seconds is None else time.monotonic() + seconds, shrink_seconds)
 
     def check(self, stats: FuzzStats) -> None:
-        """End the run when its time is spent with nothing found (``TimeUp``), or when
-        shrinking's is (``ShrinkTimeUp``).
+        """End the run when its time is spent with nothing found (``TimeUp``): when the
+        longest of the last few spans between checks would end past the deadline; or
+        when shrinking's time is spent (``ShrinkTimeUp``).
 
         Only ever after an example's last draw: an example that ends earlier than it
         did before, on the same draws, is flaky for Hypothesis (``FlakyStrategyDefinition``:
@@ -567,9 +573,20 @@ class Clock:
         """
         if self.shrink_spent():
             raise ShrinkTimeUp
-        spent = self.deadline is not None and time.monotonic() > self.deadline
+        now = time.monotonic()
+        if self.last is not None:
+            self.gaps.append(now - self.last)
+        self.last = now
+        # the run ends before the example that would end past the deadline
+        spent = self.deadline is not None and now + max(self.gaps, default=0) > self.deadline
         if spent and not stats.divergences:
             raise TimeUp
+
+    def over(self, stats: FuzzStats) -> bool:
+        """Whether the deadline is past with nothing found: what an example still does
+        is then wasted (it ends at its next check)."""
+        past = self.deadline is not None and time.monotonic() > self.deadline
+        return past and not stats.divergences
 
     def shrink_spent(self) -> bool:
         """Whether a divergence was found longer ago than the shrinking's budget."""

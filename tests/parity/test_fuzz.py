@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 import time
+import types
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
@@ -572,7 +573,7 @@ def test_cli_with_two_workers(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     argv = ["--examples", "2", "--seed", "7", "--workers", "2", "--db", str(tmp_path / "db")]
     assert campaign.cli_main(argv) == 0
     out = capsys.readouterr().out
-    assert "2 workers (pytest-xdist)" in out
+    assert "2 workers" in out
     for mode in ("stateless", "stateful"):  # both workers' figures, added up
         found = re.search(rf"parity fuzz: {mode}: (\d+) examples", out)
         assert found is not None, out
@@ -610,18 +611,40 @@ def test_distinct_calls_are_named_alike_in_every_process() -> None:
     assert _distinct_key_in_a_process("1") == _distinct_key_in_a_process("2")
 
 
-def test_workers_figures_count_a_call_compared_by_two_workers_once(tmp_path: Path) -> None:
+def test_workers_figures_count_a_call_compared_by_two_workers_once() -> None:
     empty, one = rig.state_key([]), rig.state_key([(7, ps.BlockSpec("l", "c", False))])
     plays = {
         0: [(empty, "recall", '{"id":"r7"}'), (one, "recall", '{"id":"r7"}')],
         1: [(one, "recall", '{"id":"r7"}'), (one, "recall_search", '{"query":"c"}')],
     }
+    reports = []
     for worker, calls_ in plays.items():
         stats = rig.FuzzStats(examples=1, seconds=10.0 + worker)
         for call in calls_:
             stats.count(*call)
-        report = json.dumps(campaign.worker_report({"stateful": stats}))
-        (tmp_path / f"worker-{worker}.json").write_text(report, encoding="utf-8")
-    gathered = campaign.gather(tmp_path)["stateful"]
+        reports.append(json.loads(json.dumps(campaign.worker_report({"stateful": stats}))))
+    gathered = campaign.gather(reports)["stateful"]
     assert (gathered.calls, gathered.played, gathered.examples) == (3, 4, 2)
     assert gathered.seconds == 11.0
+
+
+def test_the_run_ends_before_an_example_that_would_end_past_the_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = [100.0]
+    monkeypatch.setattr("parity.rig.time", types.SimpleNamespace(monotonic=lambda: now[0]))
+    clock = rig.Clock.of(10.0, shrink_seconds=5.0)  # the deadline: 110
+    stats = rig.FuzzStats()
+    for at in (100.0, 102.0, 104.0, 106.0):  # examples of 2 s
+        now[0] = at
+        clock.check(stats)
+    now[0] = 107.5  # 2.5 s left, the longest recent example took 2 s
+    clock.check(stats)
+    assert not clock.over(stats)
+    now[0] = 108.5  # the next would end at 110.5: the run ends here, not past 110
+    with pytest.raises(rig.TimeUp):
+        clock.check(stats)
+    now[0] = 110.5  # what an example still does past the deadline is wasted ...
+    assert clock.over(stats)
+    stats.divergences.append("found")  # ... unless a divergence is being shrunk
+    assert not clock.over(stats)
