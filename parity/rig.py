@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NoReturn, Protocol
 
 import httpx
-from hypothesis import seed, settings
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from parity.errors import ParityError
@@ -618,7 +618,9 @@ def run_test(
     when shrinking ran out of time), or None. Keeps only that one in ``stats``.
     """
     if seed_value is not None:
-        test = seed(seed_value)(test)
+        # what hypothesis.seed() sets, without the rest of it: it also turns the example
+        # database off, where a campaign keeps what it found (--db)
+        setattr(test, "_hypothesis_internal_use_seed", seed_value)  # noqa: B010
     started = time.monotonic()
     found: Any = None
     try:

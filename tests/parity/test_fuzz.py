@@ -9,12 +9,14 @@ import itertools
 import json
 import os
 import re
+import shutil
+import socket
 import subprocess
 import sys
 import time
 import types
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -589,6 +591,64 @@ def test_example_database_is_a_directory_or_redis(
     monkeypatch.setitem(sys.modules, "redis", None)  # not installed
     with pytest.raises(ParityError, match=r"hypothesis\[redis\]"):
         campaign.example_database("redis://127.0.0.1:6379/0")
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    """A Redis server of its own on the loopback, stopped after the test."""
+    redis = pytest.importorskip("redis", reason="the redis group: pip install --group redis")
+    server = shutil.which("redis-server")
+    if server is None:
+        pytest.skip("no redis-server on PATH (apt-get install redis-server)")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    argv = [
+        server,
+        "--bind",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--save",
+        "",
+        "--dir",
+        str(tmp_path),
+    ]
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        client = redis.Redis.from_url(url)
+        for _ in range(200):
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+@pytest.mark.go
+def test_a_divergence_stays_in_redis_until_it_no_longer_fails(
+    redis_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import redis
+
+    keys = redis.Redis.from_url(redis_url).dbsize
+    argv = ["--profile", "dev", "--mode", "stateless", "--workers", "1", "--db", redis_url]
+    monkeypatch.setattr(campaign, "SHRINK_SECONDS", 5.0)
+    with monkeypatch.context() as lying:
+        lying.setattr(rig, "GoTurnHost", _Lying)
+        lying.setattr(rig, "AsyncGoTurnHost", _AsyncLying)
+        assert campaign.cli_main([*argv, "--examples", "100", "--seed", "3"]) == 1
+    assert "DIVERGENCE fuzz-" in capsys.readouterr().out
+    kept = keys()
+    assert kept > 0  # the failing example, where every worker and machine finds it
+    # the honest port: the kept example is replayed first, passes, and leaves the database
+    assert campaign.cli_main([*argv, "--examples", "5", "--seed", "4"]) == 0
+    assert keys() < kept
 
 
 def _distinct_key_in_a_process(hash_seed: str) -> str:
