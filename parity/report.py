@@ -9,39 +9,14 @@ from __future__ import annotations
 
 import difflib
 import unicodedata
-from dataclasses import dataclass
 
-__all__ = ["Difference", "first_difference", "mismatch_report", "shorten", "visible"]
+from recall._shadow import first_difference
+
+__all__ = ["mismatch_report", "shorten", "visible"]
 
 _NAMES = {"\t": "TAB", "\r": "CR", "\x00": "NUL", "\x1b": "ESC", "\x7f": "DEL"}
 _MARKERS = frozenset("⟨⟩⏎␠")
 _INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"})
-
-
-@dataclass(frozen=True)
-class Difference:
-    """The first byte where two byte strings differ (a missing byte counts)."""
-
-    offset: int
-    line: int
-    column: int
-
-    def __str__(self) -> str:
-        return f"byte {self.offset} (line {self.line}, col {self.column})"
-
-
-def first_difference(expected: bytes, actual: bytes) -> Difference | None:
-    """Where ``actual`` first departs from ``expected``; None when they are equal."""
-    if expected == actual:
-        return None
-    offset = next(
-        (i for i, (a, b) in enumerate(zip(expected, actual, strict=False)) if a != b),
-        min(len(expected), len(actual)),
-    )
-    head = expected[:offset]
-    line = head.count(b"\n") + 1
-    column = offset - (head.rfind(b"\n") + 1) + 1
-    return Difference(offset, line, column)
 
 
 def _mark(ch: str) -> str:
@@ -96,8 +71,10 @@ def mismatch_report(
     actual_name: str = "python",
 ) -> str:
     """A readable account of why ``actual`` is not ``expected`` for this case."""
-    diff = first_difference(expected.encode("utf-8"), actual.encode("utf-8"))
-    where = f"first difference at {diff}" if diff else "the outputs are equal"
+    d = first_difference(expected, actual)
+    where = "the outputs are equal"
+    if d is not None:
+        where = f"first difference at byte {d.offset} (line {d.line}, col {d.column})"
     lines = [
         f"MISMATCH {case}",
         f"  tool: {tool}",
