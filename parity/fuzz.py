@@ -59,7 +59,6 @@ from parity.rig import (
     TransportWrap,
     diverged,
     fuzz_settings,
-    go_text,
     host_specs,
     log_verdict,
     run_test,
@@ -67,6 +66,7 @@ from parity.rig import (
     verdict,
 )
 from parity.strategies import INT64_MAX, BlockSpec, block_sets, call_pools, calls, words_of
+from recall._go.strings import replace_surrogates
 
 __all__ = [
     "ARCHIVES",
@@ -509,7 +509,7 @@ def fuzz_go_url(
         try:
             for tool, args in batch:
                 try:
-                    expected = go.exec_tool(tool, go_text(args))
+                    expected = go.exec_tool(tool, replace_surrogates(args))
                 except HARNESS_ERRORS as exc:
                     raise Abort(exc) from exc
                 played = host.play(tool, args)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import re
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -47,6 +46,7 @@ from parity.goclient import (
 from parity.reference import GoReference, RunningReference
 from parity.strategies import BlockSpec
 from recall import AsyncGoTurnHost, GoTurnHost
+from recall._go.strings import replace_surrogates
 
 __all__ = [
     "CACHE_SIZES",
@@ -70,7 +70,6 @@ __all__ = [
     "TransportWrap",
     "diverged",
     "fuzz_settings",
-    "go_text",
     "host_specs",
     "log_verdict",
     "run_test",
@@ -82,15 +81,9 @@ EXEC_REQUEST = f"POST {EXEC_PATH}"
 _READ_REQUESTS = (f"GET {BLOCK_PATH}?", f"GET {BLOCKS_PATH}")
 MISSING = ('recall needs an "id", such as "r7"', 'recall_search needs a "query"')
 """Go's outputs for a call without an id or a query: the archive must not be read for them."""
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 CACHE_SIZES = (64 * 1024 * 1024, 0, 4096)
 """The hosts' ``cache_bytes``: the default, none, and one so small that blocks are evicted."""
-
-
-def go_text(text: str) -> str:
-    """``text`` as a Go string holds it: every surrogate code point becomes U+FFFD."""
-    return _SURROGATE.sub("\ufffd", text)
 
 
 # -- the Go ---------------------------------------------------------------------------
@@ -143,7 +136,7 @@ class GoSession:
 
     @staticmethod
     def _exec(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]:
-        return exec_request((tool, go_text(args)) for tool, args in calls)
+        return exec_request((tool, replace_surrogates(args)) for tool, args in calls)
 
     def requests(self) -> list[str]:
         """The requests the Go received since the last load or the last read of them."""

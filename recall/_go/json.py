@@ -12,6 +12,8 @@ import math
 import re
 from typing import Final
 
+from recall._go.strings import replace_surrogates
+
 __all__ = ["ARRAY", "MAX_NESTING_DEPTH", "OBJECT", "Opaque", "unmarshal_args"]
 
 MAX_NESTING_DEPTH: Final = 10000  # encoding/json scanner.go maxNestingDepth
@@ -48,7 +50,6 @@ _ESCAPE = re.compile(
     r"|\\(.)",
     re.DOTALL,
 )
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _SIMPLE: Final = {
     '"': '"',
     "\\": "\\",
@@ -215,8 +216,7 @@ def unmarshal_args(text: str) -> dict[str, object]:
     any other value and any error give {}. Values are str, float, bool, None, or
     ARRAY / OBJECT for nested arrays and objects.
     """
-    if not text.isascii() and _SURROGATE.search(text):
-        text = _SURROGATE.sub("\ufffd", text)  # what a Go string holds instead
+    text = replace_surrogates(text)  # what a Go string holds instead
     try:
         return _object(text)
     except _Invalid:
