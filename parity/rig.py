@@ -39,9 +39,9 @@ from parity.goclient import (
     GoClient,
     GoConnection,
     archive_request,
-    exec_request,
     lock_request,
     log_request,
+    outputs_request,
 )
 from parity.reference import GoReference, RunningReference
 from parity.strategies import BlockSpec
@@ -136,7 +136,7 @@ class GoSession:
 
     @staticmethod
     def _exec(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]:
-        return exec_request((tool, replace_surrogates(args)) for tool, args in calls)
+        return outputs_request((tool, replace_surrogates(args)) for tool, args in calls)
 
     def requests(self) -> list[str]:
         """The requests the Go received since the last load or the last read of them."""
