@@ -22,7 +22,8 @@ import asyncio
 import hashlib
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, NoReturn, Protocol
 
@@ -574,6 +575,19 @@ class Clock:
         spent = self.deadline is not None and now + max(self.gaps, default=0) > self.deadline
         if spent and not stats.divergences:
             raise TimeUp
+
+    @contextmanager
+    def example(self, stats: FuzzStats) -> Iterator[None]:
+        """One example, after its last draw: checked at its start and end (a divergence
+        noted, then raised on, unless shrinking's time is spent), and counted."""
+        self.check(stats)
+        stats.examples += 1
+        try:
+            yield
+        except DivergenceFound:
+            self.check(stats)
+            raise
+        self.check(stats)
 
     def over(self, stats: FuzzStats) -> bool:
         """Whether the deadline is past with nothing found: what an example still does
