@@ -65,7 +65,7 @@ from parity.rig import (
     verdict,
 )
 from parity.strategies import INT64_MAX, BlockSpec, block_sets, call_pools, calls, words_of
-from recall._go.strings import replace_surrogates
+from recall._blocks import replace_surrogates
 
 __all__ = [
     "ARCHIVES",

@@ -47,7 +47,7 @@ from parity.goclient import (
 from parity.reference import GoReference, RunningReference
 from parity.strategies import BlockSpec
 from recall import AsyncGoTurnHost, GoTurnHost
-from recall._go.strings import replace_surrogates
+from recall._blocks import replace_surrogates
 
 __all__ = [
     "CACHE_SIZES",

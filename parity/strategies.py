@@ -31,9 +31,9 @@ from typing import TypeVar
 
 from hypothesis import strategies as st
 
+from recall._blocks import replace_surrogates
 from recall._go._tables import LOWER as GO_LOWER
 from recall._go._tables import PRINT_HI, PRINT_LO
-from recall._go.strings import replace_surrogates
 
 T = TypeVar("T")
 

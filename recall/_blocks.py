@@ -20,7 +20,6 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final, NoReturn, overload
 
-from recall._go.strings import replace_surrogates
 from recall._tools import MAX_SEQ, Block, images_of, latin1_images
 
 if TYPE_CHECKING:
@@ -44,6 +43,15 @@ __all__ = [
     "read_set",
     "replace_surrogates",
 ]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def replace_surrogates(text: str) -> str:
+    """Replace each surrogate code point (paired or not) with U+FFFD, as a Go string would."""
+    if text.isascii():
+        return text
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def _reject_constant(name: str) -> NoReturn:

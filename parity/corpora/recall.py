@@ -23,7 +23,7 @@ from typing import Any
 
 from parity.corpora import recall_adopted
 from parity.corpus import Corpus, CorpusBlock, CorpusCall, SeqSite, ToolHost, split_template
-from recall._go.strings import replace_surrogates
+from recall._blocks import replace_surrogates
 
 __all__ = ["BLOCKS", "CALLS", "CORPUS", "plain_id_seq", "printed_seqs", "symbolic_args"]
 

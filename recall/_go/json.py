@@ -12,8 +12,6 @@ import math
 import re
 from typing import Final
 
-from recall._go.strings import replace_surrogates
-
 __all__ = ["ARRAY", "MAX_NESTING_DEPTH", "OBJECT", "Opaque", "unmarshal_args"]
 
 MAX_NESTING_DEPTH: Final = 10000  # encoding/json scanner.go maxNestingDepth
@@ -50,6 +48,7 @@ _ESCAPE = re.compile(
     r"|\\(.)",
     re.DOTALL,
 )
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _SIMPLE: Final = {
     '"': '"',
     "\\": "\\",
@@ -216,7 +215,8 @@ def unmarshal_args(text: str) -> dict[str, object]:
     any other value and any error give {}. Values are str, float, bool, None, or
     ARRAY / OBJECT for nested arrays and objects.
     """
-    text = replace_surrogates(text)  # what a Go string holds instead
+    if not text.isascii() and _SURROGATE.search(text):
+        text = _SURROGATE.sub("\ufffd", text)  # what a Go string holds instead
     try:
         return _object(text)
     except _Invalid:

@@ -1,5 +1,4 @@
-"""Go's strings.ToLower and strings.TrimSpace, and unicode.IsSpace, over Go's tables;
-what a Go string holds for a Python one.
+"""Go's strings.ToLower and strings.TrimSpace, and unicode.IsSpace, over Go's tables.
 
 Everything here uses the generated tables as they are: no table is derived at
 import or at first use, and no result depends on Python's own Unicode data.
@@ -7,20 +6,9 @@ import or at first use, and no result depends on Python's own Unicode data.
 
 from __future__ import annotations
 
-import re
-
 from recall._go._tables import LATIN1_LOWER, LOWER, SPACE, WIDE_TO_LATIN1
 
-__all__ = ["is_space", "replace_surrogates", "to_lower", "to_lower_latin1", "trim_space"]
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def replace_surrogates(text: str) -> str:
-    """Replace each surrogate code point (paired or not) with U+FFFD, as a Go string would."""
-    if text.isascii():
-        return text
-    return _SURROGATE.sub("\ufffd", text)
+__all__ = ["is_space", "to_lower", "to_lower_latin1", "trim_space"]
 
 
 def to_lower(s: str) -> str:
