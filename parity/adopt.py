@@ -33,11 +33,11 @@ from typing import TextIO
 from parity.corpora import recall_adopted
 from parity.corpora.recall import plain_id_seq, symbolic_args
 from parity.corpus import Corpus, CorpusBlock, CorpusCall, get_corpus
-from parity.errors import AdoptError, CorpusError, ParityError
+from parity.errors import AdoptError, CorpusError
 from recall import Block, Divergence
 from recall._tools import BlocksRead, score, start_tool
 
-__all__ = ["Adoption", "adopt", "cli_main", "load_divergences", "module_source"]
+__all__ = ["Adoption", "add_parser", "adopt", "load_divergences", "module_source", "run"]
 
 DEFAULT_MODULE = Path(recall_adopted.__file__)
 
@@ -269,9 +269,11 @@ def run_adopt(path: str, *, module: Path | None, corpus: Corpus, out: TextIO) ->
     return 0
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="parity adopt",
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """``parity adopt``'s parser."""
+    parser = sub.add_parser(
+        "adopt",
+        help="turn the shadow's divergences (JSON lines) into corpus cases",
         description="Turn the shadow's divergences (Divergence.to_json() lines) into recall "
         "corpus cases: printed, or written into the adopted corpus module.",
     )
@@ -285,21 +287,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def cli_main(argv: list[str], out: TextIO | None = None) -> int:
-    """``parity adopt``: 0 done, 2 on a bad file or module."""
-    try:
-        options = _parser().parse_args(argv)
-    except SystemExit as exc:
-        return 0 if exc.code == 0 else 2
+def run(options: argparse.Namespace) -> int:
+    """``parity adopt``: 0 done."""
     module = Path(options.module) if options.module else DEFAULT_MODULE if options.write else None
-    try:
-        return run_adopt(
-            options.file, module=module, corpus=get_corpus("recall"), out=out or sys.stdout
-        )
-    except ParityError as exc:
-        print(f"parity adopt: error: {exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(cli_main(sys.argv[1:]))
+    return run_adopt(options.file, module=module, corpus=get_corpus("recall"), out=sys.stdout)

@@ -25,16 +25,25 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
-import httpx
 from hypothesis import settings
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
+from parity.cli import Exit
 from parity.errors import ParityError
 from parity.fuzz import PROFILES, SHRINK_SECONDS, fuzz_go_url, fuzz_reference, profile
 from parity.goclient import TOKEN_ENV, add_go_options, connection_from_options
 from parity.rig import FuzzStats
 
-__all__ = ["MODES", "cli_main", "example_database", "gather", "usable_cpus", "worker_report"]
+__all__ = [
+    "MODES",
+    "add_parser",
+    "example_database",
+    "gather",
+    "process_age",
+    "run",
+    "usable_cpus",
+    "worker_report",
+]
 
 MODES = ("both", "stateless", "stateful")
 
@@ -179,9 +188,11 @@ class _Reported:
 # -- the command ----------------------------------------------------------------------
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="parity fuzz",
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """``parity fuzz``'s parser."""
+    parser = sub.add_parser(
+        "fuzz",
+        help="look for divergences with Hypothesis (`make fuzz`)",
         description="Differential fuzzing of the port's hosts against a live Go: "
         "stateless (static archives) and stateful (archives, locks, calls, new hosts).",
     )
@@ -232,6 +243,17 @@ def _workers(text: str) -> int | None:
         raise argparse.ArgumentTypeError(f"not a count nor auto: {text!r}") from None
 
 
+def process_age() -> float:
+    """Seconds since this process started (from ``/proc`` on Linux; 0 elsewhere)."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            ticks = int(f.read().rsplit(b")", 1)[1].split()[19])  # field 22, starttime
+        since_boot = time.clock_gettime(time.CLOCK_BOOTTIME)
+        return max(0.0, since_boot - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0.0
+
+
 def usable_cpus() -> int:
     """The CPUs this process may run on (its affinity, where the platform says)."""
     if hasattr(os, "sched_getaffinity"):
@@ -253,19 +275,14 @@ def _problem(options: argparse.Namespace) -> str | None:
     return None
 
 
-def cli_main(argv: list[str]) -> int:
-    """``parity fuzz``: 0 when no divergence, 1 when one was found, 2 on a harness error."""
-    started = time.monotonic()  # --seconds counts from here
-    try:
-        options = _parser().parse_args(argv)
-    except SystemExit as exc:
-        return 0 if exc.code == 0 else 2
+def run(options: argparse.Namespace) -> int:
+    """``parity fuzz``: 0 when no divergence, 1 when one was found."""
+    started = time.monotonic() - process_age()  # --seconds counts from the process's start
     if options.workers is None:  # auto
         options.workers = 1 if options.go_url is not None else usable_cpus()
     problem = _problem(options)
     if problem is not None:
-        print(f"parity fuzz: {problem}", file=sys.stderr)
-        return 2
+        raise ParityError(problem)
     results: dict[str, FuzzStats] = {}
     try:
         name = options.profile or os.environ.get("HYPOTHESIS_PROFILE") or "dev"
@@ -312,16 +329,14 @@ def cli_main(argv: list[str]) -> int:
             results = _run(plan, sys.stdout)
     except KeyboardInterrupt:
         print(f"parity fuzz: interrupted; {_total(results)}", file=sys.stderr)
-        return 2
-    except (ParityError, httpx.HTTPError, OSError, ValueError) as exc:
-        print(f"parity fuzz: harness error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
-    except Exception as exc:  # Hypothesis' own errors (health checks, flakiness)
-        print(f"parity fuzz: harness error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
+        raise
+    except (ParityError, BrokenPipeError):  # parity.cli's to report
+        raise
+    except Exception as exc:  # httpx, OS errors, Hypothesis' own (health checks, flakiness)
+        raise ParityError(f"fuzz: harness error: {type(exc).__name__}: {exc}") from exc
     found = [d for s in results.values() for d in s.divergences]
     for divergence in found:
         print(divergence.report(), flush=True)
     wall = time.monotonic() - started
     print(f"parity fuzz: {_total(results)} ({wall:.1f} s in all)", flush=True)
-    return 1 if found else 0
+    return Exit.PORT_DIFFERS if found else Exit.OK

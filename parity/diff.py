@@ -8,14 +8,16 @@ B's seqs written as A's, where they first differ, and the reads when they change
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
 from parity import journal as journal_mod
 from parity import report
+from parity.cli import Exit
 from parity.compare import Drift, compare
 
-__all__ = ["case_report", "explain"]
+__all__ = ["add_parser", "case_report", "explain", "run"]
 
 
 def _reads_text(reads: Sequence[str] | None) -> str:
@@ -42,9 +44,7 @@ def case_report(drift: Drift, case: str, *, old_name: str, new_name: str) -> str
         )
         parts.append(text.replace("MISMATCH", "OUTPUT CHANGED", 1))
     else:
-        parts.append(
-            f"READS CHANGED {case}\n  tool: {raw.tool}\n  args: {report.visible(raw.args)}"
-        )
+        parts.append(f"READS CHANGED {case}\n  tool: {raw.tool}\n  args: {report.inline(raw.args)}")
     if before.reads != after.reads and None not in (before.reads, after.reads):
         parts.append(f"  reads in {old_name}: {_reads_text(before.reads)}")
         parts.append(f"  reads in {new_name}{seqs_note}: {_reads_text(after.reads)}")
@@ -72,3 +72,24 @@ def explain(old_path: str | Path, new_path: str | Path) -> tuple[str, bool]:
             case_report(drift, change.case, old_name=str(old_path), new_name=str(new_path))
         )
     return "\n".join(lines), not drift
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """``parity diff``'s parser."""
+    df = sub.add_parser(
+        "diff",
+        help="explain the differences between two journals",
+        description="How journal B differs from journal A, modulo the seqs: the drift, the "
+        "seqs, what one journal did not record (reads, versions), and each changed case's "
+        "outputs and reads. Exit 0 when B records the same answers as A, 3 on drift.",
+    )
+    df.add_argument("old", metavar="A.json")
+    df.add_argument("new", metavar="B.json")
+    return df
+
+
+def run(args: argparse.Namespace) -> int:
+    """``parity diff``: 0 the same answers, 3 drift."""
+    text, same = explain(args.old, args.new)
+    print(text)
+    return Exit.OK if same else Exit.DRIFT

@@ -17,11 +17,14 @@ live Go without ``/debug/reads`` (404) gives ``reads`` null: unknown, not checke
 
 from __future__ import annotations
 
+import argparse
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO, TypeVar
 
 from parity import journal as journal_mod
+from parity.cli import Exit, corpora, corpus_options
 from parity.compare import Drift, compare
 from parity.corpus import Corpus
 from parity.errors import GoClientError, JournalError, RecordError
@@ -37,7 +40,7 @@ from parity.journal import (
 )
 from parity.project import in_ci
 
-__all__ = ["FIRST_SEQ", "record", "run_record"]
+__all__ = ["FIRST_SEQ", "add_parser", "record", "run", "run_record"]
 
 FIRST_SEQ = 1000
 """The first seq of a reference started for recording (not 1, so seqs are not small counts)."""
@@ -190,10 +193,10 @@ def run_record(
     prints, and its exit status.
 
     With ``check``, nothing is written: 0 when the Go answers as the journal says
-    (modulo the seqs, and what one side could not report), 1 on drift. Without it, a
+    (modulo the seqs, and what one side could not report), 3 on drift. Without it, a
     journal that is absent (or unusable) is written; one that the new recording
     differs from is kept, and the recording written beside it (``<journal>.new``)
-    for ``parity review``: 1, the changes listed. 0 when nothing differs. Under CI
+    for ``parity review``: 4, the changes listed. 0 when nothing differs. Under CI
     nothing is written: ``RecordError``.
     """
     if not check and in_ci():
@@ -226,7 +229,7 @@ def run_record(
                 "review it: `parity review` (case by case), or `parity review --accept-all` "
                 "or `--reject-all`",
             )
-            return 1
+            return Exit.PENDING
         print(f"{journal_path}: no change ({len(new.calls)} calls)", file=out)
     else:
         journal_mod.write(new, journal_path)
@@ -238,7 +241,7 @@ def run_record(
 
 
 def _check(drift: Drift, journal_path: str, out: TextIO) -> int:
-    """``record --check``'s verdict on ``drift``: 0 no drift, 1 drift."""
+    """``record --check``'s verdict on ``drift``: 0 no drift, 3 drift."""
     calls = len(drift.new.calls)
     if drift.identical:
         print(f"{journal_path}: matches the Go ({calls} calls)", file=out)
@@ -257,10 +260,70 @@ def _check(drift: Drift, journal_path: str, out: TextIO) -> int:
         "record it with `parity record` (the same options, without --check), "
         "then `parity review` the changes",
     )
-    return 1
+    return Exit.DRIFT
 
 
 def _report(out: TextIO, head: str, lines: list[str], hint: str | None = None) -> None:
     """A verdict: its first line, one line per difference, what to do next."""
     for line in [head, *lines, *([hint] if hint else [])]:
         print(line, file=out)
+
+
+# --- the command: parity record ------------------------------------------------------
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """``parity record``'s parser."""
+    from parity.goclient import TOKEN_ENV, add_go_options
+
+    rc = sub.add_parser(
+        "record",
+        help="record the golden journals from Go (`make golden`)",
+        description="Record each corpus from Go. A journal that does not exist is written; "
+        "one that the new recording differs from is kept, and the recording written beside "
+        "it (JOURNAL.new) for `parity review` (exit 4). Drift is judged modulo the seqs "
+        "(another seq base is not a change) and what a Go cannot report (reads, versions) "
+        "is 'not recorded', never 'changed'. Under CI=true, only --check runs (else exit 2).",
+    )
+    corpus_options(rc)
+    add_go_options(
+        rc.add_argument,
+        url_help=f"a live, empty Go instance (token in ${TOKEN_ENV}); "
+        "default: a fresh Go reference",
+    )
+    rc.add_argument(
+        "--check",
+        action="store_true",
+        help="record in memory, write nothing; exit 3 when the Go no longer answers as the "
+        "committed journal says (drift)",
+    )
+    for key in VERSION_KEYS:
+        flag = key.replace("_", "-")
+        rc.add_argument(
+            f"--{flag}",
+            metavar="V",
+            help=f"{flag} to record for a live Go without /debug/version (else 'unknown')",
+        )
+    return rc
+
+
+def run(args: argparse.Namespace) -> int:
+    """``parity record``: the worst status over the corpora."""
+    from parity.goclient import connection_from_options
+
+    versions = {key: value for key in VERSION_KEYS if (value := getattr(args, key))}
+    go = connection_from_options(args.go_url, ca=args.go_ca, cert=args.go_cert, key=args.go_key)
+    status: int = Exit.OK
+    for corpus, path in corpora(args):
+        status = max(
+            status,
+            run_record(
+                corpus,
+                journal_path=path,
+                go=go,
+                versions=versions,
+                check=args.check,
+                out=sys.stdout,
+            ),
+        )
+    return status

@@ -3,16 +3,38 @@
 A report gives the case and its args, the first differing byte (offset, and
 line:col where col counts bytes from 1, as Go's tools do), both outputs with
 invisible characters made visible, and a unified diff of the visible forms.
+
+A replay's reports for machines are here too: ``write_json`` (one record per case:
+name, pass, first difference, reads) and ``write_junitxml`` (one ``testcase`` per
+case, its failure the text report).
 """
 
 from __future__ import annotations
 
 import difflib
+import json
+import re
 import unicodedata
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from parity.errors import ReplayError
 from recall._shadow import first_difference
 
-__all__ = ["mismatch_report", "shorten", "visible"]
+if TYPE_CHECKING:
+    from parity.replay import CaseResult, ReplayResult
+
+__all__ = [
+    "case_record",
+    "inline",
+    "mismatch_report",
+    "shorten",
+    "visible",
+    "write_json",
+    "write_junitxml",
+]
 
 _NAMES = {"\t": "TAB", "\r": "CR", "\x00": "NUL", "\x1b": "ESC", "\x7f": "DEL"}
 _MARKERS = frozenset("⟨⟩⏎␠")
@@ -47,6 +69,11 @@ def visible(text: str) -> str:
     return "\n".join(out)
 
 
+def inline(text: str) -> str:
+    """``text`` made visible on one line: its line ends show as ``⏎`` alone."""
+    return visible(text).replace("⏎\n", "⏎")
+
+
 def shorten(text: str, limit: int = 400) -> str:
     """``text`` cut to ``limit`` characters, saying how many were left out."""
     if len(text) <= limit:
@@ -78,7 +105,7 @@ def mismatch_report(
     lines = [
         f"MISMATCH {case}",
         f"  tool: {tool}",
-        f"  args: {visible(shorten(args))}",
+        f"  args: {inline(shorten(args))}",
         f"  {where}",
         _block(expected_name, expected),
         _block(actual_name, actual),
@@ -95,3 +122,92 @@ def mismatch_report(
         )
     ]
     return "\n".join(lines)
+
+
+def case_record(corpus: str, result: CaseResult) -> dict[str, Any]:
+    """A replayed case for a JSON report: name, pass, first difference, reads.
+
+    ``first_difference`` is that of the first pass whose output differs (its mode,
+    byte offset, line and column), null when every output is the golden one;
+    ``reads`` are Go's recorded reads (null: not recorded) and those of the first
+    pass that reads the archive itself (null: no such pass ran).
+    """
+    call = result.call
+    difference = None
+    for run in result.runs:
+        if run.output is not None and run.output != call.output:
+            where = first_difference(call.output, run.output)
+            difference = {"mode": run.mode, **where._asdict()} if where else None
+            break
+    made = next((list(r.reads) for r in result.runs if r.mode != "fallback"), None)
+    return {
+        "name": f"{corpus}/{call.case}",
+        "corpus": corpus,
+        "case": call.case,
+        "tool": call.tool,
+        "pass": result.passed,
+        "first_difference": difference,
+        "reads": {"go": None if call.reads is None else list(call.reads), "python": made},
+        "failed_modes": [r.mode for r in result.runs if r.failed(call.output)],
+        "report": None if result.passed else result.report(),
+    }
+
+
+def _write(path: str | Path, data: bytes) -> None:
+    try:
+        Path(path).write_bytes(data)
+    except OSError as e:
+        raise ReplayError(f"{path}: cannot write the report: {e.strerror or e}") from e
+
+
+def write_json(path: str | Path, results: Sequence[ReplayResult], *, seconds: float) -> None:
+    """A JSON report of a replay: the counts, then one record per case (``case_record``)."""
+    cases = [case_record(r.corpus, c) for r in results for c in r.results]
+    passed = sum(c["pass"] for c in cases)
+    obj = {
+        "passed": passed,
+        "failed": len(cases) - passed,
+        "seconds": round(seconds, 3),
+        "cases": cases,
+    }
+    _write(path, (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_text(text: str) -> str:
+    """``text`` with the characters XML 1.0 cannot hold spelled out, as ``visible`` does."""
+    return _NOT_XML.sub(lambda m: _mark(m.group()), text)
+
+
+def write_junitxml(path: str | Path, results: Sequence[ReplayResult], *, seconds: float) -> None:
+    """A JUnit XML report of a replay: a ``testsuite`` per corpus, a ``testcase`` per case."""
+    suites = ET.Element("testsuites", name="parity replay", time=f"{seconds:.3f}")
+    for result in results:
+        suite = ET.SubElement(
+            suites,
+            "testsuite",
+            name=f"parity.replay.{result.corpus}",
+            tests=str(len(result.results)),
+            failures=str(result.failed),
+            errors="0",
+            skipped="0",
+        )
+        for case in result.results:
+            element = ET.SubElement(
+                suite, "testcase", classname=f"parity.replay.{result.corpus}", name=case.case
+            )
+            if not case.passed:
+                record = case_record(result.corpus, case)
+                where = record["first_difference"]
+                message = (
+                    f"[{where['mode']} replay] first difference at byte {where['offset']} "
+                    f"(line {where['line']}, col {where['column']})"
+                    if where
+                    else f"failed in {', '.join(record['failed_modes'])}"
+                )
+                failure = ET.SubElement(element, "failure", message=_xml_text(message))
+                failure.text = _xml_text(case.report())
+    ET.indent(suites)
+    _write(path, ET.tostring(suites, encoding="utf-8", xml_declaration=True) + b"\n")

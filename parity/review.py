@@ -19,20 +19,23 @@ instance, a case added or removed, only what one Go could not record) the record
 is accepted or rejected as a whole, and the review says why. A rejected case goes
 back to its old call in ``<journal>.new``, which is deleted once nothing is left.
 
-Exit status: 0 when nothing is left to review, 1 when cases are left (skipped or
+Exit status: 0 when nothing is left to review, 4 when cases are left (skipped or
 quit), 2 on an error: an unusable journal, or CI (``CI=true``), where nothing writes
 a golden.
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal, TextIO
 
 from parity import journal as journal_mod
 from parity import report
+from parity.cli import Exit, corpora, corpus_options
 from parity.compare import Drift, compare
 from parity.corpus import Corpus
 from parity.diff import case_report
@@ -40,7 +43,7 @@ from parity.errors import ParityError, ReviewError
 from parity.journal import Journal
 from parity.project import in_ci
 
-__all__ = ["Decision", "run_review", "whole_only"]
+__all__ = ["Decision", "add_parser", "run", "run_review", "whole_only"]
 
 Decision = Literal["accept", "reject", "skip"]
 
@@ -227,7 +230,7 @@ def run_review(
         f"{len(left)} left for later" + (f" in {pending}" if left else ""),
         file=out,
     )
-    return 1 if left else 0
+    return Exit.PENDING if left else Exit.OK
 
 
 def _review_whole(
@@ -259,4 +262,71 @@ def _review_whole(
         print(f"{journal_path}: kept; the new recording is deleted", file=out)
         return 0
     print(f"{journal_path}: kept; the new recording is left for later in {pending}", file=out)
-    return 1
+    return Exit.PENDING
+
+
+# --- the command: parity review ------------------------------------------------------
+
+_HELP = """\
+Review what `parity record` left beside a journal (JOURNAL.new, a recording
+that differs from it), as insta reviews snapshots. Each changed case shows the
+old Go output, the new Go output (its seqs written as the journal's), the port's
+output on the new recording, and their diff; then asks:
+
+  a  accept: the journal takes the new call (output and reads)
+  r  reject: the journal keeps its call
+  s  skip: leave it in JOURNAL.new for later
+  A, R, S  the same for this and every remaining case
+  q  quit, keeping what was decided (end of input does the same)
+
+What can be accepted case by case: changed outputs and reads, when the two
+recordings have the same corpus, cases, args, seqs, blocks and recorded_by (Go
+and Unicode versions, platform, instance). Anything else (a changed block, other
+seqs, another Go version or instance, cases added or removed, only reads or
+versions that one Go could not record) keeps the journal consistent only as a
+whole: the review then offers to accept or reject the whole recording.
+
+Answers are read one per line from standard input. Exit status: 0 nothing left
+to review, 4 cases left for later (skipped, quit), 2 an error: an unusable
+journal, or CI=true (CI never writes a golden).
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """``parity review``'s parser."""
+    rv = sub.add_parser(
+        "review",
+        help="accept or reject, case by case, what `parity record` left in JOURNAL.new",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=_HELP,
+    )
+    corpus_options(rv)
+    decide = rv.add_mutually_exclusive_group()
+    decide.add_argument(
+        "--accept-all",
+        dest="decide",
+        action="store_const",
+        const="accept",
+        help="accept every change (the whole recording), without asking",
+    )
+    decide.add_argument(
+        "--reject-all",
+        dest="decide",
+        action="store_const",
+        const="reject",
+        help="reject every change, without asking: the journal stays as it is",
+    )
+    return rv
+
+
+def run(args: argparse.Namespace) -> int:
+    """``parity review``: the worst status over the corpora."""
+    status: int = Exit.OK
+    for corpus, path in corpora(args):
+        status = max(
+            status,
+            run_review(
+                corpus, journal_path=path, decide=args.decide, answers=sys.stdin, out=sys.stdout
+            ),
+        )
+    return status

@@ -19,7 +19,7 @@ missing is "unexplained", a case to add to the corpus.
 
 from __future__ import annotations
 
-from parity.strength._cli import SMOKE_SAMPLE, add_arguments, cli_main, entry_for, run
+from parity.strength._cli import SMOKE_SAMPLE, add_parser, entry_for, run
 from parity.strength._cover import GO_TOOL_PACKAGE, go_coverage, python_coverage
 from parity.strength._explain import (
     Explanations,
@@ -39,8 +39,7 @@ __all__ = [
     "MutantResult",
     "Problem",
     "StrengthDataError",
-    "add_arguments",
-    "cli_main",
+    "add_parser",
     "entry_for",
     "generate_mutants",
     "go_coverage",

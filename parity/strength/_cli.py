@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from parity.errors import ParityError
+from parity.cli import Exit
 from parity.strength._cover import (
     GO_TOOL_PACKAGE,
     Gap,
@@ -30,7 +30,7 @@ from parity.strength._explain import (
 from parity.strength._mutants import Mutant, generate_mutants, sample_mutants, short
 from parity.strength._runner import MutantResult, run_mutants
 
-__all__ = ["SMOKE_SAMPLE", "add_arguments", "cli_main", "entry_for", "run"]
+__all__ = ["SMOKE_SAMPLE", "add_parser", "entry_for", "run"]
 
 SMOKE_SAMPLE = 40
 """How many mutants ``--smoke`` runs."""
@@ -38,8 +38,16 @@ SEED = 20240611
 """The seed ``--sample`` draws with (the same mutants for the same code)."""
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The options of ``parity strength``."""
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """``parity strength``'s parser."""
+    p = sub.add_parser(
+        "strength",
+        help="measure how many mutants the replay kills (`make strength`)",
+        description="How strong are the goldens: Go coverage of the tool logic while "
+        "recording, Python coverage under replay, and a mutation score. A report (exit 0) "
+        "unless a --fail-under-* gate or --smoke is given: then exit 5 when a figure is "
+        "under its gate, anything is unexplained, or an explanation no longer fits.",
+    )
     p.add_argument("--corpus", default="recall", help="the corpus (default: recall)")
     p.add_argument("--no-coverage", dest="coverage", action="store_false", help="skip coverage")
     p.add_argument("--no-mutants", dest="mutants", action="store_false", help="skip mutants")
@@ -65,30 +73,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
             f"--fail-under-{what}",
             type=float,
             metavar="PCT",
-            help=f"gate: exit 1 when the {what} is under PCT of what a golden can reach or kill",
+            help=f"gate: exit 5 when the {what} is under PCT of what a golden can reach or kill",
         )
+    return p
 
 
-def cli_main(argv: list[str]) -> int:
-    """``parity strength``: 0 for a report, 1 when a gate is missed, 2 on an error."""
-    p = argparse.ArgumentParser(
-        prog="parity strength",
-        description="How strong are the goldens: Go coverage of the tool logic while "
-        "recording, Python coverage under replay, and a mutation score. A report (exit 0) "
-        "unless a --fail-under-* gate or --smoke is given: then exit 1 when a figure is "
-        "under its gate, anything is unexplained, or an explanation no longer fits.",
-    )
-    add_arguments(p)
-    try:
-        return run(p.parse_args(argv), sys.stdout)
-    except ParityError as e:
-        sys.stdout.flush()
-        print(f"parity strength: error: {e}", file=sys.stderr)
-        return 2
-
-
-def run(args: argparse.Namespace, out: TextIO) -> int:
-    """``parity strength`` with parsed options."""
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """``parity strength``: print the three figures; 5 when a gate is missed."""
+    out = out or sys.stdout
     if args.smoke:
         args.coverage, args.sample = False, args.sample or SMOKE_SAMPLE
         args.fail_under_mutation = (
@@ -102,14 +94,14 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             print(f"{m.id:4d} {m.where} {m.function} ({m.operator}): {m.change}", file=out)
             if args.verbose:
                 print(f"       {entry_for(m)}", file=out)
-        return 0
+        return Exit.OK
     if args.refresh:
         fresh, notes = ex.refreshed(every)
         EXPLANATIONS_PATH.write_text(fresh.dump(), "utf-8")
         parse_explanations(fresh.dump())
         for note in notes or ["every explanation fits"]:
             print(note, file=out)
-        return 0
+        return Exit.OK
     failed: list[str] = []
     problems: list[Problem] = []
     reached: set[tuple[str, int]] | None = None
@@ -172,8 +164,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         Path(args.markdown).write_text("\n".join([head, *md]) + "\n", "utf-8")
     if gate and failed:
         print("under the gate: " + "; ".join(failed), file=out)
-        return 1
-    return 0
+        return Exit.BELOW_GATE
+    return Exit.OK
 
 
 def _pct(n: int, d: int) -> str:

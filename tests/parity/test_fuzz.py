@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from parity import campaign, fuzz, rig
+from parity import campaign, cli, fuzz, rig
 from parity import strategies as ps
 from parity.corpus import Corpus, CorpusBlock, CorpusCall
 from parity.errors import ParityError
@@ -505,19 +505,21 @@ def test_a_fallback_is_a_divergence(reference: GoReference) -> None:
 
 
 def test_cli_rejects_bad_options(capsys: pytest.CaptureFixture[str]) -> None:
-    assert campaign.cli_main(["--examples", "1", "--seconds", "1"]) == 2
-    assert campaign.cli_main(["--examples", "0"]) == 2
-    assert campaign.cli_main(["--profile", "nightly"]) == 2
-    assert campaign.cli_main(["--workers", "0"]) == 2
-    assert campaign.cli_main(["--workers", "all"]) == 2
-    assert campaign.cli_main(["--go-url", "http://127.0.0.1:9", "--mode", "stateful"]) == 2
-    assert campaign.cli_main(["--go-url", "http://127.0.0.1:9", "--workers", "2"]) == 2
+    assert cli.main(["fuzz", "--examples", "1", "--seconds", "1"]) == 2
+    assert cli.main(["fuzz", "--examples", "0"]) == 2
+    assert cli.main(["fuzz", "--profile", "nightly"]) == 2
+    assert cli.main(["fuzz", "--workers", "0"]) == 2
+    assert cli.main(["fuzz", "--workers", "all"]) == 2
+    assert cli.main(["fuzz", "--go-url", "http://127.0.0.1:9", "--mode", "stateful"]) == 2
+    assert cli.main(["fuzz", "--go-url", "http://127.0.0.1:9", "--workers", "2"]) == 2
     capsys.readouterr()
 
 
 def test_cli_reports_an_unreachable_go(capsys: pytest.CaptureFixture[str]) -> None:
-    assert campaign.cli_main(["--go-url", "http://127.0.0.1:9", "--examples", "1"]) == 2
-    assert "harness error" in capsys.readouterr().err
+    assert cli.main(["fuzz", "--go-url", "http://127.0.0.1:9", "--examples", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("parity: error: "), err
+    assert "the Go at http://127.0.0.1:9 did not answer" in err
 
 
 @pytest.mark.go
@@ -525,7 +527,7 @@ def test_cli_runs_both_fuzzers(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(campaign, "usable_cpus", lambda: 1)  # --workers auto: one process
-    assert campaign.cli_main(["--examples", "5", "--profile", "ci"]) == 0
+    assert cli.main(["fuzz", "--examples", "5", "--profile", "ci"]) == 0
     out = capsys.readouterr().out
     assert "Go references of our own" in out
     for mode in ("stateless", "stateful"):
@@ -543,7 +545,7 @@ def test_cli_reports_a_divergence(
     monkeypatch.setattr(rig, "GoTurnHost", _Lying)
     monkeypatch.setattr(rig, "AsyncGoTurnHost", _AsyncLying)
     argv = ["--examples", "100", "--profile", "ci", "--mode", "stateless", "--workers", "1"]
-    assert campaign.cli_main(argv) == 1
+    assert cli.main(["fuzz", *argv]) == 1
     out = capsys.readouterr().out
     assert "DIVERGENCE fuzz-" in out
     assert "CorpusCall(" in out
@@ -561,7 +563,7 @@ def test_cli_over_a_go_url_reads_only(
     go.archive("locked", "never shown", locked=True)
     go.archive("", "")
     monkeypatch.setenv("PARITY_GO_TOKEN", "tok-s3cret")
-    assert campaign.cli_main(["--go-url", go.base_url, "--seconds", "3", "--seed", "5"]) == 0
+    assert cli.main(["fuzz", "--go-url", go.base_url, "--seconds", "3", "--seed", "5"]) == 0
     captured = capsys.readouterr()
     assert "tok-s3cret" not in captured.out + captured.err
     assert "0 divergences" in captured.out
@@ -573,7 +575,7 @@ def test_cli_over_a_go_url_reads_only(
 @pytest.mark.go
 def test_cli_with_two_workers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["--examples", "2", "--seed", "7", "--workers", "2", "--db", str(tmp_path / "db")]
-    assert campaign.cli_main(argv) == 0
+    assert cli.main(["fuzz", *argv]) == 0
     out = capsys.readouterr().out
     assert "2 workers" in out
     for mode in ("stateless", "stateful"):  # both workers' figures, added up
@@ -642,13 +644,22 @@ def test_a_divergence_stays_in_redis_until_it_no_longer_fails(
     with monkeypatch.context() as lying:
         lying.setattr(rig, "GoTurnHost", _Lying)
         lying.setattr(rig, "AsyncGoTurnHost", _AsyncLying)
-        assert campaign.cli_main([*argv, "--examples", "100", "--seed", "3"]) == 1
+        assert cli.main(["fuzz", *argv, "--examples", "100", "--seed", "3"]) == 1
     assert "DIVERGENCE fuzz-" in capsys.readouterr().out
     kept = keys()
     assert kept > 0  # the failing example, where every worker and machine finds it
     # the honest port: the kept example is replayed first, passes, and leaves the database
-    assert campaign.cli_main([*argv, "--examples", "5", "--seed", "4"]) == 0
+    assert cli.main(["fuzz", *argv, "--examples", "5", "--seed", "4"]) == 0
     assert keys() < kept
+
+
+def test_the_process_age_counts_its_start_too() -> None:
+    code = (
+        "import time\ntime.sleep(0.5)\nfrom parity.campaign import process_age as age\nprint(age())"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    age = float(done.stdout)
+    assert age >= 0.5 if sys.platform == "linux" else age == 0.0
 
 
 def _distinct_key_in_a_process(hash_seed: str) -> str:

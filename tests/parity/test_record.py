@@ -11,9 +11,9 @@ from parity import goclient, journal, record
 from parity.compare import compare
 from parity.corpus import get_corpus
 from parity.errors import GoClientError, RecordError
+from parity.fixtures.go import FreshGo
 from parity.goclient import TOKEN_ENV, GoClient, GoConnection
 from parity.journal import Journal
-from parity.plugin import FreshGo
 from parity.replay import Replayer
 
 from .conftest import GOLDEN, RunCli, copy_with_output
@@ -49,7 +49,7 @@ def test_check_reports_drift_listing_cases(
     path = copy_with_output(golden, "search-limit-one", "stale", tmp_path / "j.json")
     before = path.read_bytes()
     status, out, _ = run_cli("record", "--check", "--journal", str(path))
-    assert status == 1
+    assert status == 3
     assert "DRIFT" in out
     assert "  changed: search-limit-one (output)" in out.splitlines()
     assert path.read_bytes() == before  # --check never writes
@@ -63,7 +63,7 @@ def test_record_keeps_a_changed_journal_and_writes_the_recording_beside_it(
     path = copy_with_output(golden, "recall-id-zero", "stale", tmp_path / "j.json")
     before = path.read_bytes()
     status, out, _ = run_cli("record", "--journal", str(path))
-    assert status == 1
+    assert status == 4
     assert "  changed: recall-id-zero (output)" in out.splitlines()
     assert f"written to {path}.new" in out
     assert "parity review" in out
@@ -277,7 +277,7 @@ def test_check_names_exactly_the_cases_a_go_answers_differently(
     seq_only = {c.case for c in same.calls if c.output != golden.call(c.case).output}
     go = fresh_go(first_seq=1, debug=False, rewrite_output={"crème": "creme"})
     status, out, _ = run_cli("record", "--go-url", go.base_url, "--check")
-    assert status == 1
+    assert status == 3
     assert "DRIFT" in out
     named = [line.split()[1] for line in out.splitlines() if line.startswith("  changed: ")]
     assert named == [c.case for c in golden.calls if "crème" in c.output]
@@ -321,7 +321,7 @@ def test_record_against_a_production_like_go_leaves_the_journal_for_review(
     path.write_bytes(GOLDEN.read_bytes())
     go = fresh_go(first_seq=1, debug=False, rewrite_output={"crème": "creme"})
     status, out, _ = run_cli("record", "--go-url", go.base_url, "--journal", str(path))
-    assert status == 1
+    assert status == 4
     assert path.read_bytes() == GOLDEN.read_bytes()
     assert "  changed: search-accents (output)" in out.splitlines()
     assert "creme" in journal.pending_path(path).read_text(encoding="utf-8")

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from parity import strength
+from parity import cli, strength
 from parity.errors import GoReferenceError, ReplayError
-from parity.plugin import go_unavailable
+from parity.fixtures.go import go_unavailable
 from parity.strength import (
     Explanations,
     Mutant,
@@ -327,7 +327,7 @@ def test_the_gate_fails_on_an_unexplained_survivor(
     survivor = _find(every_mutant, "_TERMS", "[à-ÿ] at 7", "[à-Ā]")
     _only(survivor, "", monkeypatch)
     argv = ["--no-coverage", "--fail-under-mutation", "0"]
-    assert strength.cli_main(argv) == 1
+    assert cli.main(["strength", *argv]) == 5
     out = capsys.readouterr().out
     assert "0 explained, 1 unexplained" in out
     entry = _cli.entry_for(survivor)  # a ready entry to paste
@@ -336,11 +336,11 @@ def test_the_gate_fails_on_an_unexplained_survivor(
     assert "under the gate: unexplained surviving mutants" in out
     # explained by the ready entry, it passes
     _only(survivor, f"[[equivalent]]\nid = 'x'\nwhy = 'y'\nentries = [{entry}]\n", monkeypatch)
-    assert strength.cli_main(argv) == 0
+    assert cli.main(["strength", *argv]) == 0
     assert "1 explained, 0 unexplained" in capsys.readouterr().out
     # without a gate it is a report
     _only(survivor, "", monkeypatch)
-    assert strength.cli_main(["--no-coverage"]) == 0
+    assert cli.main(["strength", "--no-coverage"]) == 0
 
 
 def test_the_gate_fails_on_an_explanation_the_replay_disproves(
@@ -351,7 +351,7 @@ def test_the_gate_fails_on_an_explanation_the_replay_disproves(
     killed = _find(every_mutant, "EXCERPT_RUNES", "160", "161")
     entry = _cli.entry_for(killed)
     _only(killed, f"[[equivalent]]\nid = 'wrong'\nwhy = 'no'\nentries = [{entry}]\n", monkeypatch)
-    assert strength.cli_main(["--no-coverage", "--fail-under-mutation", "0"]) == 1
+    assert cli.main(["strength", "--no-coverage", "--fail-under-mutation", "0"]) == 5
     out = capsys.readouterr().out
     assert "equivalent wrong: killed: the replay kills recall/_tools.py:" in out
 
@@ -359,7 +359,7 @@ def test_the_gate_fails_on_an_explanation_the_replay_disproves(
 @pytest.mark.strength_smoke
 def test_strength_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     """What `make strength-smoke` runs: a seeded sample of mutants, a gate."""
-    status = strength.cli_main(["--smoke"])
+    status = cli.main(["strength", "--smoke"])
     captured = capsys.readouterr()
     out = captured.out
     assert f"(a sample of {strength.SMOKE_SAMPLE} of " in out, captured.err
@@ -399,7 +399,7 @@ def test_go_coverage_while_recording() -> None:
 
 
 def test_cli_lists_mutants(capsys: pytest.CaptureFixture[str]) -> None:
-    assert strength.cli_main(["--list-mutants", "-v"]) == 0
+    assert cli.main(["strength", "--list-mutants", "-v"]) == 0
     out = capsys.readouterr().out
     assert "recall/_tools.py:" in out
     assert "160 -> 161" in out
@@ -410,7 +410,9 @@ def test_cli_lists_mutants(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_cli_with_nothing_to_measure_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
-    assert strength.cli_main(["--no-coverage", "--no-mutants", "--fail-under-mutation", "100"]) == 0
+    assert (
+        cli.main(["strength", "--no-coverage", "--no-mutants", "--fail-under-mutation", "100"]) == 0
+    )
     out = capsys.readouterr().out
     assert "strength of the goldens" in out
     assert "STALE" not in out

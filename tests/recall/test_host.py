@@ -24,7 +24,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from parity.plugin import FreshGo, start_reference
+from parity.fixtures.go import FreshGo, start_reference
 from parity.reference import GoReference, RunningReference
 from recall import (
     FallbackFailedError,

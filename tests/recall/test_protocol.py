@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 import httpx
 import pytest
 
-from parity.plugin import FreshGo
+from parity.fixtures.go import FreshGo
 from recall import Block, GoUnavailableError, UnknownToolError
 from recall import _protocol as protocol
 from recall._blocks import BlockSet, read_set

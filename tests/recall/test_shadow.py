@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from parity.plugin import FreshGo
+from parity.fixtures.go import FreshGo
 from parity.reference import RunningReference
 from recall import AsyncGoTurnHost, Block, Divergence, FallbackFailedError, GoTurnHost
 from recall import _tools as tools
