@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from parity.replay import CaseResult, ReplayResult
 
 __all__ = [
+    "block",
     "case_record",
     "inline",
     "mismatch_report",
@@ -81,10 +82,19 @@ def shorten(text: str, limit: int = 400) -> str:
     return f"{text[:limit]}… ({len(text) - limit} more characters)"
 
 
-def _block(title: str, text: str) -> str:
-    body = visible(text)
-    indented = "\n".join("    " + line for line in body.split("\n"))
-    return f"  {title} ({len(text.encode('utf-8'))} bytes):\n{indented}"
+def _bounded(lines: list[str], limit: int | None) -> list[str]:
+    """``lines`` indented, the first ``limit`` of them (None: all), saying how many more."""
+    shown = ["    " + line for line in lines[:limit]]
+    if limit is not None and len(lines) > limit:
+        shown.append(f"    … {len(lines) - limit} more lines")
+    return shown
+
+
+def block(title: str, text: str, limit: int | None = None) -> str:
+    """``text`` made visible under ``title`` and its size, indented; ``limit``: at most
+    that many lines."""
+    body = "\n".join(_bounded(visible(text).split("\n"), limit))
+    return f"  {title} ({len(text.encode('utf-8'))} bytes):\n{body}"
 
 
 def mismatch_report(
@@ -96,8 +106,10 @@ def mismatch_report(
     actual: str,
     expected_name: str = "go (golden)",
     actual_name: str = "python",
+    limit: int | None = None,
 ) -> str:
-    """A readable account of why ``actual`` is not ``expected`` for this case."""
+    """A readable account of why ``actual`` is not ``expected`` for this case; ``limit``:
+    at most that many lines of each output and of the diff."""
     d = first_difference(expected, actual)
     where = "the outputs are equal"
     if d is not None:
@@ -107,20 +119,18 @@ def mismatch_report(
         f"  tool: {tool}",
         f"  args: {inline(shorten(args))}",
         f"  {where}",
-        _block(expected_name, expected),
-        _block(actual_name, actual),
+        block(expected_name, expected, limit),
+        block(actual_name, actual, limit),
         "  diff:",
     ]
-    lines += [
-        "    " + d.rstrip("\n")
-        for d in difflib.unified_diff(
-            visible(expected).split("\n"),
-            visible(actual).split("\n"),
-            fromfile=expected_name,
-            tofile=actual_name,
-            lineterm="",
-        )
-    ]
+    diff_lines = difflib.unified_diff(
+        visible(expected).split("\n"),
+        visible(actual).split("\n"),
+        fromfile=expected_name,
+        tofile=actual_name,
+        lineterm="",
+    )
+    lines += _bounded([d.rstrip("\n") for d in diff_lines], limit)
     return "\n".join(lines)
 
 
