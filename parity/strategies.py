@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 
 from recall._go._tables import LOWER as GO_LOWER
 from recall._go._tables import PRINT_HI, PRINT_LO
+from recall._tools import replace_surrogates
 
 T = TypeVar("T")
 
@@ -1033,9 +1034,6 @@ def _call_pools(
 # -- blocks ---------------------------------------------------------------------------
 
 
-_SURROGATES = re.compile("[\ud800-\udfff]")
-
-
 def _has_surrogate(text: str) -> bool:
     return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
 
@@ -1099,11 +1097,10 @@ def blocks() -> st.SearchStrategy[BlockSpec]:
     )
     content = _weighted((5, _content()), (1, st.just("")))
     locked = st.sampled_from([False] * 5 + [True])
-    no_surrogate = _SURROGATES.sub  # a Go string holds none: U+FFFD instead
     return st.builds(
         BlockSpec,
-        label.map(lambda t: no_surrogate("\ufffd", t)),
-        content.map(lambda t: no_surrogate("\ufffd", t)),
+        label.map(replace_surrogates),  # a Go string holds none: U+FFFD instead
+        content.map(replace_surrogates),
         locked,
     )
 
