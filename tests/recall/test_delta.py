@@ -218,7 +218,7 @@ def _spoil(kind: str) -> dict[str, object]:
         "gone": {"gone": [99]},
         "held": {"blocks": [{"seq": 1, "label": "", "content": "alpha"}]},
         "order": {"blocks": [{**block, "seq": 3}, block]},
-        "shape": {"gone": [1.0]},
+        "shape": {"gone": ["1"]},
     }[kind]
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from parity.plugin import FreshGo
+from parity.fixtures.go import FreshGo
 from parity.reference import RunningReference
 
 from .hosts import Host

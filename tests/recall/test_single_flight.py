@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from parity.plugin import FreshGo
+from parity.fixtures.go import FreshGo
 from parity.reference import RunningReference
 from recall import AsyncGoTurnHost, GoTurnHost
 from recall._protocol import BLOCKS_PATH, EXEC_PATH
