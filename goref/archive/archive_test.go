@@ -65,16 +65,18 @@ func TestNewRejectsFirstSeqBelowOne(t *testing.T) {
 func TestArchiveConcurrent(t *testing.T) {
 	a := New(1)
 	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Go(func() {
-			for range 100 {
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 100; i++ {
 				if _, err := a.Add("l", "c", g%2 == 0); err != nil {
 					t.Error(err)
 				}
 				a.All()
 				a.Get(5)
 			}
-		})
+		}(g)
 	}
 	wg.Wait()
 	seen := 0
@@ -117,22 +119,27 @@ func TestGeneration(t *testing.T) {
 func TestSnapshotConsistent(t *testing.T) {
 	a := New(1)
 	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			for range 200 {
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
 				a.Add("l", "c", false)
 			}
-		})
+		}()
 	}
-	for range 2 {
-		wg.Go(func() {
-			for range 200 {
+	for r := 0; r < 2; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
 				if blocks, gen := a.Snapshot(); uint64(len(blocks)) != gen {
 					t.Errorf("Snapshot: %d blocks at generation %d", len(blocks), gen)
 					return
 				}
 			}
-		})
+		}()
+
 	}
 	wg.Wait()
 }

@@ -16,7 +16,7 @@ func TestEventLog(t *testing.T) {
 	if got, err := l.since(0); err != nil || got == nil || len(got) != 0 || l.next() != 0 {
 		t.Fatalf("empty log: since(0) = %#v, %v; next %d", got, err, l.next())
 	}
-	for i := range 5 {
+	for i := 0; i < 5; i++ {
 		l.add("e" + strconv.Itoa(i))
 	}
 	if l.next() != 5 {
@@ -64,7 +64,7 @@ func TestEventLog(t *testing.T) {
 // within a small multiple of the bound.
 func TestEventLogMemory(t *testing.T) {
 	l := &eventLog{maxEntries: 1000, maxBytes: 1 << 20}
-	for i := range 100_000 {
+	for i := 0; i < 100_000; i++ {
 		l.add(strconv.Itoa(i))
 		if c := cap(l.entries); c > 3*l.maxEntries {
 			t.Fatalf("after %d adds: capacity %d for a bound of %d", i+1, c, l.maxEntries)
@@ -104,7 +104,7 @@ func TestLogRoutesSince(t *testing.T) {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	c = &client{t, srv.URL, ""}
-	for range 3 {
+	for i := 0; i < 3; i++ {
 		c.do("GET", PathBlocks, "")
 	}
 	check(t, "dropped", c.do("GET", PathRequests, ""), 410, "")

@@ -778,7 +778,8 @@ func readFields(w http.ResponseWriter, r *http.Request) (map[string]json.RawMess
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
 			writeJSON(w, http.StatusRequestEntityTooLarge, errorBody("request body too large"))
 		} else {
 			writeJSON(w, http.StatusBadRequest, errorBody("cannot read request body"))

@@ -543,19 +543,23 @@ func TestBlocksETagNamesOneSet(t *testing.T) {
 		return rec.Header().Get("ETag"), rec.Body.String()
 	}
 	var wg sync.WaitGroup
-	for g := range 4 {
-		wg.Go(func() {
-			for range 100 {
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 100; i++ {
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, httptest.NewRequest("POST", PathArchive, strings.NewReader(`{"label":"l","content":"c","locked":`+strconv.FormatBool(g == 0)+`}`)))
 			}
-		})
+		}(g)
 	}
 	var mu sync.Mutex
 	bodies := map[string]string{}
-	for range 2 {
-		wg.Go(func() {
-			for range 200 {
+	for r := 0; r < 2; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
 				tag, body := get()
 				mu.Lock()
 				if prev, ok := bodies[tag]; ok && prev != body {
@@ -564,7 +568,8 @@ func TestBlocksETagNamesOneSet(t *testing.T) {
 				bodies[tag] = body
 				mu.Unlock()
 			}
-		})
+		}()
+
 	}
 	wg.Wait()
 }
@@ -811,7 +816,7 @@ func TestExecDelay(t *testing.T) {
 	defer cancel()
 	done := make(chan struct{})
 	go func() {
-		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequestWithContext(ctx, "POST", PathExec, strings.NewReader(`{"name":"recall","args":"{}"}`)))
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", PathExec, strings.NewReader(`{"name":"recall","args":"{}"}`)).WithContext(ctx))
 		close(done)
 	}()
 	select {
