@@ -24,6 +24,11 @@ Go's /tool/exec on live traffic, off the caller's path; each ``Divergence`` foun
 logged (logger ``recall.shadow``), passed to ``on_divergence``, and writes itself as
 one line of JSON for ``parity adopt``.
 
+Go's outputs depend on its Unicode tables (``%q`` of an id or a query): tell a host
+the ``unicode.Version`` of its Go with ``unicode_version=`` (default
+``DEFAULT_UNICODE_VERSION``, ``"17.0.0"``: Go 1.27; ``"15.0.0"``: Go 1.21 to 1.26);
+``unicode_versions()`` lists those the port has, and ``run_tool`` takes it too.
+
 Misuse is not a RecallError: ``TypeError`` for a name or args that is not a str,
 ``ValueError`` at construction for a bad base URL or option.
 """
@@ -33,6 +38,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from recall._errors import FallbackFailedError, GoUnavailableError, RecallError, UnknownToolError
+from recall._go import DEFAULT_UNICODE_VERSION, unicode_versions
 from recall._shadow import Divergence
 from recall._sync import GoTurnHost
 from recall._tools import Archive, Block, MemoryArchive, run_tool
@@ -41,6 +47,7 @@ if TYPE_CHECKING:
     from recall._async import AsyncGoTurnHost
 
 __all__ = [
+    "DEFAULT_UNICODE_VERSION",
     "Archive",
     "AsyncGoTurnHost",
     "Block",
@@ -52,6 +59,7 @@ __all__ = [
     "RecallError",
     "UnknownToolError",
     "run_tool",
+    "unicode_versions",
 ]
 
 

@@ -20,6 +20,7 @@ from typing import Final, Generic, TypeVar
 from recall._blocks import BlockSet, replace_surrogates
 from recall._errors import FallbackFailedError, GoUnavailableError, RecallError
 from recall._fast import item_decoder, items_decoder
+from recall._go import DEFAULT_UNICODE_VERSION, quote_for
 from recall._index import Searcher
 from recall._protocol import (
     Answer,
@@ -54,8 +55,9 @@ class HostCore:
 
     ``timeout`` (seconds) bounds each body's arrival once its headers are in,
     ``max_body_bytes`` each body's size; ``token`` is sent as ``Authorization:
-    Bearer``. ``shadow`` is None (no comparison, the port primary) or the shadow's
-    options and state; the host then sets ``offpath``. ValueError for a bad option.
+    Bearer``; the tools quote as the Go of ``unicode_version`` does. ``shadow`` is
+    None (no comparison, the port primary) or the shadow's options and state; the host
+    then sets ``offpath``. ValueError for a bad option.
 
     The host keeps the last set of blocks it read (``BlockSet``) with its ETag, and
     for a set searched again a word index (``Searcher``), the two within
@@ -74,7 +76,10 @@ class HostCore:
         cache_bytes: int,
         shadow: Shadow | None = None,
         clock: Callable[[], float] = time.monotonic,
+        unicode_version: str = DEFAULT_UNICODE_VERSION,
     ) -> None:
+        self._quote = quote_for(unicode_version)
+        self.unicode_version = unicode_version
         check_token(token)
         self.timeout = check_timeout(timeout)
         self.headers = {"Accept": "application/json"}
@@ -149,7 +154,7 @@ class HostCore:
         # _python inlined: the path of every call without a shadow, one generator less
         if name not in TOOLS:
             return (yield from self._exec(name, args))
-        step = start_tool(name, args)
+        step = start_tool(name, args, self._quote)
         if isinstance(step, str):
             return step
         try:
@@ -160,7 +165,7 @@ class HostCore:
     def _python(self, name: str, args: str, seen: Seen | None = None) -> Steps[str]:
         """The port's output (GoUnavailableError when its archive read fails); ``seen``
         records what it read."""
-        step = start_tool(name, args)
+        step = start_tool(name, args, self._quote)
         if isinstance(step, str):
             return step
         return (yield from self._read(step, seen))

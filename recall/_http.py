@@ -11,6 +11,7 @@ from typing import ClassVar, Generic, TypedDict, TypeVar
 import httpx
 
 from recall._core import DEFAULT_CACHE_BYTES, DEFAULT_MAX_BODY_BYTES, HostCore
+from recall._go import DEFAULT_UNICODE_VERSION
 from recall._protocol import check_base_url
 from recall._shadow import DEFAULT_SHADOW_QUEUE, Divergence, Job, Primary, Shadow
 
@@ -52,6 +53,7 @@ class HostBase(ABC, Generic[TransportT]):
         on_divergence: Callable[[Divergence], None] | None = None,
         shadow_random: Callable[[], float] | None = None,
         shadow_queue: int = DEFAULT_SHADOW_QUEUE,
+        unicode_version: str = DEFAULT_UNICODE_VERSION,
     ) -> None:
         """A host for the Go at ``base_url``, with one persistent connection pool.
 
@@ -69,6 +71,11 @@ class HostBase(ABC, Generic[TransportT]):
         transport's business). The environment's proxies and .netrc are ignored, and
         redirects are not followed.
 
+        ``unicode_version`` is the ``unicode.Version`` of the Go at ``base_url``, whose
+        tables the port's tools then use: ``"17.0.0"`` (the default) for Go 1.27,
+        ``"15.0.0"`` for Go 1.21 to 1.26; it shows in how ``%q`` quotes an id or a
+        query. ``parity probe --go-url URL`` names a running Go's.
+
         The shadow compares the port with Go's /tool/exec on live traffic. ``shadow``
         is the fraction of ``recall`` and ``recall_search`` calls sampled (drawn with
         ``shadow_random``, ``random.random`` by default); ``primary`` whose output the
@@ -81,7 +88,8 @@ class HostBase(ABC, Generic[TransportT]):
         With ``shadow=0`` and the port primary, none of it exists.
 
         ValueError for a base URL that is not an absolute http(s) URL with a host,
-        and for a bad option.
+        and for a bad option (an unknown ``unicode_version`` among them: the message
+        lists the known ones); TypeError for a ``unicode_version`` that is not a str.
         """
         url = check_base_url(base_url)
         self._shown_url: str = url.shown
@@ -90,6 +98,7 @@ class HostBase(ABC, Generic[TransportT]):
             timeout=timeout,
             max_body_bytes=max_body_bytes,
             cache_bytes=cache_bytes,
+            unicode_version=unicode_version,
             shadow=Shadow.from_options(
                 shadow=shadow,
                 primary=primary,

@@ -12,6 +12,7 @@ whose code is gone, or changed, is *orphaned*, and the report says which and why
 from __future__ import annotations
 
 import ast
+import fnmatch
 import functools
 import importlib.util
 import tomllib
@@ -219,7 +220,16 @@ class Explanations:
     # -- what the tool logic is
 
     def tool_logic_modules(self) -> list[str]:
-        """The modules of the package less ``not_modules``, in a stable order."""
+        """The modules of the package less ``not_modules`` (names, or fnmatch patterns
+        such as ``recall._go._unicode_*``), in a stable order."""
+        return [
+            name
+            for name in self._package_modules()
+            if not any(fnmatch.fnmatchcase(name, pattern) for pattern in self.not_modules)
+        ]
+
+    def _package_modules(self) -> list[str]:
+        """Every module of the package, in a stable order."""
         spec = importlib.util.find_spec(self.package)
         if spec is None or not spec.submodule_search_locations:
             raise StrengthDataError(f"no package {self.package}")
@@ -229,9 +239,7 @@ class Explanations:
             parts = path.relative_to(root).with_suffix("").parts
             if parts[-1] == "__init__":
                 parts = parts[:-1]
-            name = ".".join([self.package, *parts])
-            if name not in self.not_modules:
-                found.append(name)
+            found.append(".".join([self.package, *parts]))
         return found
 
     def module_path(self, module: str) -> Path:
@@ -364,7 +372,7 @@ class Explanations:
         problems += [
             Problem(f"not_modules {name}", "orphaned", "no such module")
             for name in self.not_modules
-            if not _module_exists(name)
+            if not any(fnmatch.fnmatchcase(m, name) for m in self._package_modules())
         ]
         return problems
 
@@ -376,13 +384,6 @@ class Explanations:
             if (rule.function, rule.code) == (function, code):
                 return rule.why
         return None
-
-
-def _module_exists(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
 
 
 def statements_of(source: str, *, module: str, file: str) -> Iterator[Statement]:
