@@ -4,7 +4,8 @@ It covers every bullet of the contract's "golden journal" section: 36 readable
 blocks (accents and Unicode case, HTML tags and entities, an empty block, long
 first lines, twenty-five similar blocks, code points of Unicode 16 and 17) plus a
 locked one, and the calls of both tools: those whose outputs differ between the
-Unicode versions of the Go releases the port matches among them. ``{{seq:NAME}}`` in args stands for the seq the Go gave block ``NAME``.
+Unicode versions of the Go releases the port matches among them. ``{{seq:NAME}}``
+in args stands for the seq the Go gave block ``NAME``.
 
 ``printed_seqs`` says where the two tools' texts (the contract's "The texts") print
 a seq: a block's header (``[r1000] label``: the first line of ``recall``'s block
