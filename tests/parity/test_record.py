@@ -15,6 +15,7 @@ from parity.goclient import TOKEN_ENV, GoClient, GoConnection
 from parity.journal import Journal
 from parity.plugin import FreshGo
 from parity.replay import Replayer
+from recall import DEFAULT_UNICODE_VERSION
 
 from .conftest import GOLDEN, RunCli, copy_with_output
 
@@ -124,14 +125,15 @@ def test_live_go_with_a_wrong_token_is_refused(
 
 
 def test_live_go_without_debug_routes(fresh_go: FreshGo, tmp_path: Path) -> None:
-    """A production Go (no /debug/): versions as given, else unknown; reads null."""
+    """A production Go (no /debug/): versions as given, the Unicode version probed from
+    its tools, else unknown; reads null."""
     go = fresh_go(first_seq=1000, debug=False)
     live = record.record(
         CORPUS, go_url=go.base_url, versions={"go_version": "go1.99", "goos": "plan9"}
     )
     assert dataclasses.astuple(live.recorded_by) == (
         "go1.99",
-        "unknown",
+        DEFAULT_UNICODE_VERSION,  # the reference's
         "plan9",
         "unknown",
         "live",
@@ -263,7 +265,7 @@ def test_check_against_a_production_like_go_says_only_the_seq_base_differs(
     assert "  seqs:    only the seq base differs (first seq 1000 -> 1); " in out
     assert (
         f"  not recorded in the new journal (not compared): the reads of {calls - 1} calls, "
-        "go_version, unicode_version, goos, goarch" in lines
+        "go_version, goos, goarch" in lines
     )
     assert "  not comparable across seqs: recall-id-below-first (" in out  # r1 is a block at 1
     assert "changed" not in out
