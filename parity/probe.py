@@ -17,16 +17,13 @@ import functools
 import json
 import operator
 import re
-import sys
-from collections.abc import Sequence
-from typing import TextIO
 
 from parity.errors import ParityError
 from parity.goclient import TOKEN_ENV, GoClient, GoConnection, add_go_options
 from recall import MemoryArchive, run_tool, unicode_versions
 from recall._go import tables
 
-__all__ = ["ProbeError", "cli_main", "probe", "probe_calls", "version_code_point_ranges"]
+__all__ = ["ProbeError", "add_parser", "probe", "probe_calls", "run", "version_code_point_ranges"]
 
 _MARKERS = "\U0001fae9\u1c89"  # an emoji of Unicode 16; a Cyrillic capital of 16
 
@@ -106,24 +103,25 @@ def probe(go: GoConnection | GoClient) -> str:
     return fits[0]
 
 
-def cli_main(argv: Sequence[str], out: TextIO | None = None) -> int:
-    """``parity probe``: print the Go's Unicode version; 2 when it fits no table."""
-    from parity.goclient import connection_from_options
-
-    parser = argparse.ArgumentParser(
-        prog="parity probe",
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """``parity probe``'s parser."""
+    pp = sub.add_parser(
+        "probe",
+        help="name a running Go's Unicode version from its tool endpoint",
         description="Name the Unicode version (Go's unicode.Version, the hosts' "
         "unicode_version=) of a running Go from two side-effect-free calls to its "
-        "/internal/v1/tool/exec. Exit 2 when its answers fit no known table.",
+        "/internal/v1/tool/exec, one line. Exit 2 when its answers fit no known table.",
     )
-    add_go_options(parser.add_argument, url_help=f"the Go (token in ${TOKEN_ENV})")
-    args = parser.parse_args(list(argv))
-    try:
-        go = connection_from_options(args.go_url, ca=args.go_ca, cert=args.go_cert, key=args.go_key)
-        if go is None:
-            parser.error("--go-url is required")
-        print(probe(go), file=out or sys.stdout)
-    except ParityError as e:
-        print(f"parity: error: {e}", file=sys.stderr)
-        return 2
+    add_go_options(pp.add_argument, url_help=f"the Go (required; token in ${TOKEN_ENV})")
+    return pp
+
+
+def run(args: argparse.Namespace) -> int:
+    """``parity probe``: print the Go's Unicode version (ProbeError: exit 2)."""
+    from parity.goclient import connection_from_options
+
+    go = connection_from_options(args.go_url, ca=args.go_ca, cert=args.go_cert, key=args.go_key)
+    if go is None:
+        raise ParityError("parity probe needs --go-url URL")
+    print(probe(go))
     return 0
