@@ -15,11 +15,12 @@ from collections.abc import Iterator
 import pytest
 
 from parity import fuzz
+from parity.cli import main
 from parity.corpora.recall import CORPUS
 from parity.errors import GoReferenceError
+from parity.fixtures.go import go_unavailable, start_reference
 from parity.goclient import TOKEN_ENV
 from parity.journal import Journal
-from parity.plugin import go_unavailable, start_reference
 from parity.record import record, run_record
 from parity.reference import GoReference, RunningReference, go_releases
 from parity.replay import Replayer
@@ -91,14 +92,15 @@ def test_told_another_unicode_the_port_diverges(built: GoReference, carried: str
 
 
 def test_parity_probe_names_the_release_s_unicode(
-    production_go: RunningReference, carried: str, monkeypatch: pytest.MonkeyPatch
+    production_go: RunningReference,
+    carried: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from parity.probe import cli_main
-
+    """One line, the version, from a Go without /debug routes behind a token."""
     monkeypatch.setenv(TOKEN_ENV, "tok")
-    out = io.StringIO()
-    assert cli_main(["--go-url", production_go.base_url], out=out) == 0
-    assert out.getvalue() == carried + "\n"
+    assert main(["probe", "--go-url", production_go.base_url]) == 0
+    assert capsys.readouterr().out == carried + "\n"
 
 
 def test_a_journal_of_the_release_replays_with_its_unicode(

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import io
 import itertools
 
 import pytest
 
 from parity import probe
-from parity.plugin import FreshGo
+from parity.cli import main
+from parity.fixtures.go import FreshGo
 from recall import MemoryArchive, run_tool, unicode_versions
 
 
@@ -27,14 +27,19 @@ def test_answers_that_fit_no_table_exit_2(
     fresh_go: FreshGo, capsys: pytest.CaptureFixture[str]
 ) -> None:
     go = fresh_go(rewrite_output={"no archived block": "nothing archived"})
-    assert probe.cli_main(["--go-url", go.base_url], out=io.StringIO()) == 2
+    assert main(["probe", "--go-url", go.base_url]) == 2
     err = capsys.readouterr().err
     assert "answered the probe as no known table" in err
     assert "nothing archived" in err
 
 
+def test_without_a_url_it_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["probe"]) == 2
+    assert "needs --go-url" in capsys.readouterr().err
+
+
 def test_an_unreachable_go_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert probe.cli_main(["--go-url", "http://127.0.0.1:9"], out=io.StringIO()) == 2
+    assert main(["probe", "--go-url", "http://127.0.0.1:9"]) == 2
     assert "parity: error:" in capsys.readouterr().err
 
 

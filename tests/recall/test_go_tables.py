@@ -17,7 +17,7 @@ from types import ModuleType
 import pytest
 
 from parity.errors import GoReferenceError
-from parity.plugin import go_unavailable
+from parity.fixtures.go import go_unavailable
 from parity.reference import go_executable, go_releases
 from recall._go import DEFAULT_UNICODE_VERSION, quote, quote_for, tables, unicode_versions
 
