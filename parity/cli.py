@@ -156,7 +156,7 @@ def _run(argv: list[str]) -> int:
     parser, built = _parser(command)
     args, extra = parser.parse_known_args(argv)
     if extra:
-        built[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
+        built.get(args.command, parser).error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return int(_module(args.command).run(args))
     except ParityError as e:

@@ -49,7 +49,6 @@ from parity.rig import (
     HARNESS_ERRORS,
     Abort,
     Clock,
-    DivergenceFound,
     FuzzStats,
     GoSession,
     Host,
@@ -60,7 +59,6 @@ from parity.rig import (
     TransportWrap,
     diverged,
     fuzz_settings,
-    go_text,
     host_specs,
     log_verdict,
     run_test,
@@ -68,6 +66,7 @@ from parity.rig import (
     verdict,
 )
 from parity.strategies import INT64_MAX, BlockSpec, block_sets, call_pools, calls, words_of
+from recall._blocks import replace_surrogates
 
 __all__ = [
     "ARCHIVES",
@@ -447,15 +446,9 @@ def fuzz_reference(
         seqs = range(first_seq, first_seq + len(specs))
         words = words_of(t for b in specs for t in (b.label, b.content))
         pool = data.draw(call_pools(seqs, words, max_size=POOL), label="pool")
-        clock.check(stats)  # after every draw: a replay of this example draws the same
-        stats.examples += 1
-        try:
+        with clock.example(stats):
             unique = list(dict.fromkeys(pool))
             _compare_example(gos, stats, clock, first_seq, specs, etag, spec, unique)
-        except DivergenceFound:
-            clock.check(stats)  # shrinking's time spent: ends the run, this one noted
-            raise
-        clock.check(stats)
 
     try:
         run_test(fuzz_against_reference, stats, seed_value, _size)
@@ -508,12 +501,10 @@ def fuzz_go_url(
     @chosen
     @given(batch=st.lists(calls(seqs, words), min_size=1, max_size=CALLS_PER_EXAMPLE))
     def fuzz_against_go_url(batch: list[tuple[str, str]]) -> None:
-        clock.check(stats)  # after every draw: a replay of this example draws the same
-        stats.examples += 1
-        try:
+        with clock.example(stats):
             for tool, args in batch:
                 try:
-                    expected = go.exec_tool(tool, go_text(args))
+                    expected = go.exec_tool(tool, replace_surrogates(args))
                 except HARNESS_ERRORS as exc:
                     raise Abort(exc) from exc
                 played = host.play(tool, args)
@@ -522,10 +513,6 @@ def fuzz_go_url(
                 if reasons:
                     divergence = static_divergence(played, expected, reasons, blocks, None)
                     diverged(divergence, stats, clock)
-        except DivergenceFound:
-            clock.check(stats)  # shrinking's time spent: ends the run, this one noted
-            raise
-        clock.check(stats)
 
     try:
         run_test(fuzz_against_go_url, stats, seed_value, _size)

@@ -398,7 +398,7 @@ def _json_type(value: Any) -> str:
 
 
 def _check_digest(
-    ck: _Checker, recorded: Any, actual: str, *, fld: str, of: str, what: str, case: str | None
+    ck: _Checker, recorded: Any, actual: str, fld: str, of: str, what: str, case: str | None = None
 ) -> None:
     """A recorded digest (field ``fld``) is well formed and is ``actual``, that of ``of``."""
     recorded = ck.text(recorded, fld=fld, case=case)
@@ -492,24 +492,11 @@ def _validate(obj: Any, path: str) -> Journal:
             ck.text(b["label"], fld=f"{what}.label"),
             ck.text(b["content"], fld=f"{what}.content"),
         )
-        _check_digest(
-            ck,
-            b["sha256"],
-            block.sha256,
-            fld=f"{what}.sha256",
-            of=what,
-            what=f"{what}'s",
-            case=None,
-        )
+        _check_digest(ck, b["sha256"], block.sha256, f"{what}.sha256", what, f"{what}'s")
         blocks.append(block)
+    blocks_sha256 = blocks_digest(seqs, blocks)
     _check_digest(
-        ck,
-        top["blocks_sha256"],
-        blocks_digest(seqs, blocks),
-        fld="blocks_sha256",
-        of="blocks",
-        what="the seqs' and blocks'",
-        case=None,
+        ck, top["blocks_sha256"], blocks_sha256, "blocks_sha256", "blocks", "the seqs' and blocks'"
     )
 
     raw_calls = top["calls"]
@@ -535,24 +522,11 @@ def _validate(obj: Any, path: str) -> Journal:
             raise ck.fail("empty tool name", case=case, fld="tool")
         args = ck.text(c["args"], fld="args", case=case)
         output = ck.text(c["output"], fld="output", case=case)
-        _check_digest(
-            ck,
-            c["sha256"],
-            digest(output),
-            fld="sha256",
-            of="output",
-            what="the output's",
-            case=case,
-        )
+        _check_digest(ck, c["sha256"], digest(output), "sha256", "output", "the output's", case)
         reads = _reads(ck, c["reads"], case)
+        reads_sha256 = reads_digest(reads)
         _check_digest(
-            ck,
-            c["reads_sha256"],
-            reads_digest(reads),
-            fld="reads_sha256",
-            of="reads",
-            what="the reads'",
-            case=case,
+            ck, c["reads_sha256"], reads_sha256, "reads_sha256", "reads", "the reads'", case
         )
         calls.append(JournalCall(case, tool, args, output, reads))
 

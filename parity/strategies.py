@@ -34,6 +34,7 @@ from typing import TypeVar
 from hypothesis import strategies as st
 
 from parity.probe import version_code_point_ranges
+from recall._blocks import replace_surrogates
 from recall._go import tables
 
 GO_LOWER = tables.DEFAULT.LOWER
@@ -1067,9 +1068,6 @@ def _call_pools(
 # -- blocks ---------------------------------------------------------------------------
 
 
-_SURROGATES = re.compile("[\ud800-\udfff]")
-
-
 def _has_surrogate(text: str) -> bool:
     return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
 
@@ -1137,11 +1135,10 @@ def blocks() -> st.SearchStrategy[BlockSpec]:
     )
     content = _weighted((5, _content()), (1, st.just("")))
     locked = st.sampled_from([False] * 5 + [True])
-    no_surrogate = _SURROGATES.sub  # a Go string holds none: U+FFFD instead
     return st.builds(
         BlockSpec,
-        label.map(lambda t: no_surrogate("\ufffd", t)),
-        content.map(lambda t: no_surrogate("\ufffd", t)),
+        label.map(replace_surrogates),  # a Go string holds none: U+FFFD instead
+        content.map(replace_surrogates),
         locked,
     )
 

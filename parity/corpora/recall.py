@@ -25,6 +25,7 @@ from typing import Any
 
 from parity.corpora import recall_adopted
 from parity.corpus import Corpus, CorpusBlock, CorpusCall, SeqSite, ToolHost, split_template
+from recall._blocks import replace_surrogates
 
 __all__ = ["BLOCKS", "CALLS", "CORPUS", "plain_id_seq", "printed_seqs", "symbolic_args"]
 
@@ -429,7 +430,6 @@ _QUOTED_RE = re.compile(
 _TOKEN_RE = re.compile(r'\\(?:[abfnrtv\\"]|x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8})|[^\\"]')
 _SHORT = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 _SHORT |= {"\\": "\\", '"': '"'}
-_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
 def _rune(token: str) -> str:
@@ -456,7 +456,7 @@ def _quoted_sites(
     value = args.get(key) if isinstance(args, dict) else None
     if not isinstance(value, str):
         return []
-    value = _SURROGATE_RE.sub("\ufffd", value)  # as Go decodes a lone surrogate escape
+    value = replace_surrogates(value)  # as Go decodes a lone surrogate escape
     tokens = list(_TOKEN_RE.finditer(output, match.start(1), match.end(1)))
     sites: list[SeqSite] = []
     i = 0

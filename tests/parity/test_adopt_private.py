@@ -27,7 +27,7 @@ import pytest
 from parity import journal
 from parity.adopt import case_of
 from parity.corpus import Corpus, get_corpus
-from parity.plugin import FreshGo
+from parity.fixtures.go import FreshGo
 from parity.record import run_record
 from parity.replay import Replayer
 from parity.review import run_review

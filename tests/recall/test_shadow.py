@@ -26,11 +26,10 @@ import pytest
 
 from parity.fixtures.go import FreshGo
 from parity.reference import RunningReference
-from parity.report import first_difference
 from recall import AsyncGoTurnHost, Block, Divergence, FallbackFailedError, GoTurnHost, Shadow
 from recall import _tools as tools
 from recall._protocol import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
-from recall._shadow import COUNTS
+from recall._shadow import COUNTS, first_difference
 
 from .conftest import MakeHost
 from .faultserver import FaultServer, respond
@@ -145,7 +144,7 @@ def test_exactly_the_calls_go_answers_differently_are_reported(
     for d in found:
         right, rewritten = differing[(d.name, d.args)]
         assert (d.python_output, d.go_output, d.python_error) == (right, rewritten, None)
-        where = first_difference(rewritten.encode(), right.encode())
+        where = first_difference(rewritten, right)
         assert where is not None
         assert (d.offset, d.line, d.column) == (where.offset, where.line, where.column)
         assert d.primary == primary
