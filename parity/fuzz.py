@@ -41,6 +41,7 @@ from parity.corpora.recall import plain_id_seq, symbolic_args
 from parity.corpus import CorpusBlock, CorpusCall
 from parity.errors import ParityError
 from parity.goclient import GoClient, GoConnection, lock_request
+from parity.probe import probe
 from parity.reference import GoReference
 from parity.report import mismatch_report
 from parity.rig import (
@@ -411,6 +412,7 @@ def fuzz_reference(
     stats: FuzzStats | None = None,
     shrink_seconds: float = SHRINK_SECONDS,
     wrap: TransportWrap | None = None,
+    unicode_version: str | None = None,
 ) -> FuzzStats:
     """Fuzz calls over static archives: each example loads a block set into a Go
     reference (with or without conditional reads), plays calls through a fresh host
@@ -418,12 +420,13 @@ def fuzz_reference(
 
     A divergence ends the run once shrunk (for ``shrink_seconds`` at most) and is
     ``stats.divergences[0]``; a harness error (Go not built, not answering) is raised.
-    ``wrap`` puts a test's transport under every host (a planted bug).
+    ``wrap`` puts a test's transport under every host (a planted bug). The hosts are
+    told the reference's Unicode version, or ``unicode_version``.
     """
     stats = stats if stats is not None else FuzzStats()
     chosen = fuzz_settings(base or profile(), examples, seconds, seed_value)
     clock = Clock.of(seconds, shrink_seconds)
-    gos = Rig(reference or GoReference(), wrap)
+    gos = Rig(reference or GoReference(), wrap, unicode_version=unicode_version)
 
     @chosen
     @given(
@@ -472,7 +475,8 @@ def fuzz_go_url(
 
     ``base_url`` is a URL (with ``token``) or a ``GoConnection``. The fallback is
     checked on the requests the host itself sent (the Go's log may hold other
-    clients' requests, or not exist); Go's outputs come from its /tool/exec.
+    clients' requests, or not exist); Go's outputs come from its /tool/exec. The host
+    is told the Go's Unicode version, probed (``parity.probe``).
     """
     stats = stats if stats is not None else FuzzStats()
     chosen = fuzz_settings(base or profile(), examples, seconds, seed_value)
@@ -485,7 +489,7 @@ def fuzz_go_url(
     loop = asyncio.Runner()
     try:
         blocks = [(b.seq, BlockSpec(b.label, b.content)) for b in go.blocks()]
-        host = Host(HostSpec(), base_url, Recording(), loop=loop)
+        host = Host(HostSpec(), base_url, Recording(), loop=loop, unicode_version=probe(base_url))
     except BaseException:
         go.close()
         loop.close()

@@ -47,7 +47,7 @@ from parity.goclient import (
 )
 from parity.reference import GoReference, RunningReference
 from parity.strategies import BlockSpec
-from recall import AsyncGoTurnHost, GoTurnHost
+from recall import DEFAULT_UNICODE_VERSION, AsyncGoTurnHost, GoTurnHost
 from recall._tools import replace_surrogates
 
 __all__ = [
@@ -117,6 +117,8 @@ class GoSession:
         self._reference = reference
         self.running: RunningReference = reference.start(**_MODE_OPTIONS[mode])
         self.client: GoClient = self.running.client
+        self.unicode_version: str = self.running.version()["unicode_version"]
+        """The Go's ``unicode.Version``: the hosts over it are told it."""
         self._log_at = 0
 
     def restart(self, first_seq: int, blocks: Sequence[BlockSpec]) -> None:
@@ -293,6 +295,7 @@ class Host:
         *,
         loop: asyncio.Runner,
         wrap: TransportWrap | None = None,
+        unicode_version: str = DEFAULT_UNICODE_VERSION,
     ) -> None:
         self.spec = spec
         self.recording = recording
@@ -307,6 +310,7 @@ class Host:
                 token=token,
                 cache_bytes=cache_bytes,
                 transport=_Recorder(inner, recording),
+                unicode_version=unicode_version,
             )
             self._async: AsyncGoTurnHost | None = None
         else:
@@ -321,6 +325,7 @@ class Host:
                 token=token,
                 cache_bytes=cache_bytes,
                 transport=_AsyncRecorder(ainner, recording),
+                unicode_version=unicode_version,
             )
 
     def play(self, tool: str, args: str) -> Played:
@@ -379,9 +384,17 @@ class Rig:
     recording of every request the hosts send.
     """
 
-    def __init__(self, reference: GoReference, wrap: TransportWrap | None = None) -> None:
+    def __init__(
+        self,
+        reference: GoReference,
+        wrap: TransportWrap | None = None,
+        *,
+        unicode_version: str | None = None,
+    ) -> None:
         self.reference = reference
         self.wrap = wrap
+        self.unicode_version = unicode_version
+        """What the hosts are told of the Go's Unicode version (None: the Go's own)."""
         self.loop = asyncio.Runner()
         self.recording = Recording()
         self._sessions: dict[GoMode, GoSession] = {}
@@ -394,7 +407,14 @@ class Rig:
 
     def host(self, spec: HostSpec, session: GoSession) -> Host:
         """A new host of ``spec``'s kind over ``session``'s Go."""
-        return Host(spec, session.connection, self.recording, loop=self.loop, wrap=self.wrap)
+        return Host(
+            spec,
+            session.connection,
+            self.recording,
+            loop=self.loop,
+            wrap=self.wrap,
+            unicode_version=self.unicode_version or session.unicode_version,
+        )
 
     def close(self) -> None:
         """Stop the Go references, close the loop."""

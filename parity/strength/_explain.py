@@ -14,6 +14,7 @@ of what is gone are dropped, and what it cannot place is reported.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import functools
 import importlib.util
 import json
@@ -153,15 +154,13 @@ class Explanations:
         return [g for g in self.groups if g.kind == kind]
 
     def tool_logic_modules(self) -> list[str]:
-        """The modules of the port less ``not_modules``, in a stable order."""
-        root = project_root() / PACKAGE
-        found = []
-        for path in sorted(root.rglob("*.py")):
-            parts = path.relative_to(root).with_suffix("").parts
-            name = ".".join([PACKAGE, *parts[: -1 if parts[-1] == "__init__" else None]])
-            if name not in self.not_modules:
-                found.append(name)
-        return found
+        """The modules of the port less ``not_modules`` (names, or fnmatch patterns such
+        as ``recall._go._unicode_*``), in a stable order."""
+        return [
+            name
+            for name in _port_modules()
+            if not any(fnmatch.fnmatchcase(name, pattern) for pattern in self.not_modules)
+        ]
 
     def statements(self) -> list[Statement]:
         """The statements of the tool logic, less what is not tool logic."""
@@ -226,7 +225,7 @@ class Explanations:
         out += [
             Problem(f"not_modules {name}", "orphaned", "no such module")
             for name in self.not_modules
-            if importlib.util.find_spec(name) is None
+            if not any(fnmatch.fnmatchcase(module, name) for module in _port_modules())
         ]
         return out
 
@@ -394,3 +393,13 @@ def load_explanations(path: Path = EXPLANATIONS_PATH) -> Explanations:
     except OSError as err:
         raise StrengthDataError(f"cannot read {path}: {err}") from err
     return parse_explanations(text, source=path.name)
+
+
+def _port_modules() -> list[str]:
+    """Every module of the port, in a stable order."""
+    root = project_root() / PACKAGE
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        found.append(".".join([PACKAGE, *parts[: -1 if parts[-1] == "__init__" else None]]))
+    return found

@@ -33,7 +33,7 @@ from parity.errors import ParityError
 from parity.reference import GoReference, RunningReference
 from parity.stateful import fuzz_stateful
 from recall import AsyncGoTurnHost, GoTurnHost
-from recall._go import UNICODE_VERSION as GO_UNICODE_VERSION
+from recall._go import DEFAULT_UNICODE_VERSION as GO_UNICODE_VERSION
 from recall._go import strings as go_strings
 from recall._go.strconv import is_print
 

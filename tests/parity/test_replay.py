@@ -196,7 +196,7 @@ def test_replay_says_when_a_recording_awaits_review(
     [
         ("TEXT_MISSING_ID", 'recall needs an "id", such as "r8"'),
         ("TEXT_MISSING_QUERY", 'recall_search needs a "Query"'),
-        ("text_no_match", lambda q: f"no archived block matches {quote(q)}."),
+        ("text_no_match", lambda q, *_: f"no archived block matches {quote(q)}."),
     ],
 )
 def test_one_character_changed_in_python_fails_the_cases_using_it(
