@@ -24,10 +24,19 @@ all: test
 
 PARITY := $(BIN)/python -m parity
 
+# UV=path/to/uv makes the venv with uv instead of venv and pip (the same packages;
+# CI does so for its other Pythons).
+UV ?=
+
 $(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade 'pip>=25.1'
-	$(BIN)/python -m pip install --quiet -e . --group dev
+	@if [ -n "$(UV)" ]; then \
+	  set -x; test -x $(BIN)/python || $(UV) venv --quiet --python $(PYTHON) $(VENV); \
+	  $(UV) pip install --quiet --python $(BIN)/python -e . --group dev; \
+	else \
+	  set -x; test -x $(BIN)/python || $(PYTHON) -m venv $(VENV); \
+	  $(BIN)/python -m pip install --quiet --upgrade 'pip>=25.1'; \
+	  $(BIN)/python -m pip install --quiet -e . --group dev; \
+	fi
 	$(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))' \
 	  | xargs -I{} sh -c 'echo "$(CURDIR)" > {}/recall-checkout.pth'
 	touch $(STAMP)
@@ -36,11 +45,16 @@ venv: $(STAMP)
 
 test: gotest pytest
 
-pytest: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+# pytest-xdist: one worker per CPU (PYTEST_WORKERS=0: one process); tests marked
+# xdist_group run in the same worker.
+PYTEST_WORKERS ?= auto
 
+pytest: $(STAMP)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+
+# go test runs its own vet checks; the whole go vet is in `make lint`.
 gotest: $(STAMP)
-	cd $(GOREF) && $(GO) vet ./... && $(GO) test ./...
+	cd $(GOREF) && $(GO) test ./...
 
 parity: $(STAMP)
 	$(PARITY) replay

@@ -78,6 +78,7 @@ def test_targets_without_the_target_sizes_are_not_measured() -> None:
     assert {t["limit"] for t in found} >= {2.0, 0.6, 1.0, 3.0}
 
 
+@pytest.mark.once
 def test_quick_bench_runs_reports_ratios_and_checks_parity(tmp_path: Path) -> None:
     try:
         go_executable()
@@ -118,7 +119,11 @@ def test_quick_bench_runs_reports_ratios_and_checks_parity(tmp_path: Path) -> No
         assert entry["index"]["index_bytes"] > 0
         assert set(entry["fetch"]) == {"etag", "plain"}
     for mode in ("rss", "tracemalloc"):
-        assert [s["ratio"] > 0 for s in results["memory"][mode]] == [True] * 3
+        first, *again = results["memory"][mode]
+        assert len(again) == 2
+        assert first["ratio"] > 0  # the first search reads and decodes the body
+        # A search again reuses the kept set: its RSS may stay under the high-water mark.
+        assert all(s["ratio"] > 0 if mode == "tracemalloc" else s["ratio"] >= 0 for s in again)
         assert results["memory"][f"{mode}_kept"]["set_bytes"] > 0
     cold = results["coldstart"]["pyc"]
     assert cold["import"] > 0

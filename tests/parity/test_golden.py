@@ -8,6 +8,7 @@ from parity.plugin import GoldenCase
 from parity.replay import Replayer
 
 
+@pytest.mark.golden_replay
 def test_golden(golden_case: GoldenCase, parity_replayers: dict[str, Replayer]) -> None:
     if golden_case.error is not None or golden_case.call is None:
         pytest.fail(golden_case.error or "no call", pytrace=False)

@@ -546,6 +546,7 @@ def test_the_gate_fails_on_an_explanation_the_replay_disproves(
     assert "it is not equivalent, delete the entry" in out
 
 
+@pytest.mark.once
 @pytest.mark.strength_smoke
 def test_strength_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     """What `make strength-smoke` runs: a seeded sample of mutants, a gate."""
@@ -592,6 +593,7 @@ def test_parse_go_profile_merges_counter_files() -> None:
     assert blocks[1].where == "recallref/recall/recall.go:80.40-82.16"
 
 
+@pytest.mark.once
 @pytest.mark.go
 def test_go_coverage_while_recording() -> None:
     try:
