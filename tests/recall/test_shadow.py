@@ -16,7 +16,6 @@ import logging
 import random
 import socket
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -391,19 +390,32 @@ def test_a_port_defect_is_a_divergence_carrying_the_error(
 # Bounded, off the caller's path.
 
 
-@pytest.mark.go
-def test_a_full_queue_drops_and_close_drains_within_the_time_out(
-    make_host: MakeHost, fresh_go: FreshGo
-) -> None:
-    go = fresh_go(first_seq=1000, exec_delay=0.2)
-    seq = go.archive("apple", "an apple a day")
-    args = json.dumps({"id": f"r{seq}"})
-    with make_host(go.base_url, shadow=1.0, shadow_queue=2, timeout=1.0) as host:
-        started = time.monotonic()
-        for _ in range(20):
-            host.exec_tool("recall", args)
-        assert time.monotonic() - started < 20 * 0.2 / 2  # the caller never waits on Go
-    stats = host.shadow_stats()
+def held_exec(gate: threading.Event) -> FaultServer:
+    """A Go holding block r7 ("x"), whose /tool/exec answers only once ``gate`` is set."""
+    answer = respond(200, json.dumps({"output": "[r7]\nx"}).encode())
+
+    def held(conn: socket.socket, request: Received, server: FaultServer) -> None:
+        gate.wait(30)
+        answer(conn, request, server)
+
+    server = FaultServer().start()
+    server.route(BLOCK_PATH, respond(200, b'{"seq": 7, "label": "", "content": "x"}'))
+    server.route(EXEC_PATH, held)
+    return server
+
+
+def test_a_full_queue_drops_and_close_drains_within_the_time_out(make_host: MakeHost) -> None:
+    gate = threading.Event()
+    server = held_exec(gate)
+    try:
+        with make_host(server.url, shadow=1.0, shadow_queue=2, timeout=5.0) as host:
+            for _ in range(20):  # Go answers none of the comparisons meanwhile
+                assert host.exec_tool("recall", '{"id": "r7"}') == "[r7]\nx"
+            gate.set()
+        stats = host.shadow_stats()
+    finally:
+        gate.set()
+        server.stop()
     assert stats["sampled"] == 20
     assert stats["dropped"] >= 20 - 2 - 2  # at most two queued, one or two running
     assert stats["matched"] >= 1
@@ -486,15 +498,7 @@ def test_the_callbacks_defect_never_stops_the_comparisons(
 def test_the_caller_never_waits_on_the_shadow_exec(make_host: MakeHost) -> None:
     """Every call returns while Go's /tool/exec is held unanswered; close drains them."""
     gate = threading.Event()
-    answer = respond(200, json.dumps({"output": "[r7]\nx"}).encode())
-
-    def held(conn: socket.socket, request: Received, server: FaultServer) -> None:
-        gate.wait(30)
-        answer(conn, request, server)
-
-    server = FaultServer().start()
-    server.route(BLOCK_PATH, respond(200, b'{"seq": 7, "label": "", "content": "x"}'))
-    server.route(EXEC_PATH, held)
+    server = held_exec(gate)
     try:
         with make_host(server.url, shadow=1.0, shadow_queue=8, timeout=30.0) as host:
             for _ in range(5):
