@@ -1,21 +1,30 @@
-"""``parity adopt FILE.jsonl``: the shadow's divergences as recall corpus cases.
+"""``parity adopt FILE.jsonl``: the shadow's divergences as recall corpus cases, shrunk.
 
-A host with ``shadow=`` reports each divergence it finds on live traffic; written as
-``Divergence.to_json()`` lines, a file of them becomes corpus cases here: each
-divergence's blocks (as the port read them) and its call, whose args cite those
-blocks as ``{{seq:NAME}}``. Blocks already in the corpus (same label and content)
-are reused, as long as that keeps the blocks' order (the corpus archives its
-blocks in order, and a search ranks equal scores by seq); the others are added in
-seq order, after every existing block. A call already in the corpus (same tool,
-same args) is not added again.
+A host with ``shadow=Shadow(...)`` reports each divergence it finds on live traffic;
+written with ``Divergence.to_json(include_private_data=True)`` to a file that stays on
+the operator's machine (the format: ``docs/divergences.md``), a file of them becomes
+corpus cases here. Each divergence is first shrunk (``parity.shrink``) against the
+port and a Go (the reference, or ``--go-url``) to a minimal case that still diverges:
+the fewest blocks, lines, words and characters, the rest filler; only that case is
+written, and its ``note`` says what was shrunk and how much is left. A divergence
+that Go does not reproduce is said so and left out (``--keep-unreproduced``: adopted
+as it was, unshrunk, users' text included). With the reference, that means the
+production Go behaves unlike the reference: a finding of its own.
+
+The case's blocks and its call, whose args cite those blocks as ``{{seq:NAME}}``:
+blocks already in the corpus (same label and content) are reused, as long as that
+keeps the blocks' order (the corpus archives its blocks in order, and a search ranks
+equal scores by seq); the others are added in seq order, after every existing block.
+A call already in the corpus (same tool, same args) is not added again.
 
 The cases are printed, ready to paste; with ``--write`` they are written into
 ``parity/corpora/recall_adopted.py`` (or ``--module PATH``), which the recall corpus
 appends. Then `make golden` records Go's answers for them (`parity review` accepts
 the new recording), and the replay fails until the port answers as Go does.
 
-Exit status: 0 done (nothing new included), 2 on a bad file: a line that is not a
-divergence, said with its line number (a truncated last line included).
+Exit status: 0 done (nothing new included), 2 on a bad file (a line that is not a
+divergence, said with its line number, a truncated last line included) or a Go that
+cannot be reached.
 """
 
 from __future__ import annotations
@@ -33,11 +42,13 @@ from typing import TextIO
 from parity.corpora import recall_adopted
 from parity.corpora.recall import plain_id_seq, symbolic_args
 from parity.corpus import Corpus, CorpusBlock, CorpusCall, get_corpus
-from parity.errors import AdoptError, CorpusError, ParityError
+from parity.errors import AdoptError, CorpusError
+from parity.goclient import GoConnection, add_go_options, connection_from_options
+from parity.shrink import Case, GoOracle, shrink
 from recall import Block, Divergence
 from recall._tools import BlocksRead, score, start_tool
 
-__all__ = ["Adoption", "adopt", "cli_main", "load_divergences", "module_source"]
+__all__ = ["Adoption", "add_parser", "adopt", "load_divergences", "module_source", "run"]
 
 DEFAULT_MODULE = Path(recall_adopted.__file__)
 
@@ -88,13 +99,16 @@ def adopt(
     divergences: Iterable[Divergence],
     blocks: Sequence[CorpusBlock],
     calls: Sequence[CorpusCall],
+    *,
+    notes: Sequence[str] = (),
 ) -> Adoption:
-    """The cases for ``divergences``, against a corpus of these ``blocks`` and ``calls``."""
+    """The cases for ``divergences``, against a corpus of these ``blocks`` and ``calls``;
+    ``notes[i]``, when given, is the ``note`` of divergence ``i``'s case."""
     index = {(b.label, b.content): i for i, b in reversed(list(enumerate(blocks))) if not b.locked}
     known = {(c.tool, c.args): c.case for c in calls}
     adoption = Adoption()
     new_blocks: dict[tuple[int, str, str], CorpusBlock] = {}
-    for d in divergences:
+    for number, d in enumerate(divergences):
         names: dict[int, str] = {}
         last, fresh = -1, False
         for block in d.blocks:
@@ -111,7 +125,8 @@ def adopt(
         if (d.name, args) in known:
             adoption.present.append(known[(d.name, args)])
             continue
-        call = CorpusCall(_case_name(d, args), d.name, args, _literal_seqs(d, names))
+        note = notes[number] if number < len(notes) else ""
+        call = CorpusCall(_case_name(d, args), d.name, args, _literal_seqs(d, names), note)
         known[(d.name, args)] = call.case
         adoption.calls.append(call)
         adoption.notes += _notes(d, call, names, blocks)
@@ -228,8 +243,93 @@ def _load_module(path: Path) -> tuple[tuple[CorpusBlock, ...], tuple[CorpusCall,
     return blocks, calls
 
 
-def run_adopt(path: str, *, module: Path | None, corpus: Corpus, out: TextIO) -> int:
-    """``parity adopt``: print the cases, or write them into ``module`` (when set)."""
+def case_of(d: Divergence) -> Case:
+    """A divergence as a case to shrink: its blocks, its args citing them as ``bI``."""
+    names = {b.seq: f"b{i}" for i, b in enumerate(d.blocks)}
+    blocks = tuple((b.label, b.content) for b in d.blocks)
+    return Case(d.name, symbolic_args(d.name, d.args, names), blocks)
+
+
+def divergence_of(case: Case, outputs: tuple[str, str], primary: str) -> Divergence:
+    """A shrunk case as a divergence, its blocks under seqs 1, 2, ... (for ``adopt``)."""
+    args = case.args
+    for i in range(len(case.blocks)):
+        args = args.replace(f"{{{{seq:b{i}}}}}", str(i + 1))
+    port, go = outputs
+    return Divergence(
+        name=case.tool,
+        args=args,
+        primary="go" if primary == "go" else "python",
+        go_output=go,
+        python_output=port,
+        python_error=None,
+        offset=None,
+        line=None,
+        column=None,
+        blocks=tuple(Block(i + 1, *block) for i, block in enumerate(case.blocks)),
+        complete=True,
+    )
+
+
+def shrunk_divergences(
+    divergences: Sequence[Divergence],
+    connection: GoConnection,
+    corpus_blocks: Sequence[CorpusBlock],
+    *,
+    keep: bool,
+    reference: bool,
+    out: TextIO,
+) -> tuple[list[Divergence], list[str]]:
+    """Each divergence shrunk against the port and the Go of ``connection`` (the
+    ``reference``, or another), over the corpus's blocks; those Go does not reproduce
+    left out, or with ``keep`` kept as they are. The divergences, and their notes."""
+    kept: list[Divergence] = []
+    notes: list[str] = []
+    go = "the Go reference" if reference else f"the Go at {connection.url}"
+    drift = (
+        " (the Go that answered in production behaves unlike the reference: drift of the"
+        " reference, a finding of its own)"
+        if reference
+        else ""
+    )
+    with GoOracle(connection, corpus_blocks) as oracle:
+        for number, d in enumerate(divergences, 1):
+            case = case_of(d)
+            if not oracle.diverges(case):
+                print(
+                    f"divergence {number} ({d.name}): {go} does not reproduce it over the"
+                    f" corpus's blocks{drift}: "
+                    + (
+                        "adopted as it was, unshrunk (--keep-unreproduced)"
+                        if keep
+                        else "left out (--keep-unreproduced adopts it as it was)"
+                    ),
+                    file=out,
+                )
+                if keep:
+                    kept.append(d)
+                    notes.append(f"not reproduced by {go}; not shrunk")
+                continue
+            shrunk = shrink(case, oracle.diverges)
+            outputs = oracle.outputs(shrunk.case)
+            assert outputs is not None  # it diverges
+            print(f"divergence {number} ({d.name}): {shrunk.summary()}", file=out)
+            kept.append(divergence_of(shrunk.case, outputs, d.primary))
+            notes.append(f"adopted from a divergence, {shrunk.summary()}")
+    return kept, notes
+
+
+def run_adopt(
+    path: str,
+    *,
+    module: Path | None,
+    corpus: Corpus,
+    out: TextIO,
+    go: GoConnection | None = None,
+    keep_unreproduced: bool = False,
+) -> int:
+    """``parity adopt``: shrink the divergences against ``go`` (None: a fresh Go
+    reference), then print the cases, or write them into ``module`` (when set)."""
     divergences = load_divergences(path)
     blocks, calls = list(corpus.blocks), list(corpus.calls)
     written: tuple[tuple[CorpusBlock, ...], tuple[CorpusCall, ...]] = ((), ())
@@ -239,8 +339,24 @@ def run_adopt(path: str, *, module: Path | None, corpus: Corpus, out: TextIO) ->
         blocks += [b for b in written[0] if b.name not in names]
         cases = {c.case for c in calls}
         calls += [c for c in written[1] if c.case not in cases]
-    adoption = adopt(divergences, blocks, calls)
     print(f"{path}: {len(divergences)} divergences", file=out)
+    if go is None:
+        from parity.reference import GoReference
+
+        with GoReference().start() as reference:
+            divergences, notes = shrunk_divergences(
+                divergences,
+                reference.connection,
+                blocks,
+                keep=keep_unreproduced,
+                reference=True,
+                out=out,
+            )
+    else:
+        divergences, notes = shrunk_divergences(
+            divergences, go, blocks, keep=keep_unreproduced, reference=False, out=out
+        )
+    adoption = adopt(divergences, blocks, calls, notes=notes)
     print(adoption.source(), file=out)
     if module is None or not adoption.calls:
         return 0
@@ -269,9 +385,11 @@ def run_adopt(path: str, *, module: Path | None, corpus: Corpus, out: TextIO) ->
     return 0
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="parity adopt",
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """``parity adopt``'s parser."""
+    parser = sub.add_parser(
+        "adopt",
+        help="turn the shadow's divergences (JSON lines) into corpus cases",
         description="Turn the shadow's divergences (Divergence.to_json() lines) into recall "
         "corpus cases: printed, or written into the adopted corpus module.",
     )
@@ -282,24 +400,31 @@ def _parser() -> argparse.ArgumentParser:
         help=f"write the new cases into the adopted module ({DEFAULT_MODULE.name})",
     )
     parser.add_argument("--module", metavar="PATH", help="write into this module instead")
+    parser.add_argument(
+        "--keep-unreproduced",
+        action="store_true",
+        help="adopt a divergence the Go does not reproduce as it was, unshrunk (its users'"
+        " text included); by default it is left out",
+    )
+    add_go_options(
+        parser.add_argument,
+        url_help="shrink against this Go (with the debug routes: a fresh instance, e.g. a"
+        " staging copy of the production Go); default: a fresh Go reference",
+    )
     return parser
 
 
-def cli_main(argv: list[str], out: TextIO | None = None) -> int:
-    """``parity adopt``: 0 done, 2 on a bad file or module."""
-    try:
-        options = _parser().parse_args(argv)
-    except SystemExit as exc:
-        return 0 if exc.code == 0 else 2
+def run(options: argparse.Namespace) -> int:
+    """``parity adopt``: 0 done."""
     module = Path(options.module) if options.module else DEFAULT_MODULE if options.write else None
-    try:
-        return run_adopt(
-            options.file, module=module, corpus=get_corpus("recall"), out=out or sys.stdout
-        )
-    except ParityError as exc:
-        print(f"parity adopt: error: {exc}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(cli_main(sys.argv[1:]))
+    go = connection_from_options(
+        options.go_url, ca=options.go_ca, cert=options.go_cert, key=options.go_key
+    )
+    return run_adopt(
+        options.file,
+        module=module,
+        corpus=get_corpus("recall"),
+        out=sys.stdout,
+        go=go,
+        keep_unreproduced=options.keep_unreproduced,
+    )

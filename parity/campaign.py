@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from hypothesis import settings
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
+from parity.cli import Exit
 from parity.errors import ParityError
 from parity.fuzz import PROFILES, SHRINK_SECONDS, fuzz_go_url, fuzz_reference, profile
 from parity.goclient import TOKEN_ENV, add_go_options, connection_from_options
@@ -38,9 +38,10 @@ from parity.rig import FuzzStats
 
 __all__ = [
     "MODES",
-    "cli_main",
+    "add_parser",
     "example_database",
     "gather",
+    "run",
     "test_campaign_worker",
     "usable_cpus",
     "worker_report",
@@ -212,9 +213,11 @@ class _Reported:
 # -- the command ----------------------------------------------------------------------
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="parity fuzz",
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """``parity fuzz``'s parser."""
+    parser = sub.add_parser(
+        "fuzz",
+        help="look for divergences with Hypothesis (`make fuzz`)",
         description="Differential fuzzing of the port's hosts against a live Go: "
         "stateless (static archives) and stateful (archives, locks, calls, new hosts).",
     )
@@ -286,18 +289,13 @@ def _problem(options: argparse.Namespace) -> str | None:
     return None
 
 
-def cli_main(argv: list[str]) -> int:
-    """``parity fuzz``: 0 when no divergence, 1 when one was found, 2 on a harness error."""
-    try:
-        options = _parser().parse_args(argv)
-    except SystemExit as exc:
-        return 0 if exc.code == 0 else 2
+def run(options: argparse.Namespace) -> int:
+    """``parity fuzz``: 0 when no divergence, 1 when one was found."""
     if options.workers is None:  # auto
         options.workers = 1 if options.go_url is not None else usable_cpus()
     problem = _problem(options)
     if problem is not None:
-        print(f"parity fuzz: {problem}", file=sys.stderr)
-        return 2
+        raise ParityError(problem)
     results: dict[str, FuzzStats] = {}
     started = time.monotonic()
     status = 0
@@ -345,21 +343,18 @@ def cli_main(argv: list[str]) -> int:
             results = _run(plan, sys.stdout)
     except KeyboardInterrupt:
         print(f"parity fuzz: interrupted; {_total(results)}", file=sys.stderr)
-        return 2
-    except (ParityError, httpx.HTTPError, OSError, ValueError) as exc:
-        print(f"parity fuzz: harness error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
-    except Exception as exc:  # Hypothesis' own errors (health checks, flakiness)
-        print(f"parity fuzz: harness error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
+        raise
+    except (ParityError, BrokenPipeError):  # parity.cli's to report
+        raise
+    except Exception as exc:  # httpx, OS errors, Hypothesis' own (health checks, flakiness)
+        raise ParityError(f"fuzz: harness error: {type(exc).__name__}: {exc}") from exc
     found = [d for s in results.values() for d in s.divergences]
     for divergence in found:
         print(divergence.report(), flush=True)
     wall = time.monotonic() - started
     print(f"parity fuzz: {_total(results)} ({wall:.1f} s in all)", flush=True)
     if found:
-        return 1
+        return Exit.PORT_DIFFERS
     if status not in (0, 1):  # 1: a worker found a divergence, reported above
-        print(f"parity fuzz: harness error: the workers' pytest exited {status}", file=sys.stderr)
-        return 2
-    return 0
+        raise ParityError(f"fuzz: harness error: the workers' pytest exited {status}")
+    return Exit.OK

@@ -1,152 +1,77 @@
 """``parity``: record the golden journals from Go, replay them against Python.
 
-Exit status: 0 when everything passes, 1 on a parity failure (or drift for
-``record --check`` and ``diff``, a recording left for review by ``record``, cases
-left for later by ``review``), 2 on a harness or journal error (a message, no
-traceback; also ``record`` and ``review`` under CI, which never write a golden),
-130 on Ctrl-C (SIGINT) and 143 on SIGTERM: both unwind, so a Go reference started
-for the command is stopped and no journal is half written.
+Every subcommand is one module, registered in ``COMMANDS``; the module exposes
+``add_parser(sub)`` (adds its parser to the subparsers ``sub`` and returns it) and
+``run(args) -> int`` (the exit status). Only the named command's module is imported.
+``main`` is the one error handler: a ``ParityError`` is one line on stderr,
+``parity: error: ...``, and exit 2; a usage error prints the subcommand's usage.
+
+Exit status, one meaning each:
+
+===  ==========================================================================
+0    done: everything passed, nothing drifted, nothing left to review
+1    the port departs from Go: a replayed case failed, ``fuzz`` found a divergence
+2    an error, never a verdict on the port: a damaged or stale journal, a bad
+     option, a Go that cannot be reached, ``record``/``review`` under CI
+3    drift: the Go departs from the journal (``record --check``, ``diff``)
+4    a recording awaits review: ``record`` wrote JOURNAL.new, ``review`` left cases
+5    ``strength``: a figure is under its gate, or something is unexplained
+130  interrupted (SIGINT, Ctrl-C): it unwinds, so a Go reference started for the
+     command is stopped and no journal is half written
+141  the reader of the output went away (a closed pipe, as in ``| head``): the
+     code a shell gives a command killed by SIGPIPE, without a traceback
+143  terminated (SIGTERM): it unwinds as for SIGINT
+===  ==========================================================================
 """
 
 from __future__ import annotations
 
 import argparse
+import enum
 import importlib
 import os
 import signal
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from types import FrameType
-from typing import TYPE_CHECKING, TextIO
+from types import FrameType, ModuleType
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from parity.corpus import Corpus
 
-__all__ = ["main"]
+__all__ = ["COMMANDS", "Exit", "corpora", "corpus_options", "display", "main"]
 
-_DELEGATED = {
-    "adopt": ("parity.adopt", "turn the shadow's divergences (JSON lines) into corpus cases"),
-    "fuzz": ("parity.campaign", "look for divergences with Hypothesis (`make fuzz`)"),
-    "strength": ("parity.strength", "measure how many mutants the replay kills (`make strength`)"),
+
+class Exit(enum.IntEnum):
+    """The exit statuses of ``parity`` (see the module docstring)."""
+
+    OK = 0
+    PORT_DIFFERS = 1
+    ERROR = 2
+    DRIFT = 3
+    PENDING = 4
+    BELOW_GATE = 5
+    INTERRUPTED = 128 + signal.SIGINT
+    CLOSED_PIPE = 128 + signal.SIGPIPE
+    TERMINATED = 128 + signal.SIGTERM
+
+
+COMMANDS: dict[str, str] = {
+    "replay": "parity.replay",
+    "record": "parity.record",
+    "review": "parity.review",
+    "diff": "parity.diff",
+    "adopt": "parity.adopt",
+    "fuzz": "parity.campaign",
+    "strength": "parity.strength",
 }
+"""Subcommand name to its module (``add_parser(sub)``, ``run(args)``), in help order."""
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="parity",
-        description="Go<->Python parity harness: golden journals recorded from Go, "
-        "replayed against the Python port.",
-    )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    rp = sub.add_parser("replay", help="replay the golden journals against Python (`make parity`)")
-    _corpus_options(rp)
-    rp.add_argument(
-        "--no-fallback",
-        dest="fallback",
-        action="store_false",
-        help="skip the last replay, where the archive fails and /tool/exec answers",
-    )
-    rp.add_argument("--case", action="append", metavar="CASE", help="replay only this case")
-    rp.add_argument("-v", "--verbose", action="store_true", help="list every case")
-
-    rc = sub.add_parser(
-        "record",
-        help="record the golden journals from Go (`make golden`)",
-        description="Record each corpus from Go. A journal that does not exist is written; "
-        "one that the new recording differs from is kept, and the recording written beside "
-        "it (JOURNAL.new) for `parity review` (exit 1). Drift is judged modulo the seqs "
-        "(another seq base is not a change) and what a Go cannot report (reads, versions) "
-        "is 'not recorded', never 'changed'. Under CI=true, only --check runs (else exit 2).",
-    )
-    _corpus_options(rc)
-    from parity.goclient import TOKEN_ENV, add_go_options
-
-    add_go_options(
-        rc.add_argument,
-        url_help=f"a live, empty Go instance (token in ${TOKEN_ENV}); "
-        "default: a fresh Go reference",
-    )
-    rc.add_argument(
-        "--check",
-        action="store_true",
-        help="record in memory, write nothing; exit 1 when the Go no longer answers as the "
-        "committed journal says (drift)",
-    )
-    for key in ("go-version", "unicode-version", "goos", "goarch"):
-        rc.add_argument(
-            f"--{key}",
-            metavar="V",
-            help=f"{key} to record for a live Go without /debug/version (else 'unknown')",
-        )
-
-    rv = sub.add_parser(
-        "review",
-        help="accept or reject, case by case, what `parity record` left in JOURNAL.new",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=_REVIEW_HELP,
-    )
-    _corpus_options(rv)
-    decide = rv.add_mutually_exclusive_group()
-    decide.add_argument(
-        "--accept-all",
-        dest="decide",
-        action="store_const",
-        const="accept",
-        help="accept every change (the whole recording), without asking",
-    )
-    decide.add_argument(
-        "--reject-all",
-        dest="decide",
-        action="store_const",
-        const="reject",
-        help="reject every change, without asking: the journal stays as it is",
-    )
-
-    df = sub.add_parser(
-        "diff",
-        help="explain the differences between two journals",
-        description="How journal B differs from journal A, modulo the seqs: the drift, the "
-        "seqs, what one journal did not record (reads, versions), and each changed case's "
-        "outputs and reads. Exit 0 when B records the same answers as A, 1 on drift.",
-    )
-    df.add_argument("old", metavar="A.json")
-    df.add_argument("new", metavar="B.json")
-
-    for name, (_, help_text) in _DELEGATED.items():
-        sub.add_parser(name, help=help_text, add_help=False)
-    return parser
-
-
-_REVIEW_HELP = """\
-Review what `parity record` left beside a journal (JOURNAL.new, a recording
-that differs from it), as insta reviews snapshots. Each changed case shows the
-old Go output, the new Go output (its seqs written as the journal's), the port's
-output on the new recording, and their diff; then asks:
-
-  a  accept: the journal takes the new call (output and reads)
-  r  reject: the journal keeps its call
-  s  skip: leave it in JOURNAL.new for later
-  A, R, S  the same for this and every remaining case
-  q  quit, keeping what was decided (end of input does the same)
-
-What can be accepted case by case: changed outputs and reads, when the two
-recordings have the same corpus, cases, args, seqs, blocks and recorded_by (Go
-and Unicode versions, platform, instance). Anything else (a changed block, other
-seqs, another Go version or instance, cases added or removed, only reads or
-versions that one Go could not record) keeps the journal consistent only as a
-whole: the review then offers to accept or reject the whole recording.
-
-Answers are read one per line from standard input. Exit status: 0 nothing left
-to review, 1 cases left for later (skipped, quit), 2 an error: an unusable
-journal, or CI=true (CI never writes a golden).
-"""
-
-
-def _corpus_options(parser: argparse.ArgumentParser) -> None:
+def corpus_options(parser: argparse.ArgumentParser) -> None:
+    """``--corpus`` and ``--journal``, for the commands that work on journals."""
     parser.add_argument(
         "--corpus",
         action="append",
@@ -158,21 +83,18 @@ def _corpus_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _corpora(args: argparse.Namespace) -> list[tuple[Corpus, str]]:
+def corpora(args: argparse.Namespace) -> list[tuple[Corpus, str]]:
+    """The corpora that ``corpus_options`` chose, each with its journal's path."""
     from parity.corpus import CORPORA, get_corpus
     from parity.errors import ParityError
 
     names = args.corpus or list(CORPORA)
     if args.journal and len(names) != 1:
         raise ParityError("--journal needs exactly one --corpus (or a single registered corpus)")
-    chosen: list[tuple[Corpus, str]] = []
-    for name in names:
-        corpus = get_corpus(name)
-        chosen.append((corpus, args.journal or str(_display(corpus.journal_path))))
-    return chosen
+    return [(c, args.journal or display(c.journal_path)) for c in map(get_corpus, names)]
 
 
-def _display(path: os.PathLike[str] | str) -> str:
+def display(path: os.PathLike[str] | str) -> str:
     """``path`` relative to the working directory when it is inside it."""
     try:
         return os.path.relpath(path)
@@ -180,113 +102,66 @@ def _display(path: os.PathLike[str] | str) -> str:
         return str(path)
 
 
-def _replay(args: argparse.Namespace, out: TextIO) -> int:
-    from parity import journal
-    from parity.replay import ALL_MODES, Replayer, check_consistency
-
-    started = time.perf_counter()
-    passed = failed = not_modified = 0
-    modes = tuple(m for m in ALL_MODES if args.fallback or m != "fallback")
-    for corpus, path in _corpora(args):
-        loaded = journal.load(path)
-        check_consistency(loaded, corpus, path=path)
-        with Replayer(loaded, corpus) as replayer:
-            result = replayer.replay(modes=modes, cases=args.case)
-        for case in result.results:
-            if not case.passed:
-                print(case.report(), file=out)
-                print(file=out)
-            elif args.verbose:
-                print(f"ok {corpus.name}/{case.case}", file=out)
-        passed += result.passed
-        failed += result.failed
-        not_modified += result.not_modified
-        unchecked = sum(1 for r in result.results if r.call.reads is None)
-        if unchecked:
-            print(
-                f"{path}: the reads of {unchecked} calls were not recorded "
-                "(a Go without /debug/reads): not checked",
-                file=out,
-            )
-    elapsed = time.perf_counter() - started
-    if args.verbose:
-        print(f"replayed in {elapsed:.2f}s ({' + '.join(modes)})", file=out)
-        print(f"conditional pass: {not_modified} reads of /blocks answered 304", file=out)
-    print(f"{passed} passed, {failed} failed", file=out)
-    return 0 if failed == 0 else 1
+class _Unavailable(Exception):
+    """A registered command whose module cannot be imported."""
 
 
-def _record(args: argparse.Namespace, out: TextIO) -> int:
-    from parity.goclient import connection_from_options
-    from parity.record import run_record
-
-    versions = {
-        key: value
-        for key in ("go_version", "unicode_version", "goos", "goarch")
-        if (value := getattr(args, key))
-    }
-    go = connection_from_options(args.go_url, ca=args.go_ca, cert=args.go_cert, key=args.go_key)
-    status = 0
-    for corpus, path in _corpora(args):
-        status = max(
-            status,
-            run_record(
-                corpus,
-                journal_path=path,
-                go=go,
-                versions=versions,
-                check=args.check,
-                out=out,
-            ),
-        )
-    return status
-
-
-def _review(args: argparse.Namespace, out: TextIO) -> int:
-    from parity.review import run_review
-
-    status = 0
-    for corpus, path in _corpora(args):
-        status = max(
-            status,
-            run_review(corpus, journal_path=path, decide=args.decide, answers=sys.stdin, out=out),
-        )
-    return status
-
-
-def _diff(args: argparse.Namespace, out: TextIO) -> int:
-    from parity.diff import explain
-
-    text, same = explain(args.old, args.new)
-    print(text, file=out)
-    return 0 if same else 1
-
-
-_COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
-    "replay": _replay,
-    "record": _record,
-    "review": _review,
-    "diff": _diff,
-}
-
-
-def _delegate(command: str, argv: list[str]) -> int:
-    module_name, _ = _DELEGATED[command]
+def _module(command: str) -> ModuleType:
+    name = COMMANDS[command]
     try:
-        module = importlib.import_module(module_name)
+        module = importlib.import_module(name)
     except ModuleNotFoundError as e:
-        if e.name != module_name:
+        if e.name != name:
             raise
-        print(
-            f"parity: error: `parity {command}` is not available ({module_name} is absent)",
-            file=sys.stderr,
-        )
-        return 2
-    cli_main = getattr(module, "cli_main", None)
-    if not callable(cli_main):
-        print(f"parity: error: {module_name} has no cli_main(argv)", file=sys.stderr)
-        return 2
-    return int(cli_main(argv))
+        raise _Unavailable(f"`parity {command}` is not available ({name} is absent)") from e
+    if not (
+        callable(getattr(module, "add_parser", None)) and callable(getattr(module, "run", None))
+    ):
+        raise _Unavailable(f"{name} has no add_parser(sub) and run(args)")
+    return module
+
+
+def _parser(
+    command: str | None,
+) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The top parser, with the full parser of ``command`` (of every command when None)."""
+    parser = argparse.ArgumentParser(
+        prog="parity",
+        description="Go<->Python parity harness: golden journals recorded from Go, "
+        "replayed against the Python port.",
+        epilog="Exit status: 0 done, 1 the port departs from Go, 2 an error, 3 drift, "
+        "4 a recording awaits review, 5 strength under its gate, 130/143 interrupted, "
+        "141 closed pipe.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    built = {}
+    for name in COMMANDS:
+        if command == name:
+            built[name] = _module(name).add_parser(sub)
+        elif command is None:  # the top-level help lists every command
+            try:
+                built[name] = _module(name).add_parser(sub)
+            except _Unavailable as e:
+                sub.add_parser(name, help=f"(unavailable: {e})")
+        else:
+            sub.add_parser(name)
+    return parser, built
+
+
+def _run(argv: list[str]) -> int:
+    from parity.errors import ParityError
+
+    command = argv[0] if argv and argv[0] in COMMANDS else None
+    parser, built = _parser(command)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        built[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        return int(_module(args.command).run(args))
+    except ParityError as e:
+        sys.stdout.flush()
+        print(f"parity: error: {e}", file=sys.stderr)
+        return Exit.ERROR
 
 
 class _Terminated(BaseException):
@@ -314,30 +189,40 @@ def _sigterm_unwinds() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _silence_closed_pipes() -> None:
+    """Point stdout and stderr at /dev/null where their reader is gone, so that the
+    interpreter's flush at exit does not fail again (as Python's docs advise)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError):  # not a real file (captured, closed): nothing to do
+            pass
+    os.close(devnull)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """The ``parity`` console script."""
+    """The ``parity`` command; returns its exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         with _sigterm_unwinds():
-            return _main(argv)
-    except KeyboardInterrupt:
-        return 130
-    except _Terminated:
-        return 128 + signal.SIGTERM
-
-
-def _main(argv: list[str]) -> int:
-    if argv and argv[0] in _DELEGATED:
-        return _delegate(argv[0], argv[1:])
-    args = _parser().parse_args(argv)
-    from parity.errors import ParityError
-
-    try:
-        return _COMMANDS[args.command](args, sys.stdout)
-    except ParityError as e:
+            status = _run(argv)
         sys.stdout.flush()
+        return status
+    except _Unavailable as e:
         print(f"parity: error: {e}", file=sys.stderr)
-        return 2
+        return Exit.ERROR
+    except SystemExit as e:  # argparse: --help (0), a usage error (2)
+        return e.code if isinstance(e.code, int) else Exit.ERROR
+    except BrokenPipeError:
+        _silence_closed_pipes()
+        return Exit.CLOSED_PIPE
+    except KeyboardInterrupt:
+        return Exit.INTERRUPTED
+    except _Terminated:
+        return Exit.TERMINATED
 
 
 if __name__ == "__main__":  # pragma: no cover

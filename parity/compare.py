@@ -22,21 +22,32 @@ recordings is not comparable, and is listed as such.
 What a Go cannot report is "not recorded", never a change: its reads (``null``, a Go
 without ``/debug/reads``) and its versions (``"unknown"``, a Go without
 ``/debug/version``). The kind of instance (reference or live) is not a change either.
+
+Written by hand, not on deepdiff: the same comparison as a ``DeepDiff`` of each
+recording's canonical view (custom operators for what one Go did not record and for
+outputs and reads compared whole, the structure found from the tree's paths) passes
+the same tests but is no shorter (eight lines more) and 10 to 30 times slower:
+275 to 890 ms against 25 to 30 ms for the 193 calls of the golden journal, measured
+with ``timeit`` (the same, 20 outputs changed, another seq base). The part that needs
+thought, the seq mapping, is this module's either way.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from parity.corpus import Corpus, CorpusCall, get_corpus
 from parity.errors import CorpusError
 from parity.journal import UNKNOWN, VERSION_KEYS, Journal, JournalCall
 
-__all__ = ["CaseChange", "Drift", "compare"]
+__all__ = ["RECORDED_BY", "CaseChange", "Drift", "compare"]
 
+RECORDED_BY = "recorded_by"
+"""The item of ``Drift.merged`` that is the journal's ``recorded_by`` (never a case name)."""
 _READ_SEQ_RE = re.compile(r"block\?seq=([0-9]+)\Z")
 
 
@@ -221,6 +232,30 @@ class Drift:
             out.append(f"  instance: {was} -> {now}")
         return out
 
+    def merged(self, taken: Collection[str], *, base: Literal["old", "new"] = "old") -> Journal:
+        """The ``base`` journal with the items ``taken`` (case names, and ``RECORDED_BY``)
+        as the other journal has them; a case the other lacks is dropped.
+
+        The calls follow the new recording's order, a case only the old one has after
+        its predecessor there. Meant for journals with the same blocks and seqs.
+        """
+        a, b = (self.old, self.new) if base == "old" else (self.new, self.old)
+        calls = {c.case: c for c in a.calls}
+        for key in taken:
+            if key in b.cases:
+                calls[key] = b.call(key)
+            else:
+                calls.pop(key, None)
+        order = list(self.new.cases)
+        for i, case in enumerate(self.old.cases):
+            if case not in order:
+                after = self.old.cases[i - 1] if i else None
+                order.insert(order.index(after) + 1 if after in order else 0, case)
+        rb = b.recorded_by if RECORDED_BY in taken else a.recorded_by
+        return dataclasses.replace(
+            a, recorded_by=rb, calls=tuple(calls[c] for c in order if c in calls)
+        )
+
     def in_old_seqs(self, case: str, *, output: str | None = None) -> JournalCall:
         """The new call of ``case`` with the seqs its output and reads print written as
         the old journal's (each left as it is where its seqs cannot all be mapped).
@@ -261,6 +296,8 @@ def _seq_note(old: Journal, new: Journal) -> tuple[tuple[int, int] | None, bool]
     if not common:
         return None, False
     offsets = {new.seqs[n] - old.seqs[n] for n in common}
+    if offsets == {0}:  # the blocks both have keep their seqs: only the names differ
+        return None, False
     return (old.seqs[common[0]], new.seqs[common[0]]), len(offsets) == 1
 
 

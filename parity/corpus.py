@@ -120,11 +120,14 @@ class CorpusCall:
     literal_seqs: tuple[int, ...] = ()
     """Seqs the args cite as plain digits (``r1``) and the tool reads: the case means
     the same in two recordings only where each is the same block, or no block, in both."""
+    note: str = ""
+    """Where the case came from (an adopted case: what was shrunk, how much is left)."""
 
     def source(self) -> str:
         """This call as Python source, for a corpus module."""
         literal = f", {self.literal_seqs!r}" if self.literal_seqs else ""
-        return f"CorpusCall({self.case!r}, {self.tool!r}, {self.args!r}{literal})"
+        note = f", note={self.note!r}" if self.note else ""
+        return f"CorpusCall({self.case!r}, {self.tool!r}, {self.args!r}{literal}{note})"
 
     def block_names(self) -> list[str]:
         """The block names the args cite, in order."""

@@ -8,14 +8,24 @@ B's seqs written as A's, where they first differ, and the reads when they change
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
 from parity import journal as journal_mod
 from parity import report
+from parity.cli import Exit
 from parity.compare import Drift, compare
 
-__all__ = ["case_report", "explain"]
+__all__ = [
+    "CASES_SHOWN",
+    "LINES_SHOWN",
+    "add_parser",
+    "case_report",
+    "changes_report",
+    "explain",
+    "run",
+]
 
 
 def _reads_text(reads: Sequence[str] | None) -> str:
@@ -24,8 +34,17 @@ def _reads_text(reads: Sequence[str] | None) -> str:
     return "[" + ", ".join(reads) + "]" if reads else "none"
 
 
-def case_report(drift: Drift, case: str, *, old_name: str, new_name: str) -> str:
-    """A changed case, readable: its output change and its reads change, B in A's seqs."""
+CASES_SHOWN = 10
+"""How many changed cases a bounded account shows (``changes_report``)."""
+LINES_SHOWN = 20
+"""How many lines of each output and of its diff a bounded account shows."""
+
+
+def case_report(
+    drift: Drift, case: str, *, old_name: str, new_name: str, limit: int | None = None
+) -> str:
+    """A changed case, readable: its output change and its reads change, B in A's seqs;
+    ``limit``: at most that many lines of each output and of the diff."""
     before, after = drift.old.call(case), drift.in_old_seqs(case)
     raw = drift.new.call(case)
     seqs_note = " (seqs as in the old)" if drift.first_seqs is not None else ""
@@ -39,16 +58,31 @@ def case_report(drift: Drift, case: str, *, old_name: str, new_name: str) -> str
             actual=after.output,
             expected_name=old_name,
             actual_name=new_name + seqs_note,
+            limit=limit,
         )
         parts.append(text.replace("MISMATCH", "OUTPUT CHANGED", 1))
     else:
-        parts.append(
-            f"READS CHANGED {case}\n  tool: {raw.tool}\n  args: {report.visible(raw.args)}"
-        )
+        parts.append(f"READS CHANGED {case}\n  tool: {raw.tool}\n  args: {report.inline(raw.args)}")
     if before.reads != after.reads and None not in (before.reads, after.reads):
         parts.append(f"  reads in {old_name}: {_reads_text(before.reads)}")
         parts.append(f"  reads in {new_name}{seqs_note}: {_reads_text(after.reads)}")
     return "\n".join(parts)
+
+
+def changes_report(drift: Drift, *, old_name: str, new_name: str, full: bool) -> list[str]:
+    """Each changed case's report, a blank line before each; unless ``full``, bounded:
+    the first ``CASES_SHOWN`` cases, ``LINES_SHOWN`` lines of each output and diff."""
+    shown = drift.changes if full else drift.changes[:CASES_SHOWN]
+    limit = None if full else LINES_SHOWN
+    lines = []
+    for change in shown:
+        lines += [
+            "",
+            case_report(drift, change.case, old_name=old_name, new_name=new_name, limit=limit),
+        ]
+    if len(shown) < len(drift.changes):
+        lines += ["", f"… {len(drift.changes) - len(shown)} more changed cases"]
+    return lines
 
 
 def explain(old_path: str | Path, new_path: str | Path) -> tuple[str, bool]:
@@ -66,9 +100,26 @@ def explain(old_path: str | Path, new_path: str | Path) -> tuple[str, bool]:
     else:
         lines.append("the same answers, modulo the seqs and what one journal did not record:")
     lines += drift.notes()
-    for change in drift.changes:
-        lines.append("")
-        lines.append(
-            case_report(drift, change.case, old_name=str(old_path), new_name=str(new_path))
-        )
+    lines += changes_report(drift, old_name=str(old_path), new_name=str(new_path), full=True)
     return "\n".join(lines), not drift
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """``parity diff``'s parser."""
+    df = sub.add_parser(
+        "diff",
+        help="explain the differences between two journals",
+        description="How journal B differs from journal A, modulo the seqs: the drift, the "
+        "seqs, what one journal did not record (reads, versions), and each changed case's "
+        "outputs and reads. Exit 0 when B records the same answers as A, 3 on drift.",
+    )
+    df.add_argument("old", metavar="A.json")
+    df.add_argument("new", metavar="B.json")
+    return df
+
+
+def run(args: argparse.Namespace) -> int:
+    """``parity diff``: 0 the same answers, 3 drift."""
+    text, same = explain(args.old, args.new)
+    print(text)
+    return Exit.OK if same else Exit.DRIFT

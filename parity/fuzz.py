@@ -1,6 +1,6 @@
 """Differential fuzzing: the port's hosts against a live Go, with Hypothesis.
 
-Two fuzzers, run together by ``parity fuzz`` (:func:`cli_main`):
+Two fuzzers, run together by ``parity fuzz`` (``parity.campaign``):
 
 - stateless (:func:`fuzz_reference`, here): each example draws a block set
   (:func:`parity.strategies.block_sets`) and a pool of calls

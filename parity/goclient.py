@@ -465,9 +465,16 @@ class GoClient:
             raise self._error(what, problem) from exc
 
     def _refused(self, response: httpx.Response, what: str) -> GoClientError:
-        snippet = response.text[:_SNIPPET]
+        snippet = response.text[:_SNIPPET].rstrip()
         status = response.status_code
-        return self._error(what, f"answered {status}: {snippet}", status=status)
+        hint = ""
+        if status == 401:
+            hint = (
+                f"; set ${TOKEN_ENV} to the Go's token"
+                if self.connection.token is None
+                else f"; the Go refused the token (${TOKEN_ENV}): is it this Go's?"
+            )
+        return self._error(what, f"answered {status}: {snippet}{hint}", status=status)
 
     def _json(self, response: httpx.Response, what: str) -> Any:
         if response.status_code != 200:

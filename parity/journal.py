@@ -3,10 +3,16 @@
 A journal is what the recorder saw a Go instance do with a corpus: the blocks as
 ``GET /internal/v1/recall/blocks`` served them, and each call with its raw args text,
 the exact output of ``POST /internal/v1/tool/exec``, and the archive reads Go's tool
-made for it (as ``GET /debug/reads`` listed them). Each call carries two digests,
-checked on load, so a hand edit of either is caught:
+made for it (as ``GET /debug/reads`` listed them). Digests, checked on load, cover
+everything the replay reads, so a hand edit or a lost entry is a damaged journal
+(exit 2), never reported as a port failure:
 
-- ``sha256``: the SHA-256 of the output's UTF-8 bytes;
+- a block's ``sha256``: the SHA-256 of ``[seq, label, content]`` as compact JSON
+  (``json.dumps(..., ensure_ascii=False, separators=(",", ":"))``, UTF-8);
+- ``blocks_sha256``: the SHA-256 of ``{"seqs": seqs, "blocks": [each block's
+  sha256]}`` as compact JSON, so a block removed, added or moved, or a seq edited,
+  is caught;
+- a call's ``sha256``: the SHA-256 of the output's UTF-8 bytes;
 - ``reads_sha256``: the SHA-256 of the reads as compact JSON (``["block?seq=1000"]``,
   ``[]``, or ``null``: ``json.dumps(reads, separators=(",", ":"))``), so turning the
   reads into ``null`` is caught as well.
@@ -17,15 +23,17 @@ nothing (a missing id or query, a malformed id, a query without terms); ``null``
 says the reads are unknown (a live Go without ``/debug/reads``), and the replay then
 does not check them.
 
-Format 2 (format 1 had no ``reads``), keys in this order::
+Format 3, keys in this order::
 
     {
-      "format": 2,
+      "format": 3,
       "corpus": "recall",
       "recorded_by": {"go_version": "go1.27.3", "unicode_version": "15.0.0",
                       "goos": "linux", "goarch": "amd64", "instance": "reference"},
       "seqs": {"<block name>": <seq Go assigned>, ...},
-      "blocks": [{"seq": 1000, "label": "...", "content": "..."}, ...],
+      "blocks": [{"seq": 1000, "label": "...", "content": "...",
+                  "sha256": "<hex digest of [seq, label, content]>"}, ...],
+      "blocks_sha256": "<hex digest of the seqs and the blocks' digests>",
       "calls": [{"case": "...", "tool": "recall", "args": "...", "output": "...",
                  "sha256": "<hex digest of output's UTF-8>",
                  "reads": ["block?seq=1000"] or null,
@@ -61,6 +69,7 @@ __all__ = [
     "JournalBlock",
     "JournalCall",
     "RecordedBy",
+    "blocks_digest",
     "digest",
     "dumps",
     "load",
@@ -70,8 +79,8 @@ __all__ = [
     "write",
 ]
 
-FORMAT = 2
-"""The format version this module reads and writes (2: each call has its ``reads``)."""
+FORMAT = 3
+"""The format version this module reads and writes (3: the blocks carry digests)."""
 
 INSTANCES = ("reference", "live")
 """The kinds of Go instance a journal can be recorded from."""
@@ -86,9 +95,9 @@ UNKNOWN = "unknown"
 
 _CASE_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 _HEX_RE = re.compile(r"[0-9a-f]{64}\Z")
-_TOP_KEYS = ("format", "corpus", "recorded_by", "seqs", "blocks", "calls")
+_TOP_KEYS = ("format", "corpus", "recorded_by", "seqs", "blocks", "blocks_sha256", "calls")
 _RECORDED_BY_KEYS = (*VERSION_KEYS, "instance")
-_BLOCK_KEYS = ("seq", "label", "content")
+_BLOCK_KEYS = ("seq", "label", "content", "sha256")
 _CALL_KEYS = ("case", "tool", "args", "output", "sha256", "reads", "reads_sha256")
 _READ_RE = re.compile(r"(?:blocks|block\?seq=(?:0|-?[1-9][0-9]*))\Z")
 
@@ -102,6 +111,16 @@ def reads_digest(reads: Sequence[str] | None) -> str:
     """The hex SHA-256 of ``reads`` as compact JSON (``null`` when unknown)."""
     text = json.dumps(None if reads is None else list(reads), separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _compact_digest(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def blocks_digest(seqs: Mapping[str, int], blocks: Sequence[JournalBlock]) -> str:
+    """The hex SHA-256 of the seqs and the blocks' digests, as ``blocks_sha256``."""
+    return _compact_digest({"seqs": dict(seqs), "blocks": [b.sha256 for b in blocks]})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -122,6 +141,11 @@ class JournalBlock:
     seq: int
     label: str
     content: str
+
+    @property
+    def sha256(self) -> str:
+        """The digest of the block, as written to the journal."""
+        return _compact_digest([self.seq, self.label, self.content])
 
 
 @dataclass(frozen=True)
@@ -184,7 +208,11 @@ def _to_obj(journal: Journal) -> dict[str, Any]:
         "corpus": journal.corpus,
         "recorded_by": {k: getattr(rb, k) for k in _RECORDED_BY_KEYS},
         "seqs": dict(journal.seqs),
-        "blocks": [{"seq": b.seq, "label": b.label, "content": b.content} for b in journal.blocks],
+        "blocks": [
+            {"seq": b.seq, "label": b.label, "content": b.content, "sha256": b.sha256}
+            for b in journal.blocks
+        ],
+        "blocks_sha256": blocks_digest(journal.seqs, journal.blocks),
         "calls": [
             {
                 "case": c.case,
@@ -370,16 +398,16 @@ def _json_type(value: Any) -> str:
 
 
 def _check_digest(
-    ck: _Checker, c: dict[str, Any], case: str, fld: str, actual: str, *, of: str, what: str
+    ck: _Checker, recorded: Any, actual: str, *, fld: str, of: str, what: str, case: str | None
 ) -> None:
-    """The call's recorded digest ``c[fld]`` is well formed and is ``actual``, that of ``of``."""
-    recorded = ck.text(c[fld], fld=fld, case=case)
+    """A recorded digest (field ``fld``) is well formed and is ``actual``, that of ``of``."""
+    recorded = ck.text(recorded, fld=fld, case=case)
     if not _HEX_RE.match(recorded):
         raise ck.fail("must be 64 lowercase hex digits", case=case, fld=fld)
     if recorded != actual:
         raise ck.fail(
             f"digest mismatch: {what} SHA-256 is {actual}, the journal says {recorded} "
-            "(edited by hand? re-record with `parity record`)",
+            "(damaged or edited by hand; re-record with `make golden`)",
             case=case,
             fld=of,
         )
@@ -410,8 +438,8 @@ def _validate(obj: Any, path: str) -> Journal:
             )
         if version < FORMAT:
             raise ck.fail(
-                f"format version {version} is older than this harness's ({FORMAT}: each call "
-                "records its archive reads); re-record with `parity record`",
+                f"format version {version} is older than this harness's ({FORMAT}: digests "
+                "cover the blocks too); re-record with `make golden`",
                 fld="format",
             )
         if version != FORMAT:
@@ -459,13 +487,30 @@ def _validate(obj: Any, path: str) -> Journal:
             raise ck.fail(f"seq {seq} is below 1", fld=f"{what}.seq")
         if blocks and seq <= blocks[-1].seq:
             raise ck.fail(f"seq {seq} does not follow {blocks[-1].seq}", fld=f"{what}.seq")
-        blocks.append(
-            JournalBlock(
-                seq,
-                ck.text(b["label"], fld=f"{what}.label"),
-                ck.text(b["content"], fld=f"{what}.content"),
-            )
+        block = JournalBlock(
+            seq,
+            ck.text(b["label"], fld=f"{what}.label"),
+            ck.text(b["content"], fld=f"{what}.content"),
         )
+        _check_digest(
+            ck,
+            b["sha256"],
+            block.sha256,
+            fld=f"{what}.sha256",
+            of=what,
+            what=f"{what}'s",
+            case=None,
+        )
+        blocks.append(block)
+    _check_digest(
+        ck,
+        top["blocks_sha256"],
+        blocks_digest(seqs, blocks),
+        fld="blocks_sha256",
+        of="blocks",
+        what="the seqs' and blocks'",
+        case=None,
+    )
 
     raw_calls = top["calls"]
     if not isinstance(raw_calls, list):
@@ -490,10 +535,24 @@ def _validate(obj: Any, path: str) -> Journal:
             raise ck.fail("empty tool name", case=case, fld="tool")
         args = ck.text(c["args"], fld="args", case=case)
         output = ck.text(c["output"], fld="output", case=case)
-        _check_digest(ck, c, case, "sha256", digest(output), of="output", what="the output's")
+        _check_digest(
+            ck,
+            c["sha256"],
+            digest(output),
+            fld="sha256",
+            of="output",
+            what="the output's",
+            case=case,
+        )
         reads = _reads(ck, c["reads"], case)
         _check_digest(
-            ck, c, case, "reads_sha256", reads_digest(reads), of="reads", what="the reads'"
+            ck,
+            c["reads_sha256"],
+            reads_digest(reads),
+            fld="reads_sha256",
+            of="reads",
+            what="the reads'",
+            case=case,
         )
         calls.append(JournalCall(case, tool, args, output, reads))
 

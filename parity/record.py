@@ -3,10 +3,11 @@
 Against a Go reference started for it (``first_seq`` 1000, so re-recording gives
 the same bytes) or a live Go (``go_url``: a URL, or a ``GoConnection`` with its
 token and TLS files, which the CLI reads from its options and ``PARITY_GO_TOKEN``;
-the token is never written anywhere). The Go's archive must be
-empty: the recorder archives the corpus's blocks, then twice reads the served
-blocks and runs every call through ``POST /internal/v1/tool/exec``; it refuses a
-Go whose two passes differ, in outputs or in reads.
+the token is never written anywhere). The Go's archive must be empty (``--check``
+also takes a Go that holds exactly the committed journal's blocks, as an earlier
+``--check`` leaves it): the recorder archives the corpus's blocks, then twice reads
+the served blocks and runs every call through ``POST /internal/v1/tool/exec``; it
+refuses a Go whose two passes differ, in outputs or in reads.
 
 The archive reads of each call are what ``GET /debug/reads`` (every read the Go's
 tools made since it started, in order) gained during that call: the recorder takes
@@ -17,13 +18,17 @@ live Go without ``/debug/reads`` (404) gives ``reads`` null: unknown, not checke
 
 from __future__ import annotations
 
+import argparse
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO, TypeVar
 
 from parity import journal as journal_mod
+from parity.cli import Exit, corpora, corpus_options
 from parity.compare import Drift, compare
 from parity.corpus import Corpus
+from parity.diff import changes_report
 from parity.errors import GoClientError, JournalError, RecordError
 from parity.goclient import GoClient, GoConnection
 from parity.journal import (
@@ -37,7 +42,7 @@ from parity.journal import (
 )
 from parity.project import in_ci
 
-__all__ = ["FIRST_SEQ", "record", "run_record"]
+__all__ = ["FIRST_SEQ", "add_parser", "record", "run", "run_record"]
 
 FIRST_SEQ = 1000
 """The first seq of a reference started for recording (not 1, so seqs are not small counts)."""
@@ -63,12 +68,32 @@ def _exec(go: GoClient, case: str, tool: str, args: str) -> str:
         raise e.within(f"case {case!r}") from e
 
 
-def _archive(go: GoClient, corpus: Corpus) -> dict[str, int]:
+def _held(present: list[JournalBlock], corpus: Corpus, held: Journal) -> dict[str, int] | None:
+    """The seqs of the corpus's blocks, when ``present`` (the served blocks) are exactly
+    the corpus's readable ones, in order, each at its seq in ``held`` plus one offset:
+    what an earlier recording of ``held``'s kind left in this Go. None otherwise."""
+    readable = [b for b in corpus.blocks if not b.locked]
+    if list(held.seqs) != [b.name for b in corpus.blocks] or [
+        (p.label, p.content) for p in present
+    ] != [(b.label, b.content) for b in readable]:
+        return None
+    offsets = {p.seq - held.seqs[b.name] for p, b in zip(present, readable, strict=True)}
+    if len(offsets) != 1:
+        return None
+    offset = offsets.pop()
+    return {name: seq + offset for name, seq in held.seqs.items()}
+
+
+def _archive(go: GoClient, corpus: Corpus, held: Journal | None) -> dict[str, int]:
     present = go.blocks()
     if present:
+        kept = None if held is None else _held(present, corpus, held)
+        if kept is not None:
+            return kept
+        other = " other than exactly the corpus's" if held is not None else ""
         raise RecordError(
-            f"the Go at {go.connection.url} already holds {len(present)} readable blocks; "
-            "record against an empty instance (a fresh one)"
+            f"the Go at {go.connection.url} already holds {len(present)} readable blocks"
+            f"{other}; record against an empty instance (a fresh one)"
         )
     seqs: dict[str, int] = {}
     last = 0
@@ -123,12 +148,16 @@ def record(
     go_url: str | GoConnection | None = None,
     token: str | None = None,
     versions: Mapping[str, str] | None = None,
+    held: Journal | None = None,
 ) -> Journal:
     """Record ``corpus`` from a fresh Go reference, or from the live Go at ``go_url``
     (a URL, with ``token``; or a ``GoConnection``).
 
     ``versions`` gives the go_version, unicode_version, goos and goarch of a live Go
     that does not serve ``/debug/version``; what is missing is recorded "unknown".
+    ``held``: a journal of ``corpus``; a Go that already holds exactly its blocks (left
+    by an earlier ``--check``: the same texts in order, its seqs plus one offset) is
+    recorded as it is, instead of refused.
     """
     if go_url is None:
         from parity.reference import GoReference
@@ -139,7 +168,7 @@ def record(
         go_url = GoConnection(go_url, token=token)
     elif token is not None:
         raise ValueError("token goes with a URL; a GoConnection holds its own")
-    return _record(corpus, go_url, instance="live", versions=versions)
+    return _record(corpus, go_url, instance="live", versions=versions, held=held)
 
 
 def _record(
@@ -148,11 +177,12 @@ def _record(
     *,
     instance: Instance,
     versions: Mapping[str, str] | None,
+    held: Journal | None = None,
 ) -> Journal:
     with GoClient(connection) as go:
         served = _unless_absent(go.version) or {}
         meta = {k: served.get(k) or (versions or {}).get(k) or UNKNOWN for k in VERSION_KEYS}
-        seqs = _archive(go, corpus)
+        seqs = _archive(go, corpus, held)
         first, second = _pass(go, corpus, seqs), _pass(go, corpus, seqs)
     if first != second:
         unstable = [
@@ -185,16 +215,20 @@ def run_record(
     versions: Mapping[str, str],
     check: bool,
     out: TextIO,
+    full: bool = False,
+    new_only: bool = False,
 ) -> int:
     """``parity record`` for one corpus (from ``go``, else a fresh Go reference); what it
     prints, and its exit status.
 
     With ``check``, nothing is written: 0 when the Go answers as the journal says
-    (modulo the seqs, and what one side could not report), 1 on drift. Without it, a
+    (modulo the seqs, and what one side could not report), 3 on drift, each changed
+    case shown (bounded, unless ``full``: ``parity.diff.changes_report``). Without it, a
     journal that is absent (or unusable) is written; one that the new recording
     differs from is kept, and the recording written beside it (``<journal>.new``)
-    for ``parity review``: 1, the changes listed. 0 when nothing differs. Under CI
-    nothing is written: ``RecordError``.
+    for ``parity review``: 4, the changes listed. 0 when nothing differs. Under CI
+    nothing is written: ``RecordError``. With ``new_only``, the journal takes only the
+    cases it lacks (as VCR's ``new_episodes``); what else differs is listed, not taken.
     """
     if not check and in_ci():
         raise RecordError(
@@ -202,8 +236,6 @@ def run_record(
         )
     source = go.url if go is not None else "a fresh Go reference"
     print(f"recording corpus {corpus.name!r} from {source}", file=out)
-    new = record(corpus, go_url=go, versions=versions)
-    pending = journal_mod.pending_path(journal_path)
     old: Journal | None = None
     try:
         old = journal_mod.load(journal_path)
@@ -214,7 +246,12 @@ def run_record(
             print(f"the committed journal is unusable, replacing it: {e}", file=out)
     if check:
         assert old is not None
-        return _check(compare(old, new, corpus=corpus), journal_path, out)
+        new = record(corpus, go_url=go, versions=versions, held=old)
+        return _check(compare(old, new, corpus=corpus), journal_path, out, full=full)
+    new = record(corpus, go_url=go, versions=versions)
+    if new_only and old is not None:
+        return _add_new(compare(old, new, corpus=corpus), journal_path, out)
+    pending = journal_mod.pending_path(journal_path)
     if old is not None:
         drift = compare(old, new, corpus=corpus)
         if not drift.identical:
@@ -226,7 +263,7 @@ def run_record(
                 "review it: `parity review` (case by case), or `parity review --accept-all` "
                 "or `--reject-all`",
             )
-            return 1
+            return Exit.PENDING
         print(f"{journal_path}: no change ({len(new.calls)} calls)", file=out)
     else:
         journal_mod.write(new, journal_path)
@@ -237,8 +274,27 @@ def run_record(
     return 0
 
 
-def _check(drift: Drift, journal_path: str, out: TextIO) -> int:
-    """``record --check``'s verdict on ``drift``: 0 no drift, 1 drift."""
+def _add_new(drift: Drift, journal_path: str, out: TextIO) -> int:
+    """``record --new-only``: the journal takes the cases it lacks, nothing else."""
+    from parity.review import inseparable
+
+    why = inseparable(drift)
+    if why and drift.added:
+        raise RecordError(
+            f"{journal_path}: --new-only adds cases to a journal of the same blocks and seqs, "
+            f"and here {'; '.join(why)}: record without --new-only, then `parity review`"
+        )
+    if drift.added:
+        journal_mod.write(drift.merged(drift.added), journal_path)
+    print(f"{journal_path}: new cases added: {', '.join(drift.added) or 'none'}", file=out)
+    rest = [line for line in drift.lines() if not line.startswith("  added:")]
+    if rest:
+        _report(out, "not taken (`parity record` records them for review):", rest)
+    return Exit.OK
+
+
+def _check(drift: Drift, journal_path: str, out: TextIO, *, full: bool) -> int:
+    """``record --check``'s verdict on ``drift``: 0 no drift, 3 drift."""
     calls = len(drift.new.calls)
     if drift.identical:
         print(f"{journal_path}: matches the Go ({calls} calls)", file=out)
@@ -257,10 +313,90 @@ def _check(drift: Drift, journal_path: str, out: TextIO) -> int:
         "record it with `parity record` (the same options, without --check), "
         "then `parity review` the changes",
     )
-    return 1
+    for line in changes_report(drift, old_name=journal_path, new_name="the Go", full=full):
+        print(line, file=out)
+    if drift.changes and not full:
+        print("(bounded: `-v` shows every changed case in full)", file=out)
+    return Exit.DRIFT
 
 
 def _report(out: TextIO, head: str, lines: list[str], hint: str | None = None) -> None:
     """A verdict: its first line, one line per difference, what to do next."""
     for line in [head, *lines, *([hint] if hint else [])]:
         print(line, file=out)
+
+
+# --- the command: parity record ------------------------------------------------------
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """``parity record``'s parser."""
+    from parity.goclient import TOKEN_ENV, add_go_options
+
+    rc = sub.add_parser(
+        "record",
+        help="record the golden journals from Go (`make golden`)",
+        description="Record each corpus from Go. A journal that does not exist is written; "
+        "one that the new recording differs from is kept, and the recording written beside "
+        "it (JOURNAL.new) for `parity review` (exit 4). Drift is judged modulo the seqs "
+        "(another seq base is not a change) and what a Go cannot report (reads, versions) "
+        "is 'not recorded', never 'changed'. Under CI=true, only --check runs (else exit 2).",
+    )
+    corpus_options(rc)
+    add_go_options(
+        rc.add_argument,
+        url_help=f"a live, empty Go instance (token in ${TOKEN_ENV}); "
+        "default: a fresh Go reference",
+    )
+    mode = rc.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--new-only",
+        action="store_true",
+        help="add to the journal the cases it lacks (such as adopted ones) and change nothing "
+        "else; what else differs is listed, not taken",
+    )
+    mode.add_argument(
+        "--check",
+        action="store_true",
+        help="record in memory, write nothing; exit 3 when the Go no longer answers as the "
+        "committed journal says (drift), with each changed case's first differing byte and "
+        "diff (bounded)",
+    )
+    rc.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="with --check: every changed case, each output and diff in full",
+    )
+    for key in VERSION_KEYS:
+        flag = key.replace("_", "-")
+        rc.add_argument(
+            f"--{flag}",
+            metavar="V",
+            help=f"{flag} to record for a live Go without /debug/version (else 'unknown')",
+        )
+    return rc
+
+
+def run(args: argparse.Namespace) -> int:
+    """``parity record``: the worst status over the corpora."""
+    from parity.goclient import connection_from_options
+
+    versions = {key: value for key in VERSION_KEYS if (value := getattr(args, key))}
+    go = connection_from_options(args.go_url, ca=args.go_ca, cert=args.go_cert, key=args.go_key)
+    status: int = Exit.OK
+    for corpus, path in corpora(args):
+        status = max(
+            status,
+            run_record(
+                corpus,
+                journal_path=path,
+                go=go,
+                versions=versions,
+                check=args.check,
+                out=sys.stdout,
+                full=args.verbose,
+                new_only=args.new_only,
+            ),
+        )
+    return status

@@ -17,16 +17,25 @@ Three passes over one fake Go (``parity.fakego``):
 
 A case passes when both passes give its golden output, byte for byte, the archive
 pass made Go's reads, and the fake saw only the requests it was set up for. Before
-anything runs, the journal and the corpus must name the same cases with the same
-tools and args.
+anything runs, the journal must have been recorded from the corpus as it is now
+(``check_consistency``: the same blocks, labels, texts and locks, cases, tools and
+args); a stale journal is an error (re-record it), not a failure of the port.
+
+``parity replay`` (``add_parser``, ``run``) prints each failure and the counts, and
+writes a JSON or JUnit XML report on request (``parity.report``).
 """
 
 from __future__ import annotations
 
+import argparse
+import sys
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from parity import journal as journal_mod
 from parity import report
+from parity.cli import Exit, corpora, corpus_options
 from parity.corpus import Corpus, ToolHost
 from parity.errors import CorpusError, ReplayError
 from parity.fakego import FakeGo, Mode, Served
@@ -40,7 +49,9 @@ __all__ = [
     "ModeRun",
     "ReplayResult",
     "Replayer",
+    "add_parser",
     "check_consistency",
+    "run",
 ]
 
 MODES: tuple[Mode, ...] = ("archive", "fallback")
@@ -64,6 +75,11 @@ class ModeRun:
     def failed(self, expected: str) -> bool:
         """Whether this run departs from the golden output or the expected requests."""
         return self.error is not None or self.output != expected or bool(self.problems)
+
+    @property
+    def reads(self) -> tuple[str, ...]:
+        """The archive reads this run made, in order."""
+        return tuple(r for s in self.served if (r := s.read) is not None)
 
 
 @dataclass(frozen=True)
@@ -139,33 +155,78 @@ class ReplayResult:
         return [r for r in self.results if not r.passed]
 
 
+_STALE_SHOWN = 12
+"""How many differences a stale journal's message lists (then how many more)."""
+
+
 def check_consistency(journal: Journal, corpus: Corpus, *, path: str = "the journal") -> None:
-    """Raise ``CorpusError`` unless the journal was recorded from this very corpus."""
+    """Raise ``CorpusError`` unless the journal was recorded from this very corpus: the
+    same blocks (names, labels, contents, locks), cases, tools and args."""
     problems: list[str] = []
     if journal.corpus != corpus.name:
         problems.append(f"it records corpus {journal.corpus!r}, not {corpus.name!r}")
     names = [b.name for b in corpus.blocks]
     if list(journal.seqs) != names:
-        problems.append("its block names are not the corpus's (re-record: `make golden`)")
+        gone = [n for n in journal.seqs if n not in names]
+        new = [n for n in names if n not in journal.seqs]
+        problems += [f"block {n!r} is no longer in the corpus" for n in gone]
+        problems += [f"corpus block {n!r} is not recorded" for n in new]
+        if not gone and not new:
+            problems.append("the corpus's blocks are in another order")
+    else:
+        problems += _block_problems(journal, corpus)
     recorded = {c.case: c for c in journal.calls}
     wanted = {c.case: c for c in corpus.calls}
     problems += [f"case {c!r} has no corpus entry" for c in recorded if c not in wanted]
     problems += [f"corpus case {c!r} is not recorded" for c in wanted if c not in recorded]
-    if not problems:
-        for case, call in wanted.items():
-            got = recorded[case]
-            try:
-                args = call.resolve(journal.seqs)
-            except CorpusError as e:
-                problems.append(str(e))
-                continue
-            if got.tool != call.tool or got.args != args:
-                problems.append(f"case {case!r}: tool or args differ from the corpus's")
+    for case, call in wanted.items():
+        got = recorded.get(case)
+        if got is None:
+            continue
+        try:
+            args = call.resolve(journal.seqs)
+        except CorpusError as e:
+            problems.append(str(e))
+            continue
+        if got.tool != call.tool:
+            problems.append(
+                f"case {case!r}: tool {got.tool!r} recorded, {call.tool!r} in the corpus"
+            )
+        elif got.args != args:
+            problems.append(f"case {case!r}: args differ from the corpus's")
     if problems:
-        lines = "\n  ".join(problems)
+        shown = problems[:_STALE_SHOWN]
+        if len(problems) > len(shown):
+            shown.append(f"... and {len(problems) - len(shown)} more")
+        lines = "\n  ".join(shown)
         raise CorpusError(
-            f"{path} and corpus {corpus.name!r} disagree (re-record with `make golden`):\n  {lines}"
+            f"{path} is stale: it was not recorded from corpus {corpus.name!r} as it is now; "
+            f"re-record it (`make golden`, then `parity review`):\n  {lines}"
         )
+
+
+def _block_problems(journal: Journal, corpus: Corpus) -> list[str]:
+    """How the journal's served blocks depart from the corpus's readable ones."""
+    served = {b.seq: b for b in journal.blocks}
+    problems = []
+    for block in corpus.blocks:
+        got = served.pop(journal.seqs[block.name], None)
+        if block.locked and got is not None:
+            problems.append(f"block {block.name!r}: locked in the corpus, served in the journal")
+        elif got is None and not block.locked:
+            problems.append(f"block {block.name!r}: unlocked in the corpus, locked in the journal")
+        if block.locked or got is None:
+            continue
+        problems += [
+            f"block {block.name!r}: {what} differs"
+            for what, old, new in (
+                ("label", got.label, block.label),
+                ("text", got.content, block.content),
+            )
+            if old != new
+        ]
+    problems += [f"blocks: seq {seq} is no corpus block" for seq in served]
+    return problems
 
 
 class Replayer:
@@ -310,3 +371,81 @@ def _request_problems(
 def _reads_text(reads: Sequence[str]) -> str:
     """A list of reads for a report: ``[block?seq=1000, blocks]``, or ``none``."""
     return "[" + ", ".join(reads) + "]" if reads else "none"
+
+
+# --- the command: parity replay ------------------------------------------------------
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """``parity replay``'s parser."""
+    rp = sub.add_parser(
+        "replay",
+        help="replay the golden journals against Python (`make parity`)",
+        description="Replay each journal against the Python port, after checking it against "
+        "its corpus. Exit 0 when every case passes, 1 when one fails, 2 when a journal is "
+        "damaged or stale (re-record it).",
+    )
+    corpus_options(rp)
+    rp.add_argument(
+        "--no-fallback",
+        dest="fallback",
+        action="store_false",
+        help="skip the last replay, where the archive fails and /tool/exec answers",
+    )
+    rp.add_argument("--case", action="append", metavar="CASE", help="replay only this case")
+    rp.add_argument("-v", "--verbose", action="store_true", help="list every case")
+    rp.add_argument("--junitxml", metavar="FILE", help="also write a JUnit XML report to FILE")
+    rp.add_argument(
+        "--json",
+        metavar="FILE",
+        help="also write a JSON report to FILE: one record per case (name, pass, first "
+        "difference, reads)",
+    )
+    return rp
+
+
+def run(args: argparse.Namespace) -> int:
+    """``parity replay``: 0 every case passed, 1 one failed."""
+    out = sys.stdout
+    started = time.perf_counter()
+    modes = tuple(m for m in ALL_MODES if args.fallback or m != "fallback")
+    results: list[ReplayResult] = []
+    notes: list[str] = []
+    for corpus, path in corpora(args):
+        loaded = journal_mod.load(path)
+        check_consistency(loaded, corpus, path=path)
+        with Replayer(loaded, corpus) as replayer:
+            result = replayer.replay(modes=modes, cases=args.case)
+        results.append(result)
+        for case in result.results:
+            if not case.passed:
+                print(case.report(), file=out)
+                print(file=out)
+            elif args.verbose:
+                print(f"ok {corpus.name}/{case.case}", file=out)
+        unchecked = sum(1 for r in result.results if r.call.reads is None)
+        if unchecked:
+            notes.append(
+                f"{path}: the reads of {unchecked} calls were not recorded "
+                "(a Go without /debug/reads): not checked"
+            )
+        pending = journal_mod.pending_path(path)
+        if pending.exists():
+            notes.append(
+                f"{pending}: a recording awaits review (`parity review`); this replay used {path}"
+            )
+    elapsed = time.perf_counter() - started
+    if args.junitxml:
+        report.write_junitxml(args.junitxml, results, seconds=elapsed)
+    if args.json:
+        report.write_json(args.json, results, seconds=elapsed)
+    for note in notes:
+        print(note, file=out)
+    passed = sum(r.passed for r in results)
+    failed = sum(r.failed for r in results)
+    if args.verbose:
+        not_modified = sum(r.not_modified for r in results)
+        print(f"replayed in {elapsed:.2f}s ({' + '.join(modes)})", file=out)
+        print(f"conditional pass: {not_modified} reads of /blocks answered 304", file=out)
+    print(f"{passed} passed, {failed} failed", file=out)
+    return Exit.OK if failed == 0 else Exit.PORT_DIFFERS

@@ -3,15 +3,41 @@
 A report gives the case and its args, the first differing byte (offset, and
 line:col where col counts bytes from 1, as Go's tools do), both outputs with
 invisible characters made visible, and a unified diff of the visible forms.
+
+A replay's reports for machines are here too: ``write_json`` (one record per case:
+name, pass, first difference, reads) and ``write_junitxml`` (one ``testcase`` per
+case, its failure the text report).
 """
 
 from __future__ import annotations
 
 import difflib
+import json
+import re
 import unicodedata
-from dataclasses import dataclass
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["Difference", "first_difference", "mismatch_report", "shorten", "visible"]
+from parity.errors import ReplayError
+
+if TYPE_CHECKING:
+    from parity.replay import CaseResult, ReplayResult
+
+__all__ = [
+    "Difference",
+    "block",
+    "case_record",
+    "first_difference",
+    "inline",
+    "mismatch_report",
+    "shorten",
+    "visible",
+    "write_json",
+    "write_junitxml",
+]
 
 _NAMES = {"\t": "TAB", "\r": "CR", "\x00": "NUL", "\x1b": "ESC", "\x7f": "DEL"}
 _MARKERS = frozenset("⟨⟩⏎␠")
@@ -72,6 +98,11 @@ def visible(text: str) -> str:
     return "\n".join(out)
 
 
+def inline(text: str) -> str:
+    """``text`` made visible on one line: its line ends show as ``⏎`` alone."""
+    return visible(text).replace("⏎\n", "⏎")
+
+
 def shorten(text: str, limit: int = 400) -> str:
     """``text`` cut to ``limit`` characters, saying how many were left out."""
     if len(text) <= limit:
@@ -79,10 +110,19 @@ def shorten(text: str, limit: int = 400) -> str:
     return f"{text[:limit]}… ({len(text) - limit} more characters)"
 
 
-def _block(title: str, text: str) -> str:
-    body = visible(text)
-    indented = "\n".join("    " + line for line in body.split("\n"))
-    return f"  {title} ({len(text.encode('utf-8'))} bytes):\n{indented}"
+def _bounded(lines: list[str], limit: int | None) -> list[str]:
+    """``lines`` indented, the first ``limit`` of them (None: all), saying how many more."""
+    shown = ["    " + line for line in lines[:limit]]
+    if limit is not None and len(lines) > limit:
+        shown.append(f"    … {len(lines) - limit} more lines")
+    return shown
+
+
+def block(title: str, text: str, limit: int | None = None) -> str:
+    """``text`` made visible under ``title`` and its size, indented; ``limit``: at most
+    that many lines."""
+    body = "\n".join(_bounded(visible(text).split("\n"), limit))
+    return f"  {title} ({len(text.encode('utf-8'))} bytes):\n{body}"
 
 
 def mismatch_report(
@@ -94,27 +134,116 @@ def mismatch_report(
     actual: str,
     expected_name: str = "go (golden)",
     actual_name: str = "python",
+    limit: int | None = None,
 ) -> str:
-    """A readable account of why ``actual`` is not ``expected`` for this case."""
+    """A readable account of why ``actual`` is not ``expected`` for this case; ``limit``:
+    at most that many lines of each output and of the diff."""
     diff = first_difference(expected.encode("utf-8"), actual.encode("utf-8"))
     where = f"first difference at {diff}" if diff else "the outputs are equal"
     lines = [
         f"MISMATCH {case}",
         f"  tool: {tool}",
-        f"  args: {visible(shorten(args))}",
+        f"  args: {inline(shorten(args))}",
         f"  {where}",
-        _block(expected_name, expected),
-        _block(actual_name, actual),
+        block(expected_name, expected, limit),
+        block(actual_name, actual, limit),
         "  diff:",
     ]
-    lines += [
-        "    " + d.rstrip("\n")
-        for d in difflib.unified_diff(
-            visible(expected).split("\n"),
-            visible(actual).split("\n"),
-            fromfile=expected_name,
-            tofile=actual_name,
-            lineterm="",
-        )
-    ]
+    diff_lines = difflib.unified_diff(
+        visible(expected).split("\n"),
+        visible(actual).split("\n"),
+        fromfile=expected_name,
+        tofile=actual_name,
+        lineterm="",
+    )
+    lines += _bounded([d.rstrip("\n") for d in diff_lines], limit)
     return "\n".join(lines)
+
+
+def case_record(corpus: str, result: CaseResult) -> dict[str, Any]:
+    """A replayed case for a JSON report: name, pass, first difference, reads.
+
+    ``first_difference`` is that of the first pass whose output differs (its mode,
+    byte offset, line and column), null when every output is the golden one;
+    ``reads`` are Go's recorded reads (null: not recorded) and those of the first
+    pass that reads the archive itself (null: no such pass ran).
+    """
+    call = result.call
+    difference = None
+    for run in result.runs:
+        if run.output is not None and run.output != call.output:
+            where = first_difference(call.output.encode("utf-8"), run.output.encode("utf-8"))
+            difference = {"mode": run.mode, **asdict(where)} if where else None
+            break
+    made = next((list(r.reads) for r in result.runs if r.mode != "fallback"), None)
+    return {
+        "name": f"{corpus}/{call.case}",
+        "corpus": corpus,
+        "case": call.case,
+        "tool": call.tool,
+        "pass": result.passed,
+        "first_difference": difference,
+        "reads": {"go": None if call.reads is None else list(call.reads), "python": made},
+        "failed_modes": [r.mode for r in result.runs if r.failed(call.output)],
+        "report": None if result.passed else result.report(),
+    }
+
+
+def _write(path: str | Path, data: bytes) -> None:
+    try:
+        Path(path).write_bytes(data)
+    except OSError as e:
+        raise ReplayError(f"{path}: cannot write the report: {e.strerror or e}") from e
+
+
+def write_json(path: str | Path, results: Sequence[ReplayResult], *, seconds: float) -> None:
+    """A JSON report of a replay: the counts, then one record per case (``case_record``)."""
+    cases = [case_record(r.corpus, c) for r in results for c in r.results]
+    passed = sum(c["pass"] for c in cases)
+    obj = {
+        "passed": passed,
+        "failed": len(cases) - passed,
+        "seconds": round(seconds, 3),
+        "cases": cases,
+    }
+    _write(path, (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_text(text: str) -> str:
+    """``text`` with the characters XML 1.0 cannot hold spelled out, as ``visible`` does."""
+    return _NOT_XML.sub(lambda m: _mark(m.group()), text)
+
+
+def write_junitxml(path: str | Path, results: Sequence[ReplayResult], *, seconds: float) -> None:
+    """A JUnit XML report of a replay: a ``testsuite`` per corpus, a ``testcase`` per case."""
+    suites = ET.Element("testsuites", name="parity replay", time=f"{seconds:.3f}")
+    for result in results:
+        suite = ET.SubElement(
+            suites,
+            "testsuite",
+            name=f"parity.replay.{result.corpus}",
+            tests=str(len(result.results)),
+            failures=str(result.failed),
+            errors="0",
+            skipped="0",
+        )
+        for case in result.results:
+            element = ET.SubElement(
+                suite, "testcase", classname=f"parity.replay.{result.corpus}", name=case.case
+            )
+            if not case.passed:
+                record = case_record(result.corpus, case)
+                where = record["first_difference"]
+                message = (
+                    f"[{where['mode']} replay] first difference at byte {where['offset']} "
+                    f"(line {where['line']}, col {where['column']})"
+                    if where
+                    else f"failed in {', '.join(record['failed_modes'])}"
+                )
+                failure = ET.SubElement(element, "failure", message=_xml_text(message))
+                failure.text = _xml_text(case.report())
+    ET.indent(suites)
+    _write(path, ET.tostring(suites, encoding="utf-8", xml_declaration=True) + b"\n")

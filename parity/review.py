@@ -1,83 +1,119 @@
-"""``parity review``: accept or reject what a new recording changed, case by case.
+"""``parity review``: accept or reject what a new recording changed, one item at a time.
 
 ``parity record`` keeps a committed journal that the new recording differs from, and
 writes the recording beside it, ``<journal>.new`` (as insta writes ``.snap.new``).
-The review compares the two (``parity.compare``) and shows each changed case: the old
-Go output, the new Go output, the port's output for the new recording, and where the
-old and new differ. Then it asks, per case:
+The review compares the two (``parity.compare``): a summary first (what differs,
+what is not drift), then each item that can be decided on its own:
 
-- ``a`` accept: the journal takes the new recording's call (its output and reads);
-- ``r`` reject: the journal keeps its call;
-- ``s`` skip: decide later (the case stays in ``<journal>.new``);
-- ``A`` / ``R`` / ``S``: the same for this case and every remaining one;
-- ``q`` quit: keep what was decided, leave the rest for later (so does end of input).
+- a changed case (its output, reads, args or tool): a bounded account of the old
+  and new Go outputs, the first differing byte, the diff, and the port's output on
+  the new recording;
+- an added case (recorded now, not in the journal), a removed case (in the journal,
+  not recorded now): its call and output;
+- ``recorded_by`` (the Go and Unicode versions, the platform, the instance), when it
+  differs, as a recording from a live Go always does.
 
-Case by case is possible only when the two recordings differ in nothing but some
-calls' answers (outputs, reads): the same corpus, cases and args, seqs, blocks and
-``recorded_by``. Otherwise (a block changed, other seqs, another Go version or
-instance, a case added or removed, only what one Go could not record) the recording
-is accepted or rejected as a whole, and the review says why. A rejected case goes
-back to its old call in ``<journal>.new``, which is deleted once nothing is left.
+For each it asks:
 
-Exit status: 0 when nothing is left to review, 1 when cases are left (skipped or
+- ``a`` accept: the journal takes the new recording's item (a removed case goes);
+- ``r`` reject: the journal keeps its own;
+- ``s`` skip: decide later (the item stays in ``<journal>.new``);
+- ``d`` details: the item in full, then the question again;
+- ``A`` / ``R`` / ``S``: the same for this item and every remaining one;
+- ``q`` quit: keep what was decided, leave the rest for later (so do end of input
+  and Ctrl-C, which then exits 130).
+
+The whole recording is accepted or rejected at once only where items cannot be told
+apart: the corpus, a block or the seqs differ (then every case's seqs and outputs
+hang together), or nothing but what one Go could not record differs; the review
+says which. A rejected item goes back to the journal's in ``<journal>.new``, which
+is deleted once nothing is left.
+
+Exit status: 0 when nothing is left to review, 4 when items are left (skipped,
 quit), 2 on an error: an unusable journal, or CI (``CI=true``), where nothing writes
-a golden.
+a golden; 130 after Ctrl-C, what was decided written.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import argparse
+import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
 
 from parity import journal as journal_mod
 from parity import report
-from parity.compare import Drift, compare
+from parity.cli import Exit, corpora, corpus_options
+from parity.compare import RECORDED_BY, Drift, compare
 from parity.corpus import Corpus
-from parity.diff import case_report
+from parity.diff import LINES_SHOWN, case_report
 from parity.errors import ParityError, ReviewError
-from parity.journal import Journal
+from parity.journal import VERSION_KEYS, Journal
 from parity.project import in_ci
 
-__all__ = ["Decision", "run_review", "whole_only"]
+if TYPE_CHECKING:
+    from parity.replay import Replayer
+
+__all__ = ["Decision", "add_parser", "inseparable", "items", "run", "run_review", "whole_only"]
 
 Decision = Literal["accept", "reject", "skip"]
+_Answer = Decision | Literal["details"]
 
-_KEYS: Mapping[str, tuple[Decision | None, bool]] = {
+_KEYS: Mapping[str, tuple[_Answer | None, bool]] = {
     "a": ("accept", False),
     "r": ("reject", False),
     "s": ("skip", False),
+    "d": ("details", False),
     "A": ("accept", True),
     "R": ("reject", True),
     "S": ("skip", True),
     "q": (None, True),
 }
-_CASE_PROMPT = "accept (a), reject (r), skip (s); the same for all remaining: A, R, S; quit (q)? "
-_WHOLE_PROMPT = "accept the whole recording (a), reject it (r), or skip (s, q)? "
+_ITEM_PROMPT = (
+    "accept (a), reject (r), skip (s), details (d); the same for all remaining: A, R, S; quit (q)? "
+)
+_WHOLE_PROMPT = "accept the whole recording (a), reject it (r), skip (s, q), details (d)? "
+_INTERRUPTED = "interrupted (Ctrl-C): what was decided is kept, as with q"
 
 
-def whole_only(drift: Drift) -> list[str]:
-    """Why the new recording can only be accepted or rejected as a whole (none: case
-    by case is possible)."""
-    old, new = drift.old, drift.new
-    why = list(drift.other)
+def inseparable(drift: Drift) -> list[str]:
+    """Why the items of the new recording cannot be taken one by one (none: they can):
+    the corpus, a block or the seqs differ, so every case's seqs and outputs hang
+    together."""
+    why = [w for w in drift.other if w.startswith(("corpus ", "seqs "))]
     if drift.first_seqs is not None:
         a, b = drift.first_seqs
         why.append(f"other seqs (first seq {a} -> {b})")
-    why += [f"block {name} changed" for name in drift.blocks]
-    why += [f"case {c} added" for c in drift.added]
-    why += [f"case {c} removed" for c in drift.removed]
-    why += [
-        f"case {c.case}: {' and '.join(w for w in c.what if w in ('tool', 'args'))} changed"
-        for c in drift.changes
-        if "tool" in c.what or "args" in c.what
-    ]
-    if old.recorded_by != new.recorded_by and not any("recorded_by" in w for w in why):
-        why.append("recorded_by differs (another instance, or versions one Go did not report)")
-    if not drift.changes and not why:
+    old, new = drift.old.seqs, drift.new.seqs
+    for name in drift.blocks:
+        how = "added" if name not in old else "removed" if name not in new else "changed"
+        why.append(f"block {name} {how}")
+    return why
+
+
+def whole_only(drift: Drift) -> list[str]:
+    """Why the new recording can only be accepted or rejected as a whole (none: item by
+    item is possible): ``inseparable``, or no item differs."""
+    why = inseparable(drift)
+    if not why and not items(drift):
         why.append("no case changed: the recordings differ only in what one of them recorded")
     return why
+
+
+def items(drift: Drift) -> list[tuple[str, str]]:
+    """What can be decided on its own, with what differs: each changed, added and
+    removed case (by name), then ``RECORDED_BY`` when it differs."""
+    out = [(c.case, f"{', '.join(c.what)} changed") for c in drift.changes]
+    out += [(case, "added (not in the journal)") for case in drift.added]
+    out += [(case, "removed (not recorded now)") for case in drift.removed]
+    old, new = drift.old.recorded_by, drift.new.recorded_by
+    keys = [k for k in (*VERSION_KEYS, "instance") if getattr(old, k) != getattr(new, k)]
+    if keys:
+        out.append(
+            (RECORDED_BY, ", ".join(f"{k} {getattr(old, k)} -> {getattr(new, k)}" for k in keys))
+        )
+    return out
 
 
 class _Asker:
@@ -88,9 +124,14 @@ class _Asker:
         self.fixed = fixed
         self.quit = False
 
-    def ask(self, prompt: str, *, keys: str) -> Decision | None:
-        """A decision, or None to quit."""
-        if self.fixed is not None or self.quit:
+    @property
+    def asking(self) -> bool:
+        """Whether the next question is put to the user (not answered in advance)."""
+        return self.fixed is None and not self.quit
+
+    def ask(self, prompt: str, *, keys: str) -> _Answer | None:
+        """An answer, or None to quit."""
+        if not self.asking:
             return self.fixed
         while True:
             self.out.write(prompt)
@@ -104,32 +145,34 @@ class _Asker:
                 self.out.write(line if line.endswith("\n") else line + "\n")  # as typed
             key = line.strip()
             if key in keys and key in _KEYS:
-                decision, sticky = _KEYS[key]
-                if decision is None:
+                answer, sticky = _KEYS[key]
+                if answer is None:
                     self.quit = True
-                elif sticky:
-                    self.fixed = decision
-                return decision
+                elif sticky and answer != "details":
+                    self.fixed = answer
+                return answer
             print(f"answer one of: {', '.join(keys)}", file=self.out)
 
 
 class _Port:
-    """The port's output for the calls of a recording, against a fake Go serving it."""
+    """The port's output for the calls of a recording, against a fake Go serving it
+    (started at the first output asked for)."""
 
     def __init__(self, journal: Journal, corpus: Corpus) -> None:
-        from parity.replay import Replayer
-
-        self.journal = journal
+        self.journal, self.corpus = journal, corpus
         self.replayer: Replayer | None = None
-        self.unavailable = ""
-        try:
-            self.replayer = Replayer(journal, corpus).start()
-        except ParityError as e:  # the review goes on without the port's outputs
-            self.unavailable = f"(unavailable: {e})"
+        self.unavailable: str | None = None
 
     def output(self, case: str) -> str:
+        if self.replayer is None and self.unavailable is None:
+            from parity.replay import Replayer
+
+            try:
+                self.replayer = Replayer(self.journal, self.corpus).start()
+            except ParityError as e:  # the review goes on without the port's outputs
+                self.unavailable = f"(unavailable: {e})"
         if self.replayer is None:
-            return self.unavailable
+            return self.unavailable or ""
         run = self.replayer.run(self.journal.call(case), mode="archive")
         return run.output if run.output is not None else f"(raised {run.error})"
 
@@ -141,30 +184,29 @@ class _Port:
             self.replayer.stop()
 
 
-def _show_case(
-    drift: Drift,
-    port: _Port,
-    case: str,
-    place: tuple[int, int],
-    *,
-    names: tuple[str, str],
-    out: TextIO,
-) -> None:
-    """One changed case: what changed, the old and new Go outputs, the port's output."""
-    what = next(c.what for c in drift.changes if c.case == case)
-    print(f"\n[{place[0]}/{place[1]}] {case}: {', '.join(what)} changed", file=out)
-    print(case_report(drift, case, old_name=names[0], new_name=names[1]), file=out)
-    python = port.output(case)
-    mapped = drift.in_old_seqs(case, output=python).output
-    seqs_note = " (seqs as in the old)" if drift.first_seqs is not None else ""
-    if mapped == drift.in_old_seqs(case).output:
-        verdict = "the same as the new Go output"
-    elif mapped == drift.old.call(case).output:
-        verdict = "the same as the old Go output"
+def _show(
+    drift: Drift, port: _Port, key: str, head: str, *, names: tuple[str, str], full: bool
+) -> list[str]:
+    """One item: a bounded account of it (``full``: all of it)."""
+    limit = None if full else LINES_SHOWN
+    lines = ["", head]
+    if key == RECORDED_BY:
+        return lines
+    if key not in drift.changed:
+        side, name = (drift.new, names[1]) if key in drift.new.cases else (drift.old, names[0])
+        call = side.call(key)
+        lines += [f"  tool: {call.tool}", f"  args: {report.inline(report.shorten(call.args))}"]
+        return [*lines, report.block(f"output in {name}", call.output, limit)]
+    lines.append(case_report(drift, key, old_name=names[0], new_name=names[1], limit=limit))
+    mapped = drift.in_old_seqs(key, output=port.output(key)).output
+    if mapped == drift.in_old_seqs(key).output:
+        verdict = " the same as the new Go output"
+    elif mapped == drift.old.call(key).output:
+        verdict = " the same as the old Go output"
     else:
-        body = "\n".join("    " + line for line in report.visible(mapped).split("\n"))
-        verdict = f"{seqs_note} ({len(mapped.encode('utf-8'))} bytes):\n{body}"
-    print(f"  python (the port, on the new recording): {verdict}", file=out)
+        seqs = " (seqs as in the old)" if drift.first_seqs is not None else ""
+        verdict = "\n" + report.block(seqs.strip() or "its output", mapped, limit)
+    return [*lines, f"  python (the port, on the new recording):{verdict}"]
 
 
 def run_review(
@@ -175,88 +217,179 @@ def run_review(
     answers: TextIO,
     out: TextIO,
 ) -> int:
-    """``parity review`` for one corpus: 0 nothing left, 1 cases left for later.
+    """``parity review`` for one corpus: 0 nothing left, 4 items left for later.
 
     ``decide`` answers every question (``--accept-all``, ``--reject-all``); otherwise
-    each answer is a line of ``answers``.
+    each answer is a line of ``answers``. Ctrl-C (``KeyboardInterrupt``) keeps what
+    was decided, says so, and is raised again.
     """
     if in_ci():
         raise ReviewError("CI is set: CI never writes a golden, so it reviews nothing")
     pending = journal_mod.pending_path(journal_path)
     if not pending.exists():
         print(f"{journal_path}: nothing to review (no {pending})", file=out)
-        return 0
+        return Exit.OK
     old, new = journal_mod.load(journal_path), journal_mod.load(pending)
     drift = compare(old, new, corpus=corpus)
     if drift.identical:
         pending.unlink()
         print(f"{journal_path}: {pending} records the same thing; deleted it", file=out)
-        return 0
+        return Exit.OK
     asker = _Asker(answers, out, decide)
     names = (journal_path, str(pending))
     print(f"reviewing {pending} against {journal_path}:", file=out)
     for line in drift.lines() + drift.notes():
         print(line, file=out)
     whole = whole_only(drift)
-    if whole:
-        return _review_whole(drift, whole, asker, names=names, corpus=corpus, out=out)
-
-    accepted: set[str] = set()
-    rejected: set[str] = set()
     with _Port(new, corpus) as port:
-        total = len(drift.changes)
-        for index, change in enumerate(drift.changes, 1):
-            if decide is None and not asker.quit and asker.fixed is None:
-                _show_case(drift, port, change.case, (index, total), names=names, out=out)
-            decision = asker.ask(f"[{index}/{total}] {change.case}: {_CASE_PROMPT}", keys="arsARSq")
-            if decision == "accept":
-                accepted.add(change.case)
-            elif decision == "reject":
-                rejected.add(change.case)
-    left = [c.case for c in drift.changes if c.case not in accepted | rejected]
+        if whole:
+            return _review_whole(drift, whole, asker, port, names=names, out=out)
+        return _review_items(drift, asker, port, names=names, out=out)
+
+
+def _review_items(
+    drift: Drift, asker: _Asker, port: _Port, *, names: tuple[str, str], out: TextIO
+) -> int:
+    todo = items(drift)
+    print(f"{len(todo)} to decide one by one (d shows one in full)", file=out)
+    decided: dict[str, Decision] = {}
+    interrupted = False
+    try:
+        for index, (key, what) in enumerate(todo, 1):
+            place = f"[{index}/{len(todo)}] {key}"
+            full = False
+            while True:
+                if asker.asking:
+                    shown = _show(drift, port, key, f"{place}: {what}", names=names, full=full)
+                    print("\n".join(shown), file=out)
+                answer = asker.ask(f"{place}: {_ITEM_PROMPT}", keys="arsdARSq")
+                if answer != "details":
+                    break
+                full = True
+            if answer in ("accept", "reject"):
+                decided[key] = answer
+    except KeyboardInterrupt:
+        interrupted = True
+        print(file=out)
+    journal_path, pending = names[0], Path(names[1])
+    accepted = [k for k, d in decided.items() if d == "accept"]
+    rejected = [k for k, d in decided.items() if d == "reject"]
+    left = len(todo) - len(decided)
     if accepted:
-        calls = tuple(new.call(c.case) if c.case in accepted else c for c in old.calls)
-        journal_mod.write(dataclasses.replace(old, calls=calls), journal_path)
+        journal_mod.write(drift.merged(accepted), journal_path)
     if left:
-        calls = tuple(old.call(c.case) if c.case in rejected else c for c in new.calls)
-        journal_mod.write(dataclasses.replace(new, calls=calls), pending)
+        journal_mod.write(drift.merged(rejected, base="new"), pending)
     else:
         pending.unlink()
     print(
         f"{journal_path}: {len(accepted)} accepted, {len(rejected)} rejected, "
-        f"{len(left)} left for later" + (f" in {pending}" if left else ""),
+        f"{left} left for later" + (f" in {pending}" if left else ""),
         file=out,
     )
-    return 1 if left else 0
+    if interrupted:
+        print(_INTERRUPTED, file=out)
+        raise KeyboardInterrupt
+    return Exit.PENDING if left else Exit.OK
 
 
 def _review_whole(
     drift: Drift,
     why: list[str],
     asker: _Asker,
+    port: _Port,
     *,
     names: tuple[str, str],
-    corpus: Corpus,
     out: TextIO,
 ) -> int:
     journal_path, pending = names[0], Path(names[1])
     print("this recording can only be accepted or rejected as a whole:", file=out)
     for reason in why:
         print(f"  {reason}", file=out)
-    if asker.fixed is None:
-        with _Port(drift.new, corpus) as port:
-            total = len(drift.changes)
-            for index, change in enumerate(drift.changes, 1):
-                _show_case(drift, port, change.case, (index, total), names=names, out=out)
-    decision = asker.ask(_WHOLE_PROMPT, keys="arsq")
-    if decision == "accept":
+    try:
+        while (answer := asker.ask(_WHOLE_PROMPT, keys="arsdq")) == "details":
+            for index, (key, what) in enumerate(items(drift), 1):
+                head = f"[{index}] {key}: {what}"
+                print("\n".join(_show(drift, port, key, head, names=names, full=True)), file=out)
+    except KeyboardInterrupt:
+        print(f"\n{journal_path}: kept; the new recording is left for later in {pending}", file=out)
+        print(_INTERRUPTED, file=out)
+        raise
+    if answer == "accept":
         journal_mod.write(drift.new, journal_path)
         pending.unlink()
         print(f"{journal_path}: replaced by the new recording", file=out)
-        return 0
-    if decision == "reject":
+        return Exit.OK
+    if answer == "reject":
         pending.unlink()
         print(f"{journal_path}: kept; the new recording is deleted", file=out)
-        return 0
+        return Exit.OK
     print(f"{journal_path}: kept; the new recording is left for later in {pending}", file=out)
-    return 1
+    return Exit.PENDING
+
+
+# --- the command: parity review ------------------------------------------------------
+
+_HELP = """\
+Review what `parity record` left beside a journal (JOURNAL.new, a recording
+that differs from it), as insta reviews snapshots: a summary first, then each
+item on its own: a changed case (a bounded diff of the old and new Go outputs,
+the new in the journal's seqs, and the port's output on the new recording), an
+added case, a removed case, and recorded_by (versions, platform, instance) when
+it differs. For each it asks:
+
+  a  accept: the journal takes the new recording's item (a removed case goes)
+  r  reject: the journal keeps its own
+  s  skip: leave it in JOURNAL.new for later
+  d  details: the item in full, then the question again
+  A, R, S  the same for this and every remaining item
+  q  quit, keeping what was decided (end of input and Ctrl-C do the same)
+
+The whole recording is accepted or rejected at once only where its items hang
+together: the corpus, a block or the seqs differ (the review says which), or
+nothing but what one Go could not record (reads, versions) differs.
+
+Answers are read one per line from standard input. Exit status: 0 nothing left
+to review, 4 items left for later (skipped, quit), 2 an error: an unusable
+journal, or CI=true (CI never writes a golden), 130 Ctrl-C (what was decided
+is written).
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """``parity review``'s parser."""
+    rv = sub.add_parser(
+        "review",
+        help="accept or reject, item by item, what `parity record` left in JOURNAL.new",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=_HELP,
+    )
+    corpus_options(rv)
+    decide = rv.add_mutually_exclusive_group()
+    decide.add_argument(
+        "--accept-all",
+        dest="decide",
+        action="store_const",
+        const="accept",
+        help="accept every item (or the whole recording), without asking",
+    )
+    decide.add_argument(
+        "--reject-all",
+        dest="decide",
+        action="store_const",
+        const="reject",
+        help="reject every item, without asking: the journal stays as it is",
+    )
+    return rv
+
+
+def run(args: argparse.Namespace) -> int:
+    """``parity review``: the worst status over the corpora."""
+    status: int = Exit.OK
+    for corpus, path in corpora(args):
+        status = max(
+            status,
+            run_review(
+                corpus, journal_path=path, decide=args.decide, answers=sys.stdin, out=sys.stdout
+            ),
+        )
+    return status

@@ -12,28 +12,42 @@ sending requests and reading bodies. Every error they raise at run time is a
 ``RecallError``::
 
     RecallError                 base
-    ├── UnknownToolError        Go's /tool/exec answered 404 for this tool name (.name)
+    ├── UnknownToolError        Go's /tool/exec answered 404 for this tool name (.name, .go)
+    ├── HostClosedError         the host is closed (after close(), aclose(), its with)
+    ├── EventLoopError          an AsyncGoTurnHost used on another loop than its first
+    │                           call's: a host belongs to one loop (one asyncio.run)
     └── GoUnavailableError      the Go did not answer a request: transport error, time-out,
         │                       unexpected status, a body that is not the contract's JSON
-        │                       (.what: the request, .why: the failure)
-        └── FallbackFailedError a local tool's archive read failed and the fallback on
-                                /tool/exec failed too (.read_error, .exec_error)
+        │                       (.what: the request, .go: the base URL, no credentials,
+        │                       .why: the failure)
+        └── FallbackFailedError a local tool's archive read failed (.what, .go, .why: the
+                                read's, as .read_error) and the fallback on /tool/exec
+                                failed too (.exec_error)
 
-With ``shadow=`` (a fraction of calls), either host also compares the port with
-Go's /tool/exec on live traffic, off the caller's path; each ``Divergence`` found is
-logged (logger ``recall.shadow``), passed to ``on_divergence``, and writes itself as
-one line of JSON for ``parity adopt``.
+With ``shadow=Shadow(rate=...)``, either host also compares the port with Go's
+/tool/exec on live traffic, off the caller's path; each ``Divergence`` found is
+logged (logger ``recall.shadow``, redacted), passed to ``on_divergence``, and writes
+itself as one line of JSON: redacted by default, with its text for ``parity adopt``
+only with ``to_json(include_private_data=True)``.
 
-Misuse is not a RecallError: ``TypeError`` for a name or args that is not a str,
-``ValueError`` at construction for a bad base URL or option.
+Misuse is not a RecallError: ``TypeError`` for an argument or option of the wrong
+type (a name or args that is not a str), ``ValueError`` for a wrong value (a base
+URL that is not an absolute http(s) URL with a host, a negative bound).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from recall._errors import FallbackFailedError, GoUnavailableError, RecallError, UnknownToolError
-from recall._shadow import Divergence
+from recall._errors import (
+    EventLoopError,
+    FallbackFailedError,
+    GoUnavailableError,
+    HostClosedError,
+    RecallError,
+    UnknownToolError,
+)
+from recall._shadow import Divergence, Shadow
 from recall._sync import GoTurnHost
 from recall._tools import Archive, Block, MemoryArchive, run_tool
 
@@ -45,11 +59,14 @@ __all__ = [
     "AsyncGoTurnHost",
     "Block",
     "Divergence",
+    "EventLoopError",
     "FallbackFailedError",
     "GoTurnHost",
     "GoUnavailableError",
+    "HostClosedError",
     "MemoryArchive",
     "RecallError",
+    "Shadow",
     "UnknownToolError",
     "run_tool",
 ]

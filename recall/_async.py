@@ -10,7 +10,7 @@ from typing import TypeVar
 import httpx
 
 from recall._core import Call
-from recall._errors import GoUnavailableError
+from recall._errors import EventLoopError, GoUnavailableError, HostClosedError
 from recall._http import HTTP_ERRORS, ClientOptions, HostBase
 from recall._protocol import Answer, Request
 from recall._shadow import Job
@@ -24,15 +24,19 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
     """GoTurnHost for asyncio: ``await host.exec_tool(name, args)``, the same outputs,
     reads, fallbacks and errors.
 
-    Safe for many tasks on one event loop. The options are ``__init__``'s (those of
-    GoTurnHost); ``transport`` is an ``httpx.AsyncBaseTransport``. The shadow's
-    comparisons run in one worker task on that loop, created by the first one.
+    Safe for many tasks on one event loop. A host belongs to the loop of its first call,
+    as httpx's AsyncClient and its connections do: used on another loop (a second
+    ``asyncio.run``), it raises EventLoopError; make one host per loop. The options are
+    ``__init__``'s (those of GoTurnHost); ``transport`` is an
+    ``httpx.AsyncBaseTransport``. The shadow's comparisons run in one worker task on
+    that loop, created by the first one.
     """
 
     _transport_kind = httpx.AsyncBaseTransport
     _jobs: asyncio.Queue[Job] | None = None
     _worker: asyncio.Task[None] | None = None
     _closing = False
+    _loop: asyncio.AbstractEventLoop | None = None
 
     def _transport(self, verify: bool | ssl.SSLContext) -> httpx.AsyncBaseTransport:
         return httpx.AsyncHTTPTransport(verify=verify, trust_env=False)
@@ -48,7 +52,10 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
 
     async def aclose(self) -> None:
         """Close the connections to the Go, once the shadow's queued comparisons are done
-        (waiting ``timeout`` seconds at most: what is left is dropped, and counted)."""
+        (waiting ``timeout`` seconds at most: what is left is dropped, and counted).
+        EventLoopError on another loop than the host's."""
+        if not self._http.is_closed:
+            self._on_own_loop()
         shadow = self._core.shadow
         if shadow is None or self._closing:
             await self._http.aclose()
@@ -68,8 +75,22 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
         shadow.closed()
 
     async def exec_tool(self, name: str, args: str) -> str:
-        """``GoTurnHost.exec_tool``, awaited."""
+        """``GoTurnHost.exec_tool``, awaited; EventLoopError on another loop than the one of
+        the host's first call."""
+        if self._http.is_closed:
+            raise HostClosedError(f"{self!r} is closed: it sends no more requests")
+        self._on_own_loop()
         return await self._drive(self._core.call(name, args))
+
+    def _on_own_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._loop is None:
+            self._loop = loop
+        elif loop is not self._loop:
+            raise EventLoopError(
+                f"{self!r} belongs to the event loop of its first call, and this is another"
+                " (a host serves one loop, one asyncio.run: make one host per loop)"
+            )
 
     async def _drive(self, call: Call[T]) -> T:
         while call.request is not None:
@@ -90,6 +111,10 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
                     body.feed(chunk)
         except HTTP_ERRORS as exc:
             raise self._core.unavailable(request, exc) from exc
+        except RuntimeError:
+            if self._http.is_closed:  # closed by another task, this call under way
+                raise HostClosedError(f"{self!r} is closed: it sends no more requests") from None
+            raise
         except ssl.SSLError as exc:
             # An alert on an established TLS connection (a client certificate refused)
             # passes anyio and httpcore untranslated (httpx issue 3350); httpx's sync

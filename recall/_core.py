@@ -18,7 +18,7 @@ from collections.abc import Callable, Generator, Mapping
 from typing import Final, Generic, TypeVar
 
 from recall._blocks import BlockSet, replace_surrogates
-from recall._errors import FallbackFailedError, GoUnavailableError, RecallError
+from recall._errors import FallbackFailedError, GoUnavailableError, RecallError, UnknownToolError
 from recall._fast import item_decoder, items_decoder
 from recall._index import Searcher
 from recall._protocol import (
@@ -35,7 +35,7 @@ from recall._protocol import (
     parse_blocks,
     parse_exec,
 )
-from recall._shadow import COUNTS, Job, PythonRun, Seen, Shadow, Verdict
+from recall._shadow import COUNTS, Job, PythonRun, Seen, ShadowState, Verdict
 from recall._tools import TOOLS, BlockRead, BlocksRead, start_tool
 
 __all__ = ["DEFAULT_CACHE_BYTES", "DEFAULT_MAX_BODY_BYTES", "Call", "HostCore"]
@@ -72,7 +72,8 @@ class HostCore:
         timeout: float,
         max_body_bytes: int,
         cache_bytes: int,
-        shadow: Shadow | None = None,
+        shadow: ShadowState | None = None,
+        go: str = "",
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         check_token(token)
@@ -86,6 +87,8 @@ class HostCore:
         self._kept: BlockSet | None = None
         self._searcher = Searcher(self._budget)
         self._clock = clock
+        self.go = go
+        """The Go's base URL without credentials, as its errors say (``GoUnavailableError.go``)."""
         self.shadow = shadow
         self.offpath: Callable[[Job], bool] = _refuse
         """The host's hook: run ``compare(job)`` off the caller's path; False when it
@@ -107,16 +110,16 @@ class HostCore:
         shadow = self.shadow
         if shadow is not None and name in TOOLS:
             if shadow.primary == "go":
-                return Call(self._go_primary(name, args, shadow, shadow.sample()))
+                return Call(self._go_primary(name, args, shadow, shadow.sample()), self.go)
             if shadow.sample():
-                return Call(self._python_primary(name, args, shadow))
-        return Call(self._steps(name, args))
+                return Call(self._python_primary(name, args, shadow), self.go)
+        return Call(self._steps(name, args), self.go)
 
     def compare(self, job: Job) -> Call[None]:
         """A sampled call's comparison, to be driven off the caller's path: it gets the
         other side's output, checks a difference once more on both sides, and settles
         the verdict with the shadow (counts, log, ``on_divergence``)."""
-        return Call(self._compare(job))
+        return Call(self._compare(job), self.go)
 
     def shadow_stats(self) -> dict[str, int]:
         """The shadow's counts (all 0 without a shadow)."""
@@ -213,7 +216,7 @@ class HostCore:
 
     # A call with a shadow: the primary on the caller's path, the rest handed off.
 
-    def _python_primary(self, name: str, args: str, shadow: Shadow) -> Steps[str]:
+    def _python_primary(self, name: str, args: str, shadow: ShadowState) -> Steps[str]:
         """The port's output, as without a shadow; then its comparison is handed off.
 
         A call that falls back is not compared (its output is Go's own): ``fell_back``.
@@ -234,7 +237,7 @@ class HostCore:
         self._hand_off(shadow, Job(name, args, PythonRun(output, None, seen), None))
         return output
 
-    def _go_primary(self, name: str, args: str, shadow: Shadow, sampled: bool) -> Steps[str]:
+    def _go_primary(self, name: str, args: str, shadow: ShadowState, sampled: bool) -> Steps[str]:
         """Go's output; then, when sampled, the port's run is handed off to be compared.
 
         When Go fails (down, time-out, a bad body, the tool unknown), the port serves
@@ -254,7 +257,7 @@ class HostCore:
             self._hand_off(shadow, Job(name, args, None, output))
         return output
 
-    def _hand_off(self, shadow: Shadow, job: Job) -> None:
+    def _hand_off(self, shadow: ShadowState, job: Job) -> None:
         shadow.handed_off()
         if not self.offpath(job):
             shadow.settle("dropped")
@@ -294,7 +297,7 @@ class HostCore:
         shadow.settle(verdict)
         return None
 
-    def _go_run(self, name: str, args: str, shadow: Shadow) -> Steps[str]:
+    def _go_run(self, name: str, args: str, shadow: ShadowState) -> Steps[str]:
         """Go's output for a shadow call (a RecallError when it fails)."""
         output = yield from self._exec(name, args)
         shadow.go_answered()
@@ -345,15 +348,17 @@ class Call(Generic[T]):
     its ``answer`` or its failure (``fail``); then ``output`` is the call's output.
 
     Errors of the call itself (FallbackFailedError, UnknownToolError, ...) are
-    raised by ``answer`` and ``fail``.
+    raised by ``answer`` and ``fail``; a GoUnavailableError or UnknownToolError says it
+    was ``go``'s.
     """
 
-    __slots__ = ("_steps", "output", "request")
+    __slots__ = ("_go", "_steps", "output", "request")
 
     output: T
 
-    def __init__(self, steps: Steps[T]) -> None:
+    def __init__(self, steps: Steps[T], go: str = "") -> None:
         self._steps = steps
+        self._go = go
         self.request: Request | None = None
         self._advance(None, None)
 
@@ -376,3 +381,6 @@ class Call(Generic[T]):
         except StopIteration as done:
             self.request = None
             self.output = done.value
+        except (GoUnavailableError, UnknownToolError) as error:
+            error.at(self._go)
+            raise

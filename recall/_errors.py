@@ -1,12 +1,19 @@
 """The exceptions of the recall package (the tree is drawn in ``recall.__doc__``).
 
-Messages say what failed (the operation, the URL path, the status or the kind of
-exception); they never carry a token or a response body.
+Messages say what failed (the operation, the request's URL, the status or the kind of
+exception); they never carry a token, the base URL's credentials or a response body.
 """
 
 from __future__ import annotations
 
-__all__ = ["FallbackFailedError", "GoUnavailableError", "RecallError", "UnknownToolError"]
+__all__ = [
+    "EventLoopError",
+    "FallbackFailedError",
+    "GoUnavailableError",
+    "HostClosedError",
+    "RecallError",
+    "UnknownToolError",
+]
 
 
 class RecallError(Exception):
@@ -14,42 +21,87 @@ class RecallError(Exception):
 
 
 class UnknownToolError(RecallError):
-    """No such tool: Go's /tool/exec answered 404 for this name (or run_tool was given it)."""
+    """No such tool: Go's /tool/exec answered 404 for this name (or run_tool was given it).
 
-    def __init__(self, name: str) -> None:
-        super().__init__(f"unknown tool {name!r}")
+    ``go`` is the Go that said so, as ``GoUnavailableError.go`` (empty for run_tool).
+    """
+
+    def __init__(self, name: str, *, go: str = "") -> None:
+        super().__init__(name)
         self.name = name
+        self.go = go
 
-    def __reduce__(self) -> tuple[type[UnknownToolError], tuple[str]]:
-        return (type(self), (self.name,))
+    def __str__(self) -> str:
+        return f"unknown tool {self.name!r}" + (f" (the Go at {self.go})" if self.go else "")
+
+    def at(self, go: str) -> None:
+        """Say which Go: ``go``, unless one is said already."""
+        if not self.go:
+            self.go = go
+
+    def __reduce__(self) -> tuple[type[UnknownToolError], tuple[str], dict[str, str]]:
+        return (type(self), (self.name,), {"go": self.go})
+
+
+class HostClosedError(RecallError):
+    """The host is closed (``close()``, ``aclose()``, the end of its ``with``): it sends
+    no more requests."""
+
+
+class EventLoopError(RecallError):
+    """An ``AsyncGoTurnHost`` was used on another event loop than the one of its first
+    call: a host belongs to one loop (one ``asyncio.run``)."""
 
 
 class GoUnavailableError(RecallError):
     """The Go did not answer a request as the contract says.
 
-    ``what`` names the request (e.g. ``"GET /internal/v1/recall/blocks"``) and
-    ``why`` the failure (a transport error's kind, a status, a malformed body).
+    ``what`` names the request (e.g. ``"GET /internal/v1/recall/blocks"``), ``go`` the
+    Go it went to (the host's base URL without credentials, e.g.
+    ``"https://go.internal:8443/prefix"``; empty outside a host), and ``why`` the
+    failure (a transport error's kind, a status, a malformed body). The message is
+    ``"GET https://go.internal:8443/prefix/internal/v1/recall/blocks: status 502"``.
     """
 
-    def __init__(self, what: str, why: str) -> None:
-        super().__init__(f"{what}: {why}")
+    def __init__(self, what: str, why: str, *, go: str = "") -> None:
+        super().__init__(what, why)
         self.what = what
         self.why = why
+        self.go = go
 
-    def __reduce__(self) -> tuple[type[GoUnavailableError], tuple[object, ...]]:
-        return (type(self), (self.what, self.why))
+    def __str__(self) -> str:
+        method, _, path = self.what.partition(" ")
+        return f"{method} {self.go}{path}: {self.why}"
+
+    def at(self, go: str) -> None:
+        """Say which Go: ``go``, unless one is said already."""
+        if not self.go:
+            self.go = go
+
+    def __reduce__(self) -> tuple[type[GoUnavailableError], tuple[object, ...], dict[str, str]]:
+        return (type(self), (self.what, self.why), {"go": self.go})
 
 
 class FallbackFailedError(GoUnavailableError):
-    """An archive read failed, and the fallback on /tool/exec failed too."""
+    """An archive read failed, and the fallback on /tool/exec failed too.
+
+    ``what``, ``why`` and ``go`` are the failed read's (``read_error``'s); ``exec_error``
+    is the fallback's failure.
+    """
 
     def __init__(self, read_error: GoUnavailableError, exec_error: RecallError) -> None:
-        super().__init__(
-            f"archive read failed ({read_error}), then the fallback failed",
-            str(exec_error),
-        )
+        super().__init__(read_error.what, read_error.why, go=read_error.go)
         self.read_error = read_error
         self.exec_error = exec_error
 
-    def __reduce__(self) -> tuple[type[GoUnavailableError], tuple[object, ...]]:
-        return (type(self), (self.read_error, self.exec_error))
+    def __str__(self) -> str:
+        return f"{self.read_error}; then the fallback failed: {self.exec_error}"
+
+    def at(self, go: str) -> None:
+        super().at(go)
+        self.read_error.at(go)
+        if isinstance(self.exec_error, GoUnavailableError | UnknownToolError):
+            self.exec_error.at(go)
+
+    def __reduce__(self) -> tuple[type[GoUnavailableError], tuple[object, ...], dict[str, str]]:
+        return (type(self), (self.read_error, self.exec_error), {"go": self.go})

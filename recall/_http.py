@@ -5,14 +5,13 @@ from __future__ import annotations
 import functools
 import ssl
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from typing import ClassVar, Generic, TypedDict, TypeVar
 
 import httpx
 
 from recall._core import DEFAULT_CACHE_BYTES, DEFAULT_MAX_BODY_BYTES, HostCore
 from recall._protocol import check_base_url
-from recall._shadow import DEFAULT_SHADOW_QUEUE, Divergence, Job, Primary, Shadow
+from recall._shadow import Job, Shadow, ShadowState
 
 __all__ = ["HTTP_ERRORS", "ClientOptions", "HostBase"]
 
@@ -47,11 +46,7 @@ class HostBase(ABC, Generic[TransportT]):
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         verify: bool | ssl.SSLContext = True,
-        shadow: float = 0.0,
-        primary: Primary = "python",
-        on_divergence: Callable[[Divergence], None] | None = None,
-        shadow_random: Callable[[], float] | None = None,
-        shadow_queue: int = DEFAULT_SHADOW_QUEUE,
+        shadow: Shadow | None = None,
     ) -> None:
         """A host for the Go at ``base_url``, with one persistent connection pool.
 
@@ -69,42 +64,30 @@ class HostBase(ABC, Generic[TransportT]):
         transport's business). The environment's proxies and .netrc are ignored, and
         redirects are not followed.
 
-        The shadow compares the port with Go's /tool/exec on live traffic. ``shadow``
-        is the fraction of ``recall`` and ``recall_search`` calls sampled (drawn with
-        ``shadow_random``, ``random.random`` by default); ``primary`` whose output the
-        caller gets: ``"python"``, the port's, Go's call and the comparison running
-        off the caller's path; or ``"go"``, Go's own, the port's run compared off the
-        path, the port serving the call when Go fails. At most ``shadow_queue``
-        comparisons wait; past that a sampled call is dropped (counted). Each
-        divergence is logged (logger ``recall.shadow``) and passed to
-        ``on_divergence`` (called off the caller's path); ``shadow_stats()`` counts.
-        With ``shadow=0`` and the port primary, none of it exists.
+        ``shadow`` (a ``recall.Shadow``) compares the port with Go's /tool/exec on live
+        traffic, off the caller's path; ``shadow_stats()`` counts. With None (or a rate
+        of 0 with the port primary), none of it exists.
 
-        ValueError for a base URL that is not an absolute http(s) URL with a host,
-        and for a bad option.
+        TypeError for an option of the wrong type; ValueError for a wrong value, such as
+        a base URL that is not an absolute http(s) URL with a host.
         """
         url = check_base_url(base_url)
         self._shown_url: str = url.shown
+        go = url.shown.rstrip("/")  # what its errors say: no credentials
         self._core: HostCore = HostCore(
             token=token,
             timeout=timeout,
             max_body_bytes=max_body_bytes,
             cache_bytes=cache_bytes,
-            shadow=Shadow.from_options(
-                shadow=shadow,
-                primary=primary,
-                on_divergence=on_divergence,
-                shadow_random=shadow_random,
-                shadow_queue=shadow_queue,
-                token=token,
-            ),
+            shadow=ShadowState.of(shadow, token=token, go=go),
+            go=go,
         )
         self._core.offpath = self._submit
         if not isinstance(verify, bool | ssl.SSLContext):
-            raise ValueError("verify must be True, False or an ssl.SSLContext")
+            raise TypeError("verify must be True, False or an ssl.SSLContext")
         kind = self._transport_kind
         if transport is not None and not isinstance(transport, kind):
-            raise ValueError(f"transport must be an httpx.{kind.__name__}")
+            raise TypeError(f"transport must be an httpx.{kind.__name__}")
         if isinstance(verify, bool) and not url.https:
             verify = _no_tls()  # never used: building httpx's default would load the CA store
         options = ClientOptions(

@@ -279,9 +279,9 @@ class BaseURL(NamedTuple):
 
 def check_base_url(base_url: object) -> BaseURL:
     """ValueError unless ``base_url`` is an absolute http:// or https:// URL with a host
-    (and no white space or control character)."""
+    (and no white space or control character); TypeError unless it is a str."""
     if not isinstance(base_url, str):
-        raise ValueError(f"the base URL must be a str, not {type(base_url).__name__}")
+        raise TypeError(f"the base URL must be a str, not {type(base_url).__name__}")
     if any(c.isspace() or not c.isprintable() for c in base_url):
         raise ValueError("the base URL must not hold white space or control characters")
     try:
@@ -297,24 +297,29 @@ def check_base_url(base_url: object) -> BaseURL:
 
 
 def check_token(token: object) -> None:
-    """ValueError unless ``token`` is None or one or more visible ASCII characters."""
-    if token is not None and not (isinstance(token, str) and _TOKEN.fullmatch(token)):
+    """ValueError unless ``token`` is None or one or more visible ASCII characters
+    (TypeError unless a str or None)."""
+    if token is not None and not isinstance(token, str):
+        raise TypeError(f"the token must be a str or None, not {type(token).__name__}")
+    if token is not None and not _TOKEN.fullmatch(token):
         raise ValueError("the token must be one or more visible ASCII characters")
 
 
 def check_timeout(timeout: object) -> float:
-    """``timeout`` as a float; ValueError unless it is a positive, finite number of seconds."""
+    """``timeout`` as a float; ValueError unless it is a positive, finite number of seconds
+    (TypeError unless a number)."""
     if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-        raise ValueError(f"timeout must be a number of seconds, not {type(timeout).__name__}")
+        raise TypeError(f"timeout must be a number of seconds, not {type(timeout).__name__}")
     if not (timeout > 0 and math.isfinite(timeout)):
         raise ValueError("timeout must be a positive, finite number of seconds")
     return float(timeout)
 
 
 def check_bytes(name: str, value: object) -> int:
-    """``value``; ValueError unless it is an int of bytes, not negative (``name`` says which)."""
+    """``value``; ValueError unless it is a number of bytes, not negative (TypeError unless
+    an int; ``name`` says which)."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be an int, not {type(value).__name__}")
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
     if value < 0:
         raise ValueError(f"{name} must not be negative")
     return value

@@ -15,6 +15,7 @@ the counts on close).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
@@ -26,7 +27,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, NamedTuple
 
-from recall._tools import Block, BlockRead, BlocksRead, score
+from recall._errors import GoUnavailableError
+from recall._tools import Block, BlockRead, BlocksRead, score, start_tool
 
 __all__ = [
     "BURST_SECONDS",
@@ -34,12 +36,14 @@ __all__ = [
     "DEFAULT_SHADOW_QUEUE",
     "MAX_KEPT_BLOCKS",
     "MAX_KEPT_BYTES",
+    "WINDOW",
     "Divergence",
     "Job",
     "Primary",
     "PythonRun",
     "Seen",
     "Shadow",
+    "ShadowState",
     "Verdict",
     "first_difference",
     "logger",
@@ -73,6 +77,9 @@ DEFAULT_SHADOW_QUEUE: Final = 256
 MAX_KEPT_BLOCKS: Final = 100
 MAX_KEPT_BYTES: Final = 1 << 20
 """The bounds of the blocks a divergence keeps (their labels and contents in UTF-8)."""
+
+WINDOW: Final = 4
+"""The bytes on either side of the first difference that a redacted divergence shows."""
 
 BURST_SECONDS: Final = 60.0
 """A failing Go is logged again after this long, even with no answer in between."""
@@ -161,8 +168,13 @@ class Divergence:
     are kept (cited ones first, then by the port's rank); ``complete`` is False when
     some that mattered were left out.
 
-    ``to_json()`` is one line of JSON, read back by ``from_json`` (``parity adopt``).
-    Nothing in it is the token.
+    The blocks, args and outputs are users' data. What leaves the process by default
+    is redacted: ``repr``, the ``recall.shadow`` log line and ``to_json()`` carry the
+    tool, the lengths and digests of the args, outputs and blocks, the first differing
+    byte with ``WINDOW`` bytes on either side, and the seqs read, never the text.
+    ``to_json(include_private_data=True)`` is the full case, for a file that stays on
+    the operator's machine: ``from_json`` reads it back (``parity adopt``). Neither
+    form holds the token, the base URL or a header.
     """
 
     name: str
@@ -178,14 +190,50 @@ class Divergence:
     complete: bool
 
     def __repr__(self) -> str:
-        where = "python raised" if self.line is None else f"line {self.line}, col {self.column}"
+        return f"Divergence({self.summary()})"
+
+    def summary(self) -> str:
+        """What the log line says: no text of the args, outputs or blocks."""
+        if self.python_error is not None:
+            what = f"the port raised {self.python_error.partition(':')[0]}"
+        else:
+            go, python = self.window()
+            what = (
+                f"the outputs differ at byte {self.offset} (line {self.line}, col"
+                f" {self.column}): Go {go!r}, port {python!r} (Go's output"
+                f" {_said(self.go_output)}, the port's {_said(self.python_output or '')})"
+            )
         return (
-            f"Divergence({self.name!r}, {_short(self.args)!r}, {where},"
-            f" {len(self.blocks)} blocks, primary={self.primary!r})"
+            f"{self.name} (args {_said(self.args)}): {what}; primary {self.primary};"
+            f" seqs read {list(self.seqs_read())}"
+            + ("" if self.complete else " (not all the blocks that mattered kept)")
         )
 
-    def to_json(self) -> str:
-        """One line of JSON (ASCII, so no line separator can cut it)."""
+    def window(self) -> tuple[str, str]:
+        """The outputs' bytes from ``WINDOW`` before the first difference to ``WINDOW``
+        after it (Go's, the port's), undecodable bytes escaped; empty when the port raised."""
+        if self.offset is None or self.python_output is None:
+            return "", ""
+        start, end = max(0, self.offset - WINDOW), self.offset + WINDOW
+        go, python = (
+            text.encode("utf-8", "surrogatepass")[start:end].decode("utf-8", "backslashreplace")
+            for text in (self.go_output, self.python_output)
+        )
+        return go, python
+
+    def seqs_read(self) -> tuple[int, ...]:
+        """The seqs of the blocks kept; for ``recall``, the seq its id asks for."""
+        if self.name == "recall":
+            step = start_tool(self.name, self.args)
+            if isinstance(step, BlockRead):
+                return (step.seq,)
+        return tuple(b.seq for b in self.blocks)
+
+    def to_json(self, *, include_private_data: bool = False) -> str:
+        """One line of JSON (ASCII, so no line separator can cut it): redacted (see the
+        class), or with ``include_private_data`` the whole case, users' text included."""
+        if not include_private_data:
+            return self._redacted()
         doc: dict[str, Any] = {
             "divergence": _JSON_VERSION,
             "name": self.name,
@@ -202,18 +250,52 @@ class Divergence:
         }
         return json.dumps(doc, ensure_ascii=True, separators=(",", ":"))
 
+    def _redacted(self) -> str:
+        go, python = self.window()
+        doc: dict[str, Any] = {
+            "divergence": _JSON_VERSION,
+            "redacted": True,
+            "name": self.name,
+            "primary": self.primary,
+            "args": _digest(self.args),
+            "go_output": _digest(self.go_output),
+            "python_output": None if self.python_output is None else _digest(self.python_output),
+            "python_error": None
+            if self.python_error is None
+            else {"type": self.python_error.partition(":")[0], **_digest(self.python_error)},
+            "first_difference": None
+            if self.offset is None
+            else {
+                "offset": self.offset,
+                "line": self.line,
+                "column": self.column,
+                "go": go,
+                "python": python,
+            },
+            "seqs_read": list(self.seqs_read()),
+            "blocks": [{"seq": b.seq, **_digest(f"{b.label}\0{b.content}")} for b in self.blocks],
+            "complete": self.complete,
+        }
+        return json.dumps(doc, ensure_ascii=True, separators=(",", ":"))
+
     @classmethod
     def from_json(cls, line: str) -> Divergence:
-        """The Divergence ``to_json`` wrote; ValueError saying what is wrong with ``line``."""
+        """The Divergence ``to_json(include_private_data=True)`` wrote; ValueError saying
+        what is wrong with ``line`` (a redacted line holds no case to read back)."""
         try:
             doc = json.loads(line)
         except ValueError as exc:
             cut = "" if line.rstrip().endswith("}") else " (truncated?)"
             raise ValueError(f"not JSON{cut}: {exc}") from None
         if not isinstance(doc, dict) or "divergence" not in doc:
-            raise ValueError("not a divergence: a JSON object with 'divergence' is expected")
+            raise ValueError("a JSON object with 'divergence' is expected")
         if doc["divergence"] != _JSON_VERSION:
             raise ValueError(f"divergence format {doc['divergence']!r} is not {_JSON_VERSION}")
+        if doc.get("redacted"):
+            raise ValueError(
+                "a redacted divergence holds no text to replay: write the case with"
+                " to_json(include_private_data=True), to a file that stays local"
+            )
         name = _field(doc, "name", str)
         primary = _field(doc, "primary", str)
         if primary not in ("python", "go"):
@@ -265,8 +347,16 @@ def _field(
     return value
 
 
-def _short(text: str, limit: int = 120) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
+def _said(text: str) -> str:
+    """A text's length and digest, as the log line says them."""
+    digest = _digest(text)
+    return f"{digest['bytes']} bytes, sha256 {digest['sha256']}"
+
+
+def _digest(text: str) -> dict[str, Any]:
+    """What a redacted divergence says of a text: its UTF-8 length and a digest."""
+    data = text.encode("utf-8", "surrogatepass")
+    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()[:16]}
 
 
 def _kept_blocks(seen: Seen, go_output: str) -> tuple[tuple[Block, ...], bool]:
@@ -309,30 +399,66 @@ def _go_total(output: str) -> int | None:
     return 0 if output.startswith(_NO_MATCH) else None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Shadow:
-    """The shadow's options and state: sampling, counts, the log, the divergence callback.
+    """The shadow's options, given to a host as ``shadow=Shadow(...)`` (None: no shadow).
 
-    Safe for threads and tasks (the counts under one lock). ``rate`` is the fraction
-    of ``recall``/``recall_search`` calls sampled; ``random`` gives floats in [0, 1)
-    (``random.random``, or a seeded ``random.Random(n).random`` for tests).
+    ``rate`` is the fraction of ``recall`` and ``recall_search`` calls compared with
+    Go's /tool/exec; ``primary`` whose output the caller gets: ``"python"``, the
+    port's, Go's call and the comparison running off the caller's path; or ``"go"``,
+    Go's own, the port's run compared off the path, the port serving the call when Go
+    fails. At most ``queue`` comparisons wait; past that a sampled call is dropped
+    (counted). Each divergence is logged (logger ``recall.shadow``, redacted) and passed
+    to ``on_divergence``, called off the caller's path.
+
+    TypeError for an option of the wrong type, ValueError for a wrong value.
+    """
+
+    rate: float
+    primary: Primary = "python"
+    on_divergence: Callable[[Divergence], None] | None = None
+    queue: int = DEFAULT_SHADOW_QUEUE
+
+    def __post_init__(self) -> None:
+        rate = self.rate
+        if isinstance(rate, bool) or not isinstance(rate, int | float):
+            raise TypeError(f"rate must be a number from 0 to 1, not {type(rate).__name__}")
+        if not (math.isfinite(rate) and 0 <= rate <= 1):
+            raise ValueError(f"rate must be a number from 0 to 1, not {rate!r}")
+        if not isinstance(self.primary, str):
+            raise TypeError(f"primary must be a str, not {type(self.primary).__name__}")
+        if self.primary not in ("python", "go"):
+            raise ValueError(f"primary must be 'python' or 'go', not {self.primary!r}")
+        if self.on_divergence is not None and not callable(self.on_divergence):
+            raise TypeError("on_divergence must be a callable or None")
+        queue = self.queue
+        if isinstance(queue, bool) or not isinstance(queue, int):
+            raise TypeError(f"queue must be an int, not {type(queue).__name__}")
+        if queue < 1:
+            raise ValueError(f"queue must be at least 1, not {queue}")
+
+
+class ShadowState:
+    """A host's shadow: its options (``Shadow``), sampling, counts, the log, the callback.
+
+    Safe for threads and tasks (the counts under one lock). ``_random`` gives the
+    sampling's floats in [0, 1) (``random.random``; tests set a seeded one).
     """
 
     def __init__(
         self,
+        options: Shadow,
         *,
-        rate: float,
-        primary: Primary,
-        on_divergence: Callable[[Divergence], None] | None,
-        random_source: Callable[[], float],
-        queue: int,
         token: str | None,
-        clock: Callable[[], float],
+        go: str = "",
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.rate = rate
-        self.primary = primary
-        self.queue = queue
-        self._on_divergence = on_divergence
-        self._random = random_source
+        self.go = go
+        self.rate = float(options.rate)
+        self.primary: Primary = options.primary
+        self.queue = options.queue
+        self._on_divergence = options.on_divergence
+        self._random: Callable[[], float] = random.random
         self._token = token
         self._clock = clock
         self._lock = threading.Lock()
@@ -342,47 +468,26 @@ class Shadow:
         self._closed = False
 
     def __repr__(self) -> str:
-        return f"Shadow(rate={self.rate!r}, primary={self.primary!r})"
+        return f"ShadowState(rate={self.rate!r}, primary={self.primary!r})"
 
     @classmethod
-    def from_options(
+    def of(
         cls,
+        options: object,
         *,
-        shadow: object,
-        primary: object,
-        on_divergence: object,
-        shadow_random: object,
-        shadow_queue: object,
         token: str | None,
+        go: str = "",
         clock: Callable[[], float] = time.monotonic,
-    ) -> Shadow | None:
-        """The Shadow for the hosts' options; None when there is nothing to do (no
-        sampling, the port primary). ValueError for a bad option."""
-        if isinstance(shadow, bool) or not isinstance(shadow, int | float):
-            raise ValueError(f"shadow must be a number from 0 to 1, not {type(shadow).__name__}")
-        if not (math.isfinite(shadow) and 0 <= shadow <= 1):
-            raise ValueError("shadow must be a number from 0 to 1")
-        if primary not in ("python", "go"):
-            raise ValueError(f"primary must be 'python' or 'go', not {primary!r}")
-        if on_divergence is not None and not callable(on_divergence):
-            raise ValueError("on_divergence must be a callable or None")
-        if shadow_random is not None and not callable(shadow_random):
-            raise ValueError("shadow_random must be a callable giving floats in [0, 1), or None")
-        if isinstance(shadow_queue, bool) or not isinstance(shadow_queue, int):
-            raise ValueError(f"shadow_queue must be an int, not {type(shadow_queue).__name__}")
-        if shadow_queue < 1:
-            raise ValueError("shadow_queue must be at least 1")
-        if shadow == 0 and primary == "python":
+    ) -> ShadowState | None:
+        """The state for a host's ``shadow`` option; None when there is nothing to do (no
+        shadow, or no sampling with the port primary). TypeError unless a Shadow or None."""
+        if options is None:
             return None
-        return cls(
-            rate=float(shadow),
-            primary="go" if primary == "go" else "python",
-            on_divergence=on_divergence,
-            random_source=shadow_random or random.random,
-            queue=shadow_queue,
-            token=token,
-            clock=clock,
-        )
+        if not isinstance(options, Shadow):
+            raise TypeError(f"shadow must be a recall.Shadow or None, not {type(options).__name__}")
+        if options.rate == 0 and options.primary == "python":
+            return None
+        return cls(options, token=token, go=go, clock=clock)
 
     def sample(self) -> bool:
         """Whether this call is compared."""
@@ -455,6 +560,8 @@ class Shadow:
         Logged once per burst: a burst is a run of failures with no answer of Go in
         between (``go_answered``), logged again after ``BURST_SECONDS`` if it lasts.
         """
+        if isinstance(error, GoUnavailableError):
+            error.at(self.go)
         now = self._clock()
         with self._lock:
             if served:
@@ -524,22 +631,7 @@ class Shadow:
         )
 
     def _report(self, divergence: Divergence) -> None:
-        if divergence.python_error is not None:
-            what = f"the port raised {_short(divergence.python_error)}"
-        else:
-            what = (
-                f"the outputs differ at byte {divergence.offset}"
-                f" (line {divergence.line}, col {divergence.column})"
-            )
-        logger.warning(
-            "divergence: %s %s: %s; primary %s; %d blocks kept%s",
-            divergence.name,
-            _short(repr(divergence.args)),
-            what,
-            divergence.primary,
-            len(divergence.blocks),
-            "" if divergence.complete else " (not all that mattered)",
-        )
+        logger.warning("divergence: %s", divergence.summary())
         if self._on_divergence is None:
             return
         try:

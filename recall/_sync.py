@@ -12,7 +12,7 @@ from typing import TypeVar
 import httpx
 
 from recall._core import Call
-from recall._errors import GoUnavailableError
+from recall._errors import GoUnavailableError, HostClosedError
 from recall._http import HTTP_ERRORS, ClientOptions, HostBase
 from recall._protocol import Answer, Request
 from recall._shadow import Job
@@ -71,9 +71,12 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         Surrogates in ``args`` (and ``name``) become U+FFFD first. When an archive
         read fails, the call goes to the Go's /tool/exec; FallbackFailedError when
         that fails too. UnknownToolError when the Go does not know ``name``;
-        GoUnavailableError when the Go does not answer a call it runs itself.
-        TypeError when ``name`` or ``args`` is not a str.
+        GoUnavailableError when the Go does not answer a call it runs itself;
+        HostClosedError once the host is closed. TypeError when ``name`` or ``args``
+        is not a str.
         """
+        if self._http.is_closed:
+            raise HostClosedError(f"{self!r} is closed: it sends no more requests")
         return self._drive(self._core.call(name, args))
 
     def _drive(self, call: Call[T]) -> T:
@@ -95,6 +98,10 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
                     body.feed(chunk)
         except HTTP_ERRORS as exc:
             raise self._core.unavailable(request, exc) from exc
+        except RuntimeError:
+            if self._http.is_closed:  # closed by another thread, this call under way
+                raise HostClosedError(f"{self!r} is closed: it sends no more requests") from None
+            raise
         return body.answer()
 
     # The shadow, off the caller's path.

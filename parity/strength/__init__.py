@@ -17,14 +17,14 @@ What no golden can reach, or no input can kill, is explained in
 forms, ``_normal``) so that a refactor of the port leaves each explanation on its
 code; anything else missing is "unexplained", a case to add to the corpus. The
 report (``_report``) is text, with ``--json`` and ``--markdown`` besides. Exit
-status (``_cli``): 0 for a report; with a ``--fail-under-*`` gate or ``--smoke``, 1
+status (``_cli``): 0 for a report; with a ``--fail-under-*`` gate or ``--smoke``, 5
 when a figure is under its gate, anything is unexplained, or an explanation no
 longer fits; 2 on a harness error.
 """
 
 from __future__ import annotations
 
-from parity.strength._cli import SMOKE_SAMPLE, SMOKE_SEED, cli_main
+from parity.strength._cli import SMOKE_SAMPLE, SMOKE_SEED, add_parser, run
 from parity.strength._explain import (
     EXPLANATIONS_PATH,
     Explanations,
@@ -72,7 +72,7 @@ __all__ = [
     "PyGap",
     "Shape",
     "StrengthDataError",
-    "cli_main",
+    "add_parser",
     "entry_for",
     "generate_mutants",
     "go_coverage",
@@ -83,6 +83,7 @@ __all__ = [
     "print_mutation",
     "python_coverage",
     "regex_variants",
+    "run",
     "run_mutants",
     "sample_mutants",
     "select_mutants",

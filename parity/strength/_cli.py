@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
 
+from parity.cli import Exit
 from parity.errors import ParityError
 from parity.strength._explain import Problem, load_explanations
 from parity.strength._gocover import GO_TOOL_PACKAGE, go_coverage
@@ -25,7 +26,7 @@ from parity.strength._report import (
 )
 from parity.strength._runner import MutantResult, run_mutants
 
-__all__ = ["SMOKE_SAMPLE", "SMOKE_SEED", "cli_main"]
+__all__ = ["SMOKE_SAMPLE", "SMOKE_SEED", "add_parser", "run"]
 
 SMOKE_SAMPLE = 40
 """How many mutants ``--smoke`` runs."""
@@ -33,13 +34,15 @@ SMOKE_SEED = 20240611
 """The seed ``--smoke`` draws them with (the same mutants for the same code)."""
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="parity strength",
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """``parity strength``'s parser."""
+    p = sub.add_parser(
+        "strength",
+        help="measure how many mutants the replay kills (`make strength`)",
         description="How strong are the goldens: Go coverage of the tool logic while "
         "recording, Python coverage of recall/ under replay, and a mutation score. "
         "A report (exit 0) unless a --fail-under-* gate or --smoke is given: then "
-        "exit 1 when a figure is under its gate, or anything is unexplained, or an "
+        "exit 5 when a figure is under its gate, or anything is unexplained, or an "
         "explanation no longer fits the code.",
     )
     p.add_argument("--corpus", default="recall", help="the corpus (default: recall)")
@@ -89,23 +92,14 @@ def _parser() -> argparse.ArgumentParser:
             f"--fail-under-{what}",
             type=float,
             metavar="PCT",
-            help=f"gate: exit 1 when the {of} is under PCT (of the reachable or killable)",
+            help=f"gate: exit 5 when the {of} is under PCT (of the reachable or killable)",
         )
     return p
 
 
-def cli_main(argv: list[str]) -> int:
-    """``parity strength``: print the three figures; 1 when a gate is missed, 2 on an error."""
-    args = _parser().parse_args(argv)
-    out = sys.stdout
-    try:
-        return _main(args, out)
-    except ParityError as e:
-        out.flush()
-        print(f"parity strength: error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
+def run(args: argparse.Namespace) -> int:
+    """``parity strength``: print the three figures; 5 when a gate is missed."""
+    return _main(args, sys.stdout)
 
 
 def _main(args: argparse.Namespace, out: TextIO) -> int:
@@ -252,5 +246,5 @@ def _main(args: argparse.Namespace, out: TextIO) -> int:
         Path(args.markdown).write_text(markdown(figures), "utf-8")
     if gate and failed:
         print("under the gate: " + "; ".join(failed), file=out)
-        return 1
-    return 0
+        return Exit.BELOW_GATE
+    return Exit.OK

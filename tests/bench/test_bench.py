@@ -19,7 +19,7 @@ from bench.gokernel import parse_ns_per_op
 from bench.report import targets
 from bench.runner import SESSION_CALLS, SESSION_KINDS, ParityFailure, check_parity, parse_args
 from parity.errors import GoReferenceError
-from parity.plugin import go_unavailable
+from parity.fixtures.go import go_unavailable
 from parity.reference import go_executable
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from parity.errors import GoClientError, GoReferenceError
-from parity.plugin import FreshGo
+from parity.fixtures.go import FreshGo
 from parity.reference import GoReference, RunningReference, TLSFiles, go_env
 
 pytestmark = [pytest.mark.go, pytest.mark.once]

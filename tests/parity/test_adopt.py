@@ -18,11 +18,11 @@ from parity import journal
 from parity.adopt import adopt, load_divergences, module_source
 from parity.corpus import Corpus, CorpusBlock, CorpusCall, get_corpus
 from parity.errors import AdoptError
-from parity.plugin import FreshGo
+from parity.fixtures.go import FreshGo
 from parity.record import run_record
 from parity.replay import Replayer, check_consistency
 from parity.review import run_review
-from recall import Block, Divergence, GoTurnHost
+from recall import Block, Divergence, GoTurnHost, Shadow
 from recall import _tools as tools
 
 from .conftest import GOLDEN, RunCli
@@ -146,21 +146,26 @@ def test_the_printed_cases_are_ready_to_paste() -> None:
     assert eval("[" + "\n".join(lines) + "]", namespace) == adoption.blocks + adoption.calls
 
 
-def test_cli_prints_writes_and_refuses_a_bad_line(run_cli: RunCli, tmp_path: Path) -> None:
+@pytest.mark.go
+def test_cli_prints_writes_and_refuses_a_bad_line(
+    run_cli: RunCli, tmp_path: Path, fresh_go: FreshGo
+) -> None:
+    go = ("--go-url", fresh_go().base_url, "--keep-unreproduced")  # no Go diverges here
     found = [
         divergence("recall", '{"id": "r7"}', (Block(7, "new", "block"),)),
         divergence("recall_search", '{"query": "unseen words"}', (Block(7, "new", "block"),)),
     ]
     path = tmp_path / "divergences.jsonl"
-    path.write_text("".join(d.to_json() + "\n\n" for d in found))
+    path.write_text("".join(d.to_json(include_private_data=True) + "\n\n" for d in found))
     module = tmp_path / "adopted.py"
 
-    status, out, err = run_cli("adopt", str(path))
+    status, out, err = run_cli("adopt", str(path), *go)
     assert (status, err) == (0, "")
-    assert out.startswith(f"{path}: 2 divergences\n# 2 new cases (0 already in the corpus)\n")
+    assert out.startswith(f"{path}: 2 divergences\ndivergence 1 (recall): the Go at ")
+    assert "\n# 2 new cases (0 already in the corpus)\n" in out
     assert not module.exists()
 
-    status, out, err = run_cli("adopt", str(path), "--module", str(module))
+    status, out, err = run_cli("adopt", str(path), "--module", str(module), *go)
     assert (status, err) == (0, "")
     assert f"wrote {module}: 1 blocks and 2 calls added" in out
     blocks, calls = load_module(module)
@@ -168,22 +173,29 @@ def test_cli_prints_writes_and_refuses_a_bad_line(run_cli: RunCli, tmp_path: Pat
     assert [c.tool for c in calls] == ["recall", "recall_search"]
     assert module.read_text() == module_source(blocks, calls)
 
-    status, out, _ = run_cli("adopt", str(path), "--module", str(module))  # again: nothing new
+    status, out, _ = run_cli("adopt", str(path), "--module", str(module), *go)  # nothing new
     assert status == 0
     assert "# 0 new cases (2 already in the corpus)" in out
     assert load_module(module) == (blocks, calls)
 
     cut = tmp_path / "cut.jsonl"
-    cut.write_text(found[0].to_json() + "\n" + found[1].to_json()[:-20])
-    status, out, err = run_cli("adopt", str(cut), "--module", str(module))
+    cut.write_text(
+        found[0].to_json(include_private_data=True)
+        + "\n"
+        + found[1].to_json(include_private_data=True)[:-20]
+    )
+    status, out, err = run_cli("adopt", str(cut), "--module", str(module), *go)
     assert status == 2
     assert err.startswith(
-        f"parity adopt: error: {cut}:2: not a divergence (the last line, without its newline:"
+        f"parity: error: {cut}:2: not a divergence (the last line, without its newline:"
         " cut short?): not JSON (truncated?): "
     )
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"name": "recall"}\n')
-    with pytest.raises(AdoptError, match=r"bad.jsonl:1: not a divergence: not a divergence"):
+    with pytest.raises(
+        AdoptError,
+        match=r"bad.jsonl:1: not a divergence: a JSON object with 'divergence' is expected$",
+    ):
         load_divergences(bad)
 
 
@@ -226,8 +238,10 @@ def test_round_trip_from_live_divergences_to_a_failing_replay(
         GoTurnHost(
             go.base_url,
             token=TOKEN,
-            shadow=1.0,
-            on_divergence=lambda d: sink.write(d.to_json() + "\n"),
+            shadow=Shadow(
+                rate=1.0,
+                on_divergence=lambda d: sink.write(d.to_json(include_private_data=True) + "\n"),
+            ),
         ) as host,
     ):
         for args in (f"r{piped}", f"R{piped}", f"r{plain}", "r1"):
@@ -244,13 +258,17 @@ def test_round_trip_from_live_divergences_to_a_failing_replay(
     shutil.copy(recall_adopted.__file__, module)
     status, out, _ = run_cli("adopt", str(found), "--module", str(module))
     assert status == 0, out
-    blocks, calls = load_module(module)
-    assert [(b.label, b.content) for b in blocks] == [("build | ship", "artefacts uploaded")]
-    assert [c.args for c in calls] == [
-        '{"id": "r{{seq:' + blocks[0].name + '}}"}',
-        '{"id": "R{{seq:' + blocks[0].name + '}}"}',
-        '{"query": "artefacts"}',
+    blocks, calls = load_module(module)  # shrunk: a label's "|" is all the defect needs
+    assert all("|" in b.label and len(b.label + b.content) <= 12 for b in blocks)
+    cited = blocks[0].name
+    assert [c.args for c in calls[:2]] == [
+        '{"id": "r{{seq:' + cited + '}}"}',
+        '{"id": "R{{seq:' + cited + '}}"}',
     ]
+    assert (blocks[0].label, blocks[0].content) == ("|", "")
+    assert calls[2].tool == "recall_search"
+    assert len(json.loads(calls[2].args)["query"]) <= len("artefacts")
+    assert all(c.note.startswith("adopted from a divergence, shrunk: ") for c in calls)
     corpus: Corpus = dataclasses.replace(
         CORPUS, blocks=CORPUS.blocks + blocks, calls=CORPUS.calls + calls
     )
@@ -264,7 +282,7 @@ def test_round_trip_from_live_divergences_to_a_failing_replay(
         run_record(
             corpus, journal_path=str(path), go=None, versions={}, check=False, out=out_buffer
         )
-        == 1
+        == 4
     ), out_buffer.getvalue()
     assert (
         run_review(

@@ -1,17 +1,20 @@
-"""The `parity` command: dispatch, `diff`, and the delegated `fuzz` and `strength`."""
+"""The `parity` command: its registry of subcommands, its one error handler, `diff`."""
 
 from __future__ import annotations
 
+import argparse
 import importlib
+import os
 import subprocess
 import sys
 import types
-from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from parity import cli, journal
+from parity.errors import ParityError
 from parity.journal import Journal
 
 from .conftest import GOLDEN, RunCli, copy_with_output, with_reads
@@ -29,7 +32,7 @@ def test_diff_explains_a_changed_output(golden: Journal, tmp_path: Path, run_cli
         golden, call.case, call.output.replace("vanille", "vanil1e"), tmp_path / "b.json"
     )
     status, out, _ = run_cli("diff", str(GOLDEN), str(other))
-    assert status == 1
+    assert status == 3
     assert f"drift: {other} does not record the answers of {GOLDEN}:" in out
     assert "  changed: recall-id-plain (output)" in out.splitlines()
     assert "OUTPUT CHANGED recall-id-plain" in out
@@ -40,7 +43,7 @@ def test_diff_explains_changed_reads(golden: Journal, tmp_path: Path, run_cli: R
     other = tmp_path / "b.json"
     journal.write(with_reads(golden, "recall-id-plain", ("block?seq=1001",)), other)
     status, out, _ = run_cli("diff", str(GOLDEN), str(other))
-    assert status == 1
+    assert status == 3
     assert "  changed: recall-id-plain (reads)" in out.splitlines()
     assert "READS CHANGED recall-id-plain" in out
     assert f"  reads in {GOLDEN}: [block?seq=1000]" in out.splitlines()
@@ -63,34 +66,103 @@ def test_diff_of_a_broken_journal_exits_2(tmp_path: Path, run_cli: RunCli) -> No
     assert str(broken) in err
 
 
-def test_delegates_fuzz_and_strength(monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[tuple[str, list[str]]] = []
-
-    def fake_cli(name: str) -> Callable[[list[str]], int]:
-        def cli_main(argv: list[str]) -> int:
-            seen.append((name, argv))
-            return 3
-
-        return cli_main
-
-    for name, module_name in (("fuzz", "parity.campaign"), ("strength", "parity.strength")):
-        module = types.ModuleType(module_name)
-        module.cli_main = fake_cli(name)  # type: ignore[attr-defined]
-        monkeypatch.setitem(sys.modules, module_name, module)
-    assert cli.main(["fuzz", "--seconds", "1", "--help"]) == 3
-    assert cli.main(["strength"]) == 3
-    assert seen == [("fuzz", ["--seconds", "1", "--help"]), ("strength", [])]
+def test_every_registered_command_is_a_module_with_add_parser_and_run() -> None:
+    for name, module_name in cli.COMMANDS.items():
+        module = importlib.import_module(module_name)
+        assert callable(module.add_parser), name
+        assert callable(module.run), name
 
 
-def test_absent_delegate_is_a_clear_error(
+def test_a_command_is_one_module_registered_in_one_place(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen: list[argparse.Namespace] = []
+    module = types.ModuleType("hello_command")
+
+    def add_parser(sub: Any) -> argparse.ArgumentParser:
+        parser: argparse.ArgumentParser = sub.add_parser("hello", help="say hello")
+        parser.add_argument("--times", type=int, default=1)
+        return parser
+
+    def run(args: argparse.Namespace) -> int:
+        seen.append(args)
+        if args.times < 1:
+            raise ParityError("--times must be at least 1")
+        return 0
+
+    module.add_parser = add_parser  # type: ignore[attr-defined]
+    module.run = run  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "hello_command", module)
+    monkeypatch.setitem(cli.COMMANDS, "hello", "hello_command")
+    assert cli.main(["hello", "--times", "3"]) == 0
+    assert seen[0].times == 3
+    assert cli.main(["hello", "--times", "0"]) == 2  # the one error handler
+    assert capsys.readouterr().err == "parity: error: --times must be at least 1\n"
+    assert cli.main(["--help"]) == 0
+    assert "say hello" in capsys.readouterr().out
+
+
+def test_absent_command_module_is_a_clear_error(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     def absent(name: str) -> types.ModuleType:
         raise ModuleNotFoundError(f"No module named {name!r}", name=name)
 
-    monkeypatch.setattr(importlib, "import_module", absent)
+    real = importlib.import_module
+
+    def absent_strength(name: str) -> types.ModuleType:
+        return absent(name) if name == "parity.strength" else real(name)
+
+    monkeypatch.setattr(importlib, "import_module", absent_strength)
     assert cli.main(["strength"]) == 2
     assert "parity strength` is not available" in capsys.readouterr().err
+    assert cli.main(["--help"]) == 0  # the other commands are still listed
+    out = capsys.readouterr().out
+    assert "(unavailable: `parity strength` is not available" in out
+    assert "replay the golden journals" in out
+
+
+def test_an_unknown_option_prints_the_subcommands_usage(run_cli: RunCli) -> None:
+    status, out, err = run_cli("replay", "--bogus")
+    assert status == 2
+    assert err.startswith("usage: parity replay ")
+    assert err.splitlines()[-1] == "parity replay: error: unrecognized arguments: --bogus"
+    assert out == ""
+
+
+def _closed_pipe(*argv: str) -> tuple[int, str]:
+    """Run ``parity argv`` with its stdout a pipe that nobody reads; status and stderr."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "parity", *argv],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    return done.returncode, done.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [("replay", "-v"), ("diff", str(GOLDEN), "CHANGED"), ("review",)],
+    ids=["replay", "diff", "review"],
+)
+def test_a_closed_pipe_is_exit_141_without_a_traceback(
+    golden: Journal, tmp_path: Path, argv: tuple[str, ...]
+) -> None:
+    call = golden.call("recall-id-plain")
+    changed = copy_with_output(golden, call.case, call.output + "!", tmp_path / "b.json")
+    status, err = _closed_pipe(*(str(changed) if a == "CHANGED" else a for a in argv))
+    assert "Traceback" not in err
+    assert "BrokenPipeError" not in err
+    assert err == ""
+    assert status == 141
 
 
 def test_journal_needs_one_corpus(run_cli: RunCli) -> None:
@@ -111,3 +183,13 @@ def test_console_script_runs_fast_and_ends_with_the_count() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1].endswith("passed, 0 failed")
+
+
+def test_each_exit_status_has_one_meaning_documented() -> None:
+    values = [int(e) for e in cli.Exit]
+    assert len(values) == len(set(values))
+    faults = (Path(__file__).parents[2] / "docs" / "faults.md").read_text(encoding="utf-8")
+    doc = cli.__doc__ or ""
+    for status in values:
+        assert f"\n{status} " in doc, status
+        assert f"\n| {status} | " in faults, status

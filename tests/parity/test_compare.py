@@ -15,8 +15,8 @@ import pytest
 from parity import record
 from parity.compare import compare
 from parity.corpus import Corpus, CorpusBlock, CorpusCall, get_corpus
+from parity.fixtures.go import FreshGo, start_reference
 from parity.journal import Journal
-from parity.plugin import FreshGo, start_reference
 from parity.reference import GoReference
 
 pytestmark = pytest.mark.go

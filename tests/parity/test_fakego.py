@@ -12,9 +12,9 @@ import pytest
 from parity.corpus import get_corpus
 from parity.errors import FakeGoError
 from parity.fakego import FakeGo, Served, blocks_body, go_json, names_tag
+from parity.fixtures.go import FreshGo
 from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 from parity.journal import Journal, JournalBlock, RecordedBy
-from parity.plugin import FreshGo
 
 
 @pytest.mark.parametrize(

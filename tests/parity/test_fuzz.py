@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from parity import campaign, fuzz, rig
+from parity import campaign, cli, fuzz, rig
 from parity import strategies as ps
 from parity.corpus import Corpus, CorpusBlock, CorpusCall
 from parity.errors import ParityError
@@ -524,19 +524,21 @@ def test_a_fallback_is_a_divergence(reference: GoReference) -> None:
 
 
 def test_cli_rejects_bad_options(capsys: pytest.CaptureFixture[str]) -> None:
-    assert campaign.cli_main(["--examples", "1", "--seconds", "1"]) == 2
-    assert campaign.cli_main(["--examples", "0"]) == 2
-    assert campaign.cli_main(["--profile", "nightly"]) == 2
-    assert campaign.cli_main(["--workers", "0"]) == 2
-    assert campaign.cli_main(["--workers", "all"]) == 2
-    assert campaign.cli_main(["--go-url", "http://127.0.0.1:9", "--mode", "stateful"]) == 2
-    assert campaign.cli_main(["--go-url", "http://127.0.0.1:9", "--workers", "2"]) == 2
+    assert cli.main(["fuzz", "--examples", "1", "--seconds", "1"]) == 2
+    assert cli.main(["fuzz", "--examples", "0"]) == 2
+    assert cli.main(["fuzz", "--profile", "nightly"]) == 2
+    assert cli.main(["fuzz", "--workers", "0"]) == 2
+    assert cli.main(["fuzz", "--workers", "all"]) == 2
+    assert cli.main(["fuzz", "--go-url", "http://127.0.0.1:9", "--mode", "stateful"]) == 2
+    assert cli.main(["fuzz", "--go-url", "http://127.0.0.1:9", "--workers", "2"]) == 2
     capsys.readouterr()
 
 
 def test_cli_reports_an_unreachable_go(capsys: pytest.CaptureFixture[str]) -> None:
-    assert campaign.cli_main(["--go-url", "http://127.0.0.1:9", "--examples", "1"]) == 2
-    assert "harness error" in capsys.readouterr().err
+    assert cli.main(["fuzz", "--go-url", "http://127.0.0.1:9", "--examples", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("parity: error: "), err
+    assert "the Go at http://127.0.0.1:9 did not answer" in err
 
 
 @pytest.mark.once
@@ -545,7 +547,7 @@ def test_cli_runs_both_fuzzers(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(campaign, "usable_cpus", lambda: 1)  # --workers auto: one process
-    assert campaign.cli_main(["--examples", "5", "--profile", "ci"]) == 0
+    assert cli.main(["fuzz", "--examples", "5", "--profile", "ci"]) == 0
     out = capsys.readouterr().out
     assert "Go references of our own" in out
     for mode in ("stateless", "stateful"):
@@ -564,7 +566,7 @@ def test_cli_reports_a_divergence(
     monkeypatch.setattr(rig, "GoTurnHost", _Lying)
     monkeypatch.setattr(rig, "AsyncGoTurnHost", _AsyncLying)
     argv = ["--examples", "100", "--profile", "ci", "--mode", "stateless", "--workers", "1"]
-    assert campaign.cli_main(argv) == 1
+    assert cli.main(["fuzz", *argv]) == 1
     out = capsys.readouterr().out
     assert "DIVERGENCE fuzz-" in out
     assert "CorpusCall(" in out
@@ -583,7 +585,7 @@ def test_cli_over_a_go_url_reads_only(
     go.archive("locked", "never shown", locked=True)
     go.archive("", "")
     monkeypatch.setenv("PARITY_GO_TOKEN", "tok-s3cret")
-    assert campaign.cli_main(["--go-url", go.base_url, "--seconds", "3", "--seed", "5"]) == 0
+    assert cli.main(["fuzz", "--go-url", go.base_url, "--seconds", "3", "--seed", "5"]) == 0
     captured = capsys.readouterr()
     assert "tok-s3cret" not in captured.out + captured.err
     assert "0 divergences" in captured.out
@@ -596,7 +598,7 @@ def test_cli_over_a_go_url_reads_only(
 @pytest.mark.go
 def test_cli_with_two_workers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["--examples", "2", "--seed", "7", "--workers", "2", "--db", str(tmp_path / "db")]
-    assert campaign.cli_main(argv) == 0
+    assert cli.main(["fuzz", *argv]) == 0
     out = capsys.readouterr().out
     assert "2 workers (pytest-xdist)" in out
     for mode in ("stateless", "stateful"):  # both workers' figures, added up

@@ -18,6 +18,7 @@ from werkzeug import Request, Response
 
 from parity import goclient
 from parity.errors import GoClientError, ParityError
+from parity.fixtures.go import FreshGo
 from parity.goclient import (
     ARCHIVE_PATH,
     BATCH_PATH,
@@ -40,7 +41,6 @@ from parity.goclient import (
     log_request,
 )
 from parity.journal import JournalBlock
-from parity.plugin import FreshGo
 
 TOKEN = "tok-GOCLIENT-4e1f-never-shown"
 UNREACHABLE = "http://127.0.0.1:9"

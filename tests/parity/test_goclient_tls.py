@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from parity import campaign, journal
+from parity import cli, journal
 from parity.corpus import get_corpus
 from parity.errors import GoClientError
+from parity.fixtures.go import FreshGo
 from parity.goclient import (
     ARCHIVE_PATH,
     CA_ENV,
@@ -25,7 +26,6 @@ from parity.goclient import (
     GoClient,
     GoConnection,
 )
-from parity.plugin import FreshGo
 from parity.reference import GoReference, RunningReference, TLSFiles
 
 from .conftest import GOLDEN, RunCli
@@ -183,7 +183,7 @@ def test_fuzz_over_tls(
     tls_go.archive("Crème brûlée", "İSTANBUL\n\n  first line")
     tls_go.archive("Notes", "deploy the café")
     argv = ["--go-url", tls_go.base_url, *flags(go_certs), "--examples", "20", "--profile", "ci"]
-    assert campaign.cli_main(argv) == 0
+    assert cli.main(["fuzz", *argv]) == 0
     out, err = capsys.readouterr()
     assert "0 divergences" in out
     assert TOKEN not in out + err
@@ -198,9 +198,10 @@ def test_fuzz_refused_by_tls_exits_2(
     refusal: str,
 ) -> None:
     argv, message = _refusals(go_certs, other_ca)[refusal]
-    assert campaign.cli_main(["--go-url", tls_go.base_url, *argv, "--examples", "20"]) == 2
+    assert cli.main(["fuzz", "--go-url", tls_go.base_url, *argv, "--examples", "20"]) == 2
     out, err = capsys.readouterr()
-    assert "parity fuzz: harness error: GoClientError: " in err
+    assert err.startswith("parity: error: GET /internal/v1/recall/blocks: "), err
+    assert len(err.splitlines()) == 1
     assert message in err
     assert "Traceback" not in out + err
 
@@ -209,7 +210,7 @@ def test_tls_options_need_a_url(run_cli: RunCli, go_certs: TLSFiles) -> None:
     status, _, err = run_cli("record", *flags(go_certs), "--journal", "unused.json")
     assert status == 2
     assert "--go-ca, --go-cert, --go-key apply to --go-url, which is not given" in err
-    assert campaign.cli_main([*flags(go_certs), "--examples", "1"]) == 2
+    assert cli.main(["fuzz", *flags(go_certs), "--examples", "1"]) == 2
 
 
 def test_tls_files_for_a_plain_url_are_refused(go_certs: TLSFiles) -> None:

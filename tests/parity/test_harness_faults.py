@@ -10,6 +10,8 @@ damage, and recordings cut short by SIGINT or by the Go dying half-way.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import signal
 import subprocess
@@ -22,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from parity import journal, record
+from parity.fixtures.go import FreshGo
 from parity.goclient import GoClient
-from parity.plugin import FreshGo
 from parity.reference import GoReference, RunningReference
 
 from .conftest import GOLDEN, RunCli, copy_with_output
@@ -54,11 +56,16 @@ def _damage(kind: str, path: Path) -> str | None:
     elif kind == "corrupted":
         path.write_bytes(data[: at + 60] + b"\x00}}}" + data[at + 60 :])
     elif kind == "version":
-        path.write_bytes(data.replace(b'"format": 2,', b'"format": 99,', 1))
+        path.write_bytes(data.replace(f'"format": {journal.FORMAT},'.encode(), b'"format": 99,', 1))
         return None
     elif kind == "digest":
         start = _output_start(data, CASE)
         path.write_bytes(data[:start] + b"X" + data[start:])
+    elif kind == "block-deleted":  # one entry of "blocks" cut out, the text still JSON
+        obj = json.loads(data)
+        del obj["blocks"][3]
+        path.write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        return None
     elif kind == "empty":
         path.write_bytes(b"")
         return None
@@ -81,6 +88,7 @@ DAMAGES = [
     "corrupted",
     "version",
     "digest",
+    "block-deleted",
     "empty",
     "not-utf8",
     "not-a-journal",
@@ -93,6 +101,7 @@ MESSAGES = {
     "corrupted": "corrupted",
     "version": "unknown format version 99",
     "digest": "digest mismatch",
+    "block-deleted": "the seqs' and blocks' SHA-256",
     "empty": "truncated",
     "not-utf8": "not UTF-8",
     "not-a-journal": "must be a JSON object",
@@ -101,8 +110,8 @@ MESSAGES = {
 }
 
 
-IN_A_PROCESS = ("truncated", "corrupted", "version", "digest")
-"""The issue's four damages also run through the console script, in a process of its own."""
+IN_A_PROCESS = ("truncated", "corrupted", "version", "digest", "block-deleted")
+"""The issues' damages also run through the console script, in a process of its own."""
 
 
 def _assert_harness_error(kind: str, status: int, out: str, err: str, path: Path) -> None:
@@ -362,10 +371,7 @@ def test_a_live_go_dying_half_way(
     _untouched(path)
 
 
-def test_the_pytest_plugin_reports_a_damaged_journal(tmp_path: Path) -> None:
-    """`pytest --parity-journal X`: the golden tests fail with the message, pytest survives."""
-    path = tmp_path / "digest.json"
-    _damage("digest", path)
+def _pytest_golden(*args: str) -> tuple[int, str]:
     done = subprocess.run(
         [
             sys.executable,
@@ -375,16 +381,36 @@ def test_the_pytest_plugin_reports_a_damaged_journal(tmp_path: Path) -> None:
             "no:cacheprovider",
             "-q",
             str(Path(__file__).with_name("test_golden.py")),
-            "--parity-journal",
-            str(path),
+            *args,
         ],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
-    out = done.stdout + done.stderr
-    assert done.returncode == 1, out  # tests failed; not 3 (internal error) or 4 (usage)
+    return done.returncode, done.stdout + done.stderr
+
+
+def test_the_pytest_plugin_reports_a_damaged_journal_once(tmp_path: Path) -> None:
+    """`pytest --parity-journal X`: the golden tests fail with the message, pytest survives."""
+    path = tmp_path / "digest.json"
+    _damage("digest", path)
+    status, out = _pytest_golden("--parity-journal", str(path))
+    assert status == 1, out  # tests failed; not 3 (internal error) or 4 (usage)
     assert "golden/journal-error" in out
-    assert f"{path}: case {CASE!r}: field 'output': digest mismatch" in out
+    message = f"{path}: case {CASE!r}: field 'output': digest mismatch"
+    assert out.count(message) == 1, out
+    assert "During handling" not in out
     assert "INTERNALERROR" not in out
+
+
+def test_the_pytest_plugin_reports_a_stale_journal_as_one_error(tmp_path: Path) -> None:
+    path = tmp_path / "stale.json"
+    golden = journal.load(GOLDEN)
+    journal.write(dataclasses.replace(golden, calls=golden.calls[1:]), path)
+    status, out = _pytest_golden("--parity-journal", str(path))
+    assert status == 1, out
+    assert out.count("is stale") == 1, out
+    assert f"corpus case {golden.calls[0].case!r} is not recorded" in out
+    assert "1 failed" in out or "1 error" in out, out
+    assert "During handling" not in out

@@ -31,7 +31,15 @@ def test_canonical_text(tmp_path: Path) -> None:
     assert not text.endswith("\n\n")
     assert "line\u2028é" in text  # raw UTF-8, no \u escapes
     obj = json.loads(text)
-    assert list(obj) == ["format", "corpus", "recorded_by", "seqs", "blocks", "calls"]
+    assert list(obj) == [
+        "format",
+        "corpus",
+        "recorded_by",
+        "seqs",
+        "blocks",
+        "blocks_sha256",
+        "calls",
+    ]
     assert list(obj["calls"][0]) == [
         "case",
         "tool",
@@ -41,10 +49,15 @@ def test_canonical_text(tmp_path: Path) -> None:
         "reads",
         "reads_sha256",
     ]
-    assert obj["format"] == journal.FORMAT == 2
+    assert obj["format"] == journal.FORMAT == 3
     assert obj["calls"][0]["reads"] == ["block?seq=7"]
     assert obj["calls"][1]["reads"] == []
-    assert list(obj["blocks"][0]) == ["seq", "label", "content"]
+    assert list(obj["blocks"][0]) == ["seq", "label", "content", "sha256"]
+    block_text = json.dumps([7, "<b>", "line\u2028é"], ensure_ascii=False, separators=(",", ":"))
+    block_sha = hashlib.sha256(block_text.encode("utf-8")).hexdigest()
+    assert obj["blocks"][0]["sha256"] == block_sha
+    top = f'{{"seqs":{{"a":7}},"blocks":["{block_sha}"]}}'.encode()
+    assert obj["blocks_sha256"] == hashlib.sha256(top).hexdigest()
     assert obj["calls"][0]["sha256"] == journal.digest("[r7] <b>\nline\u2028é")
     assert obj["calls"][0]["reads_sha256"] == hashlib.sha256(b'["block?seq=7"]').hexdigest()
     assert obj["calls"][1]["reads_sha256"] == hashlib.sha256(b"[]").hexdigest()
@@ -120,6 +133,15 @@ def _delete(*keys: object) -> object:
         (_set("calls", 0, "sha256", "0" * 63), "one", "sha256", "64 lowercase hex"),
         (_set("format", 99), None, "format", "unknown format version 99"),
         (_set("format", 1), None, "format", "format version 1 is older"),
+        (_set("format", 2), None, "format", "format version 2 is older"),
+        (_set("blocks", 0, "content", "edited"), None, "blocks[0]", "digest mismatch"),
+        (_set("blocks", 0, "label", "edited"), None, "blocks[0]", r"blocks\[0\]'s SHA-256"),
+        (_set("blocks", []), None, "blocks", "the seqs' and blocks' SHA-256"),
+        (_set("seqs", "a", 8), None, "blocks", "digest mismatch"),
+        (_set("blocks_sha256", "0" * 64), None, "blocks", "digest mismatch"),
+        (_set("blocks", 0, "sha256", "x"), None, "blocks[0].sha256", "64 lowercase hex"),
+        (_delete("blocks", 0, "sha256"), None, "sha256", "missing"),
+        (_delete("blocks_sha256"), None, "blocks_sha256", "missing"),
         (_set("calls", 0, "reads", ["block?seq=8"]), "one", "reads", "digest mismatch"),
         (_set("calls", 0, "reads", []), "one", "reads", "the reads' SHA-256"),
         (_set("calls", 0, "reads", None), "one", "reads", "digest mismatch"),
@@ -268,7 +290,7 @@ def test_cli_exits_2_naming_file_and_case(tmp_path: Path, run_cli: RunCli, damag
     elif damage == "corrupted":
         path.write_bytes(data[: at + 60] + b"}}}" + data[at + 60 :])
     elif damage == "version":
-        path.write_bytes(data.replace(b'"format": 2,', b'"format": 99,', 1))
+        path.write_bytes(data.replace(f'"format": {journal.FORMAT},'.encode(), b'"format": 99,', 1))
     else:
         end = data.index(b'"sha256"', at)
         output_at = data.rindex(b'"output": "', at, end) + len(b'"output": "')

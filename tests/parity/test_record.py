@@ -7,16 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from parity import goclient, journal, record
+from parity import goclient, journal, record, report
 from parity.compare import compare
 from parity.corpus import get_corpus
+from parity.diff import CASES_SHOWN, LINES_SHOWN
 from parity.errors import GoClientError, RecordError
+from parity.fixtures.go import FreshGo
 from parity.goclient import TOKEN_ENV, GoClient, GoConnection
 from parity.journal import Journal
-from parity.plugin import FreshGo
 from parity.replay import Replayer
 
-from .conftest import GOLDEN, RunCli, copy_with_output
+from .conftest import GOLDEN, RunCli, copy_with_output, with_output
 
 pytestmark = pytest.mark.go
 
@@ -49,11 +50,44 @@ def test_check_reports_drift_listing_cases(
     path = copy_with_output(golden, "search-limit-one", "stale", tmp_path / "j.json")
     before = path.read_bytes()
     status, out, _ = run_cli("record", "--check", "--journal", str(path))
-    assert status == 1
+    assert status == 3
     assert "DRIFT" in out
     assert "  changed: search-limit-one (output)" in out.splitlines()
     assert path.read_bytes() == before  # --check never writes
     assert not journal.pending_path(path).exists()
+
+
+def test_check_shows_each_change_bounded_and_in_full_with_v(
+    fresh_go: FreshGo, golden: Journal, tmp_path: Path, run_cli: RunCli
+) -> None:
+    fresh_go()
+    stale = golden
+    cases = golden.cases[: CASES_SHOWN + 2]
+    for case in cases:  # the first stale output is long: 60 lines
+        text = "\n".join(f"stale {i}" for i in range(60)) if case == cases[0] else "stale"
+        stale = with_output(stale, case, text)
+    path = tmp_path / "j.json"
+    journal.write(stale, path)
+    status, out, _ = run_cli("record", "--check", "--journal", str(path))
+    assert status == 3
+    first = golden.call(cases[0])
+    assert f"OUTPUT CHANGED {cases[0]}" in out
+    assert "  first difference at byte 0 (line 1, col 1)" in out
+    assert f"  {path} (" in out
+    assert "  the Go (" in out
+    assert "    -stale 0⏎" in out  # the diff: the journal's line, then the Go's
+    assert f"    +{report.visible(first.output).splitlines()[0]}" in out
+    assert out.count(f"    … {60 - LINES_SHOWN} more lines") == 1  # the journal's output
+    assert f"OUTPUT CHANGED {cases[CASES_SHOWN - 1]}" in out
+    assert f"OUTPUT CHANGED {cases[CASES_SHOWN]}" not in out
+    assert "… 2 more changed cases" in out
+    assert "(bounded: `-v` shows every changed case in full)" in out
+    status, full, _ = run_cli("record", "--check", "--journal", str(path), "-v")
+    assert status == 3
+    assert all(f"OUTPUT CHANGED {case}" in full for case in cases)
+    assert "    -stale 59" in full
+    assert "more lines" not in full
+    assert "bounded" not in full
 
 
 def test_record_keeps_a_changed_journal_and_writes_the_recording_beside_it(
@@ -63,7 +97,7 @@ def test_record_keeps_a_changed_journal_and_writes_the_recording_beside_it(
     path = copy_with_output(golden, "recall-id-zero", "stale", tmp_path / "j.json")
     before = path.read_bytes()
     status, out, _ = run_cli("record", "--journal", str(path))
-    assert status == 1
+    assert status == 4
     assert "  changed: recall-id-zero (output)" in out.splitlines()
     assert f"written to {path}.new" in out
     assert "parity review" in out
@@ -79,11 +113,67 @@ def test_record_keeps_a_changed_journal_and_writes_the_recording_beside_it(
     assert not pending.exists()
 
 
+def test_new_only_adds_the_cases_the_journal_lacks_and_nothing_else(
+    fresh_go: FreshGo, golden: Journal, tmp_path: Path, run_cli: RunCli, maintainer: None
+) -> None:
+    fresh_go()
+    one, two = golden.cases[2], golden.cases[9]
+    lacking = dataclasses.replace(
+        golden, calls=tuple(c for c in golden.calls if c.case not in (one, two))
+    )
+    stale = with_output(lacking, "search-limit-one", "stale")
+    path = tmp_path / "j.json"
+    journal.write(stale, path)
+    status, out, err = run_cli("record", "--new-only", "--journal", str(path))
+    assert (status, err) == (0, ""), out
+    assert f"{path}: new cases added: {one}, {two}" in out
+    assert "not taken (`parity record` records them for review):" in out
+    assert "  changed: search-limit-one (output)" in out.splitlines()
+    assert journal.load(path) == with_output(golden, "search-limit-one", "stale")
+    assert not journal.pending_path(path).exists()
+    # A journal of other blocks cannot take a case alone.
+    first = golden.blocks[0]
+    blocks = (dataclasses.replace(first, content="edited"), *golden.blocks[1:])
+    journal.write(dataclasses.replace(lacking, blocks=blocks), path)
+    before = path.read_bytes()
+    status, _, err = run_cli("record", "--new-only", "--journal", str(path))
+    assert status == 2
+    assert (
+        "--new-only adds cases to a journal of the same blocks and seqs, "
+        "and here block accents changed" in err
+    )
+    assert path.read_bytes() == before
+
+
 def test_refuses_an_archive_that_is_not_empty(fresh_go: FreshGo) -> None:
     go = fresh_go(first_seq=1000)
     go.archive("someone else's", "block")
     with pytest.raises(RecordError, match="already holds 1 readable blocks"):
         record.record(CORPUS, go_url=go.base_url)
+
+
+def test_check_runs_twice_on_one_go_and_refuses_other_blocks(
+    fresh_go: FreshGo, run_cli: RunCli
+) -> None:
+    go = fresh_go(first_seq=1, debug=False)
+    for _ in range(2):  # the second finds exactly the corpus's blocks, left by the first
+        status, out, err = run_cli("record", "--go-url", go.base_url, "--check")
+        assert (status, err) == (0, ""), out
+        assert "only the seq base differs" in out
+    assert len(go.blocks()) == len([b for b in CORPUS.blocks if not b.locked])
+    go.archive("someone else's", "block")
+    status, _, err = run_cli("record", "--go-url", go.base_url, "--check")
+    assert status == 2
+    assert "already holds 38 readable blocks other than exactly the corpus's" in err
+    # The corpus's texts at other seqs (another offset for one block) are refused too.
+    other = fresh_go(first_seq=1, debug=False)
+    for i, block in enumerate(CORPUS.blocks):
+        other.archive(block.label, block.content, locked=block.locked)
+        if i == 0:
+            other.archive("gap", "locked", locked=True)
+    status, _, err = run_cli("record", "--go-url", other.base_url, "--check")
+    assert status == 2
+    assert "already holds 37 readable blocks other than exactly the corpus's" in err
 
 
 def test_live_go_with_a_token(
@@ -121,6 +211,30 @@ def test_live_go_with_a_wrong_token_is_refused(
         record.record(CORPUS, go_url=go.base_url, token="wrong")
     assert info.value.status == 401
     assert "wrong" not in str(info.value)
+
+
+@pytest.mark.parametrize("command", ["record", "fuzz"])
+def test_a_401_says_where_the_token_goes(
+    fresh_go: FreshGo,
+    tmp_path: Path,
+    run_cli: RunCli,
+    monkeypatch: pytest.MonkeyPatch,
+    maintainer: None,
+    command: str,
+) -> None:
+    go = fresh_go(token="right")
+    argv = [command, "--go-url", go.base_url]
+    argv += ["--journal", str(tmp_path / "j.json")] if command == "record" else ["--seconds", "1"]
+    monkeypatch.delenv(TOKEN_ENV, raising=False)
+    status, _, err = run_cli(*argv)
+    assert status == 2
+    assert f'answered 401: {{"error":"unauthorized"}}; set ${TOKEN_ENV} to the Go\'s token' in err
+    monkeypatch.setenv(TOKEN_ENV, "wrong")
+    status, _, err = run_cli(*argv)
+    assert status == 2
+    assert f"; the Go refused the token (${TOKEN_ENV}): is it this Go's?" in err
+    assert "wrong" not in err
+    assert not (tmp_path / "j.json").exists()
 
 
 def test_live_go_without_debug_routes(fresh_go: FreshGo, tmp_path: Path) -> None:
@@ -277,7 +391,7 @@ def test_check_names_exactly_the_cases_a_go_answers_differently(
     seq_only = {c.case for c in same.calls if c.output != golden.call(c.case).output}
     go = fresh_go(first_seq=1, debug=False, rewrite_output={"crème": "creme"})
     status, out, _ = run_cli("record", "--go-url", go.base_url, "--check")
-    assert status == 1
+    assert status == 3
     assert "DRIFT" in out
     named = [line.split()[1] for line in out.splitlines() if line.startswith("  changed: ")]
     assert named == [c.case for c in golden.calls if "crème" in c.output]
@@ -321,7 +435,7 @@ def test_record_against_a_production_like_go_leaves_the_journal_for_review(
     path.write_bytes(GOLDEN.read_bytes())
     go = fresh_go(first_seq=1, debug=False, rewrite_output={"crème": "creme"})
     status, out, _ = run_cli("record", "--go-url", go.base_url, "--journal", str(path))
-    assert status == 1
+    assert status == 4
     assert path.read_bytes() == GOLDEN.read_bytes()
     assert "  changed: search-accents (output)" in out.splitlines()
     assert "creme" in journal.pending_path(path).read_text(encoding="utf-8")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -20,9 +21,10 @@ from parity.journal import Journal, JournalCall
 from parity.replay import ALL_MODES, Replayer, ReplayResult, check_consistency
 from recall._go.strconv import quote
 
-from .conftest import RunCli, copy_with_output, with_output, with_reads
+from .conftest import GOLDEN, RunCli, copy_with_output, with_output, with_reads
 
 CORPUS = get_corpus("recall")
+BLOCKS = CORPUS.blocks
 
 
 def _corpus_with_host(wrap: Callable[[ToolHost, str], ToolHost]) -> Corpus:
@@ -137,6 +139,63 @@ def test_one_byte_changed_fails_make_parity(
     assert "MISMATCH search-excerpt-161-runes [archive replay]" in out
     assert "first difference at byte" in out
     assert out.splitlines()[-1] == f"{len(golden.calls) - 1} passed, 1 failed"
+
+
+def test_replay_writes_json_and_junit_reports(
+    golden: Journal, tmp_path: Path, run_cli: RunCli
+) -> None:
+    call = golden.call("search-excerpt-161-runes")
+    path = copy_with_output(golden, call.case, _one_byte_changed(call.output), tmp_path / "j.json")
+    report_json, report_xml = tmp_path / "r.json", tmp_path / "r.xml"
+    status, out, _ = run_cli(
+        "replay", "--journal", str(path), "--json", str(report_json), "--junitxml", str(report_xml)
+    )
+    assert status == 1
+    doc = json.loads(report_json.read_text(encoding="utf-8"))
+    assert (doc["passed"], doc["failed"]) == (len(golden.calls) - 1, 1)
+    records = {r["name"]: r for r in doc["cases"]}
+    assert list(records) == [f"recall/{c.case}" for c in golden.calls]
+    failed = records[f"recall/{call.case}"]
+    assert failed["pass"] is False
+    where = failed["first_difference"]
+    offset = next(
+        i
+        for i, (a, b) in enumerate(
+            zip(call.output.encode(), _one_byte_changed(call.output).encode(), strict=False)
+        )
+        if a != b
+    )
+    assert (where["mode"], where["offset"]) == ("archive", offset)
+    assert failed["reads"] == {"go": list(call.reads or ()), "python": list(call.reads or ())}
+    passed = records["recall/recall-id-plain"]
+    assert passed["pass"] is True
+    assert passed["first_difference"] is None
+    assert passed["reads"]["python"] == ["block?seq=1000"]
+    root = ET.parse(report_xml).getroot()
+    suite = root.find("testsuite")
+    assert suite is not None
+    assert (suite.get("tests"), suite.get("failures")) == (str(len(golden.calls)), "1")
+    failures = [(t.get("name"), t.find("failure")) for t in suite.iter("testcase")]
+    assert [name for name, f in failures if f is not None] == [call.case]
+    failure = dict(failures)[call.case]
+    assert failure is not None
+    assert f"first difference at byte {offset}" in (failure.get("message") or "")
+    assert f"MISMATCH {call.case} [archive replay]" in (failure.text or "")
+    assert out.splitlines()[-1] == f"{len(golden.calls) - 1} passed, 1 failed"
+
+
+def test_replay_says_when_a_recording_awaits_review(
+    golden: Journal, tmp_path: Path, run_cli: RunCli
+) -> None:
+    path = tmp_path / "recall.json"
+    path.write_bytes(GOLDEN.read_bytes())
+    (tmp_path / "recall.json.new").write_bytes(GOLDEN.read_bytes())
+    status, out, _ = run_cli("replay", "--journal", str(path))
+    assert status == 0
+    assert f"{path}.new: a recording awaits review (`parity review`)" in out
+    assert out.splitlines()[-1] == f"{len(golden.calls)} passed, 0 failed"
+    (tmp_path / "recall.json.new").unlink()
+    assert "awaits review" not in run_cli("replay", "--journal", str(path))[1]
 
 
 @pytest.mark.parametrize(
@@ -336,8 +395,60 @@ def test_stale_args_are_an_error(golden: Journal) -> None:
         dataclasses.replace(c, args='{"id": "r1001"}') if c.case == "recall-id-plain" else c
         for c in golden.calls
     )
-    with pytest.raises(CorpusError, match="'recall-id-plain': tool or args differ"):
+    with pytest.raises(CorpusError, match="'recall-id-plain': args differ"):
         check_consistency(dataclasses.replace(golden, calls=calls), CORPUS)
+
+
+def _edited_block(block: str, **change: Any) -> Corpus:
+    blocks = tuple(dataclasses.replace(b, **change) if b.name == block else b for b in BLOCKS)
+    return dataclasses.replace(CORPUS, blocks=blocks)
+
+
+@pytest.mark.parametrize(
+    ("name", "change", "message"),
+    [
+        ("accents", {"content": "edited"}, "block 'accents': text differs"),
+        ("accents", {"label": "edited"}, "block 'accents': label differs"),
+        ("accents", {"locked": True}, "block 'accents': locked in the corpus, served in"),
+        ("locked", {"locked": False}, "block 'locked': unlocked in the corpus, locked in"),
+    ],
+)
+def test_an_edited_corpus_block_makes_the_journal_stale(
+    golden: Journal, name: str, change: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(CorpusError, match="is stale") as info:
+        check_consistency(golden, _edited_block(name, **change))
+    assert message in str(info.value)
+    assert "re-record" in str(info.value)
+
+
+def test_a_renamed_corpus_block_makes_the_journal_stale(golden: Journal) -> None:
+    with pytest.raises(CorpusError) as info:
+        check_consistency(golden, _edited_block("deploy-01", name="deploy-99"))
+    assert "block 'deploy-01' is no longer in the corpus" in str(info.value)
+    assert "corpus block 'deploy-99' is not recorded" in str(info.value)
+
+
+def test_a_stale_journal_lists_a_bounded_number_of_differences(golden: Journal) -> None:
+    blocks = tuple(dataclasses.replace(b, content=b.content + "!") for b in CORPUS.blocks)
+    with pytest.raises(CorpusError) as info:
+        check_consistency(golden, dataclasses.replace(CORPUS, blocks=blocks))
+    lines = str(info.value).splitlines()
+    assert len(lines) == 1 + 12 + 1
+    assert lines[-1] == f"  ... and {len(golden.blocks) - 12} more"
+
+
+def test_replay_of_an_edited_corpus_is_exit_2(
+    run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from parity.corpora import recall
+
+    monkeypatch.setattr(recall, "CORPUS", _edited_block("html-tags", content="edited"))
+    status, out, err = run_cli("replay")
+    assert status == 2
+    assert "is stale" in err
+    assert "block 'html-tags': text differs" in err
+    assert "passed" not in out
 
 
 def test_cli_reports_corpus_disagreement_with_exit_2(

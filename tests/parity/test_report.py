@@ -72,3 +72,13 @@ def test_mismatch_report() -> None:
     assert "  python (13 bytes):" in lines
     assert "    -[r1] a⟨U+200B⟩" in lines
     assert "    +[r1] a" in lines
+
+
+def test_an_args_value_with_a_newline_keeps_the_report_indented() -> None:
+    text = mismatch_report(
+        case="c", tool="recall_search", args='{"query":\n"a\\nb"}', expected="x", actual="y"
+    )
+    lines = text.splitlines()
+    assert lines[0] == "MISMATCH c"
+    assert all(line.startswith("  ") for line in lines[1:]), text
+    assert '  args: {"query":⏎"a\\nb"}' in lines

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -18,12 +19,13 @@ import pytest
 from parity import journal
 from parity.compare import compare
 from parity.corpus import get_corpus
+from parity.diff import LINES_SHOWN
+from parity.fixtures.go import FreshGo
 from parity.journal import JournalBlock
-from parity.plugin import FreshGo
 from parity.replay import check_consistency
-from parity.review import whole_only
+from parity.review import items, whole_only
 
-from .conftest import GOLDEN, RunCli
+from .conftest import GOLDEN, RunCli, with_output, with_reads
 
 CORPUS = get_corpus("recall")
 JERRY = [
@@ -52,7 +54,7 @@ def recorded(fresh_go: FreshGo, tmp_path: Path, run_cli: RunCli, maintainer: Non
     assert run_cli("record", "--go-url", go.base_url, "--journal", str(path))[0] == 0
     changed = fresh_go(first_seq=1000, rewrite_output={"Jerry": "Jerri"})
     status, out, _ = run_cli("record", "--go-url", changed.base_url, "--journal", str(path))
-    assert status == 1
+    assert status == 4
     assert [line.split()[1] for line in out.splitlines() if "changed: " in line] == JERRY
     assert _jerri(journal.pending_path(path)) == JERRY
     return path
@@ -71,7 +73,7 @@ def test_case_by_case_accept_reject_skip_quit(
 ) -> None:
     before = _outputs(recorded)
     status, out, _ = _review(run_cli, monkeypatch, recorded, "a\nr\ns\nq\n")
-    assert status == 1
+    assert status == 4
     assert "[1/4] recall-html-tags-block: output changed" in out
     assert "OUTPUT CHANGED recall-html-tags-block" in out
     assert '    -<div class="note">Tom &amp; Jerry</div>⏎' in out  # the diff, old then new
@@ -129,8 +131,8 @@ def test_end_of_input_quits_keeping_what_was_decided(
     recorded: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     status, out, _ = _review(run_cli, monkeypatch, recorded, "x\na\n")
-    assert status == 1
-    assert "answer one of: a, r, s, A, R, S, q" in out
+    assert status == 4
+    assert "answer one of: a, r, s, d, A, R, S, q" in out
     assert _jerri(recorded) == ["recall-html-tags-block"]
     assert f"{recorded}: 1 accepted, 0 rejected, 3 left for later" in out
 
@@ -164,21 +166,28 @@ def test_other_seqs_are_accepted_as_a_whole_only(
     path = tmp_path / "recall.json"
     path.write_bytes(GOLDEN.read_bytes())
     go = fresh_go(first_seq=1, debug=False, rewrite_output={"Jerry": "Jerri"})
-    assert run_cli("record", "--go-url", go.base_url, "--journal", str(path))[0] == 1
+    assert run_cli("record", "--go-url", go.base_url, "--journal", str(path))[0] == 4
     new = journal.pending_path(path).read_bytes()
     status, out, _ = _review(run_cli, monkeypatch, path, "s\n")
-    assert status == 1
+    assert status == 4
     lines = out.splitlines()
     assert "this recording can only be accepted or rejected as a whole:" in lines
     assert "  other seqs (first seq 1000 -> 1)" in lines
-    assert "[1/4] recall-html-tags-block: output changed" in out
+    assert "OUTPUT CHANGED" not in out  # the summary only: the details on demand
+    assert len(lines) < 20
+    status, out, _ = _review(run_cli, monkeypatch, path, "d\ns\n")
+    assert status == 4
+    lines = out.splitlines()
+    assert "[1] recall-html-tags-block: output changed" in out
     # The new output is shown with the journal's seqs: the diff is the change alone.
     assert f"  {path}.new (seqs as in the old) (" in out
     assert "     [r1002] <b>Bold</b> & co⏎" in lines  # an unchanged line of the diff
     assert "    +[r3] <b>Bold</b> & co⏎" not in lines
     # The port ran on the new recording (seq 3), its output compared in the journal's seqs.
     assert out.count("python (the port, on the new recording): the same as the old Go output") == 4
-    assert "accept the whole recording (a), reject it (r), or skip (s, q)?" in out
+    assert (
+        out.count("accept the whole recording (a), reject it (r), skip (s, q), details (d)?") == 2
+    )
     assert path.read_bytes() == GOLDEN.read_bytes()
     status, out, _ = _review(run_cli, monkeypatch, path, "a\n")
     assert status == 0
@@ -187,19 +196,184 @@ def test_other_seqs_are_accepted_as_a_whole_only(
     assert not journal.pending_path(path).exists()
 
 
+@pytest.mark.go
+def test_a_live_recording_is_reviewed_case_by_case_its_recorded_by_alone(
+    fresh_go: FreshGo,
+    tmp_path: Path,
+    run_cli: RunCli,
+    monkeypatch: pytest.MonkeyPatch,
+    maintainer: None,
+) -> None:
+    path = tmp_path / "recall.json"
+    path.write_bytes(GOLDEN.read_bytes())  # recorded from a reference
+    go = fresh_go(first_seq=1000, rewrite_output={"Jerry": "Jerri"})
+    assert run_cli("record", "--go-url", go.base_url, "--journal", str(path))[0] == 4
+    status, out, _ = _review(run_cli, monkeypatch, path, "a\nr\nr\nr\nr\n")
+    assert status == 0
+    assert "whole" not in out
+    assert "5 to decide one by one (d shows one in full)" in out
+    assert "[5/5] recorded_by: instance reference -> live" in out
+    assert f"{path}: 1 accepted, 4 rejected, 0 left for later" in out
+    after = journal.load(path)
+    assert _jerri(path) == ["recall-html-tags-block"]
+    assert after.recorded_by == journal.load(GOLDEN).recorded_by  # rejected on its own
+    check_consistency(after, CORPUS)
+
+
+def _pending(tmp_path: Path, old: journal.Journal, new: journal.Journal) -> Path:
+    path = tmp_path / "recall.json"
+    journal.write(old, path)
+    journal.write(new, journal.pending_path(path))
+    return path
+
+
+def test_added_and_removed_cases_are_decided_each_on_its_own(
+    golden: journal.Journal,
+    tmp_path: Path,
+    run_cli: RunCli,
+    monkeypatch: pytest.MonkeyPatch,
+    maintainer: None,
+) -> None:
+    one, two = golden.cases[3], golden.cases[7]
+    # The journal lacks `one` (an adopted case, say) and still has `two`, which the
+    # corpus no longer records.
+    old = dataclasses.replace(golden, calls=tuple(c for c in golden.calls if c.case != one))
+    new = dataclasses.replace(golden, calls=tuple(c for c in golden.calls if c.case != two))
+    path = _pending(tmp_path, old, new)
+    status, out, _ = _review(run_cli, monkeypatch, path, "a\ns\n")
+    assert status == 4
+    assert f"[1/2] {one}: added (not in the journal)" in out
+    assert f"  output in {path}.new (" in out
+    assert f"[2/2] {two}: removed (not recorded now)" in out
+    assert f"{path}: 1 accepted, 0 rejected, 1 left for later in {path}.new" in out
+    assert journal.load(path).cases == golden.cases  # `one` in its place, `two` kept
+    status, out, _ = _review(run_cli, monkeypatch, path, "a\n")
+    assert status == 0
+    assert f"[1/1] {two}: removed (not recorded now)" in out
+    assert journal.load(path) == new
+    assert not journal.pending_path(path).exists()
+
+
+def test_details_on_demand(
+    golden: journal.Journal,
+    tmp_path: Path,
+    run_cli: RunCli,
+    monkeypatch: pytest.MonkeyPatch,
+    maintainer: None,
+) -> None:
+    case = "search-limit-one"
+    long = "\n".join(f"line {i}" for i in range(60))
+    path = _pending(tmp_path, golden, with_output(golden, case, long))
+    status, out, _ = _review(run_cli, monkeypatch, path, "d\ns\n")
+    assert status == 4
+    shown, full = out.split("details (d); the same for all remaining", 1)
+    assert f"    … {60 - LINES_SHOWN} more lines" in shown
+    assert "line 59" not in shown
+    assert "    +line 59" in full
+    assert "more lines" not in full.split("accept (a)")[0]
+
+
+class _CtrlC(io.StringIO):
+    """Answers, then Ctrl-C at the next question."""
+
+    def readline(self, size: int | None = -1) -> str:
+        line = super().readline()
+        if not line:
+            raise KeyboardInterrupt
+        return line
+
+
+def test_ctrl_c_keeps_what_was_decided_and_says_so(
+    golden: journal.Journal,
+    tmp_path: Path,
+    run_cli: RunCli,
+    monkeypatch: pytest.MonkeyPatch,
+    maintainer: None,
+) -> None:
+    cases = golden.cases[:3]
+    new = golden
+    for case in cases:
+        new = with_output(new, case, "changed")
+    path = _pending(tmp_path, golden, new)
+    monkeypatch.setattr(sys, "stdin", _CtrlC("a\n"))
+    status, out, _ = run_cli("review", "--journal", str(path))
+    assert status == 130
+    assert f"{path}: 1 accepted, 0 rejected, 2 left for later in {path}.new" in out
+    assert out.rstrip().endswith("interrupted (Ctrl-C): what was decided is kept, as with q")
+    assert journal.load(path).call(cases[0]).output == "changed"
+    assert (
+        compare(journal.load(path), journal.load(journal.pending_path(path))).changed == cases[1:]
+    )
+    # In a whole-only review, nothing was decided: both files stay.
+    blocks = (dataclasses.replace(golden.blocks[0], content="changed"), *golden.blocks[1:])
+    path = _pending(tmp_path, golden, dataclasses.replace(golden, blocks=blocks))
+    before = journal.pending_path(path).read_bytes()
+    monkeypatch.setattr(sys, "stdin", _CtrlC(""))
+    status, out, _ = run_cli("review", "--journal", str(path))
+    assert status == 130
+    assert out.rstrip().endswith("interrupted (Ctrl-C): what was decided is kept, as with q")
+    assert journal.pending_path(path).read_bytes() == before
+
+
+def test_ctrl_c_in_a_process_of_its_own(golden: journal.Journal, tmp_path: Path) -> None:
+    """SIGINT while the review waits for an answer, as a maintainer's Ctrl-C."""
+    new = golden
+    for case in golden.cases[:2]:
+        new = with_output(new, case, "changed")
+    path = _pending(tmp_path, golden, new)
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    review = subprocess.Popen(
+        [sys.executable, "-m", "parity.cli", "review", "--journal", str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert review.stdin is not None
+    assert review.stdout is not None
+    review.stdin.write(b"a\n")
+    review.stdin.flush()
+    seen = b""
+    while b"[2/2] " + golden.cases[1].encode() + b": accept (a)" not in seen:
+        chunk = review.stdout.read1(4096)
+        assert chunk, seen.decode()
+        seen += chunk
+    review.send_signal(signal.SIGINT)  # the review is reading the second answer
+    rest, err = review.communicate(timeout=60)
+    out = (seen + rest).decode()
+    assert (review.returncode, err) == (130, b""), out
+    assert f"{path}: 1 accepted, 0 rejected, 1 left for later in {path}.new" in out
+    assert "interrupted (Ctrl-C): what was decided is kept, as with q" in out
+    assert journal.load(path).call(golden.cases[0]).output == "changed"
+
+
 def test_whole_only_says_why(golden: journal.Journal) -> None:
     first = golden.blocks[0]
     blocks = (JournalBlock(first.seq, first.label, first.content + "!"), *golden.blocks[1:])
     changed = dataclasses.replace(golden, blocks=blocks)
     assert whole_only(compare(golden, changed)) == ["block accents changed"]
-    fewer = dataclasses.replace(golden, calls=golden.calls[1:])
-    assert whole_only(compare(golden, fewer)) == [f"case {golden.calls[0].case} removed"]
-    rb = dataclasses.replace(golden.recorded_by, go_version="go9.9")
-    newer = dataclasses.replace(golden, recorded_by=rb)
-    assert whole_only(compare(golden, newer)) == [
-        f"recorded_by.go_version ({golden.recorded_by.go_version} -> go9.9)"
+    extra = JournalBlock(golden.blocks[-1].seq + 2, "adopted", "a block of its own")
+    more = dataclasses.replace(
+        golden, seqs={**golden.seqs, "adopted": extra.seq}, blocks=(*golden.blocks, extra)
+    )
+    assert whole_only(compare(golden, more)) == [
+        "seqs (the block names differ)",
+        "block adopted added",
     ]
-    assert whole_only(compare(golden, dataclasses.replace(golden, calls=golden.calls))) == [
+    fewer = dataclasses.replace(golden, calls=golden.calls[1:])
+    assert whole_only(compare(golden, fewer)) == []
+    assert items(compare(golden, fewer)) == [(golden.cases[0], "removed (not recorded now)")]
+    rb = dataclasses.replace(golden.recorded_by, go_version="go9.9", instance="live")
+    newer = dataclasses.replace(golden, recorded_by=rb)
+    assert whole_only(compare(golden, newer)) == []
+    assert items(compare(golden, newer)) == [
+        (
+            "recorded_by",
+            f"go_version {golden.recorded_by.go_version} -> go9.9, instance reference -> live",
+        )
+    ]
+    no_reads = with_reads(golden, golden.cases[0], None)
+    assert whole_only(compare(golden, no_reads)) == [
         "no case changed: the recordings differ only in what one of them recorded"
     ]
 
@@ -227,13 +401,11 @@ def test_under_ci_review_writes_nothing(
     assert path.read_bytes() == pending.read_bytes() == GOLDEN.read_bytes()
 
 
-def test_help_says_what_is_accepted_case_by_case(capsys: pytest.CaptureFixture[str]) -> None:
-    from parity.cli import main
-
-    with pytest.raises(SystemExit) as exit_info:
-        main(["review", "--help"])
-    assert exit_info.value.code == 0
-    text = " ".join(capsys.readouterr().out.split())
-    assert "What can be accepted case by case: changed outputs and reads" in text
-    assert "a changed block, other seqs, another Go version" in text
-    assert "1 cases left for later (skipped, quit), 2 an error" in text
+def test_help_says_what_is_decided_item_by_item(run_cli: RunCli) -> None:
+    status, out, _ = run_cli("review", "--help")
+    assert status == 0
+    text = " ".join(out.split())
+    assert "a summary first, then each item on its own" in text
+    assert "only where its items hang together: the corpus, a block or the seqs differ" in text
+    assert "4 items left for later (skipped, quit), 2 an error" in text
+    assert "130 Ctrl-C (what was decided is written)" in text

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from parity import strength
+from parity import cli, strength
 from parity.errors import GoReferenceError
-from parity.plugin import go_unavailable
+from parity.fixtures.go import go_unavailable
 from parity.strength import (
     Explanations,
     Mutant,
@@ -504,7 +504,7 @@ def test_the_gate_fails_on_an_unexplained_survivor(
 ) -> None:
     survivor = _id_of(every_mutant, "_TERMS", "[à-ÿ] at 7", "[à-Ā]")
     argv = ["--no-go", "--no-python", "--mutant", survivor, "--fail-under-mutation", "0"]
-    assert strength.cli_main(argv) == 0
+    assert cli.main(["strength", *argv]) == 0
     assert "1 explained, 0 unexplained" in capsys.readouterr().out
     full = load_explanations()
     less = Explanations(
@@ -516,14 +516,14 @@ def test_the_gate_fails_on_an_unexplained_survivor(
         full.go_unreachable,
     )
     monkeypatch.setattr("parity.strength._cli.load_explanations", lambda: less)
-    assert strength.cli_main(argv) == 1
+    assert cli.main(["strength", *argv]) == 5
     out = capsys.readouterr().out
     assert "0 explained, 1 unexplained" in out
     assert "[[equivalent.mutant]]" in out  # a ready entry to paste
     assert "site = \"re.compile('[a-z0-9à-ÿ]{2,}')\"" in out
     assert "under the gate: 1 unexplained surviving mutant(s)" in out
     # without a gate it is a report
-    assert strength.cli_main(argv[:4]) == 0
+    assert cli.main(["strength", *argv[:4]]) == 0
 
 
 def test_the_gate_fails_on_an_explanation_the_replay_disproves(
@@ -540,7 +540,7 @@ def test_the_gate_fails_on_an_explanation_the_replay_disproves(
     wrong.not_modules, wrong.not_tool_logic = full.not_modules, full.not_tool_logic
     monkeypatch.setattr("parity.strength._cli.load_explanations", lambda: wrong)
     argv = ["--no-go", "--no-python", "--mutant", str(killed.id), "--fail-under-mutation", "0"]
-    assert strength.cli_main(argv) == 1
+    assert cli.main(["strength", *argv]) == 5
     out = capsys.readouterr().out
     assert "equivalent wrong #1: killed:" in out
     assert "it is not equivalent, delete the entry" in out
@@ -550,7 +550,7 @@ def test_the_gate_fails_on_an_explanation_the_replay_disproves(
 @pytest.mark.strength_smoke
 def test_strength_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     """What `make strength-smoke` runs: a seeded sample of mutants, a gate."""
-    status = strength.cli_main(["--smoke"])
+    status = cli.main(["strength", "--smoke"])
     captured = capsys.readouterr()
     out = captured.out
     assert f"(a sample of {strength.SMOKE_SAMPLE} of " in out, captured.err
@@ -617,7 +617,7 @@ def test_go_coverage_while_recording() -> None:
 
 
 def test_cli_lists_mutants(capsys: pytest.CaptureFixture[str]) -> None:
-    assert strength.cli_main(["--list-mutants", "-v", "--module", "recall._tools"]) == 0
+    assert cli.main(["strength", "--list-mutants", "-v", "--module", "recall._tools"]) == 0
     out = capsys.readouterr().out
     assert "recall/_tools.py:" in out
     assert "160 -> 161" in out
@@ -625,14 +625,14 @@ def test_cli_lists_mutants(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_cli_with_nothing_to_measure_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
-    assert strength.cli_main(["--no-go", "--no-python", "--no-mutants"]) == 0
+    assert cli.main(["strength", "--no-go", "--no-python", "--no-mutants"]) == 0
     out = capsys.readouterr().out
     assert "strength of the goldens" in out
     assert "STALE" not in out
 
 
 def test_cli_unknown_mutant_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
-    assert strength.cli_main(["--no-go", "--no-python", "--mutant", "999999"]) == 2
+    assert cli.main(["strength", "--no-go", "--no-python", "--mutant", "999999"]) == 2
     assert "no mutant 999999" in capsys.readouterr().err
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from parity.errors import GoReferenceError
-from parity.plugin import go_unavailable
+from parity.fixtures.go import go_unavailable
 from parity.reference import go_env, go_executable
 
 from .hosts import HOST_KINDS, Host

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from parity.plugin import start_reference
+from parity.fixtures.go import start_reference
 from parity.reference import GoReference, RunningReference
 from recall import RecallError, UnknownToolError
 from recall._protocol import EXEC_PATH

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from parity.plugin import FreshGo
+from parity.fixtures.go import FreshGo
 from parity.reference import RunningReference
 from recall import AsyncGoTurnHost, GoTurnHost, UnknownToolError
 from recall._protocol import BLOCKS_PATH, EXEC_PATH

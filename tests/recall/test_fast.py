@@ -21,7 +21,7 @@ import recall._fast
 from parity import journal
 from parity.corpus import golden_dir
 from parity.fakego import blocks_body
-from parity.plugin import FreshGo
+from parity.fixtures.go import FreshGo
 from parity.project import in_ci
 from recall import Block
 from recall._blocks import (

@@ -24,7 +24,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from parity.plugin import FreshGo, start_reference
+from parity.fixtures.go import FreshGo, start_reference
 from parity.reference import GoReference, RunningReference
 from recall import (
     FallbackFailedError,
@@ -536,8 +536,9 @@ def test_both_failing(httpserver: HTTPServer, make_host: MakeHost) -> None:
     assert isinstance(error.read_error, GoUnavailableError)
     assert isinstance(error.exec_error, GoUnavailableError)
     message = str(error)
-    assert f"GET {BLOCK_PATH}?seq=7: status 500" in message
-    assert f"POST {EXEC_PATH}: status 502" in message
+    go = httpserver.url_for("/").rstrip("/")
+    assert f"GET {go}{BLOCK_PATH}?seq=7: status 500" in message
+    assert f"POST {go}{EXEC_PATH}: status 502" in message
     assert TOKEN not in message
     assert TOKEN not in repr(error)
     assert TOKEN not in repr(host)
@@ -550,8 +551,8 @@ def test_both_refused(closed_port_url: str, make_host: MakeHost) -> None:
         pytest.raises(FallbackFailedError, match="ConnectError") as caught,
     ):
         host.exec_tool("recall_search", SEARCH_ARGS)
-    assert f"GET {BLOCKS_PATH}" in str(caught.value)
-    assert f"POST {EXEC_PATH}" in str(caught.value)
+    assert f"GET {closed_port_url}{BLOCKS_PATH}" in str(caught.value)
+    assert f"POST {closed_port_url}{EXEC_PATH}" in str(caught.value)
 
 
 def test_fallback_answered_unknown_tool(httpserver: HTTPServer, make_host: MakeHost) -> None:

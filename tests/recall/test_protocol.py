@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 import httpx
 import pytest
 
-from parity.plugin import FreshGo
+from parity.fixtures.go import FreshGo
 from recall import Block, GoUnavailableError, UnknownToolError
 from recall import _protocol as protocol
 from recall._blocks import BlockSet, read_set
@@ -467,13 +467,14 @@ def test_base_url(url: str, shown: str, https: bool) -> None:
     ],
 )
 def test_bad_base_url(url: object) -> None:
-    with pytest.raises(ValueError, match="base URL"):
+    with pytest.raises(ValueError if isinstance(url, str) else TypeError, match="base URL"):
         protocol.check_base_url(url)
 
 
 @pytest.mark.parametrize("token", ["", "two words", "line\nbreak", "caf\u00e9", b"tok", 5])
 def test_bad_token_is_refused_without_echo(token: object) -> None:
-    with pytest.raises(ValueError, match="token") as caught:
+    wrong = ValueError if isinstance(token, str) else TypeError
+    with pytest.raises(wrong, match="token") as caught:
         protocol.check_token(token)
     assert not isinstance(token, str) or not token or token not in str(caught.value)
 
@@ -485,7 +486,8 @@ def test_good_token() -> None:
 
 @pytest.mark.parametrize("value", [0, -1, math.nan, math.inf, -math.inf, True, "5", None])
 def test_bad_timeout(value: object) -> None:
-    with pytest.raises(ValueError, match="timeout"):
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    with pytest.raises(ValueError if number else TypeError, match="timeout"):
         protocol.check_timeout(value)
 
 
@@ -496,7 +498,8 @@ def test_good_timeout() -> None:
 
 @pytest.mark.parametrize("value", [-1, 1.5, True, "10", None])
 def test_bad_byte_bound(value: object) -> None:
-    with pytest.raises(ValueError, match="max_body_bytes"):
+    wrong = ValueError if isinstance(value, int) and not isinstance(value, bool) else TypeError
+    with pytest.raises(wrong, match="max_body_bytes"):
         protocol.check_bytes("max_body_bytes", value)
 
 

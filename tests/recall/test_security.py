@@ -28,8 +28,8 @@ import pytest
 from parity import journal
 from parity.cli import main as parity_main
 from parity.fakego import FakeGo
+from parity.fixtures.go import FreshGo, start_reference
 from parity.goclient import TOKEN_ENV
-from parity.plugin import FreshGo, start_reference
 from parity.reference import GoReference, RunningReference
 from recall import FallbackFailedError, GoUnavailableError, RecallError
 from recall._protocol import BLOCK_PATH

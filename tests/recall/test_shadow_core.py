@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given
@@ -16,9 +17,11 @@ from recall import Block, Divergence
 from recall._shadow import (
     BURST_SECONDS,
     MAX_KEPT_BLOCKS,
+    Primary,
     PythonRun,
     Seen,
     Shadow,
+    ShadowState,
     first_difference,
 )
 from recall._tools import start_tool
@@ -37,17 +40,18 @@ def test_first_difference_is_the_harness_s(prefix: str, a: str, b: str) -> None:
         assert mine == (theirs.offset, theirs.line, theirs.column)
 
 
-def shadow(**options: object) -> Shadow:
-    made = Shadow.from_options(
-        shadow=options.get("shadow", 1.0),
-        primary=options.get("primary", "python"),
-        on_divergence=None,
-        shadow_random=options.get("shadow_random"),
-        shadow_queue=4,
-        token="tok-core-SECRET",
-        clock=options.get("clock", lambda: 0.0),  # type: ignore[arg-type]
+def shadow(
+    rate: float = 1.0,
+    primary: Primary = "python",
+    source: Callable[[], float] | None = None,
+    clock: Callable[[], float] = lambda: 0.0,
+) -> ShadowState:
+    made = ShadowState.of(
+        Shadow(rate=rate, primary=primary, queue=4), token="tok-core-SECRET", clock=clock
     )
     assert made is not None
+    if source is not None:
+        made._random = source
     return made
 
 
@@ -105,14 +109,18 @@ def test_a_divergence_is_one_line_of_json_read_back() -> None:
         search_run("apple", [Block(7, "l\u2029", "apple \U0001f600\n")], "1 of 1\u2028"),
         '1 of 2 \u00e9"',
     )
-    line = d.to_json()
+    line = d.to_json(include_private_data=True)
     assert line.isascii()
     assert line.splitlines() == [line]
     assert Divergence.from_json(line) == d
     assert Divergence.from_json(line + "\n") == d
 
 
-GOOD = shadow().divergence("recall", "{}", search_run("apple", BLOCKS, "a"), "b").to_json()
+GOOD = (
+    shadow()
+    .divergence("recall", "{}", search_run("apple", BLOCKS, "a"), "b")
+    .to_json(include_private_data=True)
+)
 
 
 def edited(**changes: object) -> str:
@@ -130,7 +138,7 @@ def edited(**changes: object) -> str:
     [
         (GOOD[: len(GOOD) // 2], "not JSON (truncated?): "),
         ("", "not JSON (truncated?): "),
-        ("[1]", "not a divergence: a JSON object with 'divergence' is expected"),
+        ("[1]", "a JSON object with 'divergence' is expected"),
         (edited(divergence=2), "divergence format 2 is not 1"),
         (edited(name=KeyError), "'name' is missing"),
         (edited(args=7), "'args' must be a str, not int"),
@@ -160,23 +168,14 @@ def test_sampling_draws_only_for_a_fraction() -> None:
         draws.append(0.5)
         return 0.5
 
-    assert shadow(shadow=1.0, shadow_random=source).sample()
-    assert not shadow(shadow=0.0, primary="go", shadow_random=source).sample()
+    assert shadow(1.0, source=source).sample()
+    assert not shadow(0.0, primary="go", source=source).sample()
     assert draws == []
-    assert shadow(shadow=0.6, shadow_random=source).sample()
-    assert not shadow(shadow=0.4, shadow_random=source).sample()
+    assert shadow(0.6, source=source).sample()
+    assert not shadow(0.4, source=source).sample()
     assert draws == [0.5, 0.5]
-    assert (
-        Shadow.from_options(
-            shadow=0,
-            primary="python",
-            on_divergence=None,
-            shadow_random=None,
-            shadow_queue=1,
-            token=None,
-        )
-        is None
-    )  # nothing to do: no shadow at all
+    assert ShadowState.of(Shadow(rate=0), token=None) is None  # nothing to do: no shadow at all
+    assert ShadowState.of(None, token=None) is None
 
 
 def test_a_failing_go_is_logged_once_per_burst(caplog: pytest.LogCaptureFixture) -> None:
@@ -202,3 +201,39 @@ def test_a_failing_go_is_logged_once_per_burst(caplog: pytest.LogCaptureFixture)
         " answers or for 60s",
         "Go's tool endpoint still failing: 3 failures since it last answered (down, ***)",
     ]
+
+
+def test_a_divergence_leaves_the_process_redacted_by_default() -> None:
+    secret = "confidential-customer-plan"
+    run = search_run(secret, [Block(7, "plan", f"{secret}\tdraft")], f"[r7] plan\n  {secret} draft")
+    d = shadow().divergence(
+        "recall_search", json.dumps({"query": secret}), run, f"[r7] plan\n  {secret}\tdraft"
+    )
+    redacted = json.loads(d.to_json())
+    where = 12 + len(secret)  # the tab, in Go's output
+    assert redacted == {
+        "divergence": 1,
+        "redacted": True,
+        "name": "recall_search",
+        "primary": "python",
+        "args": {"bytes": len(d.args), "sha256": redacted["args"]["sha256"]},
+        "go_output": {"bytes": len(d.go_output), "sha256": redacted["go_output"]["sha256"]},
+        "python_output": {"bytes": where + 6, "sha256": redacted["python_output"]["sha256"]},
+        "python_error": None,
+        "first_difference": {
+            "offset": where,
+            "line": 2,
+            "column": where - 9,
+            "go": "plan\tdra",
+            "python": "plan dra",
+        },
+        "seqs_read": [7],
+        "blocks": [{"seq": 7, "bytes": 37, "sha256": redacted["blocks"][0]["sha256"]}],
+        "complete": True,
+    }
+    assert redacted["go_output"]["sha256"] != redacted["python_output"]["sha256"]
+    for text in (d.to_json(), repr(d), d.summary()):
+        assert "customer" not in text
+    assert "customer" in d.to_json(include_private_data=True)
+    with pytest.raises(ValueError, match=r"^a redacted divergence holds no text to replay"):
+        Divergence.from_json(d.to_json())

@@ -17,7 +17,7 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from parity.plugin import FreshGo
+from parity.fixtures.go import FreshGo
 from parity.reference import RunningReference, TLSFiles
 from recall import FallbackFailedError, GoUnavailableError
 

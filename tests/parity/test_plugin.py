@@ -1,0 +1,22 @@
+"""parity.plugin: the `go` marker registered once, the journals kept in `config.stash`."""
+
+from __future__ import annotations
+
+import pytest
+
+from parity.fixtures import golden
+from parity.journal import Journal
+
+
+def test_the_go_marker_is_registered_once(pytestconfig: pytest.Config) -> None:
+    markers = [line for line in pytestconfig.getini("markers") if line.split(":")[0] == "go"]
+    assert len(markers) == 1, markers
+
+
+def test_the_journals_are_kept_in_the_stash(
+    pytestconfig: pytest.Config, parity_journals: dict[str, Journal]
+) -> None:
+    assert not hasattr(pytestconfig, "_parity_journals")
+    kept = pytestconfig.stash[golden._JOURNALS]
+    assert kept.error is None
+    assert {name: j for name, (_, j) in kept.loaded.items()} == parity_journals
