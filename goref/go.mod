@@ -1,3 +1,3 @@
 module recallref
 
-go 1.27
+go 1.21

@@ -1,12 +1,12 @@
 """``parity fuzz``: both fuzzers, for a time or a number of examples, on one or more cores.
 
 One process runs the stateless fuzzer (``parity.fuzz``) then the stateful one
-(``parity.stateful``), each for half the time (or ``--examples`` each). With
-``--workers N`` (by default one per usable CPU, as ``go test -fuzz`` runs), pytest-xdist
-runs N worker processes, each the same campaign with its own seed and its own Go
-references (:func:`test_campaign_worker` below, collected from this module); their
-figures are added up here (:func:`gather`: a call two workers compared over the same
-readable set counts once). An example database
+(``parity.stateful``), each for half the time left (or ``--examples`` each). With
+``--workers N`` (by default one per usable CPU, as ``go test -fuzz`` runs), a process
+pool (``concurrent.futures``) runs N workers, each the same campaign with its own seed
+and its own Go references; their figures are added up here (:func:`gather`: a call two
+workers compared over the same readable set counts once). ``--seconds`` is the
+whole command's time, the workers' start included. An example database
 (``--db DIR``, a directory any number of processes and machines may share, or
 ``--db redis://HOST:PORT/N`` with ``hypothesis[redis]``) keeps each divergence
 found: every worker, on any machine, replays it first when it starts.
@@ -15,18 +15,16 @@ found: every worker, on any machine, replays it first when it starts.
 from __future__ import annotations
 
 import argparse
-import json
+import multiprocessing
 import os
 import secrets
-import subprocess
 import sys
-import tempfile
 import time
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, replace
 from typing import Any
 
-import pytest
 from hypothesis import settings
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
@@ -41,15 +39,13 @@ __all__ = [
     "add_parser",
     "example_database",
     "gather",
+    "process_age",
     "run",
-    "test_campaign_worker",
     "usable_cpus",
     "worker_report",
 ]
 
 MODES = ("both", "stateless", "stateful")
-_WORKER_ENV = "PARITY_FUZZ_CAMPAIGN"
-"""The campaign a worker runs, as JSON: set by the parent for pytest-xdist's workers."""
 
 
 def example_database(where: str) -> ExampleDatabase:
@@ -73,7 +69,8 @@ class _Plan:
     mode: str
     profile: str
     examples: int | None
-    seconds: float | None
+    deadline: float | None
+    """When the command must be done (``time.monotonic()``, the same in every process)."""
     seed: int | None
     db: str | None
     steps: int | None
@@ -90,9 +87,11 @@ def _run(plan: _Plan, out: Any) -> dict[str, FuzzStats]:
     from parity.stateful import STEPS, fuzz_stateful
 
     modes = ["stateless", "stateful"] if plan.mode == "both" else [plan.mode]
-    seconds = None if plan.seconds is None else plan.seconds / len(modes)
     results: dict[str, FuzzStats] = {}
-    for mode in modes:
+    for i, mode in enumerate(modes):
+        seconds = None
+        if plan.deadline is not None:  # an equal share of the time left, at least a moment
+            seconds = max((plan.deadline - time.monotonic()) / (len(modes) - i), 0.01)
         stats = FuzzStats()
         results[mode] = stats
         amount: dict[str, Any] = {
@@ -125,45 +124,21 @@ def _total(results: dict[str, FuzzStats]) -> str:
     )
 
 
-# -- pytest-xdist's workers -------------------------------------------------------------
+# -- the workers ----------------------------------------------------------------------
 
 
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """One ``test_campaign_worker`` per worker of the campaign in ``$PARITY_FUZZ_CAMPAIGN``."""
-    if "worker" in metafunc.fixturenames:
-        workers = json.loads(os.environ.get(_WORKER_ENV, "{}")).get("workers", 0)
-        metafunc.parametrize("worker", range(workers))
+def _worker(plan: _Plan, index: int) -> dict[str, Any]:
+    """One worker's share of the campaign: its figures (:func:`worker_report`)."""
+    seed = None if plan.seed is None else plan.seed + index
+    return worker_report(_run(replace(plan, seed=seed), sys.stdout))
 
 
-def test_campaign_worker(worker: int) -> None:
-    """One worker's share of the campaign: its figures (and report) into the report directory."""
-    campaign = json.loads(os.environ[_WORKER_ENV])
-    seed = campaign["seed"]
-    plan = _Plan(**{**campaign["plan"], "seed": None if seed is None else seed + worker})
-    results = _run(plan, sys.stdout)
-    path = Path(campaign["reports"]) / f"worker-{worker}.json"
-    path.write_text(json.dumps(worker_report(results)), encoding="utf-8")
-    found = [d for s in results.values() for d in s.divergences]
-    assert not found, found[0].report()
-
-
-def _run_workers(plan: _Plan, workers: int) -> tuple[dict[str, FuzzStats], int]:
-    """The campaign on ``workers`` pytest-xdist workers; their stats added up (a call
-    compared by two workers over the same readable set counts once), and pytest's exit
-    status.
-    """
-    with tempfile.TemporaryDirectory(prefix="parity-fuzz-") as reports:
-        campaign = {
-            "workers": workers,
-            "seed": plan.seed,
-            "reports": reports,
-            "plan": {**plan.__dict__, "seed": None},
-        }
-        argv = [sys.executable, "-m", "pytest", __file__, "-p", "xdist", "-n", str(workers)]
-        argv += ["-q", "-s", "-p", "no:cacheprovider", "-o", "addopts=", "--rootdir", reports]
-        env = {**os.environ, _WORKER_ENV: json.dumps(campaign)}
-        status = subprocess.run(argv, env=env, check=False).returncode
-        return gather(Path(reports)), status
+def _run_workers(plan: _Plan, workers: int) -> dict[str, FuzzStats]:
+    """The campaign on ``workers`` processes; their stats added up (a call compared by
+    two workers over the same readable set counts once)."""
+    context = multiprocessing.get_context("spawn")  # no state of this process shared
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        return gather(pool.map(_worker, [plan] * workers, range(workers)))
 
 
 def worker_report(results: dict[str, FuzzStats]) -> dict[str, Any]:
@@ -181,14 +156,14 @@ def worker_report(results: dict[str, FuzzStats]) -> dict[str, Any]:
     }
 
 
-def gather(reports: Path) -> dict[str, FuzzStats]:
-    """The workers' reports in ``reports`` (``worker-N.json``), added up by mode: a call
-    that two workers compared over the same readable set counts once; the seconds are
-    the longest worker's (they ran side by side).
+def gather(reports: Iterable[dict[str, Any]]) -> dict[str, FuzzStats]:
+    """The workers' reports added up by mode: a call that two workers compared over the
+    same readable set counts once; the seconds are the longest worker's (they ran side
+    by side).
     """
     results: dict[str, FuzzStats] = {}
-    for path in sorted(reports.glob("worker-*.json")):
-        for mode, figures in json.loads(path.read_text(encoding="utf-8")).items():
+    for report in reports:
+        for mode, figures in report.items():
             stats = results.setdefault(mode, FuzzStats())
             stats.examples += figures["examples"]
             stats.distinct.merge(figures["distinct"])
@@ -245,7 +220,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
         type=_workers,
         default="auto",
         metavar="N|auto",
-        help="processes (pytest-xdist), each with its own Go references and seed; default "
+        help="processes, each with its own Go references and seed; default "
         "auto: one per CPU this process may use, as go test -fuzz does (one with --go-url)",
     )
     parser.add_argument(
@@ -266,6 +241,17 @@ def _workers(text: str) -> int | None:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a count nor auto: {text!r}") from None
+
+
+def process_age() -> float:
+    """Seconds since this process started (from ``/proc`` on Linux; 0 elsewhere)."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            ticks = int(f.read().rsplit(b")", 1)[1].split()[19])  # field 22, starttime
+        since_boot = time.clock_gettime(time.CLOCK_BOOTTIME)
+        return max(0.0, since_boot - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0.0
 
 
 def usable_cpus() -> int:
@@ -291,14 +277,13 @@ def _problem(options: argparse.Namespace) -> str | None:
 
 def run(options: argparse.Namespace) -> int:
     """``parity fuzz``: 0 when no divergence, 1 when one was found."""
+    started = time.monotonic() - process_age()  # --seconds counts from the process's start
     if options.workers is None:  # auto
         options.workers = 1 if options.go_url is not None else usable_cpus()
     problem = _problem(options)
     if problem is not None:
         raise ParityError(problem)
     results: dict[str, FuzzStats] = {}
-    started = time.monotonic()
-    status = 0
     try:
         name = options.profile or os.environ.get("HYPOTHESIS_PROFILE") or "dev"
         seed_value = options.seed
@@ -308,11 +293,12 @@ def run(options: argparse.Namespace) -> int:
             seed_value = secrets.randbits(64)
         if seed_value is not None:
             print(f"parity fuzz: seed {seed_value} (again with --seed {seed_value})", flush=True)
+        deadline = None if options.seconds is None else started + options.seconds
         plan = _Plan(
             options.mode,
             name,
             options.examples,
-            options.seconds,
+            deadline,
             seed_value,
             options.db,
             options.steps,
@@ -327,15 +313,15 @@ def run(options: argparse.Namespace) -> int:
                 go,
                 base=plan.settings(),
                 examples=plan.examples,
-                seconds=plan.seconds,
+                seconds=None if deadline is None else deadline - time.monotonic(),
                 seed_value=seed_value,
                 stats=results["stateless"],
                 shrink_seconds=SHRINK_SECONDS,
             )
             print(f"parity fuzz: stateless: {results['stateless'].summary()}", flush=True)
         elif options.workers > 1:
-            print(f"parity fuzz: {options.workers} workers (pytest-xdist)", flush=True)
-            results, status = _run_workers(plan, options.workers)
+            print(f"parity fuzz: {options.workers} workers", flush=True)
+            results = _run_workers(plan, options.workers)
             for mode, stats in results.items():
                 print(f"parity fuzz: {mode}: {stats.summary()}", flush=True)
         else:
@@ -353,8 +339,4 @@ def run(options: argparse.Namespace) -> int:
         print(divergence.report(), flush=True)
     wall = time.monotonic() - started
     print(f"parity fuzz: {_total(results)} ({wall:.1f} s in all)", flush=True)
-    if found:
-        return Exit.PORT_DIFFERS
-    if status not in (0, 1):  # 1: a worker found a divergence, reported above
-        raise ParityError(f"fuzz: harness error: the workers' pytest exited {status}")
-    return Exit.OK
+    return Exit.PORT_DIFFERS if found else Exit.OK

@@ -66,6 +66,7 @@ COMMANDS: dict[str, str] = {
     "adopt": "parity.adopt",
     "fuzz": "parity.campaign",
     "strength": "parity.strength",
+    "probe": "parity.probe",
 }
 """Subcommand name to its module (``add_parser(sub)``, ``run(args)``), in help order."""
 

@@ -153,7 +153,8 @@ class Corpus:
     blocks: tuple[CorpusBlock, ...]
     calls: tuple[CorpusCall, ...]
     host: Callable[..., ToolHost] = field(repr=False)
-    """``host(base_url, timeout=...)``: the implementation under test, talking to that Go."""
+    """``host(base_url, timeout=..., unicode_version=...)``: the implementation under test,
+    talking to that Go (whose ``unicode.Version`` that is, when given)."""
     tools: frozenset[str] = frozenset()
     """The tool names the Python side runs itself (any other goes to Go)."""
     printed_seqs: PrintedSeqs | None = field(default=None, repr=False)

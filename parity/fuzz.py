@@ -41,6 +41,7 @@ from parity.corpora.recall import plain_id_seq, symbolic_args
 from parity.corpus import CorpusBlock, CorpusCall
 from parity.errors import ParityError
 from parity.goclient import GoClient, GoConnection, lock_request
+from parity.probe import probe
 from parity.reference import GoReference
 from parity.report import mismatch_report
 from parity.rig import (
@@ -48,7 +49,6 @@ from parity.rig import (
     HARNESS_ERRORS,
     Abort,
     Clock,
-    DivergenceFound,
     FuzzStats,
     GoSession,
     Host,
@@ -59,7 +59,6 @@ from parity.rig import (
     TransportWrap,
     diverged,
     fuzz_settings,
-    go_text,
     host_specs,
     log_verdict,
     run_test,
@@ -67,6 +66,7 @@ from parity.rig import (
     verdict,
 )
 from parity.strategies import INT64_MAX, BlockSpec, block_sets, call_pools, calls, words_of
+from recall._tools import replace_surrogates
 
 __all__ = [
     "ARCHIVES",
@@ -412,6 +412,7 @@ def fuzz_reference(
     stats: FuzzStats | None = None,
     shrink_seconds: float = SHRINK_SECONDS,
     wrap: TransportWrap | None = None,
+    unicode_version: str | None = None,
 ) -> FuzzStats:
     """Fuzz calls over static archives: each example loads a block set into a Go
     reference (with or without conditional reads), plays calls through a fresh host
@@ -419,12 +420,13 @@ def fuzz_reference(
 
     A divergence ends the run once shrunk (for ``shrink_seconds`` at most) and is
     ``stats.divergences[0]``; a harness error (Go not built, not answering) is raised.
-    ``wrap`` puts a test's transport under every host (a planted bug).
+    ``wrap`` puts a test's transport under every host (a planted bug). The hosts are
+    told the reference's Unicode version, or ``unicode_version``.
     """
     stats = stats if stats is not None else FuzzStats()
     chosen = fuzz_settings(base or profile(), examples, seconds, seed_value)
     clock = Clock.of(seconds, shrink_seconds)
-    gos = Rig(reference or GoReference(), wrap)
+    gos = Rig(reference or GoReference(), wrap, unicode_version=unicode_version)
 
     @chosen
     @given(
@@ -444,15 +446,9 @@ def fuzz_reference(
         seqs = range(first_seq, first_seq + len(specs))
         words = words_of(t for b in specs for t in (b.label, b.content))
         pool = data.draw(call_pools(seqs, words, max_size=POOL), label="pool")
-        clock.check(stats)  # after every draw: a replay of this example draws the same
-        stats.examples += 1
-        try:
+        with clock.example(stats):
             unique = list(dict.fromkeys(pool))
             _compare_example(gos, stats, clock, first_seq, specs, etag, spec, unique)
-        except DivergenceFound:
-            clock.check(stats)  # shrinking's time spent: ends the run, this one noted
-            raise
-        clock.check(stats)
 
     try:
         run_test(fuzz_against_reference, stats, seed_value, _size)
@@ -479,7 +475,8 @@ def fuzz_go_url(
 
     ``base_url`` is a URL (with ``token``) or a ``GoConnection``. The fallback is
     checked on the requests the host itself sent (the Go's log may hold other
-    clients' requests, or not exist); Go's outputs come from its /tool/exec.
+    clients' requests, or not exist); Go's outputs come from its /tool/exec. The host
+    is told the Go's Unicode version, probed (``parity.probe``).
     """
     stats = stats if stats is not None else FuzzStats()
     chosen = fuzz_settings(base or profile(), examples, seconds, seed_value)
@@ -492,7 +489,7 @@ def fuzz_go_url(
     loop = asyncio.Runner()
     try:
         blocks = [(b.seq, BlockSpec(b.label, b.content)) for b in go.blocks()]
-        host = Host(HostSpec(), base_url, Recording(), loop=loop)
+        host = Host(HostSpec(), base_url, Recording(), loop=loop, unicode_version=probe(base_url))
     except BaseException:
         go.close()
         loop.close()
@@ -504,12 +501,10 @@ def fuzz_go_url(
     @chosen
     @given(batch=st.lists(calls(seqs, words), min_size=1, max_size=CALLS_PER_EXAMPLE))
     def fuzz_against_go_url(batch: list[tuple[str, str]]) -> None:
-        clock.check(stats)  # after every draw: a replay of this example draws the same
-        stats.examples += 1
-        try:
+        with clock.example(stats):
             for tool, args in batch:
                 try:
-                    expected = go.exec_tool(tool, go_text(args))
+                    expected = go.exec_tool(tool, replace_surrogates(args))
                 except HARNESS_ERRORS as exc:
                     raise Abort(exc) from exc
                 played = host.play(tool, args)
@@ -518,10 +513,6 @@ def fuzz_go_url(
                 if reasons:
                     divergence = static_divergence(played, expected, reasons, blocks, None)
                     diverged(divergence, stats, clock)
-        except DivergenceFound:
-            clock.check(stats)  # shrinking's time spent: ends the run, this one noted
-            raise
-        clock.check(stats)
 
     try:
         run_test(fuzz_against_go_url, stats, seed_value, _size)

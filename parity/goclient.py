@@ -4,7 +4,7 @@ The routes are written here and nowhere else: the contract's (``archive``, ``blo
 ``blocks``, ``tool/exec``) and the Go reference's debug routes (``requests``,
 ``reads``, ``version``, ``lock``, ``reset``, and the batches ``archive_many`` and
 ``exec_many``). A debug request is also a :class:`DebugRequest` (``lock_request``,
-``log_request``, ``archive_request``, ``exec_request``): :meth:`GoClient.batch` sends
+``log_request``, ``archive_request``, ``outputs_request``): :meth:`GoClient.batch` sends
 several in one ``POST /debug/batch``. How to reach a Go is one frozen
 ``GoConnection`` (base URL, token, TLS files), built once: it builds the
 one ``ssl.SSLContext`` its clients share. ``connection_from_options`` reads the
@@ -56,7 +56,7 @@ __all__ = [
     "RESET_PATH",
     "TOKEN_ENV",
     "VERSION_PATH",
-    "BlocksRead",
+    "BlocksAnswer",
     "DebugRequest",
     "GoClient",
     "GoConnection",
@@ -64,9 +64,9 @@ __all__ = [
     "archive_request",
     "connection_from_options",
     "default_ssl_context",
-    "exec_request",
     "lock_request",
     "log_request",
+    "outputs_request",
 ]
 
 # The contract's routes (docs/contract.md).
@@ -109,7 +109,7 @@ def default_ssl_context() -> ssl.SSLContext:
 
 
 @dataclass(frozen=True)
-class BlocksRead:
+class BlocksAnswer:
     """One read of ``/blocks``: the raw body (None for 304 Not Modified) and its ETag."""
 
     status: int
@@ -380,7 +380,7 @@ def archive_request(blocks: Iterable[tuple[str, str, bool]]) -> DebugRequest[lis
     return DebugRequest("POST", ARCHIVE_BATCH_PATH, read, body={"blocks": items})
 
 
-def exec_request(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]:
+def outputs_request(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]:
     """The Go's own outputs for ``(name, args)`` tool calls (``POST /debug/exec``, which
     runs each as ``POST /tool/exec`` would); a call that ``/tool/exec`` would refuse
     is an error naming it.
@@ -538,7 +538,7 @@ class GoClient:
             raise self._error(what, f'answered no "blocks" array: {doc!r:.{_SNIPPET}}')
         return [self._block(item, what) for item in items]
 
-    def blocks_read(self, *, etag: str | None = None) -> BlocksRead:
+    def blocks_read(self, *, etag: str | None = None) -> BlocksAnswer:
         """One read of ``GET /blocks``, conditional with ``If-None-Match: etag``: the raw
         body of a 200, or a 304 (None) when ``etag`` still names the readable set.
         """
@@ -546,10 +546,10 @@ class GoClient:
         headers = {"If-None-Match": etag} if etag is not None else None
         response = self._send("GET", BLOCKS_PATH, what, headers=headers)
         if response.status_code == 304 and etag is not None:
-            return BlocksRead(304, response.headers.get("ETag"), None)
+            return BlocksAnswer(304, response.headers.get("ETag"), None)
         if response.status_code != 200:
             raise self._refused(response, what)
-        return BlocksRead(200, response.headers.get("ETag"), response.content)
+        return BlocksAnswer(200, response.headers.get("ETag"), response.content)
 
     def _block(self, item: Any, what: str) -> JournalBlock:
         if isinstance(item, dict):
@@ -591,8 +591,8 @@ class GoClient:
         return self.run(archive_request(blocks))
 
     def exec_many(self, calls: Iterable[tuple[str, str]]) -> list[str]:
-        """The Go's own outputs for tool calls, in one request (:func:`exec_request`)."""
-        return self.run(exec_request(calls))
+        """The Go's own outputs for tool calls, in one request (:func:`outputs_request`)."""
+        return self.run(outputs_request(calls))
 
     def lock(self, seq: int, *, locked: bool = True) -> None:
         """Lock (``locked=False``: unlock) the memory of block ``seq`` (``POST /debug/lock``)."""

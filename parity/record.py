@@ -19,6 +19,7 @@ live Go without ``/debug/reads`` (404) gives ``reads`` null: unknown, not checke
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -40,6 +41,7 @@ from parity.journal import (
     JournalCall,
     RecordedBy,
 )
+from parity.probe import ProbeError, probe
 from parity.project import in_ci
 
 __all__ = ["FIRST_SEQ", "add_parser", "record", "run", "run_record"]
@@ -154,10 +156,11 @@ def record(
     (a URL, with ``token``; or a ``GoConnection``).
 
     ``versions`` gives the go_version, unicode_version, goos and goarch of a live Go
-    that does not serve ``/debug/version``; what is missing is recorded "unknown".
-    ``held``: a journal of ``corpus``; a Go that already holds exactly its blocks (left
-    by an earlier ``--check``: the same texts in order, its seqs plus one offset) is
-    recorded as it is, instead of refused.
+    that does not serve ``/debug/version``; what is missing is recorded "unknown", but
+    the unicode_version, probed from the Go's tools (``parity.probe``) when they fit a
+    known table. ``held``: a journal of ``corpus``; a Go that already holds exactly its
+    blocks (left by an earlier ``--check``: the same texts in order, its seqs plus one
+    offset) is recorded as it is, instead of refused.
     """
     if go_url is None:
         from parity.reference import GoReference
@@ -182,6 +185,9 @@ def _record(
     with GoClient(connection) as go:
         served = _unless_absent(go.version) or {}
         meta = {k: served.get(k) or (versions or {}).get(k) or UNKNOWN for k in VERSION_KEYS}
+        if meta["unicode_version"] == UNKNOWN:  # a Go without /debug/version: its tools tell
+            with contextlib.suppress(ProbeError):
+                meta["unicode_version"] = probe(go)
         seqs = _archive(go, corpus, held)
         first, second = _pass(go, corpus, seqs), _pass(go, corpus, seqs)
     if first != second:
@@ -244,6 +250,8 @@ def run_record(
             raise
         if Path(journal_path).exists():
             print(f"the committed journal is unusable, replacing it: {e}", file=out)
+    if go is not None and old is not None:
+        _unicode_note(go, old, out)
     if check:
         assert old is not None
         new = record(corpus, go_url=go, versions=versions, held=old)
@@ -272,6 +280,23 @@ def run_record(
         pending.unlink()
         print(f"removed {pending}: the recording it held is out of date", file=out)
     return 0
+
+
+def _unicode_note(go: GoConnection, old: Journal, out: TextIO) -> None:
+    """Say when the live Go's probed Unicode version is not the one the journal records."""
+    recorded = old.recorded_by.unicode_version
+    try:
+        probed = probe(go)
+    except ProbeError as e:
+        print(f"unicode: {e}", file=out)
+        return
+    if probed != recorded:
+        print(
+            f"unicode: the Go at {go.url} answers as Unicode {probed} (parity probe); the "
+            f"journal was recorded from Unicode {recorded}: its hosts need "
+            f'unicode_version="{probed}"',
+            file=out,
+        )
 
 
 def _add_new(drift: Drift, journal_path: str, out: TextIO) -> int:

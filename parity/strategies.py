@@ -14,9 +14,11 @@ aimed at the places where Go and Python disagree: ``unicode.IsSpace`` against
 - :func:`calls` draws ``(tool, args)`` pairs over an archive's seqs and words, and
   :func:`call_pools` lists of them, to play over many states of an archive.
 
-The constants below hold for Go 1.27 against any Python from 3.11; what depends on
-the running Python's own Unicode data (:func:`lower_changed`,
-:func:`new_code_point_ranges`) is computed from it and Go's generated tables.
+The constants below hold for every Go release the port matches against any Python
+from 3.11; what depends on the running Python's own Unicode data
+(:func:`lower_changed`, :func:`new_code_point_ranges`) is computed from it and Go's
+generated tables (the default version's), and what tells the Unicode versions of those
+Go releases apart (:func:`version_code_point_ranges`) from their tables.
 """
 
 from __future__ import annotations
@@ -31,8 +33,12 @@ from typing import TypeVar
 
 from hypothesis import strategies as st
 
-from recall._go._tables import LOWER as GO_LOWER
-from recall._go._tables import PRINT_HI, PRINT_LO
+from parity.probe import version_code_point_ranges
+from recall._go import tables
+from recall._tools import replace_surrogates
+
+GO_LOWER = tables.DEFAULT.LOWER
+PRINT_LO, PRINT_HI = tables.DEFAULT.PRINT_LO, tables.DEFAULT.PRINT_HI
 
 T = TypeVar("T")
 
@@ -58,6 +64,8 @@ __all__ = [
     "raw_args",
     "recall_args",
     "search_args",
+    "version_code_point_ranges",
+    "version_code_points",
     "words_of",
 ]
 
@@ -117,7 +125,7 @@ def new_code_point_ranges() -> tuple[tuple[int, int], ...]:
     """The ranges (inclusive, ascending) of code points that Go's strconv.IsPrint
     accepts and that the running Python does not know (``unicodedata`` category Cn).
 
-    Go's table (``recall._go._tables``) against ``unicodedata``: a run of up to 64
+    Go's table (``recall._go.tables.DEFAULT``) against ``unicodedata``: a run of up to 64
     runes that ``str.isprintable`` accepts is known; the others are looked at rune
     by rune.
     """
@@ -162,6 +170,30 @@ def new_code_points() -> st.SearchStrategy[str]:
     if not ranges:
         return st.nothing()
     return st.sampled_from(ranges).flatmap(lambda r: st.integers(*r)).map(chr)
+
+
+_VERSION_MARKERS = (
+    "\U0001fae9",  # face with bags under eyes, an emoji of Unicode 16
+    "\u1c89",  # Cyrillic capital TJE (16), lower U+1C8A
+    "\ua7cb",  # Latin capital ram's horn (16), lower U+0264
+    "\ua7dc",  # Latin capital lambda with stroke (16), lower U+019B
+    "\U00010d50",  # Garay capital A (16)
+    "\U00016ea0",  # Beria Erfe capital (17)
+    "\u20c1",  # Saudi riyal sign (17)
+)
+"""Code points of :func:`version_code_point_ranges` in common use: Go 1.26 quotes them."""
+
+
+@functools.cache
+def version_code_points() -> st.SearchStrategy[str]:
+    """One code point that the Go releases the port matches quote differently: a common
+    one, or any (nothing is drawn when every release carries the same Unicode).
+    """
+    ranges = version_code_point_ranges()
+    if not ranges:
+        return st.nothing()
+    anywhere = st.sampled_from(ranges).flatmap(lambda r: st.integers(*r)).map(chr)
+    return st.one_of(st.sampled_from(_VERSION_MARKERS), anywhere)
 
 
 _CASE_TRAPS = (
@@ -541,6 +573,8 @@ def _ids(seqs: tuple[int, ...]) -> st.SearchStrategy[str]:
         st.text(st.sampled_from("rR0123456789 -+_" + GO_SPACES + NOT_GO_SPACES), max_size=8),
         st.sampled_from(_ODD_RUNES + _CASE_TRAPS).map(lambda c: "r" + c),
         st.text(max_size=6),
+        st.tuples(version_code_points(), _numbers(seqs)).map(lambda p: f"r{p[1]}{p[0]}"),
+        st.lists(version_code_points(), min_size=1, max_size=3).map("".join),
     )
     return _weighted(
         (5, _one_variant_id(_variant_numbers(seqs))),
@@ -629,6 +663,7 @@ def _queries(words: tuple[str, ...]) -> st.SearchStrategy[str]:
         (1, st.sampled_from(_CASE_TRAPS)),
         (1, st.sampled_from(lower_changed())),
         (1, new_code_points()),
+        (2, version_code_points()),
         (1, st.sampled_from(_ODD_RUNES)),
         (1, st.text(max_size=4)),
     )
@@ -1033,9 +1068,6 @@ def _call_pools(
 # -- blocks ---------------------------------------------------------------------------
 
 
-_SURROGATES = re.compile("[\ud800-\udfff]")
-
-
 def _has_surrogate(text: str) -> bool:
     return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
 
@@ -1043,7 +1075,9 @@ def _has_surrogate(text: str) -> bool:
 @functools.cache
 def _line() -> st.SearchStrategy[str]:
     """One line of a block's content."""
-    kinds = st.sampled_from(["words"] * 4 + ["html", "blank", "long", "odd", "json", "text"])
+    kinds = st.sampled_from(
+        ["words"] * 4 + ["html", "blank", "long", "odd", "json", "text", "version"]
+    )
     words = st.lists(_transformed_words(st.sampled_from(VOCABULARY)), max_size=8)
     html = st.lists(st.sampled_from(_HTML + VOCABULARY), max_size=6)
     jsonish = st.lists(st.sampled_from(_JSONISH + VOCABULARY), max_size=4)
@@ -1071,6 +1105,8 @@ def _line() -> st.SearchStrategy[str]:
         if kind == "odd":
             rune: str = draw(runes)
             return rune
+        if kind == "version":
+            return "".join(draw(st.lists(version_code_points(), min_size=1, max_size=4)))
         return draw(text)
 
     return line()
@@ -1094,16 +1130,15 @@ def blocks() -> st.SearchStrategy[BlockSpec]:
     label = _weighted(
         (4, st.lists(_transformed_words(st.sampled_from(VOCABULARY)), max_size=3).map(" ".join)),
         (1, st.just("")),
-        (1, st.sampled_from(_HTML + _CASE_TRAPS + _JSONISH)),
+        (1, st.sampled_from(_HTML + _CASE_TRAPS + _JSONISH + _VERSION_MARKERS)),
         (1, st.text(max_size=10)),
     )
     content = _weighted((5, _content()), (1, st.just("")))
     locked = st.sampled_from([False] * 5 + [True])
-    no_surrogate = _SURROGATES.sub  # a Go string holds none: U+FFFD instead
     return st.builds(
         BlockSpec,
-        label.map(lambda t: no_surrogate("\ufffd", t)),
-        content.map(lambda t: no_surrogate("\ufffd", t)),
+        label.map(replace_surrogates),  # a Go string holds none: U+FFFD instead
+        content.map(replace_surrogates),
         locked,
     )
 

@@ -30,6 +30,11 @@ logged (logger ``recall.shadow``, redacted), passed to ``on_divergence``, and wr
 itself as one line of JSON: redacted by default, with its text for ``parity adopt``
 only with ``to_json(include_private_data=True)``.
 
+Go's outputs depend on its Unicode tables (``%q`` of an id or a query): tell a host
+the ``unicode.Version`` of its Go with ``unicode_version=`` (default
+``DEFAULT_UNICODE_VERSION``, ``"17.0.0"``: Go 1.27; ``"15.0.0"``: Go 1.21 to 1.26);
+``unicode_versions()`` lists those the port has, and ``run_tool`` takes it too.
+
 Misuse is not a RecallError: ``TypeError`` for an argument or option of the wrong
 type (a name or args that is not a str), ``ValueError`` for a wrong value (a base
 URL that is not an absolute http(s) URL with a host, a negative bound).
@@ -47,6 +52,7 @@ from recall._errors import (
     RecallError,
     UnknownToolError,
 )
+from recall._go import DEFAULT_UNICODE_VERSION, unicode_versions
 from recall._shadow import Divergence, Shadow
 from recall._sync import GoTurnHost
 from recall._tools import Archive, Block, MemoryArchive, run_tool
@@ -55,6 +61,7 @@ if TYPE_CHECKING:
     from recall._async import AsyncGoTurnHost
 
 __all__ = [
+    "DEFAULT_UNICODE_VERSION",
     "Archive",
     "AsyncGoTurnHost",
     "Block",
@@ -69,6 +76,7 @@ __all__ = [
     "Shadow",
     "UnknownToolError",
     "run_tool",
+    "unicode_versions",
 ]
 
 

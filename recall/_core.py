@@ -23,6 +23,7 @@ from typing import Final, Generic, TypeVar
 from recall._blocks import BadDelta, BlockSet
 from recall._errors import FallbackFailedError, GoUnavailableError, RecallError, UnknownToolError
 from recall._fast import item_decoder, items_decoder
+from recall._go import DEFAULT_UNICODE_VERSION, quote_for
 from recall._index import Searcher
 from recall._protocol import (
     Answer,
@@ -145,8 +146,9 @@ class HostCore:
 
     ``timeout`` (seconds) bounds each body's arrival once its headers are in,
     ``max_body_bytes`` each body's size; ``token`` is sent as ``Authorization:
-    Bearer``. ``shadow`` is None (no comparison, the port primary) or the shadow's
-    options and state; the host then sets ``offpath``. ValueError for a bad option.
+    Bearer``; the tools quote as the Go of ``unicode_version`` does. ``shadow`` is
+    None (no comparison, the port primary) or the shadow's options and state; the host
+    then sets ``offpath``. ValueError for a bad option.
 
     The host keeps the last set of blocks it read (``BlockSet``) with its ETag, and
     for a set searched again a word index (``Searcher``), the two within
@@ -168,7 +170,10 @@ class HostCore:
         shadow: ShadowState | None = None,
         go: str = "",
         clock: Callable[[], float] = time.monotonic,
+        unicode_version: str = DEFAULT_UNICODE_VERSION,
     ) -> None:
+        self._quote = quote_for(unicode_version)
+        self.unicode_version = unicode_version
         check_token(token)
         self.timeout = check_timeout(timeout)
         self.headers = {"Accept": "application/json"}
@@ -264,7 +269,7 @@ class HostCore:
         # _python inlined: the path of every call without a shadow, one generator less
         if name not in TOOLS:
             return (yield from self._exec(name, args))
-        step = start_tool(name, args)
+        step = start_tool(name, args, self._quote)
         if isinstance(step, str):
             return step
         try:
@@ -275,7 +280,7 @@ class HostCore:
     def _python(self, name: str, args: str, seen: Seen | None = None) -> Steps[str]:
         """The port's output (GoUnavailableError when its archive read fails); ``seen``
         records what it read."""
-        step = start_tool(name, args)
+        step = start_tool(name, args, self._quote)
         if isinstance(step, str):
             return step
         return (yield from self._read(step, seen))

@@ -10,6 +10,7 @@ from typing import ClassVar, Generic, TypedDict, TypeVar
 import httpx
 
 from recall._core import DEFAULT_CACHE_BYTES, DEFAULT_MAX_BODY_BYTES, HostCore
+from recall._go import DEFAULT_UNICODE_VERSION
 from recall._protocol import check_base_url
 from recall._shadow import Job, Shadow, ShadowState
 
@@ -47,6 +48,7 @@ class HostBase(ABC, Generic[TransportT]):
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         verify: bool | ssl.SSLContext = True,
         shadow: Shadow | None = None,
+        unicode_version: str = DEFAULT_UNICODE_VERSION,
     ) -> None:
         """A host for the Go at ``base_url``, with one persistent connection pool.
 
@@ -64,12 +66,18 @@ class HostBase(ABC, Generic[TransportT]):
         transport's business). The environment's proxies and .netrc are ignored, and
         redirects are not followed.
 
+        ``unicode_version`` is the ``unicode.Version`` of the Go at ``base_url``, whose
+        tables the port's tools then use: ``"17.0.0"`` (the default) for Go 1.27,
+        ``"15.0.0"`` for Go 1.21 to 1.26; it shows in how ``%q`` quotes an id or a
+        query. ``parity probe --go-url URL`` names a running Go's.
+
         ``shadow`` (a ``recall.Shadow``) compares the port with Go's /tool/exec on live
         traffic, off the caller's path; ``shadow_stats()`` counts. With None (or a rate
         of 0 with the port primary), none of it exists.
 
         TypeError for an option of the wrong type; ValueError for a wrong value, such as
-        a base URL that is not an absolute http(s) URL with a host.
+        a base URL that is not an absolute http(s) URL with a host, or an unknown
+        ``unicode_version`` (the message lists the known ones).
         """
         url = check_base_url(base_url)
         self._shown_url: str = url.shown
@@ -79,6 +87,7 @@ class HostBase(ABC, Generic[TransportT]):
             timeout=timeout,
             max_body_bytes=max_body_bytes,
             cache_bytes=cache_bytes,
+            unicode_version=unicode_version,
             shadow=ShadowState.of(shadow, token=token, go=go),
             go=go,
         )

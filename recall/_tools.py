@@ -5,6 +5,10 @@ over its decoded arguments and gives either its output or the one archive read
 it needs (``BlockRead``: one block, for a well-formed id; ``BlocksRead``: every
 block, for a query with terms), whose ``finish`` gives the output over what was
 read. ``run_tool`` does all three over an ``Archive``; the hosts read over HTTP.
+
+The Unicode version of the Go shows only in how ``%q`` quotes an id or a query
+(``recall._go.strings``: the lowering never changes a term): a tool is started with
+that Go's ``quote`` (``recall._go.quote_for``), the default tables' by default.
 """
 
 from __future__ import annotations
@@ -17,8 +21,9 @@ from typing import NamedTuple, Protocol
 
 from recall._errors import UnknownToolError
 from recall._go.json import unmarshal_args
-from recall._go.strconv import float64_to_int, quote
+from recall._go.strconv import float64_to_int, quote, quote_for
 from recall._go.strings import to_lower, to_lower_latin1, trim_space
+from recall._go.tables import DEFAULT_UNICODE_VERSION
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -33,6 +38,7 @@ __all__ = [
     "BlockRead",
     "BlocksRead",
     "MemoryArchive",
+    "Quote",
     "Step",
     "excerpt",
     "header",
@@ -193,7 +199,11 @@ def header(block: Block) -> str:
 # The texts.
 
 
-def text_not_found(block_id: str) -> str:
+Quote = Callable[[str], str]
+"""strconv.Quote of one Unicode version (``recall._go.quote_for``)."""
+
+
+def text_not_found(block_id: str, quote: Quote = quote) -> str:
     """TEXT_NOT_FOUND(id)."""
     return f"no archived block {quote(block_id)}"
 
@@ -203,12 +213,14 @@ def text_block(block: Block) -> str:
     return header(block) + "\n" + block.content
 
 
-def text_no_match(query: str) -> str:
+def text_no_match(query: str, quote: Quote = quote) -> str:
     """TEXT_NO_MATCH(query)."""
     return f"no archived block matches {quote(query)}"
 
 
-def text_results(query: str, shown: Sequence[tuple[int, Block]], total: int) -> str:
+def text_results(
+    query: str, shown: Sequence[tuple[int, Block]], total: int, quote: Quote = quote
+) -> str:
     """TEXT_RESULTS for the (score, block) pairs shown out of total matches."""
     parts = [f"{len(shown)} of {total} matching blocks for {quote(query)}:"]
     for points, block in shown:
@@ -285,11 +297,12 @@ class BlockRead(NamedTuple):
 
     seq: int
     block_id: str
+    quote: Quote = quote
 
     def finish(self, block: Block | None) -> str:
         """The output, given the block read (None: absent or unreadable)."""
         if block is None:
-            return text_not_found(self.block_id)
+            return text_not_found(self.block_id, self.quote)
         return text_block(block)
 
 
@@ -299,6 +312,7 @@ class BlocksRead(NamedTuple):
     query: str
     terms: Sequence[str]
     limit: int
+    quote: Quote = quote
 
     def finish(self, blocks: Sequence[Block]) -> str:
         """The output, given every readable block by increasing seq."""
@@ -309,58 +323,63 @@ class BlocksRead(NamedTuple):
         """The output for the (score, position) hits of every block that scores, in any
         order; ``block`` gives the Block at a position."""
         if not hits:
-            return text_no_match(self.query)
+            return text_no_match(self.query, self.quote)
         shown = [(points, block(at)) for points, at in rank(hits, self.limit)]
-        return text_results(self.query, shown, len(hits))
+        return text_results(self.query, shown, len(hits), self.quote)
 
 
 Step = str | BlockRead | BlocksRead
 """What a tool gives first: its output, or the archive read it needs."""
 
 
-def tool_recall(m: Mapping[str, object]) -> str | BlockRead:
+def tool_recall(m: Mapping[str, object], quote: Quote = quote) -> str | BlockRead:
     """The recall tool over decoded arguments."""
     block_id = m.get("id")
     if not isinstance(block_id, str) or not trim_space(block_id):
         return TEXT_MISSING_ID
     seq = recall_id_to_seq(block_id)
     if seq is None:
-        return text_not_found(block_id)
-    return BlockRead(seq, block_id)
+        return text_not_found(block_id, quote)
+    return BlockRead(seq, block_id, quote)
 
 
-def tool_recall_search(m: Mapping[str, object]) -> str | BlocksRead:
+def tool_recall_search(m: Mapping[str, object], quote: Quote = quote) -> str | BlocksRead:
     """The recall_search tool over decoded arguments."""
     query = m.get("query")
     if not isinstance(query, str) or not trim_space(query):
         return TEXT_MISSING_QUERY
     terms = recall_tokens(query)
     if not terms:
-        return text_no_match(query)
-    return BlocksRead(query, terms, search_limit(m.get("limit")))
+        return text_no_match(query, quote)
+    return BlocksRead(query, terms, search_limit(m.get("limit")), quote)
 
 
 TOOLS = {"recall": tool_recall, "recall_search": tool_recall_search}
 
 
-def start_tool(name: str, args: str) -> Step:
+def start_tool(name: str, args: str, quote: Quote = quote) -> Step:
     """Start ``recall`` or ``recall_search`` with the JSON arguments text ``args`` (any text
-    without surrogates: ``replace_surrogates``).
+    without surrogates: ``replace_surrogates``), quoting as ``quote`` does.
 
     Raises UnknownToolError for another name.
     """
     tool = TOOLS.get(name)
     if tool is None:
         raise UnknownToolError(name)
-    return tool(unmarshal_args(args))
+    return tool(unmarshal_args(args), quote)
 
 
-def run_tool(name: str, args: str, archive: Archive) -> str:
-    """Run ``recall`` or ``recall_search`` with the JSON arguments text ``args`` (any text).
+def run_tool(
+    name: str, args: str, archive: Archive, *, unicode_version: str = DEFAULT_UNICODE_VERSION
+) -> str:
+    """Run ``recall`` or ``recall_search`` with the JSON arguments text ``args`` (any text),
+    as the Go whose ``unicode.Version`` is ``unicode_version`` does.
 
-    Raises UnknownToolError for another name. An archive's own errors pass through.
+    Raises UnknownToolError for another name, TypeError for a ``unicode_version`` that
+    is not a str, ValueError for one the port has no tables of. An archive's own
+    errors pass through.
     """
-    step = start_tool(name, replace_surrogates(args))
+    step = start_tool(name, replace_surrogates(args), quote_for(unicode_version))
     if isinstance(step, BlockRead):
         return step.finish(archive.get_block(step.seq))
     if isinstance(step, BlocksRead):

@@ -54,7 +54,8 @@ func BenchmarkSearch(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for b.Loop() {
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
 		RecallSearch(args, a)
 	}
 	b.ReportMetric(float64(len(a.blocks)), "blocks")

@@ -215,7 +215,9 @@ func recallTokens(s string) []string {
 // excerpt returns the first non-blank line of content (lines split on "\n"),
 // trimmed, and cut to 160 runes followed by "…" when longer.
 func excerpt(content string) string {
-	for line := range strings.SplitSeq(content, "\n") {
+	for rest, more := content, true; more; {
+		var line string
+		line, rest, more = strings.Cut(rest, "\n")
 		t := strings.TrimSpace(line)
 		if t == "" {
 			continue

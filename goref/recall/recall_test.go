@@ -198,7 +198,7 @@ func TestDecodeArgs(t *testing.T) {
 // nest returns n nested empty arrays as json.Unmarshal decodes them into any.
 func nest(n int) any {
 	v := []any{}
-	for range n - 1 {
+	for i := 1; i < n; i++ {
 		v = []any{v}
 	}
 	return v
@@ -358,7 +358,7 @@ func TestRecallSearch(t *testing.T) {
 
 func TestRecallSearchLimit(t *testing.T) {
 	a := &testArchive{}
-	for i := range 25 {
+	for i := 0; i < 25; i++ {
 		a.blocks = append(a.blocks, Block{int64(101 + i), "sim", fmt.Sprintf("similar block %d", i)})
 	}
 	tests := []struct {
@@ -398,7 +398,7 @@ func TestRecallSearchLimit(t *testing.T) {
 		got := RecallSearch(args, a)
 		var want strings.Builder
 		fmt.Fprintf(&want, "%d of 25 matching blocks for \"similar\":", tt.shown)
-		for i := range tt.shown {
+		for i := 0; i < tt.shown; i++ {
 			fmt.Fprintf(&want, "\n[r%d] sim (score 1)\n  similar block %d", 125-i, 24-i)
 		}
 		if got != want.String() {

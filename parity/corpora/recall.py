@@ -1,9 +1,11 @@
 """The recall corpus: the blocks and calls that the golden journal records from Go.
 
-It covers every bullet of the contract's "golden journal" section: 35 readable
+It covers every bullet of the contract's "golden journal" section: 36 readable
 blocks (accents and Unicode case, HTML tags and entities, an empty block, long
-first lines, twenty-five similar blocks) plus a locked one, and the calls of both
-tools. ``{{seq:NAME}}`` in args stands for the seq the Go gave block ``NAME``.
+first lines, twenty-five similar blocks, code points of Unicode 16 and 17) plus a
+locked one, and the calls of both tools: those whose outputs differ between the
+Unicode versions of the Go releases the port matches among them. ``{{seq:NAME}}``
+in args stands for the seq the Go gave block ``NAME``.
 
 ``printed_seqs`` says where the two tools' texts (the contract's "The texts") print
 a seq: a block's header (``[r1000] label``: the first line of ``recall``'s block
@@ -23,6 +25,7 @@ from typing import Any
 
 from parity.corpora import recall_adopted
 from parity.corpus import Corpus, CorpusBlock, CorpusCall, SeqSite, ToolHost, split_template
+from recall._tools import replace_surrogates
 
 __all__ = ["BLOCKS", "CALLS", "CORPUS", "plain_id_seq", "printed_seqs", "symbolic_args"]
 
@@ -96,6 +99,13 @@ BLOCKS: tuple[CorpusBlock, ...] = (
     *_SIMILAR,
     CorpusBlock("blank-first-line", "kiwi orchard", "\nKiwi trees need a sunny slope"),
     CorpusBlock("y-diaeresis", "L'Haÿ-les-Roses", "L'HAŸ-LES-ROSES, Val-de-Marne"),
+    # Code points of Unicode 16 and 17: Go 1.21 to 1.26 (Unicode 15.0.0) quote them.
+    CorpusBlock(
+        "unicode-16",
+        "\u1c89 letters \U0001fae9",
+        "\u1c89\u1c8a \ua7cb\u0264 \ua7dc\u019b \U00010d50\U00010d70 \U00016ea0\U00016ebb"
+        " \u20c1 \U0001fae9\ncafé \U0001fae9, tired eyes",
+    ),
     CorpusBlock(
         "locked",
         "locked secret",
@@ -180,6 +190,12 @@ _RECALL: tuple[tuple[str, str], ...] = (
     ("recall-id-unprintable", '{"id": "r\\u0007\\u007f\u00ad\\ufeff\\u2028é😀"}'),
     ("recall-id-lone-surrogate", '{"id": "r\\ud800' + _R + '"}'),
     ("recall-id-surrogate-pair", '{"id": "\\ud83d\\ude00"}'),
+    # code points newer than Unicode 15.0.0: Go before 1.27 escapes them
+    ("recall-id-unicode-16-emoji", '{"id": "r\U0001fae9"}'),
+    ("recall-id-unicode-16-emoji-escaped", '{"id": "r\\ud83e\\udee9' + _R + '"}'),
+    ("recall-id-unicode-16-letters", '{"id": "r\u1c89\ua7cb\ua7dc\U00010d50 \u20c1"}'),
+    ("recall-id-unicode-17-letters", '{"id": "\U00016ea0\U00016ebbr' + _R + '"}'),
+    ("recall-unicode-16-block", '{"id": "r{{seq:unicode-16}}"}'),
     # a locked block's id
     ("recall-id-locked", '{"id": "r{{seq:locked}}"}'),
     # leading zeros past 19 digits; capitals around the id
@@ -270,6 +286,11 @@ _SEARCH: tuple[tuple[str, str], ...] = (
     ("search-excerpt-html", '{"query": "jerry"}'),
     ("search-excerpt-first-line-empty", '{"query": "kiwi"}'),
     ("search-y-diaeresis-both-cases", '{"query": "HAŸ"}'),
+    # code points newer than Unicode 15.0.0, and case pairs new in Unicode 16 and 17
+    ("search-unicode-16-emoji", '{"query": "café \U0001fae9"}'),
+    ("search-unicode-16-case-pairs", '{"query": "\u1c89CAFÉ \ua7cbTIRED \ua7dc"}'),
+    ("search-unicode-17-case-pair", '{"query": "eyes\U00016ea0"}'),
+    ("search-unicode-16-no-terms", '{"query": "\U0001fae9 \u1c89\u1c8a \U00010d50"}'),
     # limits
     ("search-limit-default", '{"query": "deploy"}'),
     ("search-limit-one", '{"query": "deploy", "limit": 1}'),
@@ -409,7 +430,6 @@ _QUOTED_RE = re.compile(
 _TOKEN_RE = re.compile(r'\\(?:[abfnrtv\\"]|x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8})|[^\\"]')
 _SHORT = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 _SHORT |= {"\\": "\\", '"': '"'}
-_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
 def _rune(token: str) -> str:
@@ -436,7 +456,7 @@ def _quoted_sites(
     value = args.get(key) if isinstance(args, dict) else None
     if not isinstance(value, str):
         return []
-    value = _SURROGATE_RE.sub("\ufffd", value)  # as Go decodes a lone surrogate escape
+    value = replace_surrogates(value)  # as Go decodes a lone surrogate escape
     tokens = list(_TOKEN_RE.finditer(output, match.start(1), match.end(1)))
     sites: list[SeqSite] = []
     i = 0

@@ -3,35 +3,39 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-from dataclasses import asdict
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from parity.cli import Exit
-from parity.errors import ParityError
-from parity.strength._explain import Problem, load_explanations
-from parity.strength._gocover import GO_TOOL_PACKAGE, go_coverage
-from parity.strength._mutants import generate_mutants, sample_mutants, select_mutants
-from parity.strength._pycover import PyCoverage, python_coverage
-from parity.strength._report import (
-    Figures,
-    markdown,
-    print_go,
-    print_mutation,
-    print_problems,
-    print_python,
+from parity.strength._cover import (
+    GO_TOOL_PACKAGE,
+    Gap,
+    GoCoverage,
+    PyCoverage,
+    go_coverage,
+    go_problems,
+    python_coverage,
 )
+from parity.strength._explain import (
+    EXPLANATIONS_PATH,
+    Explanations,
+    Problem,
+    load_explanations,
+    parse_explanations,
+    toml_string,
+)
+from parity.strength._mutants import Mutant, generate_mutants, sample_mutants, short
 from parity.strength._runner import MutantResult, run_mutants
 
-__all__ = ["SMOKE_SAMPLE", "SMOKE_SEED", "add_parser", "run"]
+__all__ = ["SMOKE_SAMPLE", "add_parser", "entry_for", "run"]
 
 SMOKE_SAMPLE = 40
 """How many mutants ``--smoke`` runs."""
-SMOKE_SEED = 20240611
-"""The seed ``--smoke`` draws them with (the same mutants for the same code)."""
+SEED = 20240611
+"""The seed ``--sample`` draws with (the same mutants for the same code)."""
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
@@ -40,211 +44,251 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
         "strength",
         help="measure how many mutants the replay kills (`make strength`)",
         description="How strong are the goldens: Go coverage of the tool logic while "
-        "recording, Python coverage of recall/ under replay, and a mutation score. "
-        "A report (exit 0) unless a --fail-under-* gate or --smoke is given: then "
-        "exit 5 when a figure is under its gate, or anything is unexplained, or an "
-        "explanation no longer fits the code.",
+        "recording, Python coverage under replay, and a mutation score. A report (exit 0) "
+        "unless a --fail-under-* gate or --smoke is given: then exit 5 when a figure is "
+        "under its gate, anything is unexplained, or an explanation no longer fits.",
     )
     p.add_argument("--corpus", default="recall", help="the corpus (default: recall)")
-    p.add_argument("--journal", metavar="PATH", help="the journal (default: golden/<corpus>.json)")
-    p.add_argument("--no-go", dest="go", action="store_false", help="skip the Go coverage")
-    p.add_argument(
-        "--no-python", dest="python", action="store_false", help="skip the Python coverage"
-    )
-    p.add_argument(
-        "--no-mutants", dest="mutants", action="store_false", help="skip the mutation run"
-    )
-    p.add_argument(
-        "--module",
-        action="append",
-        metavar="MODULE",
-        help="mutate this module (repeatable; default: the tool logic, explanations.toml)",
-    )
-    p.add_argument(
-        "--mutant",
-        type=int,
-        action="append",
-        metavar="ID",
-        help="run this mutant (repeatable; ids as --list-mutants gives them)",
-    )
-    p.add_argument("--max-mutants", type=int, metavar="N", help="at most N mutants, spread out")
-    p.add_argument("--sample", type=int, metavar="N", help="N mutants drawn at random (--seed)")
-    p.add_argument("--seed", type=int, default=SMOKE_SEED, help="the seed of --sample")
+    p.add_argument("--no-coverage", dest="coverage", action="store_false", help="skip coverage")
+    p.add_argument("--no-mutants", dest="mutants", action="store_false", help="skip mutants")
+    p.add_argument("--sample", type=int, metavar="N", help="N mutants, drawn with a fixed seed")
     p.add_argument(
         "--smoke",
         action="store_true",
-        help=f"the bounded gate CI runs: no coverage, {SMOKE_SAMPLE} mutants drawn with "
-        f"seed {SMOKE_SEED}, fail on an unexplained survivor or a stale explanation",
+        help=f"the bounded gate of `make test`: no coverage, --sample {SMOKE_SAMPLE}, "
+        "--fail-under-mutation 100",
     )
     p.add_argument("--timeout", type=float, default=20.0, help="seconds per mutant (default 20)")
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes")
     p.add_argument("--list-mutants", action="store_true", help="list the mutants and stop")
-    p.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
+    p.add_argument(
+        "--refresh",
+        action="store_true",
+        help="re-key explanations.toml on the code as it is (keeping every reason) and stop",
+    )
     p.add_argument("--markdown", metavar="PATH", help="also write the figures as a Markdown table")
     p.add_argument("-v", "--verbose", action="store_true", help="print each mutant's result")
-    for what, of in (
-        ("go", "Go coverage"),
-        ("python", "Python coverage"),
-        ("coverage", "Go and Python coverage"),
-        ("mutation", "mutation score"),
-    ):
+    for what in ("coverage", "mutation"):
         p.add_argument(
             f"--fail-under-{what}",
             type=float,
             metavar="PCT",
-            help=f"gate: exit 5 when the {of} is under PCT (of the reachable or killable)",
+            help=f"gate: exit 5 when the {what} is under PCT of what a golden can reach or kill",
         )
     return p
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """``parity strength``: print the three figures; 5 when a gate is missed."""
-    return _main(args, sys.stdout)
-
-
-def _main(args: argparse.Namespace, out: TextIO) -> int:
+    out = out or sys.stdout
     if args.smoke:
-        args.go = args.python = False
-        args.sample = args.sample or SMOKE_SAMPLE
-        if args.fail_under_mutation is None:
-            args.fail_under_mutation = 100.0
-    if args.fail_under_coverage is not None:
-        for what in ("go", "python"):
-            if getattr(args, f"fail_under_{what}") is None:
-                setattr(args, f"fail_under_{what}", args.fail_under_coverage)
-    gate = args.smoke or any(
-        getattr(args, f"fail_under_{w}") is not None for w in ("go", "python", "mutation")
-    )
-    explanations = load_explanations()
-    modules = tuple(args.module or explanations.tool_logic_modules())
+        args.coverage, args.sample = False, args.sample or SMOKE_SAMPLE
+        args.fail_under_mutation = (
+            100.0 if args.fail_under_mutation is None else args.fail_under_mutation
+        )
+    gate = args.fail_under_coverage is not None or args.fail_under_mutation is not None
+    ex = load_explanations()
     every = generate_mutants()
-    mutants = generate_mutants(modules) if args.module else every
     if args.list_mutants:
-        for m in mutants:
+        for m in every:
             print(f"{m.id:4d} {m.where} {m.function} ({m.operator}): {m.change}", file=out)
             if args.verbose:
-                s = m.shape
-                print(f"       site {s.site} | {s.before} -> {s.after}", file=out)
-                for header in s.contexts:
-                    print(f"       within {header}", file=out)
-        return 0
-    figures = Figures(args.corpus)
+                print(f"       {entry_for(m)}", file=out)
+        return Exit.OK
+    if args.refresh:
+        fresh, notes = ex.refreshed(every)
+        EXPLANATIONS_PATH.write_text(fresh.dump(), "utf-8")
+        parse_explanations(fresh.dump())
+        for note in notes or ["every explanation fits"]:
+            print(note, file=out)
+        return Exit.OK
     failed: list[str] = []
-    match = explanations.match_mutants(every)
-    problems: list[Problem] = list(match.problems)
+    problems: list[Problem] = []
+    reached: set[tuple[str, int]] | None = None
+    md: list[str] = []
     print(f"strength of the goldens of corpus {args.corpus!r}", file=out)
-    if args.go:
-        go = go_coverage(args.corpus, journal_path=args.journal)
-        print_go(go, out)
-        reached, total = go.statements(GO_TOOL_PACKAGE)
-        figures.go = {
-            "package": GO_TOOL_PACKAGE,
-            "statements": total,
-            "reached": reached,
-            "percent": round(go.percent(GO_TOOL_PACKAGE), 2),
-            "reachable_percent": round(go.reachable_percent(), 2),
-            "unexplained": len(go.unexplained()),
-            "unreached": [asdict(b) | {"reason": b.reason} for b in go.unreached()],
-            "packages": {p: round(go.percent(p), 2) for p in go.packages()},
-        }
-        problems += go.problems()
-        if go.unexplained():
-            failed.append(f"{len(go.unexplained())} unexplained Go block(s)")
-        if args.fail_under_go is not None and go.reachable_percent() < args.fail_under_go:
-            failed.append(f"go {go.reachable_percent():.1f}% < {args.fail_under_go}%")
+    if args.coverage:
+        go = go_coverage(args.corpus, ex)
+        _print_go(go, out)
+        problems += go_problems(go, ex)
+        py = python_coverage(args.corpus, ex)
+        _print_python(py, out)
+        reached = py.executed
+        for name, pct, gaps in (
+            ("Go", go.figure.reachable_percent, go.gaps),
+            ("Python", py.reachable_percent, py.gaps),
+        ):
+            if any(g.reason is None for g in gaps):
+                failed.append(f"unexplained {name} coverage gaps")
+            if args.fail_under_coverage is not None and pct < args.fail_under_coverage:
+                failed.append(f"{name} coverage {pct:.1f}% < {args.fail_under_coverage}%")
+        md += _markdown_coverage(go, py)
         out.flush()
-    py: PyCoverage | None = None
-    if args.python:
-        py = python_coverage(args.corpus, journal_path=args.journal)
-        print_python(py, out)
-        unexplained = [
-            g for g in py.gaps(py.tool_logic_files()) if g.tool_logic and g.reason is None
-        ]
-        reachable_pct = py.reachable_percent()
-        figures.python = {
-            "tool_logic": py.tool_logic(),
-            "reachable_percent": round(reachable_pct, 2),
-            "unexplained": len(unexplained),
-            "gaps": [asdict(g) for g in py.gaps()],
-            "all": py.summary(),
-        }
-        problems += py.problems()
-        if unexplained:
-            failed.append(f"{len(unexplained)} unexplained Python line(s) or branch(es)")
-        if args.fail_under_python is not None and reachable_pct < args.fail_under_python:
-            failed.append(f"python {reachable_pct:.1f}% < {args.fail_under_python}%")
-        out.flush()
-    else:
-        statements = explanations.tool_logic_statements()
-        problems += explanations.line_problems(statements) + explanations.name_problems()
+    results: list[MutantResult] = []
     if args.mutants:
-        if args.mutant:
-            unknown = set(args.mutant) - {m.id for m in mutants}
-            if unknown:
-                raise ParityError(f"no mutant {', '.join(map(str, sorted(unknown)))}")
-            chosen = [m for m in mutants if m.id in args.mutant]
-        elif args.sample is not None:
-            chosen = sample_mutants(mutants, args.sample, seed=args.seed)
-        else:
-            chosen = select_mutants(mutants, args.max_mutants)
-        progress = None
-        if args.verbose:
+        chosen = every if args.sample is None else sample_mutants(every, args.sample, seed=SEED)
 
-            def progress(r: MutantResult) -> None:
-                m = r.mutant
-                print(f"   {r.status:8s} {m.where} ({m.operator}) {m.change}", file=out)
-                out.flush()
+        def progress(r: MutantResult) -> None:
+            if args.verbose:
+                print(
+                    f"   {r.status:8s} {r.mutant.where} ({r.mutant.operator}) {r.mutant.change}",
+                    file=out,
+                    flush=True,
+                )
 
-        run = run_mutants(
-            chosen,
-            corpus=args.corpus,
-            journal_path=args.journal,
-            jobs=args.jobs,
-            timeout=args.timeout,
-            total_generated=len(mutants),
-            explained=match,
-            progress=progress,
+        results = run_mutants(
+            chosen, corpus=args.corpus, jobs=args.jobs, timeout=args.timeout, progress=progress
         )
-        print_mutation(run, modules, out, py)
-        problems = [p for p in problems if p not in match.problems] + run.problems
-        figures.mutation = {
-            "modules": list(modules),
-            "run": len(run.results),
-            "generated": run.total_generated,
-            "killed": run.killed,
-            "timeouts": run.timeouts,
-            "equivalent": len(run.equivalent),
-            "unexplained": len(run.unexplained),
-            "score": round(run.score, 2),
-            "killable_score": round(run.killable_score, 2),
-            "survivors": [
-                {
-                    "where": r.mutant.where,
-                    "function": r.mutant.function,
-                    "operator": r.mutant.operator,
-                    "before": r.mutant.before,
-                    "after": r.mutant.after,
-                    "site": r.mutant.shape.site,
-                    "equivalent": run.why(r.mutant),
-                }
-                for r in run.survivors
-            ],
-        }
-        if run.unexplained:
-            failed.append(f"{len(run.unexplained)} unexplained surviving mutant(s)")
-        if args.fail_under_mutation is not None and run.killable_score < args.fail_under_mutation:
-            failed.append(f"mutation {run.killable_score:.1f}% < {args.fail_under_mutation}%")
-    print_problems(problems, out)
-    stale = [p for p in problems if p.fails]
-    if stale:
-        failed.append(f"{len(stale)} stale explanation(s)")
-    if args.json:
-        doc: dict[str, Any] = asdict(figures)
-        doc["problems"] = [asdict(p) for p in problems]
-        Path(args.json).write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        score, line = _print_mutation(results, len(every), ex, reached, out)
+        md.append(line)
+        if any(not r.killed and ex.group("equivalent", r.mutant.key) is None for r in results):
+            failed.append("unexplained surviving mutants")
+        if args.fail_under_mutation is not None and score < args.fail_under_mutation:
+            failed.append(f"mutation {score:.1f}% < {args.fail_under_mutation}%")
+    problems += ex.problems(
+        every, ex.statements(), reached=reached, killed=[r.mutant for r in results if r.killed]
+    )
+    if problems:
+        print(
+            f"STALE EXPLANATIONS ({len(problems)}): {EXPLANATIONS_PATH.name} no longer fits "
+            "the code (`parity strength --refresh` re-keys what moved)",
+            file=out,
+        )
+        for problem in problems:
+            print(f"   - {problem}", file=out)
+        failed.append(f"{len(problems)} stale explanation(s)")
     if args.markdown:
-        Path(args.markdown).write_text(markdown(figures), "utf-8")
+        head = (
+            "| figure | raw | of what a golden can reach or kill | unexplained |\n|---|---|---|---|"
+        )
+        Path(args.markdown).write_text("\n".join([head, *md]) + "\n", "utf-8")
     if gate and failed:
         print("under the gate: " + "; ".join(failed), file=out)
         return Exit.BELOW_GATE
     return Exit.OK
+
+
+def _pct(n: int, d: int) -> str:
+    return f"{100.0 * n / d:.1f}%" if d else "100.0%"
+
+
+def _print_gaps(gaps: Sequence[Gap], out: TextIO) -> None:
+    for g in gaps:
+        why = f"unreachable: {g.reason}" if g.reason else "UNEXPLAINED: add a corpus case"
+        print(f"   - {g.where} {g.function}: {short(g.code)}\n       {why}", file=out)
+
+
+def _print_go(go: GoCoverage, out: TextIO) -> None:
+    f = go.figure
+    print(
+        f"1. Go coverage of the tool logic ({GO_TOOL_PACKAGE}), recording {go.calls} calls "
+        "into a Go reference built with -cover",
+        file=out,
+    )
+    print(
+        f"   {_pct(f.reached, f.total)} of statements ({f.reached}/{f.total}); "
+        f"{f.reachable_percent:.1f}% of the reachable",
+        file=out,
+    )
+    _print_gaps(go.gaps, out)
+    others = ", ".join(f"{p} {pct:.1f}%" for p, pct in go.packages.items() if p != GO_TOOL_PACKAGE)
+    print(f"   for information: {others}", file=out)
+
+
+def _print_python(py: PyCoverage, out: TextIO) -> None:
+    lines, branches = py.lines, py.branches
+    print(
+        "2. Python coverage of the tool logic under replay (archive and fallback passes)", file=out
+    )
+    print(
+        f"   lines {_pct(lines.reached, lines.total)} ({lines.reached}/{lines.total}), branches "
+        f"{_pct(branches.reached, branches.total)} ({branches.reached}/{branches.total}); "
+        f"{py.reachable_percent:.1f}% of the reachable",
+        file=out,
+    )
+    _print_gaps(py.gaps, out)
+    if py.skipped:
+        print("   not tool logic (unreached, left out of the figure):", file=out)
+        for function, why in sorted(py.skipped.items()):
+            print(f"   - {function}: {why}", file=out)
+    print("   for information, the port's other files:", file=out)
+    for file, summary in py.files.items():
+        print(f"     {file}: {summary}", file=out)
+
+
+def _markdown_coverage(go: GoCoverage, py: PyCoverage) -> list[str]:
+    g, lines, br = go.figure, py.lines, py.branches
+    unexplained = sum(x.reason is None for x in py.gaps)
+    return [
+        f"| Go coverage of the tool logic (`{GO_TOOL_PACKAGE}`), while recording "
+        f"| {_pct(g.reached, g.total)} of statements ({g.reached}/{g.total}) "
+        f"| {g.reachable_percent:.1f}% | {sum(x.reason is None for x in go.gaps)} |",
+        "| Python coverage of the tool logic under replay (lines, branches) "
+        f"| lines {_pct(lines.reached, lines.total)} ({lines.reached}/{lines.total}), branches "
+        f"{_pct(br.reached, br.total)} ({br.reached}/{br.total}) "
+        f"| {py.reachable_percent:.1f}% | {unexplained} |",
+    ]
+
+
+def entry_for(m: Mutant) -> str:
+    """An entry naming ``m``, to paste into an ``[[equivalent]]`` group's ``entries``."""
+    fields = {"in": m.function, "line": m.text, "before": m.before, "after": m.after}
+    text = ", ".join(f"{k} = {toml_string(v)}" for k, v in fields.items())
+    return f"{{ {text}{f', nth = {m.nth}' if m.nth > 1 else ''} }},"
+
+
+def _print_mutation(
+    results: Sequence[MutantResult],
+    generated: int,
+    ex: Explanations,
+    reached: set[tuple[str, int]] | None,
+    out: TextIO,
+) -> tuple[float, str]:
+    """Section 3; the score over the killable, and its Markdown row."""
+    n = len(results)
+    killed = sum(r.killed for r in results)
+    timeouts = sum(r.status == "timeout" for r in results)
+    groups: dict[str, list[Mutant]] = {}
+    unexplained = []
+    for r in results:
+        if not r.killed:
+            g = ex.group("equivalent", r.mutant.key)
+            if g is None:
+                unexplained.append(r.mutant)
+            else:
+                groups.setdefault(g.why, []).append(r.mutant)
+    equivalent = n - killed - len(unexplained)
+    score = 100.0 * killed / (n - equivalent) if n - equivalent else 100.0
+    sampled = "" if n == generated else f" (a sample of {n} of {generated})"
+    print(f"3. Mutation score: {n} mutants{sampled}, each replayed in full", file=out)
+    print(
+        f"   killed {killed}/{n} = {_pct(killed, n)} ({timeouts} by time-out); survived "
+        f"{n - killed}: {equivalent} explained, {len(unexplained)} unexplained; score over "
+        f"the killable: {score:.1f}%",
+        file=out,
+    )
+
+    def show(m: Mutant) -> None:
+        unreached = reached is not None and (m.file, m.line) not in reached
+        note = " [line not reached by any golden]" if unreached else ""
+        print(f"     - {m.where} {m.function} ({m.operator}): {m.change}{note}", file=out)
+
+    if unexplained:
+        print(
+            "   UNEXPLAINED: add a corpus case that kills it, or explain it in "
+            f"parity/strength/{EXPLANATIONS_PATH.name}:",
+            file=out,
+        )
+        for m in unexplained:
+            show(m)
+            print(f"         {entry_for(m)}", file=out)
+    for why, members in groups.items():
+        print(f"   equivalent: {why}", file=out)
+        for m in members:
+            show(m)
+    row = (
+        f"| Mutation score of the Python tool logic ({n} mutants) | {killed} of {n} killed "
+        f"({_pct(killed, n)}; {timeouts} by time-out); {n - killed} survivors, {equivalent} "
+        f"explained | {score:.1f}% | {len(unexplained)} |"
+    )
+    return score, row

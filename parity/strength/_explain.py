@@ -1,42 +1,51 @@
-"""The explanations, as data (``explanations.toml``), and how they find their code.
+"""The explanations, as data (``explanations.toml``), and what no longer fits them.
 
-What no golden can reach or no input can kill is explained in ``explanations.toml``
-beside this module, keyed on what the code means rather than where it is: the
-normalized form of the code (``parity.strength._normal``), the change a mutant makes,
-the headers of the statements around it, and the function it was in (a hint, used
-only to tell apart several places with the same code). Moving code, renaming a
-local, reformatting or splitting a module leaves an explanation on its code; one
-whose code is gone, or changed, is *orphaned*, and the report says which and why.
+What no golden can reach, or no input can kill, is explained in ``explanations.toml``
+beside this module. An entry names its code by the function it is in (qualified
+name) and the text of its line, compared without white space, and a mutant also by
+its change (``before``, ``after``; ``nth`` when a function has the same change on
+two equal lines). So moving code, within a file or to another module, and
+reformatting a line leave an entry on its code. ``parity strength --refresh``
+rewrites the file: an entry that names nothing any more is re-keyed on the one
+mutant left with its change (its line rewritten, or its function renamed), names
+of what is gone are dropped, and what it cannot place is reported.
 """
 
 from __future__ import annotations
 
 import ast
+import fnmatch
 import functools
 import importlib.util
+import json
 import tomllib
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from parity.errors import ParityError
-from parity.strength._normal import ModuleIndex, canonical
+from parity.project import project_root
+from parity.strength._mutants import Mutant, squeeze
 
 __all__ = [
     "EXPLANATIONS_PATH",
+    "PACKAGE",
+    "Entry",
     "Explanations",
-    "GoRule",
-    "LineRule",
-    "MutantMatch",
-    "MutantRule",
+    "Group",
     "Problem",
-    "Statement",
+    "StrengthDataError",
     "load_explanations",
+    "module_file",
+    "parse_explanations",
     "statements_of",
+    "toml_string",
 ]
 
 EXPLANATIONS_PATH = Path(__file__).with_name("explanations.toml")
+PACKAGE = "recall"
+"""The port: its modules are the tool logic, less ``[not_modules]``."""
 
 
 class StrengthDataError(ParityError):
@@ -45,201 +54,122 @@ class StrengthDataError(ParityError):
 
 @dataclass(frozen=True)
 class Problem:
-    """An explanation that no longer fits the code (or a note on one that moved)."""
+    """An explanation that no longer fits the code."""
 
     rule: str
-    """Which explanation: its label, as ``equivalent terms-u0100 #1``."""
+    """Which explanation, as ``equivalent codec-name-case``."""
     kind: str
-    """``orphaned``, ``ambiguous``, ``overlap``, ``killed``, ``reached``; ``moved`` is a
-    note, not a problem."""
+    """``orphaned`` (names nothing), ``killed`` (the replay kills its mutant),
+    ``reached`` (a golden reaches its line)."""
     message: str
-
-    @property
-    def fails(self) -> bool:
-        """Whether the gate fails on it (everything but ``moved``)."""
-        return self.kind != "moved"
 
     def __str__(self) -> str:
         return f"{self.rule}: {self.kind}: {self.message}"
 
 
-class _Shaped(Protocol):
+@dataclass(frozen=True)
+class Entry:
+    """A piece of code: a line in a function, and for a mutant its change."""
+
+    function: str
+    line: str
+    before: str = ""
+    after: str = ""
+    nth: int = 1
+
     @property
-    def ident(self) -> tuple[str, int, int]: ...
-    @property
-    def function(self) -> str: ...
-    @property
-    def where(self) -> str: ...
-    @property
-    def shape(self) -> Any: ...
+    def key(self) -> tuple[str, str, str, str, int]:
+        """What it is compared by (``Mutant.key`` for a mutant)."""
+        return (self.function, squeeze(self.line), self.before, self.after, self.nth)
+
+    def __str__(self) -> str:
+        change = f": {self.before} -> {self.after}" if self.before else ""
+        nth = f" (#{self.nth})" if self.nth > 1 else ""
+        return f"in {self.function}, `{self.line}`{change}{nth}"
 
 
 @dataclass(frozen=True)
-class MutantRule:
-    """One mutant that no input through the host can kill, and why."""
+class Group:
+    """Entries that one reason explains."""
 
-    group: str
-    index: int
+    kind: str
+    """``equivalent``, ``unreachable`` or ``go_unreachable``."""
+    id: str
     why: str
-    site: str
-    before: str
-    after: str
-    in_: str | None = None
-    """The function it was explained in: a hint, to tell apart equal sites."""
-    within: str | None = None
-    """A header that must be around it, to tell apart equal sites in one function."""
+    entries: tuple[Entry, ...]
 
     @property
     def label(self) -> str:
         """How a report names it."""
-        return f"equivalent {self.group} #{self.index}"
-
-    def describe(self) -> str:
-        """The entry, on one line."""
-        text = f"{self.site} | {self.before} -> {self.after}"
-        if self.in_:
-            text += f" (in {self.in_})"
-        if self.within:
-            text += f" (within {self.within})"
-        return text
-
-    def find(self, mutants: Sequence[_Shaped]) -> tuple[list[_Shaped], str]:
-        """The mutants this entry names, and why none or several when not one."""
-        at_site = [m for m in mutants if m.shape.site == self.site]
-        change = (self.before, self.after)
-        changed = [m for m in at_site if (m.shape.before, m.shape.after) == change]
-        inside = [m for m in changed if self.within is None or self.within in m.shape.contexts]
-        found = inside
-        hinted = [m for m in found if m.function == self.in_] if self.in_ else found
-        if len(found) > 1 and hinted:
-            found = hinted
-        if len(found) == 1:
-            return found, ""
-        if found:
-            places = ", ".join(f"{m.where} in {m.function}" for m in found)
-            if not hinted:
-                return found, (
-                    f"{self.in_}, where it was explained, has no such mutant any more (moved "
-                    f"or removed), and {len(found)} others have it ({places})"
-                )
-            return found, f"names {len(found)} mutants ({places}): add `within` or `in`"
-        if not at_site:
-            return [], (
-                f"no code of the tool logic has the form `{self.site}` any more "
-                "(removed or rewritten)"
-            )
-        if not changed:
-            same = [m for m in at_site if m.shape.before == self.before] or at_site
-            changes = sorted({f"{m.shape.before} -> {m.shape.after}" for m in same})
-            more = f" (and {len(changes) - 6} more)" if len(changes) > 6 else ""
-            return [], (
-                f"the code is there ({at_site[0].where}), but no mutant changes "
-                f"`{self.before}` to `{self.after}` there; its mutants: "
-                + "; ".join(changes[:6])
-                + more
-            )
-        around = sorted({" / ".join(m.shape.contexts) or "nothing" for m in changed})
-        return [], f"the change is there, but not within `{self.within}`: within {around}"
+        return f"{self.kind} {self.id}"
 
 
 @dataclass(frozen=True)
 class Statement:
-    """A statement of the tool logic, as line explanations see it."""
+    """A statement of the tool logic: its line, function and text."""
 
-    module: str
     file: str
     line: int
     function: str
-    form: str
-    contexts: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class LineRule:
-    """Statements of the tool logic that no golden can reach, and why."""
-
-    id: str
-    why: str
-    statement: str | None = None
-    within: str | None = None
-    in_: str | None = None
-    """The function it was explained in: for the reader only."""
+    text: str
 
     @property
-    def label(self) -> str:
-        """How a report names it."""
-        return f"unreachable {self.id}"
-
-    def matches(self, s: Statement) -> bool:
-        """Whether the entry explains this statement."""
-        if self.statement is not None and s.form != self.statement:
-            return False
-        return self.within is None or self.within in s.contexts
+    def key(self) -> tuple[str, str, str, str, int]:
+        """The key of a line entry naming it."""
+        return Entry(self.function, self.text).key
 
 
-@dataclass(frozen=True)
-class GoRule:
-    """A Go block of the tool logic that no recorded call can reach, and why."""
-
-    function: str
-    code: str
-    why: str
-
-    @property
-    def label(self) -> str:
-        """How a report names it."""
-        return f"go_unreachable {self.function}"
+def module_file(module: str) -> str:
+    """The file of a module (not imported), relative to the project."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        raise StrengthDataError(f"no module {module}")
+    return Path(spec.origin).resolve().relative_to(project_root()).as_posix()
 
 
-@dataclass
-class MutantMatch:
-    """Which explanation names which mutant, and what no longer fits."""
+def statements_of(source: str, *, file: str) -> list[Statement]:
+    """Every statement of a module's source, with its function as mutants name it."""
+    from parity.strength._mutants import _Mutator
 
-    by_mutant: dict[tuple[str, int, int], MutantRule]
-    """Mutant.ident -> the entry that names it."""
-    problems: list[Problem]
-
-    def why(self, mutant: _Shaped) -> str | None:
-        """The explanation of a mutant, when one names it."""
-        rule = self.by_mutant.get(mutant.ident)
-        return rule.why if rule else None
+    tree = ast.parse(source, filename=file)
+    sites = _Mutator(tree).sites
+    lines = source.splitlines()
+    return [
+        Statement(file, n.lineno, sites[id(n)].function, lines[n.lineno - 1].strip())
+        for n in ast.walk(tree)
+        if isinstance(n, ast.stmt) and id(n) in sites
+    ]
 
 
 @dataclass
 class Explanations:
     """Everything ``explanations.toml`` says."""
 
-    package: str
-    not_modules: dict[str, str]
-    not_tool_logic: dict[str, str]
-    unreachable: list[LineRule]
-    equivalent: list[MutantRule]
-    go_unreachable: list[GoRule]
+    not_modules: dict[str, str] = field(default_factory=dict)
+    not_tool_logic: dict[str, str] = field(default_factory=dict)
+    groups: list[Group] = field(default_factory=list)
 
-    # -- what the tool logic is
+    def of(self, kind: str) -> list[Group]:
+        """The groups of one kind."""
+        return [g for g in self.groups if g.kind == kind]
 
     def tool_logic_modules(self) -> list[str]:
-        """The modules of the package less ``not_modules``, in a stable order."""
-        spec = importlib.util.find_spec(self.package)
-        if spec is None or not spec.submodule_search_locations:
-            raise StrengthDataError(f"no package {self.package}")
-        root = Path(next(iter(spec.submodule_search_locations)))
-        found: list[str] = []
-        for path in sorted(root.rglob("*.py")):
-            parts = path.relative_to(root).with_suffix("").parts
-            if parts[-1] == "__init__":
-                parts = parts[:-1]
-            name = ".".join([self.package, *parts])
-            if name not in self.not_modules:
-                found.append(name)
-        return found
+        """The modules of the port less ``not_modules`` (names, or fnmatch patterns such
+        as ``recall._go._unicode_*``), in a stable order."""
+        return [
+            name
+            for name in _port_modules()
+            if not any(fnmatch.fnmatchcase(name, pattern) for pattern in self.not_modules)
+        ]
 
-    def module_path(self, module: str) -> Path:
-        """The file of a module (not imported)."""
-        spec = importlib.util.find_spec(module)
-        if spec is None or spec.origin is None:
-            raise StrengthDataError(f"no module {module}")
-        return Path(spec.origin).resolve()
+    def statements(self) -> list[Statement]:
+        """The statements of the tool logic, less what is not tool logic."""
+        out = []
+        for module in self.tool_logic_modules():
+            file = module_file(module)
+            source = (project_root() / file).read_text("utf-8")
+            out += [s for s in statements_of(source, file=file) if self.is_tool_logic(s.function)]
+        return out
 
     def not_tool_logic_reason(self, qualname: str) -> str | None:
         """Why a function or class (or a member of one) is not tool logic, if it is not."""
@@ -250,204 +180,144 @@ class Explanations:
                 return why
         return None
 
-    def not_tool_logic_of(self, module: str) -> Callable[[str], bool]:
-        """The predicate the mutator skips functions by."""
-        del module  # names are qualified names, whatever module holds them
-        return lambda qualname: self.not_tool_logic_reason(qualname) is not None
+    def is_tool_logic(self, qualname: str) -> bool:
+        """Whether a function's code is measured."""
+        return self.not_tool_logic_reason(qualname) is None
 
-    def tool_logic_statements(self, *, every: bool = False) -> list[Statement]:
-        """Every statement of the tool logic (less what is not tool logic, unless
-        ``every``), from the files."""
-        from parity.project import project_root
+    def group(self, kind: str, key: tuple[str, str, str, str, int]) -> Group | None:
+        """The group that says why the code with this key is unreachable, or its mutant
+        equivalent, if one does."""
+        return next((g for g in self.of(kind) for e in g.entries if e.key == key), None)
 
-        out: list[Statement] = []
-        for module in self.tool_logic_modules():
-            path = self.module_path(module)
-            file = path.relative_to(project_root()).as_posix()
-            out += [
-                s
-                for s in statements_of(path.read_text("utf-8"), module=module, file=file)
-                if every or self.not_tool_logic_reason(s.function) is None
-            ]
-        return out
-
-    # -- mutants
-
-    def match_mutants(self, mutants: Sequence[_Shaped]) -> MutantMatch:
-        """Each equivalent-mutant entry against the mutants; what no longer fits.
-
-        Entries found in the function they name come first: an entry whose code left
-        its function does not take a mutant from one found in place.
-        """
-        by_mutant: dict[tuple[str, int, int], MutantRule] = {}
-        problems: list[Problem] = []
-        placed: list[tuple[MutantRule, _Shaped]] = []
-        for rule in self.equivalent:
-            found, why = rule.find(mutants)
-            if len(found) != 1:
-                kind = "orphaned" if not found else "ambiguous"
-                problems.append(Problem(rule.label, kind, f"{rule.describe()}: {why}"))
-            else:
-                placed.append((rule, found[0]))
-        placed.sort(key=lambda p: bool(p[0].in_) and p[1].function != p[0].in_)
-        for rule, mutant in placed:
-            moved = bool(rule.in_) and mutant.function != rule.in_
-            other = by_mutant.get(mutant.ident)
-            if other is not None and moved:
-                problems.append(
-                    Problem(
-                        rule.label,
-                        "orphaned",
-                        f"{rule.describe()}: {rule.in_}, where it was explained, has no such "
-                        f"mutant any more; the one equal mutant left ({mutant.where} in "
-                        f"{mutant.function}) is {other.label}'s",
-                    )
-                )
-                continue
-            if other is not None:
-                problems.append(
-                    Problem(
-                        rule.label,
-                        "overlap",
-                        f"names the mutant {other.label} names ({mutant.where} in "
-                        f"{mutant.function}): add `within` to tell them apart",
-                    )
-                )
-                continue
-            by_mutant[mutant.ident] = rule
-            if moved:
-                problems.append(
-                    Problem(rule.label, "moved", f"now in {mutant.function} ({mutant.where})")
-                )
-        return MutantMatch(by_mutant, problems)
-
-    # -- lines
-
-    def line_reason(self, s: Statement) -> str | None:
-        """Why no golden reaches this statement, when an entry says."""
-        for rule in self.unreachable:
-            if rule.matches(s):
-                return rule.why
-        return None
-
-    def line_problems(
-        self, statements: Iterable[Statement], reached: Callable[[Statement], bool] | None = None
+    def problems(
+        self,
+        mutants: Sequence[Mutant],
+        statements: Sequence[Statement],
+        *,
+        reached: set[tuple[str, int]] | None = None,
+        killed: Iterable[Mutant] = (),
     ) -> list[Problem]:
-        """Entries that name no statement, or (given ``reached``) one a golden reaches."""
-        every = list(statements)
-        problems: list[Problem] = []
-        for rule in self.unreachable:
-            named = [s for s in every if rule.matches(s)]
-            if not named:
-                keys = (("statement", rule.statement), ("within", rule.within))
-                what = " ".join(f"{k} `{v}`" for k, v in keys if v is not None)
-                problems.append(
-                    Problem(rule.label, "orphaned", f"no statement of the tool logic is {what}")
-                )
-            elif reached is not None:
-                hit = [s for s in named if reached(s)]
-                if hit:
-                    where = ", ".join(f"{s.file}:{s.line}" for s in hit)
-                    problems.append(
-                        Problem(rule.label, "reached", f"the goldens reach {where}: delete it")
-                    )
-        return problems
-
-    def name_problems(self) -> list[Problem]:
-        """``not_tool_logic`` names that name nothing, ``not_modules`` that do not exist."""
-        functions = {s.function for s in self.tool_logic_statements(every=True)}
-        problems = [
+        """What no longer fits: entries that name nothing, names of what is gone, and
+        (given them) lines a golden reaches and mutants the replay kills."""
+        keys = {m.key for m in mutants}
+        lines = {s.key: s for s in statements}
+        out = []
+        for g in self.of("equivalent") + self.of("unreachable"):
+            known = keys if g.kind == "equivalent" else lines
+            for e in g.entries:
+                if e.key not in known:
+                    out.append(Problem(g.label, "orphaned", f"no code is {e}"))
+                elif reached is not None and g.kind == "unreachable":
+                    s = lines[e.key]
+                    if (s.file, s.line) in reached:
+                        out.append(
+                            Problem(g.label, "reached", f"a golden reaches {s.file}:{s.line}")
+                        )
+        for m in killed:
+            if (named := self.group("equivalent", m.key)) is not None:
+                out.append(Problem(named.label, "killed", f"the replay kills {m.where} {m.change}"))
+        functions = {s.function for s in statements_of_all(self)}
+        out += [
             Problem(f"not_tool_logic {name}", "orphaned", "no function or class of that name")
             for name in self.not_tool_logic
             if not any(f == name or f.startswith(name + ".") for f in functions)
         ]
-        problems += [
+        out += [
             Problem(f"not_modules {name}", "orphaned", "no such module")
             for name in self.not_modules
-            if not _module_exists(name)
+            if not any(fnmatch.fnmatchcase(module, name) for module in _port_modules())
         ]
-        return problems
+        return out
 
-    # -- Go
+    def refreshed(self, mutants: Sequence[Mutant]) -> tuple[Explanations, list[str]]:
+        """The explanations re-keyed on the code as it is, and what was changed or left."""
+        notes: list[str] = []
+        keys = {m.key for m in mutants}
+        taken = {e.key for g in self.of("equivalent") for e in g.entries if e.key in keys}
+        groups = []
+        for g in self.groups:
+            entries = []
+            for e in g.entries:
+                if g.kind == "equivalent" and e.key not in keys:
+                    same = [m for m in mutants if (m.before, m.after) == (e.before, e.after)]
+                    same = [m for m in same if m.key not in taken]
+                    here = (
+                        [m for m in same if m.function == e.function]
+                        or [m for m in same if squeeze(m.text) == squeeze(e.line)]
+                        or same
+                    )
+                    if len(here) == 1:
+                        m = here[0]
+                        taken.add(m.key)
+                        e = Entry(m.function, m.text, m.before, m.after, m.nth)
+                        notes.append(f"{g.label}: re-keyed on {m.where} ({e})")
+                    else:
+                        notes.append(f"{g.label}: {e}: {len(here)} candidates, left as it is")
+                entries.append(e)
+            groups.append(replace(g, entries=tuple(entries)))
+        fresh = Explanations(dict(self.not_modules), dict(self.not_tool_logic), groups)
+        for p in fresh.problems(mutants, fresh.statements()):
+            if p.rule.startswith(("not_tool_logic ", "not_modules ")):
+                kind, name = p.rule.split(" ", 1)
+                del getattr(fresh, kind)[name]
+                notes.append(f"{p.rule}: dropped ({p.message})")
+        return fresh, notes
 
-    def go_reason(self, function: str, code: str) -> str | None:
-        """Why no recorded call reaches a Go block, when an entry says."""
-        for rule in self.go_unreachable:
-            if (rule.function, rule.code) == (function, code):
-                return rule.why
-        return None
-
-
-def _module_exists(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
-
-
-def statements_of(source: str, *, module: str, file: str) -> Iterator[Statement]:
-    """Every statement of a module, with its normalized form and headers around it."""
-    tree = ast.parse(source, filename=file)
-    index = ModuleIndex(tree, package=module.rpartition(".")[0])
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.stmt):
-            continue
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            keyword = "class" if isinstance(node, ast.ClassDef) else "def"
-            form = f"{keyword} {node.name}"
-        else:
-            namer = index.namer(node)
-            form = namer.header(node)
-        yield Statement(module, file, node.lineno, index.qualname(node), form, index.contexts(node))
-
-
-# -- loading
-
-
-def _text(entry: dict[str, Any], key: str, where: str, *, form: bool = False) -> str | None:
-    value = entry.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise StrengthDataError(f"{where}: `{key}` must be a non-empty string")
-    return canonical(value) if form else value.strip()
-
-
-def _need(entry: dict[str, Any], key: str, where: str, *, form: bool = False) -> str:
-    value = _text(entry, key, where, form=form)
-    if value is None:
-        raise StrengthDataError(f"{where}: `{key}` is missing")
-    return value
-
-
-def _table(doc: dict[str, Any], key: str) -> dict[str, str]:
-    table = doc.get(key, {})
-    if not isinstance(table, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in table.items()
-    ):
-        raise StrengthDataError(f"[{key}] must map names to reasons")
-    return dict(table)
+    def dump(self) -> str:
+        """The explanations as ``explanations.toml`` is written."""
+        out = [_HEADER]
+        for table in ("not_modules", "not_tool_logic"):
+            out.append(f"[{table}]")
+            out += [f"{toml_string(k)} = {toml_string(v)}" for k, v in getattr(self, table).items()]
+            out.append("")
+        for g in self.groups:
+            out += [
+                f"[[{g.kind}]]",
+                f"id = {toml_string(g.id)}",
+                f"why = {toml_string(g.why)}",
+                "entries = [",
+            ]
+            for e in g.entries:
+                fields = {"in": e.function, "line": e.line}
+                if g.kind == "equivalent":
+                    fields |= {"before": e.before, "after": e.after}
+                text = ", ".join(f"{k} = {toml_string(v)}" for k, v in fields.items())
+                nth = f", nth = {e.nth}" if e.nth > 1 else ""
+                out.append(f"  {{ {text}{nth} }},")
+            out += ["]", ""]
+        return "\n".join(out)
 
 
-def _entries(doc: dict[str, Any], key: str) -> list[dict[str, Any]]:
-    entries = doc.get(key, [])
-    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        raise StrengthDataError(f"[[{key}]] must be an array of tables")
-    return entries
+_HEADER = """\
+# What `parity strength` leaves out, and what no golden can reach or kill, with why.
+# Written by `parity strength --refresh`, which keeps every `why`; edit the reasons
+# and add entries by hand (the report prints a ready one for an unexplained survivor).
+#
+# [not_modules]: modules of the port that are not tool logic. [not_tool_logic]:
+# functions or classes (qualified names) of the tool logic that are not. Each entry
+# of a group names code by `in` (its function), `line` (its line's text, compared
+# without white space) and, for a mutant, `before` and `after` (the change, as
+# `parity strength --list-mutants` prints it) and `nth` (the nth equal one in the
+# function). [[unreachable]]: Python statements no golden reaches. [[go_unreachable]]:
+# Go blocks (`in` the Go function, `line` the block's first line). [[equivalent]]:
+# mutants no input through GoTurnHost can kill (the replay also checks each call's
+# archive reads, so a mutant that reads otherwise than Go is killed).
+"""
 
 
-_KEYS = {
-    "equivalent": {"id", "why", "mutant"},
-    "mutant": {"site", "before", "after", "in", "within"},
-    "unreachable": {"id", "why", "statement", "within", "in"},
-    "go_unreachable": {"function", "code", "why"},
-}
+def toml_string(text: str) -> str:
+    """A TOML basic string."""
+    text = json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")  # a lone surrogate
 
 
-def _check_keys(entry: dict[str, Any], kind: str, where: str) -> None:
-    unknown = set(entry) - _KEYS[kind]
-    if unknown:
-        raise StrengthDataError(f"{where}: unknown key(s) {sorted(unknown)}")
+def statements_of_all(explanations: Explanations) -> list[Statement]:
+    """Every statement of the tool-logic modules, what is not tool logic included."""
+    out = []
+    for module in explanations.tool_logic_modules():
+        file = module_file(module)
+        out += statements_of((project_root() / file).read_text("utf-8"), file=file)
+    return out
 
 
 def parse_explanations(text: str, *, source: str = "explanations.toml") -> Explanations:
@@ -456,65 +326,63 @@ def parse_explanations(text: str, *, source: str = "explanations.toml") -> Expla
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise StrengthDataError(f"{source}: {err}") from err
-    tool_logic = doc.get("tool_logic", {})
-    package = tool_logic.get("package", "recall") if isinstance(tool_logic, dict) else "recall"
-    not_modules = _table(tool_logic, "not_modules") if isinstance(tool_logic, dict) else {}
-    unreachable: list[LineRule] = []
-    for i, e in enumerate(_entries(doc, "unreachable"), 1):
-        where = f"{source}: [[unreachable]] #{i}"
-        _check_keys(e, "unreachable", where)
-        rule = LineRule(
-            id=_need(e, "id", where),
-            why=_need(e, "why", where),
-            statement=_text(e, "statement", where, form=True),
-            within=_text(e, "within", where, form=True),
-            in_=_text(e, "in", where),
-        )
-        if rule.statement is None and rule.within is None:
-            raise StrengthDataError(f"{where}: give `statement`, `within`, or both")
-        unreachable.append(rule)
-    equivalent: list[MutantRule] = []
+    unknown = set(doc) - {"not_modules", "not_tool_logic", *_KINDS}
+    if unknown:
+        raise StrengthDataError(f"{source}: unknown table(s) {sorted(unknown)}")
+    ex = Explanations()
+    for table in ("not_modules", "not_tool_logic"):
+        value = doc.get(table, {})
+        if not all(isinstance(v, str) for v in value.values()):
+            raise StrengthDataError(f"{source}: [{table}] must map names to reasons")
+        setattr(ex, table, dict(value))
     seen: set[str] = set()
-    for i, e in enumerate(_entries(doc, "equivalent"), 1):
-        where = f"{source}: [[equivalent]] #{i}"
-        _check_keys(e, "equivalent", where)
-        group = _need(e, "id", where)
-        if group in seen:
-            raise StrengthDataError(f"{where}: id {group!r} is used twice")
-        seen.add(group)
-        why = _need(e, "why", where)
-        for j, m in enumerate(_entries(e, "mutant"), 1):
-            at = f"{where} ({group}) mutant #{j}"
-            _check_keys(m, "mutant", at)
-            site = _text(m, "site", at, form=True)
-            before = _need(m, "before", at, form=True)
-            equivalent.append(
-                MutantRule(
-                    group=group,
-                    index=j,
-                    why=why,
-                    site=site or before,
-                    before=before,
-                    after=_need(m, "after", at, form=True),
-                    in_=_text(m, "in", at),
-                    within=_text(m, "within", at, form=True),
+    for kind in _KINDS:
+        for i, g in enumerate(doc.get(kind, []), 1):
+            where = f"{source}: [[{kind}]] #{i}"
+            _check(g, {"id", "why", "entries"}, where)
+            if g["id"] in seen:
+                raise StrengthDataError(f"{where}: id {g['id']!r} is used twice")
+            seen.add(g["id"])
+            entries = []
+            for j, e in enumerate(g["entries"], 1):
+                at = f"{where} ({g['id']}) entry #{j}"
+                change = {"before", "after"} if kind == "equivalent" else set()
+                _check(
+                    e,
+                    {"in", "line"} | change,
+                    at,
+                    optional=frozenset({"nth"}) if change else frozenset(),
                 )
+                entries.append(
+                    Entry(
+                        e["in"], e["line"], e.get("before", ""), e.get("after", ""), e.get("nth", 1)
+                    )
+                )
+            ex.groups.append(Group(kind, g["id"], g["why"], tuple(entries)))
+    return ex
+
+
+_KINDS = ("unreachable", "go_unreachable", "equivalent")
+
+
+def _check(
+    entry: Any, keys: set[str], where: str, *, optional: frozenset[str] = frozenset()
+) -> None:
+    if not isinstance(entry, dict):
+        raise StrengthDataError(f"{where}: must be a table")
+    for k in sorted(keys):
+        value = entry.get(k)
+        if value is None:
+            raise StrengthDataError(f"{where}: `{k}` is missing")
+        if not (
+            isinstance(value, list) if k == "entries" else isinstance(value, str) and value.strip()
+        ):
+            raise StrengthDataError(
+                f"{where}: `{k}` must be a non-empty {'array' if k == 'entries' else 'string'}"
             )
-    go_unreachable = []
-    for i, e in enumerate(_entries(doc, "go_unreachable"), 1):
-        where = f"{source}: [[go_unreachable]] #{i}"
-        _check_keys(e, "go_unreachable", where)
-        go_unreachable.append(
-            GoRule(_need(e, "function", where), _need(e, "code", where), _need(e, "why", where))
-        )
-    return Explanations(
-        package=str(package),
-        not_modules=not_modules,
-        not_tool_logic=_table(doc, "not_tool_logic"),
-        unreachable=unreachable,
-        equivalent=equivalent,
-        go_unreachable=go_unreachable,
-    )
+    unknown = set(entry) - keys - optional
+    if unknown:
+        raise StrengthDataError(f"{where}: unknown key(s) {sorted(unknown)}")
 
 
 @functools.cache
@@ -525,3 +393,13 @@ def load_explanations(path: Path = EXPLANATIONS_PATH) -> Explanations:
     except OSError as err:
         raise StrengthDataError(f"cannot read {path}: {err}") from err
     return parse_explanations(text, source=path.name)
+
+
+def _port_modules() -> list[str]:
+    """Every module of the port, in a stable order."""
+    root = project_root() / PACKAGE
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        found.append(".".join([PACKAGE, *parts[: -1 if parts[-1] == "__init__" else None]]))
+    return found

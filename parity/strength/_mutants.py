@@ -1,10 +1,9 @@
 """The mutants of the Python tool logic: where a module can be changed, and how.
 
 Each mutant is one change to one node of a module's AST, compiled in memory
-(``Mutant.code``): the file is never written. Besides where it is (file, line,
-function), each mutant has a ``Shape``: the normalized form of the code it changes,
-of the change, and of the statements around it, which explanations are keyed on
-(``parity.strength._explain``).
+(``Mutant.code``): the file is never written. A mutant is named, for the
+explanations, by its ``key``: the function it is in, the text of its line, and the
+change (``parity.strength._explain``), so it is found again wherever its code moves.
 """
 
 from __future__ import annotations
@@ -13,43 +12,29 @@ import ast
 import copy
 import random
 import re
-import threading
 import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from parity.project import project_root
-from parity.strength._normal import ModuleIndex, Namer
 
 __all__ = [
+    "Key",
     "Mutant",
-    "Shape",
     "generate_mutants",
     "mutants_of_source",
     "regex_variants",
     "sample_mutants",
-    "select_mutants",
+    "squeeze",
 ]
 
-# CPython 3.11 keeps the AST converter's recursion depth in interpreter-wide state, so
-# two threads parsing at once can fail with "SystemError: AST constructor recursion
-# depth mismatch" (python/cpython#106905; seen in this project's CI on 3.11.7). The
-# runner's threads build mutants concurrently, so that step takes this lock (it costs
-# milliseconds beside a mutant's replay).
-_AST_LOCK = threading.Lock()
+Key = tuple[str, str, str, str, int]
+"""(function, line text without spaces, before, after, nth): a mutant wherever it is."""
 
 
-@dataclass(frozen=True)
-class Shape:
-    """What a mutant changes, in normalized forms (``parity.strength._normal``)."""
-
-    site: str
-    """The code the change is made in: the changed expression, or for a constant the
-    expression or simple statement that holds it, or a compound statement's header."""
-    before: str
-    after: str
-    contexts: tuple[str, ...] = ()
-    """The headers of the compound statements around the change, innermost first."""
+def squeeze(text: str) -> str:
+    """A line's text without any white space: what its key compares."""
+    return re.sub(r"\s+", "", text)
 
 
 @dataclass(frozen=True)
@@ -62,25 +47,27 @@ class Mutant:
     file: str
     """Its file, relative to the project."""
     line: int
-    col: int
     function: str
     """The qualified name of the enclosing function or class, or the name a module-level
     statement assigns, or ``<module>``."""
     operator: str
     before: str
-    """The changed code as written (for a report)."""
+    """The changed code (``ast.unparse``; a regular expression's range as ``[a-z] at 1``)."""
     after: str
-    shape: Shape
-    node: int = field(repr=False, compare=False)
+    text: str
+    """The changed line's text, stripped."""
+    nth: int = 1
+    """1 + the earlier mutants of the function with the same text and change."""
+    node: int = field(default=0, repr=False, compare=False)
     """The index of the changed node in ``ast.walk`` order."""
-    variant: int = field(repr=False, compare=False)
+    variant: int = field(default=0, repr=False, compare=False)
     source: str = field(default="", repr=False, compare=False)
     """The module's source when the mutant was made (the file may change meanwhile)."""
 
     @property
-    def ident(self) -> tuple[str, int, int]:
-        """(module, node, variant): the same mutant in any list made from the same source."""
-        return (self.module, self.node, self.variant)
+    def key(self) -> Key:
+        """What explanations name it by."""
+        return (self.function, squeeze(self.text), self.before, self.after, self.nth)
 
     @property
     def where(self) -> str:
@@ -93,31 +80,19 @@ class Mutant:
         return f"{short(self.before)} -> {short(self.after)}"
 
     def code(self) -> types.CodeType:
-        """The mutated module, compiled (with the file's name and line numbers).
-
-        Safe from several threads: parsing and compiling are serialized (see ``_AST_LOCK``).
-        """
+        """The mutated module, compiled (with the file's name and line numbers)."""
         path = project_root() / self.file
-        source = self.source or path.read_text("utf-8")
-        with _AST_LOCK:
-            tree = ast.parse(source, filename=str(path))
-            target = list(ast.walk(tree))[self.node]
-            replacement = _Mutator(tree, package=_package(self.module)).replacement(
-                target, self.variant
-            )
-            _replace(tree, target, replacement)
-            ast.fix_missing_locations(tree)
-            return compile(tree, str(path), "exec", dont_inherit=True)
+        tree = ast.parse(self.source or path.read_text("utf-8"), filename=str(path))
+        target = list(ast.walk(tree))[self.node]
+        _replace(tree, target, _Mutator(tree).replacement(target, self.variant))
+        ast.fix_missing_locations(tree)
+        return compile(tree, str(path), "exec", dont_inherit=True)
 
 
 def short(text: str, width: int = 70) -> str:
     """One line of at most ``width`` characters, escapes visible."""
     text = text.replace("\n", "\\n").encode("utf-8", "backslashreplace").decode("utf-8")
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _package(module: str) -> str:
-    return module.rpartition(".")[0]
 
 
 def _replace(tree: ast.AST, old: ast.AST, new: ast.AST) -> None:
@@ -150,19 +125,6 @@ _SKIP_NAMES = frozenset({"__all__", "__slots__"})
 _NO_DROP = frozenset({"re.compile", "frozenset", "tuple", "dict", "list", "chr", "ord", "len"})
 _REGEX_RANGE = re.compile(r"(\\.|[^\\\]])-(\\.|[^\\\]])")
 _REGEX_COUNT = re.compile(r"\{(\d+)(,?)(\d*)\}")
-# Code in these is not the change's site: the site is the expression around it.
-_ATOMIC = (
-    ast.Constant,
-    ast.Name,
-    ast.Attribute,
-    ast.Tuple,
-    ast.List,
-    ast.Set,
-    ast.Dict,
-    ast.Starred,
-    ast.keyword,
-    ast.Slice,
-)
 
 
 def _bump_char(c: str, delta: int) -> str | None:
@@ -227,14 +189,9 @@ class _Mutator:
     """Where a module can be mutated, and how: each node's variants, in a stable order."""
 
     def __init__(
-        self,
-        tree: ast.Module,
-        *,
-        package: str = "",
-        skip: Callable[[str], bool] = lambda qualname: False,
+        self, tree: ast.Module, *, skip: Callable[[str], bool] = lambda qualname: False
     ) -> None:
         self.tree = tree
-        self.index = ModuleIndex(tree, package=package)
         self.skip = skip
         self.sites: dict[int, _Site] = {}
         self._statement_calls = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
@@ -274,7 +231,8 @@ class _Mutator:
 
     def mutants(self, module: str, file: str, first_id: int, source: str) -> list[Mutant]:
         """Every mutant of the tree, by position in the file."""
-        found: list[tuple[int, int, int, int, str, str, str, str, Shape]] = []
+        lines = source.splitlines()
+        found: list[tuple[int, int, int, int, str, str, str, str]] = []
         for index, node in enumerate(ast.walk(self.tree)):
             site = self.sites.get(id(node))
             if site is None:
@@ -282,60 +240,21 @@ class _Mutator:
             line, col = getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
             for variant, (operator, new, desc) in enumerate(self._variants(node, site)):
                 before, after = desc or (_source(node), _source(new))
-                shape = self._shape(node, new, desc)
-                found.append(
-                    (line, col, index, variant, site.function, operator, before, after, shape)
-                )
+                found.append((line, col, index, variant, site.function, operator, before, after))
         found.sort(key=lambda f: f[:4])
-        return [
-            Mutant(
-                id=first_id + i,
-                module=module,
-                file=file,
-                line=line,
-                col=col,
-                function=function,
-                operator=operator,
-                before=before,
-                after=after,
-                shape=shape,
-                node=index,
-                variant=variant,
-                source=source,
-            )
-            for i, (line, col, index, variant, function, operator, before, after, shape) in (
-                enumerate(found)
-            )
-        ]
-
-    def _site(self, node: ast.AST) -> ast.AST:
-        """The code a change to ``node`` is named by (see ``Shape.site``)."""
-        if isinstance(node, ast.Continue | ast.Break | ast.Pass):
-            for holder, _ in self.index.ancestors(node):
-                if isinstance(holder, ast.stmt):
-                    return holder
-            return node
-        current = node
-        while isinstance(current, _ATOMIC):
-            up = self.index.parent.get(id(current))
-            if up is None or not isinstance(up, ast.expr | ast.keyword | ast.stmt):
-                break
-            current = up
-            if isinstance(up, ast.stmt):
-                break
-        return current
-
-    def _shape(self, node: ast.AST, new: ast.AST, desc: tuple[str, str] | None) -> Shape:
-        site = self._site(node)
-        namer = self.index.namer(site)
-        site_form = _form(namer, site)
-        if desc is not None:
-            before, after = desc
-        elif isinstance(node, ast.Constant) and isinstance(new, ast.Constant):
-            before, after = repr(node.value), repr(new.value)
-        else:
-            before, after = _form(namer, node), _form(namer, new)
-        return Shape(site_form, before, after, self.index.contexts(node))
+        seen: dict[tuple[str, str, str, str], int] = {}
+        out = []
+        for i, (line, _, index, variant, function, operator, before, after) in enumerate(found):
+            text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+            same = (function, squeeze(text), before, after)
+            seen[same] = seen.get(same, 0) + 1
+            out.append(
+                Mutant(
+                    first_id + i, module, file, line, function, operator, before, after, text,
+                    seen[same], index, variant, source,
+                )
+            )  # fmt: skip
+        return out
 
     def _variants(self, node: ast.AST, site: _Site) -> list[_Variant]:
         """(operator, replacement node, (before, after) or None) for each mutation of ``node``."""
@@ -445,17 +364,7 @@ class _Mutator:
 
     def replacement(self, node: ast.AST, variant: int) -> ast.AST:
         """The node that replaces ``node`` in its ``variant``-th mutant."""
-        site = self.sites[id(node)]
-        return self._variants(node, site)[variant][1]
-
-
-def _form(namer: Namer, node: ast.AST) -> str:
-    """The normalized form of a changed node or of a site."""
-    if isinstance(node, ast.If | ast.While | ast.For | ast.AsyncFor | ast.With | ast.Try):
-        return namer.header(node)
-    if isinstance(node, ast.Slice):
-        return _slice(node, namer.form)
-    return namer.form(node)
+        return self._variants(node, self.sites[id(node)])[variant][1]
 
 
 def _source(node: ast.AST) -> str:
@@ -511,43 +420,27 @@ def mutants_of_source(
     skip: Callable[[str], bool] = lambda qualname: False,
 ) -> list[Mutant]:
     """Every mutant of one module's source, less the functions ``skip`` names."""
-    tree = ast.parse(source, filename=file)
-    mutator = _Mutator(tree, package=_package(module), skip=skip)
-    return mutator.mutants(module, file, first_id, source)
+    return _Mutator(ast.parse(source, filename=file), skip=skip).mutants(
+        module, file, first_id, source
+    )
 
 
-def generate_mutants(
-    modules: Sequence[str] | None = None,
-    *,
-    skip: Callable[[str], bool] | None = None,
-) -> list[Mutant]:
+def generate_mutants(modules: Sequence[str] | None = None) -> list[Mutant]:
     """Every mutant of these modules (default: the tool logic), less what is not tool logic."""
-    from parity.strength._explain import load_explanations
+    from parity.strength._explain import load_explanations, module_file
 
     explained = load_explanations()
-    chosen = list(modules) if modules is not None else explained.tool_logic_modules()
     out: list[Mutant] = []
-    for module in chosen:
-        path = explained.module_path(module)
-        file = path.relative_to(project_root()).as_posix()
+    for module in modules if modules is not None else explained.tool_logic_modules():
+        file = module_file(module)
         out += mutants_of_source(
-            path.read_text("utf-8"),
+            (project_root() / file).read_text("utf-8"),
             module=module,
             file=file,
             first_id=len(out) + 1,
-            skip=skip or explained.not_tool_logic_of(module),
+            skip=lambda name: explained.not_tool_logic_reason(name) is not None,
         )
     return out
-
-
-def select_mutants(mutants: Sequence[Mutant], limit: int | None) -> list[Mutant]:
-    """At most ``limit`` mutants, evenly spread over the list (all when ``limit`` is None)."""
-    if limit is None or limit >= len(mutants):
-        return list(mutants)
-    if limit <= 0:
-        return []
-    step = len(mutants) / limit
-    return [mutants[int(i * step)] for i in range(limit)]
 
 
 def sample_mutants(mutants: Sequence[Mutant], size: int, *, seed: int) -> list[Mutant]:

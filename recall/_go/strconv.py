@@ -1,14 +1,20 @@
-"""Go's strconv.Quote (as fmt's %q) and the int(float64) conversion of Go on amd64."""
+"""Go's strconv.Quote (as fmt's %q) and the int(float64) conversion of Go on amd64.
+
+``quote`` and ``is_print`` follow the default tables (``recall._go.tables``);
+``quote_for`` gives the quote of another Unicode version's.
+"""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from bisect import bisect_right
+from collections.abc import Callable, Sequence
 
-from recall._go._tables import PRINT_HI, PRINT_LO
+from recall._go import tables
 
-__all__ = ["float64_to_int", "is_print", "quote"]
+__all__ = ["float64_to_int", "is_print", "quote", "quote_for"]
 
 _MIN_INT64 = -(1 << 63)
 _TWO_63 = float(1 << 63)
@@ -29,35 +35,59 @@ _ESCAPES: dict[str, str] = {
 }
 
 
-def is_print(r: int) -> bool:
-    """Return strconv.IsPrint(r) from Go's table."""
-    i = bisect_right(PRINT_LO, r) - 1
-    return i >= 0 and r <= PRINT_HI[i]
+def _quoting(
+    print_lo: Sequence[int], print_hi: Sequence[int]
+) -> tuple[Callable[[str], str], Callable[[int], bool]]:
+    """strconv.Quote and strconv.IsPrint over the printable ranges of one table."""
+
+    def is_print(r: int) -> bool:
+        """Return strconv.IsPrint(r) from Go's table."""
+        i = bisect_right(print_lo, r) - 1
+        return i >= 0 and r <= print_hi[i]
+
+    def escape(ch: str) -> str:
+        """Return one rune as strconv.Quote writes it."""
+        esc = _ESCAPES.get(ch)
+        if esc is not None:
+            return esc
+        r = ord(ch)
+        if 0xD800 <= r <= 0xDFFF:
+            # A Go string cannot hold a surrogate; it becomes U+FFFD (printable).
+            return "\ufffd"
+        if is_print(r):
+            return ch
+        if r < 0x20 or r == 0x7F:
+            return f"\\x{r:02x}"
+        if r < 0x10000:
+            return f"\\u{r:04x}"
+        return f"\\U{r:08x}"
+
+    def quote(s: str) -> str:
+        """Return strconv.Quote(s): a double-quoted Go string literal, Go's escapes."""
+        if _PLAIN_ASCII.fullmatch(s):
+            return f'"{s}"'
+        return '"' + "".join([escape(ch) for ch in s]) + '"'
+
+    return quote, is_print
 
 
-def _escape(ch: str) -> str:
-    """Return one rune as strconv.Quote writes it."""
-    esc = _ESCAPES.get(ch)
-    if esc is not None:
-        return esc
-    r = ord(ch)
-    if 0xD800 <= r <= 0xDFFF:
-        # A Go string cannot hold a surrogate; it becomes U+FFFD (printable).
-        return "\ufffd"
-    if is_print(r):
-        return ch
-    if r < 0x20 or r == 0x7F:
-        return f"\\x{r:02x}"
-    if r < 0x10000:
-        return f"\\u{r:04x}"
-    return f"\\U{r:08x}"
+quote, is_print = _quoting(tables.DEFAULT.PRINT_LO, tables.DEFAULT.PRINT_HI)
 
 
-def quote(s: str) -> str:
-    """Return strconv.Quote(s): a double-quoted Go string literal, Go's escapes."""
-    if _PLAIN_ASCII.fullmatch(s):
-        return f'"{s}"'
-    return '"' + "".join([_escape(ch) for ch in s]) + '"'
+@functools.cache
+def _quote_of(unicode_version: str) -> Callable[[str], str]:
+    table = tables.load(unicode_version)
+    return quote if table is tables.DEFAULT else _quoting(table.PRINT_LO, table.PRINT_HI)[0]
+
+
+def quote_for(unicode_version: str) -> Callable[[str], str]:
+    """strconv.Quote as the Go of ``unicode_version`` (its ``unicode.Version``) quotes.
+
+    TypeError when it is not a str, ValueError when there are no tables of it.
+    """
+    if not isinstance(unicode_version, str):
+        tables.load(unicode_version)  # its TypeError
+    return _quote_of(unicode_version)
 
 
 def float64_to_int(f: float) -> int:

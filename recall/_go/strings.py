@@ -1,12 +1,20 @@
 """Go's strings.ToLower and strings.TrimSpace, and unicode.IsSpace, over Go's tables.
 
+The default tables' (``recall._go.tables``). Between the Unicode versions of the
+Go releases the port matches, only the lowering differs: on runes beyond U+00FF
+whose lower is beyond U+00FF too, so that ``to_lower_latin1`` and the search
+terms are the same for every version (tests/recall/test_go_tables.py).
+
 Everything here uses the generated tables as they are: no table is derived at
 import or at first use, and no result depends on Python's own Unicode data.
 """
 
 from __future__ import annotations
 
-from recall._go._tables import LATIN1_LOWER, LOWER, SPACE, WIDE_TO_LATIN1
+from recall._go.tables import DEFAULT
+
+LOWER, LATIN1_LOWER, SPACE = DEFAULT.LOWER, DEFAULT.LATIN1_LOWER, DEFAULT.SPACE
+WIDE_TO_LATIN1 = DEFAULT.WIDE_TO_LATIN1
 
 __all__ = ["is_space", "to_lower", "to_lower_latin1", "trim_space"]
 

@@ -78,6 +78,7 @@ def test_targets_without_the_target_sizes_are_not_measured() -> None:
     assert {t["limit"] for t in found} >= {1.5, 0.5, 0.3, 1.3, 0.15}
 
 
+@pytest.mark.once
 def test_quick_bench_runs_reports_ratios_and_checks_parity(tmp_path: Path) -> None:
     try:
         go_executable()
@@ -119,7 +120,11 @@ def test_quick_bench_runs_reports_ratios_and_checks_parity(tmp_path: Path) -> No
         assert set(entry["fetch"]) == {"delta", "plain"}
     memory = sizes[-1]["memory"]
     for mode in ("rss", "tracemalloc"):
-        assert [s["ratio"] > 0 for s in memory[mode]] == [True] * 3
+        first, *again = memory[mode]
+        assert len(again) == 2
+        assert first["ratio"] > 0  # the first search reads and decodes the body
+        # A search again reuses the kept set: its RSS may stay under the high-water mark.
+        assert all(s["ratio"] > 0 if mode == "tracemalloc" else s["ratio"] >= 0 for s in again)
         assert memory[f"{mode}_kept"]["set_bytes"] > 0
     herds = sizes[-1]["herd"]
     assert {kind: herd["callers"] for kind, herd in herds.items()} == {"sync": 16, "async": 50}

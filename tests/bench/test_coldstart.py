@@ -13,6 +13,7 @@ import pytest
 from bench import coldstart
 
 
+@pytest.mark.once
 def test_every_figure_of_both_modes(capsys: pytest.CaptureFixture[str]) -> None:
     assert coldstart.main(["--runs", "1"]) == 0  # measure(), printed as JSON
     figures = json.loads(capsys.readouterr().out)

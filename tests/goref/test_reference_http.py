@@ -20,7 +20,7 @@ from parity.errors import GoClientError, GoReferenceError
 from parity.fixtures.go import FreshGo
 from parity.reference import GoReference, RunningReference, TLSFiles, go_env
 
-pytestmark = pytest.mark.go
+pytestmark = [pytest.mark.go, pytest.mark.once]
 
 ARCHIVE = "/internal/v1/recall/archive"
 BLOCK = "/internal/v1/recall/block"

@@ -41,6 +41,8 @@ def fresh_install(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return python
 
 
+@pytest.mark.once
+@pytest.mark.xdist_group("fresh_install")  # one venv built per run, not one per worker
 def test_the_port_imports_and_the_harness_is_absent(fresh_install: Path, tmp_path: Path) -> None:
     code = """
 import importlib.util, json, importlib.metadata as md
@@ -75,6 +77,8 @@ print(json.dumps({
     assert facts["top_level"] == ["recall"]
 
 
+@pytest.mark.once
+@pytest.mark.xdist_group("fresh_install")  # one venv built per run, not one per worker
 def test_pytest_loads_no_parity_plugin(fresh_install: Path, tmp_path: Path) -> None:
     done = _run([str(fresh_install), "-m", "pip", "install", "--quiet", "pytest"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr

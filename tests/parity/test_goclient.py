@@ -36,9 +36,9 @@ from parity.goclient import (
     GoConnection,
     archive_request,
     connection_from_options,
-    exec_request,
     lock_request,
     log_request,
+    outputs_request,
 )
 from parity.journal import JournalBlock
 
@@ -170,11 +170,11 @@ def test_a_batch_runs_debug_requests_in_order_in_one_request(fresh_go: FreshGo) 
     alone = client.exec_tool(*search)
     outputs, log, locked, seqs, after = client.batch(
         [
-            exec_request([search]),
+            outputs_request([search]),
             log_request("requests", since=before),
             lock_request(seq),
             archive_request([("more", "hello again", False)]),
-            exec_request([search]),
+            outputs_request([search]),
         ]
     )
     assert outputs == [alone]
@@ -202,7 +202,7 @@ def test_a_batch_stops_at_the_request_that_fails(fresh_go: FreshGo) -> None:
     with pytest.raises(
         GoClientError, match=r"POST /debug/exec \('nope'\) \(in POST /debug/batch\)"
     ):
-        client.batch([lock_request(seq), exec_request([("nope", "{}")])])
+        client.batch([lock_request(seq), outputs_request([("nope", "{}")])])
 
 
 def test_a_batch_answered_short_is_an_error(httpserver: HTTPServer) -> None:
@@ -339,8 +339,8 @@ def test_blocks_read_is_conditional(httpserver: HTTPServer) -> None:
         body, headers={"ETag": '"g1"'}, content_type="application/json"
     )
     with client_of(httpserver) as client:
-        assert client.blocks_read() == goclient.BlocksRead(200, '"g1"', body)
-        assert client.blocks_read(etag='"g1"') == goclient.BlocksRead(304, '"g1"', None)
+        assert client.blocks_read() == goclient.BlocksAnswer(200, '"g1"', body)
+        assert client.blocks_read(etag='"g1"') == goclient.BlocksAnswer(304, '"g1"', None)
 
 
 def test_an_unasked_304_is_an_error(httpserver: HTTPServer) -> None:

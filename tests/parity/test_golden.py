@@ -9,6 +9,7 @@ from parity.fixtures.golden import GoldenCase
 from parity.replay import Replayer
 
 
+@pytest.mark.golden_replay
 def test_golden(golden_case: GoldenCase, parity_replayers: dict[str, Replayer]) -> None:
     if golden_case.call is None:
         pytest.fail("no journal call to replay", pytrace=False)

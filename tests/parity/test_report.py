@@ -1,30 +1,10 @@
-"""parity.report: first differing byte, visible characters, the mismatch report."""
+"""parity.report: visible characters, the mismatch report."""
 
 from __future__ import annotations
 
 import pytest
 
-from parity.report import Difference, first_difference, mismatch_report, shorten, visible
-
-
-@pytest.mark.parametrize(
-    ("expected", "actual", "where"),
-    [
-        (b"abc", b"abc", None),
-        (b"abc", b"abd", Difference(2, 1, 3)),
-        (b"ab\ncd\nef", b"ab\ncd\neX", Difference(7, 3, 2)),
-        (b"ab\n", b"ab", Difference(2, 1, 3)),  # a missing byte counts
-        (b"ab", b"ab\n", Difference(2, 1, 3)),
-        (b"", b"x", Difference(0, 1, 1)),
-        ("é\nà".encode(), "é\ná".encode(), Difference(4, 2, 2)),  # columns count bytes
-    ],
-)
-def test_first_difference(expected: bytes, actual: bytes, where: Difference | None) -> None:
-    assert first_difference(expected, actual) == where
-
-
-def test_difference_reads_as_offset_line_col() -> None:
-    assert str(Difference(7, 3, 2)) == "byte 7 (line 3, col 2)"
+from parity.report import mismatch_report, shorten, visible
 
 
 @pytest.mark.parametrize(

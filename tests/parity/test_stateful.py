@@ -21,8 +21,7 @@ from parity.goclient import log_request
 from parity.reference import GoReference
 from parity.rig import Clock, DivergenceFound, FuzzStats, GoMode, Host, HostSpec, Played, Rig
 from parity.stateful import (
-    Archive,
-    Call,
+    ArchiveBlock,
     Lock,
     NewHost,
     RecallMachine,
@@ -30,6 +29,7 @@ from parity.stateful import (
     Start,
     StatefulDivergence,
     Step,
+    ToolCall,
     _play_steps,
     _with_static,
     _World,
@@ -109,6 +109,7 @@ class StaleSet:
         return _StaleAsync(inner)
 
 
+@pytest.mark.once
 @pytest.mark.go
 def test_a_planted_stale_set_is_caught_shrunk_and_printed_as_a_ready_test(
     go_build: GoReference,
@@ -130,11 +131,11 @@ def test_a_planted_stale_set_is_caught_shrunk_and_printed_as_a_ready_test(
     assert len(steps) <= 6, divergence.report()
     assert isinstance(steps[0], Start)
     last = steps[-1]
-    assert isinstance(last, Call)
+    assert isinstance(last, ToolCall)
     assert last.tool == "recall_search"
     at_lock = next(i for i, s in enumerate(steps) if isinstance(s, Lock) and s.locked)
-    assert any(isinstance(s, Archive) for s in steps[1:at_lock]), divergence.report()
-    before = [s for s in steps[1:at_lock] if isinstance(s, Call)]
+    assert any(isinstance(s, ArchiveBlock) for s in steps[1:at_lock]), divergence.report()
+    before = [s for s in steps[1:at_lock] if isinstance(s, ToolCall)]
     assert any(s.tool == "recall_search" for s in before), divergence.report()
     assert at_lock < len(steps) - 1
     # Printed as a ready test, which replays the steps against a fresh reference:
@@ -154,19 +155,19 @@ def test_replay_of_steps_on_the_honest_port(go_build: GoReference) -> None:
     query = '{"query": "café"}'
     steps = [
         Start(first_seq=2**53 - 3, go="delta", host=HostSpec("async", cache_bytes=4096)),
-        Archive("Café", "crème brûlée\nline"),
-        Archive("locked café", "never", locked=True),
-        Call("recall_search", query),
+        ArchiveBlock("Café", "crème brûlée\nline"),
+        ArchiveBlock("locked café", "never", locked=True),
+        ToolCall("recall_search", query),
         Lock(2**53 - 3),
-        Call("recall_search", query),
+        ToolCall("recall_search", query),
         Lock(2**53 - 2, locked=False),
         NewHost(HostSpec("sync", cache_bytes=0)),
-        Call("recall_search", query),
-        Call("recall", f'{{"id": "r{2**53 - 2}"}}'),
+        ToolCall("recall_search", query),
+        ToolCall("recall", f'{{"id": "r{2**53 - 2}"}}'),
     ]
     replay(go_build, steps)  # raises at the first divergence
     # The steps print as source that gives them back.
-    names = {"Start": Start, "Archive": Archive, "Lock": Lock, "Call": Call}
+    names = {"Start": Start, "ArchiveBlock": ArchiveBlock, "Lock": Lock, "ToolCall": ToolCall}
     names |= {"NewHost": NewHost, "HostSpec": HostSpec}
     assert [eval(repr(step), names) for step in steps] == steps
     with pytest.raises(ValueError, match="begin with a Start"):
@@ -177,17 +178,17 @@ def _steps_through_changes(mode: GoMode) -> list[Step]:
     query = '{"query": "café"}'
     return [
         Start(first_seq=40, go=mode, host=HostSpec("sync")),
-        Archive("café", "one"),
-        Call("recall_search", query),
-        Archive("café", "two"),
-        Call("recall_search", query),
+        ArchiveBlock("café", "one"),
+        ToolCall("recall_search", query),
+        ArchiveBlock("café", "two"),
+        ToolCall("recall_search", query),
         Lock(40),
-        Call("recall_search", query),
+        ToolCall("recall_search", query),
         Restart(),
-        Call("recall_search", query),
+        ToolCall("recall_search", query),
         Lock(40, locked=False),
-        Archive("other café", "three", locked=True),
-        Call("recall_search", query),
+        ArchiveBlock("other café", "three", locked=True),
+        ToolCall("recall_search", query),
     ]
 
 
@@ -219,6 +220,7 @@ class _Lying(GoTurnHost):
         return "[R" + output[2:] if output.startswith("[r") else output
 
 
+@pytest.mark.once
 @pytest.mark.go
 def test_a_divergence_over_a_static_archive_is_a_corpus_case_too(
     go_build: GoReference, monkeypatch: pytest.MonkeyPatch
@@ -280,8 +282,8 @@ def test_the_corpus_case_is_checked_with_the_kind_of_host_that_diverged(
     steps = (
         Start(first_seq=7, go="delta", host=HostSpec("async")),
         NewHost(HostSpec("sync")),
-        Archive("label", "content"),
-        Call("recall", '{"id": "r7"}'),
+        ArchiveBlock("label", "content"),
+        ToolCall("recall", '{"id": "r7"}'),
     )
     divergence = StatefulDivergence(steps, "", "", ("the outputs differ",))
     world = _World(Rig(go_build), FuzzStats(), Clock.of(None, 0.0))

@@ -15,11 +15,13 @@ If-None-Match sent, the status answered); ``kinds`` each answer's kind (``"304"`
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable, Sequence
 
 import httpx
 
+from parity.fakego import go_json
 from recall._protocol import BLOCKS_PATH
 
 from .hosts import Host
@@ -30,18 +32,14 @@ BASE = "http://go.test"
 
 
 def go_body(blocks: Sequence[tuple[int, str, str]], *, ascii_only: bool = False) -> bytes:
-    """The /blocks body as Go's encoding/json writes it (compact, HTML escaped)."""
+    """The /blocks body as Go's encoding/json writes it (``parity.fakego.go_json``); with
+    ``ascii_only``, every other rune as a ``\\u`` escape (another encoder's, as valid)."""
     items = [{"seq": seq, "label": label, "content": content} for seq, label, content in blocks]
-    return go_json({"blocks": items}, ascii_only=ascii_only)
-
-
-def go_json(value: object, *, ascii_only: bool = False) -> bytes:
-    """``value`` as Go's encoding/json writes it (compact, HTML escaped), and a newline."""
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=ascii_only)
-    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
-        text = text.replace(ch, esc)
-    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-    return (text + "\n").encode("utf-8")
+    body = go_json({"blocks": items})
+    if not ascii_only:
+        return body
+    text = re.sub(r"[^\x00-\x7f]", lambda m: json.dumps(m[0])[1:-1], body.decode("utf-8"))
+    return text.encode("ascii")
 
 
 def search(query: str, limit: int | None = None) -> str:

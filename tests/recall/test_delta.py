@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from parity.fakego import go_json
 from recall import Block, FallbackFailedError, GoUnavailableError
 from recall._blocks import (
     DELTA_GONE,
@@ -33,7 +34,7 @@ from recall._protocol import BLOCKS_PATH
 from recall._tools import excerpt
 
 from .hosts import Host
-from .mockgo import MockGo, cold, go_body, go_json, search
+from .mockgo import MockGo, cold, go_body, search
 
 Items = list[tuple[int, str, str]]
 QUERIES = [search("alpha"), search("beta gamma", 20), search("bloc 3"), search("zz")]
@@ -217,7 +218,7 @@ def _spoil(kind: str) -> dict[str, object]:
         "gone": {"gone": [99]},
         "held": {"blocks": [{"seq": 1, "label": "", "content": "alpha"}]},
         "order": {"blocks": [{**block, "seq": 3}, block]},
-        "shape": {"gone": [1.0]},
+        "shape": {"gone": ["1"]},
     }[kind]
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import math
 import struct
+import sys
+import time
 from collections.abc import Iterator
+from types import FrameType
 from typing import Any
 
 import pytest
@@ -398,11 +401,45 @@ def test_unmarshal_numbers_are_floats() -> None:
     assert math.copysign(1.0, m["b"]) == -1.0  # type: ignore[arg-type]
 
 
+def _large_args(n: int) -> str:
+    """n members, each with a nested array and object, then a query of 2.5 n escapes."""
+    doc = json.dumps({f"k{i}": ["x" * 50, i * 1.5, {"y": [True, None]}] for i in range(n)})
+    return doc[:-1] + ',"query":"' + "\\u00e9\\n" * (n * 5 // 2) + '"}'
+
+
+def _lines_run(text: str) -> int:
+    """The Python lines that ``unmarshal_args(text)`` runs (``sys.settrace``)."""
+    count = 0
+
+    def trace(frame: FrameType, event: str, arg: object) -> Any:
+        nonlocal count
+        count += event == "line"
+        return trace
+
+    sys.settrace(trace)
+    try:
+        unmarshal_args(text)
+    finally:
+        sys.settrace(None)
+    return count
+
+
+def _cpu_seconds(text: str) -> float:
+    """The least CPU time of three runs of ``unmarshal_args(text)``."""
+    best = math.inf
+    for _ in range(3):
+        started = time.process_time()
+        unmarshal_args(text)
+        best = min(best, time.process_time() - started)
+    return best
+
+
 def test_unmarshal_large_is_linear(goeval: Any) -> None:
-    big = json.dumps({f"k{i}": ["x" * 50, i * 1.5, {"y": [True, None]}] for i in range(20000)})
-    big = big[:-1] + ',"query":"' + "\\u00e9\\n" * 50000 + '"}'
-    answer = goeval.call("unmarshal", big)
-    assert _python_view(unmarshal_args(big)) == _go_view(answer)
+    # 8 times the input: about 8 times the work; a quadratic decoder does 64 times.
+    assert _lines_run(_large_args(4000)) < 8 * 1.25 * _lines_run(_large_args(500))  # its loops
+    small, big = _large_args(2500), _large_args(20000)
+    assert _cpu_seconds(big) < 8 * 4 * _cpu_seconds(small)  # and its regexes and slices
+    assert _python_view(unmarshal_args(big)) == _go_view(goeval.call("unmarshal", big))
 
 
 FRAGMENTS = [

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from recall import Block
 from recall._blocks import BlockSet, read_set
-from recall._index import INDEX_COST, INDEX_FROM, Searcher, WordIndex
+from recall._index import Searcher, WordIndex
 from recall._tools import (
     BlocksRead,
     latin1_images,
@@ -146,7 +146,6 @@ def test_a_small_set_is_scanned_not_indexed() -> None:
     for _ in range(3):
         assert searcher.search(step, blocks, again=True) == step.finish(blocks.blocks())
     assert searcher.index_of(blocks) is None
-    assert INDEX_FROM >= 1 << 20  # the hosts: a MB of images at least
 
 
 def test_a_set_is_indexed_once_its_scans_cost_what_the_index_costs() -> None:
@@ -163,7 +162,6 @@ def test_a_set_is_indexed_once_its_scans_cost_what_the_index_costs() -> None:
         indexed.append(searcher.index_of(blocks) is not None)
     # Scanned 4 terms three times (12 >= 10): the fourth search again builds the index.
     assert indexed == [False, False, False, True, True, True]
-    assert INDEX_COST >= 20  # the hosts': the bench measures 40 to 66
 
 
 def test_one_block_added_costs_its_own_words_only() -> None:

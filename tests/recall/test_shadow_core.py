@@ -9,10 +9,7 @@ import re
 from collections.abc import Callable
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
-from parity.report import first_difference as harness_first_difference
 from recall import Block, Divergence
 from recall._shadow import (
     BURST_SECONDS,
@@ -26,18 +23,22 @@ from recall._shadow import (
 )
 from recall._tools import start_tool
 
-texts = st.text(st.characters(exclude_categories=("Cs",)), max_size=30)
 
-
-@given(prefix=texts, a=texts, b=texts)
-def test_first_difference_is_the_harness_s(prefix: str, a: str, b: str) -> None:
-    left, right = prefix + a, prefix + b
-    mine = first_difference(left, right)
-    theirs = harness_first_difference(left.encode(), right.encode())
-    if theirs is None:
-        assert mine is None
-    else:
-        assert mine == (theirs.offset, theirs.line, theirs.column)
+@pytest.mark.parametrize(
+    ("expected", "actual", "where"),
+    [
+        ("abc", "abc", None),
+        ("abc", "abd", (2, 1, 3)),
+        ("ab\ncd\nef", "ab\ncd\neX", (7, 3, 2)),
+        ("ab\n", "ab", (2, 1, 3)),  # a missing byte counts
+        ("ab", "ab\n", (2, 1, 3)),
+        ("", "x", (0, 1, 1)),
+        ("é\nà", "é\ná", (4, 2, 2)),  # columns count bytes
+        ("é", "è", (1, 1, 2)),  # within a rune: its second byte
+    ],
+)
+def test_first_difference(expected: str, actual: str, where: tuple[int, int, int] | None) -> None:
+    assert first_difference(expected, actual) == where
 
 
 def shadow(

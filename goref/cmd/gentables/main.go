@@ -1,13 +1,15 @@
-// Command gentables writes recall/_go/_tables.py: the tables of Go's standard
-// library that the Python port needs (unicode.ToLower, unicode.IsSpace,
-// strconv.IsPrint), with the Go and Unicode versions that produced them.
+// Command gentables writes the tables of Go's standard library that the Python
+// port needs (unicode.ToLower, unicode.IsSpace, strconv.IsPrint) as one Python
+// module for the Unicode version of the Go that runs it:
+// recall/_go/_unicode_<major>_<minor>_<patch>.py, which names that Go and
+// that unicode.Version.
 //
 // Each table is written in the form recall/_go uses it, so that nothing is
 // derived from it at import or at first use, and as a few string literals
 // rather than thousands of int literals, so that the module also compiles
 // quickly where no byte code is cached.
 //
-// Usage: go run ./cmd/gentables -o ../recall/_go/_tables.py
+// Usage: go run ./cmd/gentables [-dir ../recall/_go] (without -dir: standard output)
 package main
 
 import (
@@ -15,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -22,21 +25,23 @@ import (
 )
 
 func main() {
-	out := flag.String("o", "", "output file (default: standard output)")
+	dir := flag.String("dir", "", "directory of the module (default: standard output)")
 	flag.Parse()
 	src, err := generate()
 	if err != nil {
 		fatal(err)
 	}
-	if *out == "" {
+	if *dir == "" {
 		if _, err := os.Stdout.Write(src); err != nil {
 			fatal(err)
 		}
 		return
 	}
-	if err := os.WriteFile(*out, src, 0o644); err != nil {
+	name := "_unicode_" + strings.ReplaceAll(unicode.Version, ".", "_") + ".py"
+	if err := os.WriteFile(filepath.Join(*dir, name), src, 0o644); err != nil {
 		fatal(err)
 	}
+	fmt.Println(filepath.Join(*dir, name))
 }
 
 func fatal(err error) {
@@ -79,11 +84,12 @@ func pyStr(b *bytes.Buffer, indent string, runes []rune, end string) {
 // standard library that runs it.
 func generate() ([]byte, error) {
 	var b bytes.Buffer
-	b.WriteString(`"""Go's tables for recall._go, in the form recall._go uses them.
+	fmt.Fprintf(&b, `"""Go's tables of Unicode %s for recall._go, in the form recall._go uses them.
 
 GENERATED — do not edit. Written by goref/cmd/gentables (make tables) from the Go
 standard library named in GO_VERSION.
-"""
+"""`, unicode.Version)
+	b.WriteString(`
 
 from __future__ import annotations
 

@@ -37,7 +37,10 @@ func TestWrite(t *testing.T) {
 		if k, ok := pair.PrivateKey.(*ecdsa.PrivateKey); !ok || k.Curve != elliptic.P256() {
 			t.Errorf("%s: key %T; want ECDSA P-256", key, pair.PrivateKey)
 		}
-		c := pair.Leaf
+		c, err := x509.ParseCertificate(pair.Certificate[0])
+		if err != nil {
+			t.Fatalf("%s: %v", cert, err)
+		}
 		if day := time.Now().Add(24 * time.Hour); c.NotAfter.Before(day) || c.NotBefore.After(time.Now()) {
 			t.Errorf("%s: valid from %v to %v; want now and a day on", cert, c.NotBefore, c.NotAfter)
 		}

@@ -1,4 +1,4 @@
-"""Go's tables for recall._go, in the form recall._go uses them.
+"""Go's tables of Unicode 17.0.0 for recall._go, in the form recall._go uses them.
 
 GENERATED — do not edit. Written by goref/cmd/gentables (make tables) from the Go
 standard library named in GO_VERSION.

@@ -1,0 +1,127 @@
+"""``parity probe --go-url URL``: the Unicode version of a running Go, from its tool
+endpoint alone (no ``/debug`` route: it works against production).
+
+Two calls to ``POST /internal/v1/tool/exec`` that read no archive and change
+nothing: ``recall`` with a malformed id, and ``recall_search`` with a query
+without terms, both holding code points that each two of the port's Unicode
+versions quote differently (``%q``). The version is the one whose tables give
+both of Go's answers, byte for byte (the port's ``run_tool`` with that
+``unicode_version``). It prints that version, one line; exit 2 when the answers
+fit no known table (or the Go cannot be reached).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import operator
+import re
+
+from parity.errors import ParityError
+from parity.goclient import TOKEN_ENV, GoClient, GoConnection, add_go_options
+from recall import MemoryArchive, run_tool, unicode_versions
+from recall._go import tables
+
+__all__ = ["ProbeError", "add_parser", "probe", "probe_calls", "run", "version_code_point_ranges"]
+
+_MARKERS = "\U0001fae9\u1c89"  # an emoji of Unicode 16; a Cyrillic capital of 16
+
+
+class ProbeError(ParityError):
+    """Go's answers to the probe fit the tables of no known Unicode version."""
+
+
+def _printable(unicode_version: str) -> int:
+    """strconv.IsPrint over every code point in those tables, as an int: byte c (bits
+    8c to 8c+7) is 1 for a printable rune c, else 0."""
+    table = tables.load(unicode_version)
+    flags = bytearray(0x110000)
+    for lo, hi in zip(table.PRINT_LO, table.PRINT_HI, strict=True):
+        flags[lo : hi + 1] = b"\x01" * (hi + 1 - lo)
+    return int.from_bytes(flags, "little")
+
+
+@functools.cache
+def version_code_point_ranges() -> tuple[tuple[int, int], ...]:
+    """The ranges (inclusive, ascending) of code points that two of the port's Unicode
+    versions quote differently (``strconv.IsPrint`` differs): the case pairs new
+    between them are among these.
+    """
+    printable = [_printable(v) for v in unicode_versions()]
+    differ = functools.reduce(operator.or_, (p ^ printable[0] for p in printable), 0)
+    flags = differ.to_bytes(0x110000, "little")
+    return tuple((m.start(), m.end() - 1) for m in re.finditer(b"[^\x00]+", flags))
+
+
+@functools.cache
+def _probe_text() -> str:
+    """The markers, and for each two versions the first code point they quote apart."""
+    versions = unicode_versions()
+    printable = {v: _printable(v) for v in versions}
+    picks = []
+    for i, a in enumerate(versions):
+        for b in versions[i + 1 :]:
+            differ = printable[a] ^ printable[b]
+            picks.append(chr(((differ & -differ).bit_length() - 1) // 8))  # a byte a rune
+    return "".join(dict.fromkeys(_MARKERS + "".join(picks)))
+
+
+def probe_calls() -> list[tuple[str, str]]:
+    """The probe's calls: ``(tool, args)``, neither reading the archive."""
+    text = _probe_text()
+    return [
+        ("recall", json.dumps({"id": "?" + text}, ensure_ascii=True)),
+        ("recall_search", json.dumps({"query": text}, ensure_ascii=True)),
+    ]
+
+
+def probe(go: GoConnection | GoClient) -> str:
+    """The Unicode version whose tables give the Go's answers to the probe's calls.
+
+    ProbeError when they fit none; a GoClientError when a call fails.
+    """
+    client = go if isinstance(go, GoClient) else GoClient(go)
+    try:
+        calls = probe_calls()
+        answers = [client.exec_tool(tool, args) for tool, args in calls]
+    finally:
+        if client is not go:
+            client.close()
+    empty = MemoryArchive()
+    fits = [
+        version
+        for version in unicode_versions()
+        if answers == [run_tool(t, a, empty, unicode_version=version) for t, a in calls]
+    ]
+    if len(fits) != 1:
+        shown = "; ".join(repr(a[:120]) for a in answers)
+        raise ProbeError(
+            f"the Go at {client.connection.url} answered the probe as no known table "
+            f"({', '.join(unicode_versions())}) does: {shown}"
+        )
+    return fits[0]
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """``parity probe``'s parser."""
+    pp = sub.add_parser(
+        "probe",
+        help="name a running Go's Unicode version from its tool endpoint",
+        description="Name the Unicode version (Go's unicode.Version, the hosts' "
+        "unicode_version=) of a running Go from two side-effect-free calls to its "
+        "/internal/v1/tool/exec, one line. Exit 2 when its answers fit no known table.",
+    )
+    add_go_options(pp.add_argument, url_help=f"the Go (required; token in ${TOKEN_ENV})")
+    return pp
+
+
+def run(args: argparse.Namespace) -> int:
+    """``parity probe``: print the Go's Unicode version (ProbeError: exit 2)."""
+    from parity.goclient import connection_from_options
+
+    go = connection_from_options(args.go_url, ca=args.go_ca, cert=args.go_cert, key=args.go_key)
+    if go is None:
+        raise ParityError("parity probe needs --go-url URL")
+    print(probe(go))
+    return 0
