@@ -153,6 +153,7 @@ def _closed_pipe(*argv: str) -> tuple[int, str]:
     [("replay", "-v"), ("diff", str(GOLDEN), "CHANGED"), ("review",)],
     ids=["replay", "diff", "review"],
 )
+@pytest.mark.usefixtures("maintainer")  # review runs only where CI does not
 def test_a_closed_pipe_is_exit_141_without_a_traceback(
     golden: Journal, tmp_path: Path, argv: tuple[str, ...]
 ) -> None:

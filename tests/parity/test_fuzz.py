@@ -41,7 +41,7 @@ FIND = settings(  # the first example found, unshrunk
     phases=[Phase.generate],
     derandomize=True,
     database=None,
-    max_examples=1000,
+    max_examples=5000,  # the first that meets the condition: most need a few dozen
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

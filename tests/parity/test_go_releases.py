@@ -71,7 +71,7 @@ def production_go(built: GoReference) -> Iterator[RunningReference]:
 
 def test_the_port_matches_the_release_told_its_unicode(built: GoReference, carried: str) -> None:
     stats = fuzz.fuzz_reference(
-        base=fuzz.profile("ci"), examples=30, reference=built, unicode_version=carried
+        base=fuzz.profile("ci"), examples=50, reference=built, unicode_version=carried
     )
     assert not stats.divergences, stats.divergences[0].report()
     assert stats.calls >= CALLS, stats.summary()

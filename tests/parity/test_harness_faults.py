@@ -380,6 +380,7 @@ def _pytest_golden(*args: str) -> tuple[int, str]:
             "-p",
             "no:cacheprovider",
             "-q",
+            "-rN",  # no short summary: each message is counted where pytest reports it
             str(Path(__file__).with_name("test_golden.py")),
             *args,
         ],

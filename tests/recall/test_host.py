@@ -513,9 +513,9 @@ def test_fallback_on_a_time_out(name: str, args: str, path: str, make_host: Make
         server.expect_request(path, method="GET").respond_with_handler(slow)
         serve_exec(server)
         started = time.monotonic()
-        with make_host(server.url_for("/"), timeout=0.2) as host:
+        with make_host(server.url_for("/"), timeout=1.0) as host:
             assert host.exec_tool(name, args) == EXEC_OUTPUT
-        # The contract's time-out (0.2 s) with a wide margin, far under the read's 30 s.
+        # The contract's time-out (1 s) with a wide margin, far under the read's 30 s.
         assert time.monotonic() - started < 10
         assert exec_calls(server) == [{"name": name, "args": args}]
     finally:
