@@ -340,11 +340,12 @@ class RunningReference:
         assert process.stdout is not None
         assert process.stderr is not None
         stderr_lines: list[str] = []
-        _drain(process.stderr, stderr_lines)
+        stderr_pump = _drain(process.stderr, stderr_lines)
         first_line = _read_first_line(process.stdout, timeout=_START_TIMEOUT)
         _drain(process.stdout, [])
         if not first_line.startswith("https://" if tls else "http://"):
             _terminate(process)
+            stderr_pump.join(5)  # what the process wrote before it ended
             detail = "".join(stderr_lines).strip()
             raise GoReferenceError(
                 f"the Go reference did not print its base URL (got {first_line!r}): {detail}"
@@ -429,14 +430,18 @@ def _read_first_line(stream: IO[str], *, timeout: float) -> str:
     return line[0] if line else ""
 
 
-def _drain(stream: IO[str], sink: list[str]) -> None:
+def _drain(stream: IO[str], sink: list[str]) -> threading.Thread:
+    """A started thread that reads ``stream`` to its end, its first chunks into ``sink``."""
+
     def pump() -> None:
         with contextlib.suppress(ValueError, OSError):
             for chunk in stream:
                 if len(sink) < 1000:
                     sink.append(chunk)
 
-    threading.Thread(target=pump, daemon=True).start()
+    thread = threading.Thread(target=pump, daemon=True)
+    thread.start()
+    return thread
 
 
 def _terminate(process: subprocess.Popen[str]) -> None:
