@@ -28,6 +28,7 @@ case.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -74,6 +75,7 @@ from parity.rig import (
     state_key,
     verdict,
 )
+from parity.shrink import ddmin
 from parity.strategies import BlockSpec, block_sets, call_pools, calls, words_of
 
 __all__ = [
@@ -628,44 +630,49 @@ def _with_static(divergence: StatefulDivergence, world: _World) -> StatefulDiver
 
 
 def _minimized(divergence: StatefulDivergence, world: _World) -> StatefulDivergence:
-    """The divergence with every step it does not need removed, one at a time, as long
-    as the steps left still diverge (Hypothesis' shrinking, bounded in time, may leave
-    some): each try a replay, far cheaper than a Hypothesis example.
+    """The divergence with the steps it does not need removed (``ddmin``, as the shrink
+    of an adopted case does), as long as the steps left still diverge in the same way:
+    Hypothesis' shrinking, bounded in time, may leave many. Each try is a replay, far
+    cheaper than a Hypothesis example.
     """
-    best = divergence
-    if best.call is None:
-        return best
-    changed = True
-    while changed:
-        changed = False
-        for at in range(len(best.steps) - 2, 0, -1):
-            if at >= len(best.steps) - 1:
-                continue
-            steps = _without(best.steps, at)
-            found = None if steps is None else _replayed(world, steps)
-            if found is not None and found.reasons == best.reasons:
-                best, changed = found, True
-    return best
+    start = divergence.steps[0]
+    if divergence.call is None or not isinstance(start, Start):
+        return divergence
+    found = [divergence]
+
+    def diverges(kept: list[int]) -> bool:
+        steps = _kept(start, divergence.steps, kept)
+        replayed = None if steps is None else _replayed(world, steps)
+        if replayed is None or replayed.reasons != divergence.reasons:
+            return False
+        found.append(replayed)
+        return True
+
+    ddmin(list(range(1, len(divergence.steps) - 1)), diverges)
+    return found[-1]
 
 
-def _without(steps: tuple[Step, ...], at: int) -> tuple[Step, ...] | None:
-    """The steps without the one at ``at``; the seqs of the locks after a removed
-    archive renumbered (None when one of them locks the block removed).
+def _kept(start: Start, steps: tuple[Step, ...], kept: Sequence[int]) -> tuple[Step, ...] | None:
+    """The first (``start``) and last steps and those at ``kept``, the seqs of the locks
+    renumbered past the archives removed (None when one of them locks a block removed).
     """
-    removed = steps[at]
-    rest = steps[:at] + steps[at + 1 :]
-    start = steps[0]
-    if not isinstance(removed, ArchiveBlock) or not isinstance(start, Start):
-        return rest
-    seq = start.first_seq + sum(isinstance(step, ArchiveBlock) for step in steps[:at])
-    renumbered: list[Step] = list(rest[:at])
-    for step in rest[at:]:
-        if isinstance(step, Lock) and step.seq >= seq:
-            if step.seq == seq:
+    keep = {0, len(steps) - 1, *kept}
+    removed: list[int] = []  # the seqs of the archives removed, in order
+    seq = start.first_seq
+    out: list[Step] = []
+    for at, step in enumerate(steps):
+        if isinstance(step, ArchiveBlock):
+            if at not in keep:
+                removed.append(seq)
+            seq += 1
+        if at not in keep:
+            continue
+        if isinstance(step, Lock):
+            if step.seq in removed:
                 return None
-            step = replace(step, seq=step.seq - 1)
-        renumbered.append(step)
-    return tuple(renumbered)
+            step = replace(step, seq=step.seq - bisect.bisect_left(removed, step.seq))
+        out.append(step)
+    return tuple(out)
 
 
 def _replayed(world: _World, steps: Sequence[Step]) -> StatefulDivergence | None:
