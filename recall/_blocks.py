@@ -25,6 +25,7 @@ from recall._tools import (
     EXCERPT_RUNES,
     MAX_SEQ,
     Block,
+    Images,
     excerpt,
     images_of,
     latin1_images,
@@ -216,10 +217,9 @@ def decode_item(raw: memoryview) -> Fields:
     return fields
 
 
-# What an item costs a BlockSet besides its images' bytes and the body: its seq, start
-# and stop (ints), the images' tuple and two bytes objects, four list cells (CPython,
-# 64-bit).
-_ITEM_OVERHEAD: Final = 3 * 32 + 56 + 2 * sys.getsizeof(b"") + 4 * 8
+# What an item costs a BlockSet besides its images (``Images.size``) and the body: its seq,
+# start and stop (ints), three list cells (CPython, 64-bit).
+_ITEM_OVERHEAD: Final = 3 * 32 + 3 * 8
 _BLOCK_OVERHEAD: Final = 200  # a decoded Block (whole bodies): the object, its int, its cell
 
 
@@ -276,7 +276,7 @@ class BlockSet:
     def __init__(
         self,
         seqs: list[int],
-        images: Sequence[tuple[bytes, bytes]],
+        images: Images | _Images,
         heads: list[Block],
         *,
         raw: bytearray | None = None,
@@ -305,8 +305,8 @@ class BlockSet:
             self.image_bytes = sum(len(b.content) + len(b.label) for b in images.blocks)
             size = _ITEM_OVERHEAD * len(seqs)
         else:
-            self.image_bytes = sum(len(c) + len(lab) for c, lab in images)
-            size = _ITEM_OVERHEAD * len(seqs) + self.image_bytes
+            self.image_bytes = images.nbytes
+            size = _ITEM_OVERHEAD * len(seqs) + images.size
         if raw is not None:
             size += sys.getsizeof(raw)
         for block in blocks or ():
@@ -328,7 +328,7 @@ class BlockSet:
         """The set without its body or Blocks: the images and heads alone."""
         images = self.images
         if isinstance(images, _Images):
-            images = [latin1_images(block) for block in images.blocks]
+            images = Images(map(latin1_images, images.blocks))
         return BlockSet(
             self.seqs,
             images,
@@ -526,7 +526,7 @@ def apply_delta(
     raw = None if compact or whole else kept.raw
     seqs: list[int] = []
     heads: list[Block] = []
-    images: list[tuple[bytes, bytes]] = []
+    images = Images()
     starts: list[int] = []
     stops: list[int] = []
     blocks: list[Block | None] = []
@@ -543,7 +543,8 @@ def apply_delta(
             else:
                 blocks.extend(repeat(None, upto - first))
         if not whole:
-            images.extend(kept.images[first:upto])
+            assert isinstance(kept.images, Images)
+            images.extend_from(kept.images, first, upto)
         if raw is not None:
             starts.extend(kept.starts[first:upto])
             stops.extend(kept.stops[first:upto])
@@ -628,6 +629,8 @@ def _compact(
     Without a kept body, ``decode_many`` decodes the items in batches (``_batched``).
     """
     old = kept if kept is not None and kept.raw is not None else None
+    old_images = old.images if old is not None else Images()
+    assert isinstance(old_images, Images)  # a set with a body holds its images
     if old is None and decode_many is not None:
         try:
             made = _batched(body, bounds, tag, decode, decode_many)
@@ -639,7 +642,7 @@ def _compact(
     seqs: list[int] = []
     starts: list[int] = []
     stops: list[int] = []
-    images: list[tuple[bytes, bytes]] = []
+    images = Images()
     heads: list[Block] = []
     reused = 0
     same_lineage = old is not None
@@ -655,7 +658,7 @@ def _compact(
                     seqs += old.seqs[at:upto]
                     starts += map(shift.__add__, old.starts[at:upto])
                     stops += map(shift.__add__, old.stops[at:upto])
-                    images += old.images[at:upto]
+                    images.extend_from(old_images, at, upto)
                     heads += old.heads[at:upto]
                     reused += count
                     pos = stops[-1] + 1
@@ -670,7 +673,7 @@ def _compact(
             if old is not None and seq <= old.ceiling:
                 if old.delta_block(seq) == block:  # the block a delta added
                     at = old.find(seq)
-                    images.append(old.images[at])
+                    images.extend_from(old_images, at, at + 1)
                     heads.append(old.heads[at])
                     reused += 1
                     continue
@@ -729,7 +732,7 @@ def _batched(
         starts.append(stop + 1)
     stops.append(end)
     seqs: list[int] = []
-    images: list[tuple[bytes, bytes]] = []
+    images = Images()
     heads: list[Block] = []
     count = len(starts)
     view = memoryview(body)

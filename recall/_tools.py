@@ -14,10 +14,13 @@ that Go's ``quote`` (``recall._go.quote_for``), the default tables' by default.
 from __future__ import annotations
 
 import heapq
+import importlib
 import re
+import sys
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import Any, Final, NamedTuple, Protocol, overload
 
 from recall._errors import UnknownToolError
 from recall._go.json import unmarshal_args
@@ -28,6 +31,8 @@ from recall._go.tables import DEFAULT_UNICODE_VERSION
 __all__ = [
     "DEFAULT_LIMIT",
     "EXCERPT_RUNES",
+    "FINDER",
+    "FINDERS",
     "MAX_LIMIT",
     "MAX_SEQ",
     "TEXT_MISSING_ID",
@@ -37,6 +42,8 @@ __all__ = [
     "Block",
     "BlockRead",
     "BlocksRead",
+    "Finder",
+    "Images",
     "MemoryArchive",
     "Quote",
     "Step",
@@ -252,27 +259,208 @@ def terms_as_bytes(terms: Sequence[str]) -> list[bytes]:
     return [bytes(term, "latin-1") for term in terms]
 
 
-def scan(images: Iterable[tuple[bytes, bytes]], terms: Sequence[bytes]) -> list[tuple[int, int]]:
-    """The (score, position) of each block that scores, by increasing position, given
-    each block's ``latin1_images`` in order and ``terms_as_bytes``' terms.
+Finder = Callable[[bytearray], Callable[[bytes, int, int], int]]
+"""A buffer to its ``find(term, start, end)``: the position of the first occurrence within
+``start..end-1``, or -1 (``bytes.find``'s answer)."""
 
-    ``t in to_lower(s)`` is ``t.encode("latin-1") in to_lower_latin1(s)`` for such
-    terms; ``bytes.find``, not ``in`` (which tries the term as an int first).
+
+def _bytes_finder(buffer: bytearray) -> Callable[[bytes, int, int], int]:
+    return buffer.find
+
+
+FINDERS: dict[str, Finder] = {"bytes": _bytes_finder}
+"""The finders the scan may use: ``bytes.find``, and stringzilla's SIMD ``Str.find`` when
+stringzilla imports (``recall-port[fast]``). Each gives the same positions."""
+try:
+    _stringzilla: Any = importlib.import_module("stringzilla")
+    FINDERS["stringzilla"] = lambda buffer: _stringzilla.Str(buffer).find
+except ImportError:  # pragma: no cover - the dev group installs the fast extra
+    pass
+FINDER: Final = FINDERS.get("stringzilla", _bytes_finder)
+"""The scan's finder: stringzilla's when it is installed."""
+
+
+class _Segment:
+    """Images joined: the content images in one buffer and the label images in another,
+    each image followed by a NUL, with where each starts (and then the buffer's end).
+    Appended to by the Images that made it only, while it builds."""
+
+    __slots__ = ("content", "content_at", "label", "label_at")
+
+    def __init__(self) -> None:
+        self.content = bytearray()
+        self.label = bytearray()
+        self.content_at = [0]
+        self.label_at = [0]
+
+    def append(self, content: bytes, label: bytes) -> None:
+        for buffer, at, image in (
+            (self.content, self.content_at, content),
+            (self.label, self.label_at, label),
+        ):
+            buffer += image
+            buffer.append(0)
+            at.append(len(buffer))
+
+
+_SMALL_RUN: Final = 1 << 20
+"""A last run of fewer image bytes is copied into the segment that new images go to."""
+
+
+class Images(Sequence[tuple[bytes, bytes]]):
+    """The ``latin1_images`` of blocks in order, held joined: runs of blocks of segments,
+    each segment a buffer of content images and one of label images, each image followed
+    by a NUL (a term holds none, so no occurrence spans two images). A set read again
+    shares its kept runs (nothing copied); a short last run is copied into the segment
+    new images go to, so the runs stay few.
+
+    Built by ``append`` and ``extend_from``, then never changed: a set holds it.
     """
+
+    __slots__ = ("_open", "_runs", "_until", "nbytes")
+
+    def __init__(self, pairs: Iterable[tuple[bytes, bytes]] = ()) -> None:
+        self._runs: list[tuple[_Segment, int, int]] = []  # (segment, first, upto)
+        self._until: list[int] = []  # the positions each run ends at
+        self._open: _Segment | None = None  # the segment this one appends to
+        self.nbytes = 0
+        """The bytes of the images (the NULs not counted)."""
+        for pair in pairs:
+            self.append(pair)
+
+    def __repr__(self) -> str:
+        return f"Images(<{len(self)} blocks in {len(self._runs)} runs>)"
+
+    @property
+    def size(self) -> int:
+        """Bytes held, approximately: every segment a run shares, whole."""
+        segments = {id(run[0]): run[0] for run in self._runs}.values()
+        return sum(
+            sys.getsizeof(s.content) + sys.getsizeof(s.label) + 80 * len(s.content_at)
+            for s in segments
+        )
+
+    def _add_run(self, segment: _Segment, first: int, upto: int) -> None:
+        c, lab = segment.content_at, segment.label_at
+        self.nbytes += c[upto] - c[first] + lab[upto] - lab[first] - 2 * (upto - first)
+        runs = self._runs
+        if runs and runs[-1][0] is segment and runs[-1][2] == first:
+            runs[-1] = (segment, runs[-1][1], upto)
+            self._until[-1] += upto - first
+        else:
+            runs.append((segment, first, upto))
+            self._until.append(len(self) + upto - first)
+
+    def append(self, pair: tuple[bytes, bytes]) -> None:
+        """Add a block's (content, label) images."""
+        segment = self._open
+        runs = self._runs
+        if segment is None or runs[-1][0] is not segment:
+            segment = self._open = _Segment()
+            if runs and self._run_bytes(runs[-1]) < _SMALL_RUN:  # copied: the runs stay few
+                last, first, upto = runs.pop()
+                self._until.pop()
+                self.nbytes -= self._run_bytes((last, first, upto))
+                for at in range(first, upto):
+                    segment.append(*_image(last, at))
+                self._add_run(segment, 0, upto - first)
+        content, label = pair
+        segment.append(content, label)
+        self._add_run(segment, len(segment.content_at) - 2, len(segment.content_at) - 1)
+
+    @staticmethod
+    def _run_bytes(run: tuple[_Segment, int, int]) -> int:
+        segment, first, upto = run
+        c, lab = segment.content_at, segment.label_at
+        return c[upto] - c[first] + lab[upto] - lab[first] - 2 * (upto - first)
+
+    def extend_from(self, other: Images, first: int, upto: int) -> None:
+        """Add the images of ``other``'s blocks ``first`` to ``upto - 1`` (shared, not copied)."""
+        if first >= upto:
+            return
+        run = bisect_right(other._until, first)
+        begin = other._until[run - 1] if run else 0
+        while first < upto:
+            segment, lo, hi = other._runs[run]
+            take = min(hi - lo, upto - begin) - (first - begin)
+            self._add_run(segment, lo + first - begin, lo + first - begin + take)
+            first += take
+            begin = other._until[run]
+            run += 1
+
+    def __len__(self) -> int:
+        return self._until[-1] if self._until else 0
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[bytes, bytes]: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[tuple[bytes, bytes]]: ...
+
+    def __getitem__(self, i: int | slice) -> tuple[bytes, bytes] | list[tuple[bytes, bytes]]:
+        positions = range(len(self))
+        if isinstance(i, slice):
+            return [self[at] for at in positions[i]]
+        at = positions[i]
+        run = bisect_right(self._until, at)
+        segment, first, _ = self._runs[run]
+        return _image(segment, first + at - (self._until[run - 1] if run else 0))
+
+    def scan(self, terms: Sequence[bytes], *, finder: Finder = FINDER) -> list[tuple[int, int]]:
+        """``scan`` of these images: the (score, position) of each block that scores."""
+        points = [0] * len(self)
+        base = 0
+        for segment, first, upto in self._runs:
+            for buffer, starts, weight in (
+                (segment.content, segment.content_at, 1),
+                (segment.label, segment.label_at, 2),
+            ):
+                find = finder(buffer)
+                end = starts[upto]
+                for term in terms:
+                    # One find from each position: a hit's block scores, the next find
+                    # starts at the next block; a term absent from the rest costs one pass.
+                    block = first
+                    at = find(term, starts[block], end)
+                    while at >= 0:
+                        block = bisect_right(starts, at, block, upto) - 1
+                        points[base + block - first] += weight
+                        block += 1
+                        at = find(term, starts[block], end)
+            base += upto - first
+        return [(score, at) for at, score in enumerate(points) if score]
+
+
+def _image(segment: _Segment, at: int) -> tuple[bytes, bytes]:
+    """The (content, label) images of a segment's ``at``-th block."""
+    c, lab = segment.content_at, segment.label_at
+    with memoryview(segment.content) as content, memoryview(segment.label) as label:
+        return bytes(content[c[at] : c[at + 1] - 1]), bytes(label[lab[at] : lab[at + 1] - 1])
+
+
+_CHUNK_BYTES: Final = 1 << 20
+"""Bytes of images joined at once to scan images given one by one."""
+
+
+def scan(
+    images: Iterable[tuple[bytes, bytes]], terms: Sequence[bytes], *, finder: Finder = FINDER
+) -> list[tuple[int, int]]:
+    """The (score, position) of each block that scores, by increasing position, given
+    each block's ``latin1_images`` in order (an ``Images``, or joined here about a
+    megabyte at a time) and ``terms_as_bytes``' terms.
+
+    ``t in to_lower(s)`` is ``t.encode("latin-1") in to_lower_latin1(s)`` for such terms.
+    """
+    if isinstance(images, Images):
+        return images.scan(terms, finder=finder)
     hits: list[tuple[int, int]] = []
-    for at, (content, label) in enumerate(images):
-        in_content = content.find
-        points = 0
-        for term in terms:
-            if in_content(term) >= 0:
-                points += 1
-        if label:
-            in_label = label.find
-            for term in terms:
-                if in_label(term) >= 0:
-                    points += 2
-        if points:
-            hits.append((points, at))
+    chunk, base = Images(), 0
+    for pair in images:
+        chunk.append(pair)
+        if chunk.nbytes >= _CHUNK_BYTES:
+            hits += [(points, base + at) for points, at in chunk.scan(terms, finder=finder)]
+            chunk, base = Images(), base + len(chunk)
+    hits += [(points, base + at) for points, at in chunk.scan(terms, finder=finder)]
     return hits
 
 

@@ -48,12 +48,12 @@ def test_the_port_imports_and_the_harness_is_absent(fresh_install: Path, tmp_pat
 import importlib.util, json, importlib.metadata as md
 import recall
 found = {m: importlib.util.find_spec(m) is not None for m in ("parity", "bench", "tests")}
-fast = importlib.util.find_spec("msgspec") is not None
+fast = [m for m in ("msgspec", "stringzilla") if importlib.util.find_spec(m) is not None]
 dist = md.distribution("recall-port")
 print(json.dumps({
     "public": sorted(recall.__all__),
     "found": found,
-    "msgspec": fast,
+    "fast": fast,
     "requires": dist.requires or [],
     "entry_points": sorted(f"{e.group}:{e.name}" for e in dist.entry_points),
     "pytest11": sorted(e.name for e in md.entry_points(group="pytest11")),
@@ -65,13 +65,13 @@ print(json.dumps({
     facts = json.loads(done.stdout)
     assert {"GoTurnHost", "AsyncGoTurnHost"} <= set(facts["public"])
     assert facts["found"] == {"parity": False, "bench": False, "tests": False}
-    # httpx alone; msgspec only with the `fast` extra (`pip install .[fast]`).
+    # httpx alone; msgspec and stringzilla only with the `fast` extra (`pip install .[fast]`).
     plain = [r for r in facts["requires"] if ";" not in r]
     extras = [r.replace(" ", "") for r in facts["requires"] if ";" in r]
     assert [r.split(">")[0].split("<")[0].strip() for r in plain] == ["httpx"]
-    assert [r.split(">")[0] for r in extras] == ["msgspec"]
+    assert [r.split(">")[0] for r in extras] == ["msgspec", "stringzilla"]
     assert all(r.endswith(';extra=="fast"') for r in extras), extras
-    assert not facts["msgspec"]  # not installed by `pip install .`
+    assert facts["fast"] == []  # not installed by `pip install .`
     assert facts["entry_points"] == []
     assert "parity" not in facts["pytest11"]  # httpx brings anyio, which has its own
     assert facts["top_level"] == ["recall"]

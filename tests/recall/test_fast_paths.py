@@ -1,7 +1,8 @@
 # ruff: noqa: RUF001, RUF003  (the look-alike runes are the point)
 """The fast paths `make bench` led to give exactly what the plain ones give.
 
-- ``to_lower_latin1`` and the search's scoring over it (``recall._tools.scan``)
+- ``to_lower_latin1`` and the search's scoring over it (``recall._tools.scan``, with
+  each finder, over images joined at once, a chunk at a time, or piece by piece)
   against ``to_lower`` and ``score``: same scores for every block and term;
 - ``read_set`` (Go's compact /blocks body decoded item by item, alone or reusing the
   set read before from the same body) against the whole body decoded at once
@@ -19,12 +20,22 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+import recall._tools
 from parity.fakego import go_json
+from parity.project import in_ci
 from parity.strategies import blocks, queries
 from recall import Block
 from recall._blocks import NOT_IN_ORDER, BlockSet, NotBlocks, _whole, read_set
 from recall._go.strings import to_lower, to_lower_latin1
-from recall._tools import latin1_images, recall_tokens, scan, score, terms_as_bytes
+from recall._tools import (
+    FINDERS,
+    Images,
+    latin1_images,
+    recall_tokens,
+    scan,
+    score,
+    terms_as_bytes,
+)
 
 # Runes around every edge of the Latin-1 image: the wide runes whose Go lower is
 # Latin-1 (İ Ÿ ẞ K Å), Latin-1 letters and signs (× ÷ ß µ ÿ), "?", wider letters,
@@ -46,14 +57,92 @@ def test_to_lower_latin1_finds_what_to_lower_finds(text: str, terms: list[str]) 
         assert (term.encode("latin-1") in image) == (term in lowered), (text, term)
 
 
+@pytest.fixture(scope="module", params=["bytes", "stringzilla"])
+def finder(request: pytest.FixtureRequest) -> recall._tools.Finder:
+    """Each finder of the scan; stringzilla (the fast extra, in the dev group) skips when
+    absent, but fails under CI."""
+    if request.param not in FINDERS:
+        message = "stringzilla is not installed (the harness's dev group installs it)"
+        if in_ci():
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    return FINDERS[request.param]
+
+
+def test_the_scan_uses_stringzilla_when_it_is_installed() -> None:
+    if "stringzilla" not in FINDERS:
+        pytest.skip("stringzilla is not installed")
+    assert recall._tools.FINDER is FINDERS["stringzilla"]
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.lists(blocks(), max_size=6), st.one_of(queries(), TERM_TEXT))
-def test_search_scores_are_scores(specs: list[object], query: str) -> None:
+@given(st.lists(blocks(), max_size=6), st.one_of(queries(), TERM_TEXT), st.integers(0, 6))
+def test_search_scores_are_scores(
+    finder: recall._tools.Finder, specs: list[object], query: str, cut: int
+) -> None:
     archive = [Block(seq, b.label, b.content) for seq, b in enumerate(specs, 1)]  # type: ignore[attr-defined]
     terms = recall_tokens(query)
-    expected = [(score(b, terms), at) for at, b in enumerate(archive)]
-    got = scan(map(latin1_images, archive), terms_as_bytes(terms))
-    assert got == [(p, at) for p, at in expected if p]
+    expected = [(p, at) for at, b in enumerate(archive) if (p := score(b, terms))]
+    needles = terms_as_bytes(terms)
+    pairs = list(map(latin1_images, archive))
+    assert scan(iter(pairs), needles, finder=finder) == expected
+    joined = Images(pairs)
+    assert scan(joined, needles, finder=finder) == expected
+    pieced = Images(pairs[:cut])  # a set built from kept runs and new blocks
+    pieced.extend_from(joined, cut, len(pairs))
+    assert list(pieced) == pairs
+    assert pieced.nbytes == joined.nbytes == sum(len(c) + len(lab) for c, lab in pairs)
+    assert scan(pieced, needles, finder=finder) == expected
+
+
+_PAIRS = st.tuples(st.binary(max_size=12), st.binary(max_size=4)).map(
+    lambda p: (p[0].replace(b"\0", b" "), p[1].replace(b"\0", b" "))
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.lists(st.one_of(st.tuples(st.integers(0, 30), st.integers(0, 30)), _PAIRS))),
+    st.sampled_from([0, 8, 1 << 20]),
+)
+def test_images_read_again_share_runs_and_give_every_image(
+    finder: recall._tools.Finder,
+    reads: list[list[tuple[int, int] | tuple[bytes, bytes]]],
+    small: int,
+) -> None:
+    # Each read builds a set's images from runs of the one before and new images.
+    before, model = Images(), []
+    terms = [b"ab", b"a", b" "]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(recall._tools, "_SMALL_RUN", small)
+        for steps in reads:
+            images, expected = Images(), []
+            for step in steps:
+                if isinstance(step[0], int):
+                    first, upto = sorted(step)  # type: ignore[type-var]
+                    upto = min(upto, len(model))
+                    images.extend_from(before, first, upto)  # type: ignore[arg-type]
+                    expected += model[first:upto]
+                else:
+                    images.append(step)  # type: ignore[arg-type]
+                    expected.append(step)
+            assert list(images) == expected
+            assert images.nbytes == sum(len(c) + len(lab) for c, lab in expected)
+            plain = [
+                (p, at)
+                for at, (c, lab) in enumerate(expected)
+                if (p := sum((t in c) + 2 * (t in lab) for t in terms))
+            ]
+            assert scan(images, terms, finder=finder) == plain
+            before, model = images, expected
+
+
+def test_images_given_one_by_one_are_scanned_a_chunk_at_a_time(
+    finder: recall._tools.Finder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recall._tools, "_CHUNK_BYTES", 10)
+    pairs = [(b"alpha beta", b""), (b"beta", b"alpha"), (b"", b""), (b"gamma alpha", b"x")]
+    assert scan(iter(pairs), [b"alpha", b"beta"], finder=finder) == [(2, 0), (3, 1), (1, 3)]
 
 
 def _whole_in_order(buffer: bytearray) -> list[Block]:
