@@ -303,8 +303,10 @@ class _Segment:
             at.append(len(buffer))
 
 
-_SMALL_RUN: Final = 1 << 20
-"""A last run of fewer image bytes is copied into the segment that new images go to."""
+_SEGMENT_BYTES: Final = 1 << 16
+"""Content bytes from which a segment takes no more images; a last run of fewer image bytes
+is copied into the segment that new images go to. Small segments keep the memory of a
+build close to the images' own (a buffer grows by copies)."""
 
 
 class Images(Sequence[tuple[bytes, bytes]]):
@@ -312,7 +314,7 @@ class Images(Sequence[tuple[bytes, bytes]]):
     each segment a buffer of content images and one of label images, each image followed
     by a NUL (a term holds none, so no occurrence spans two images). A set read again
     shares its kept runs (nothing copied); a short last run is copied into the segment
-    new images go to, so the runs stay few.
+    new images go to, so the runs stay few (about a segment for each 64 KB).
 
     Built by ``append`` and ``extend_from``, then never changed: a set holds it.
     """
@@ -355,9 +357,9 @@ class Images(Sequence[tuple[bytes, bytes]]):
         """Add a block's (content, label) images."""
         segment = self._open
         runs = self._runs
-        if segment is None or runs[-1][0] is not segment:
+        if segment is None or runs[-1][0] is not segment or len(segment.content) >= _SEGMENT_BYTES:
             segment = self._open = _Segment()
-            if runs and self._run_bytes(runs[-1]) < _SMALL_RUN:  # copied: the runs stay few
+            if runs and self._run_bytes(runs[-1]) < _SEGMENT_BYTES:  # copied: the runs stay few
                 last, first, upto = runs.pop()
                 self._until.pop()
                 self.nbytes -= self._run_bytes((last, first, upto))

@@ -114,7 +114,7 @@ def test_images_read_again_share_runs_and_give_every_image(
     before, model = Images(), []
     terms = [b"ab", b"a", b" "]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(recall._tools, "_SMALL_RUN", small)
+        patch.setattr(recall._tools, "_SEGMENT_BYTES", small)
         for steps in reads:
             images, expected = Images(), []
             for step in steps:
