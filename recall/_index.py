@@ -31,7 +31,7 @@ from itertools import repeat
 from typing import Final
 
 from recall._blocks import BlockSet
-from recall._tools import BlocksRead, scan, terms_as_bytes
+from recall._tools import FINDER, FINDERS, BlocksRead, scan, terms_as_bytes
 
 __all__ = [
     "INDEX_BYTES_PER_IMAGE_BYTE",
@@ -159,11 +159,12 @@ is built (the bench's blocks need about 0.3)."""
 INDEX_FROM: Final = 1 << 20
 """The images' bytes from which a set searched again may get indexed (about 450 blocks of
 2.4 KB): below, a scan of the whole set takes a millisecond or two."""
-INDEX_COST: Final = 40
-"""What indexing a block costs, in scans of it for one term (``bytes.find`` over its
-images): 40 to 66 on the bench's blocks (``make bench``), so a set is indexed once
-the terms scanned over the sets searched again add up to 40 (ski rental: never more
-than twice the cost of the better choice, whatever the searches to come)."""
+INDEX_COST: Final = 40 if FINDER is FINDERS["bytes"] else 400
+"""What indexing a block costs, in scans of it for one term with the scan's finder: 55 to
+81 with ``bytes.find``, 460 to 620 with stringzilla's (the bench's blocks, measured in one
+process). A set is indexed once the terms scanned over the sets searched again add up
+to this: ski rental, never much more than twice the cost of the better choice,
+whatever the searches to come."""
 _SPARE_SLOTS: Final = 4096
 """Slots an index may hold past twice its set's blocks before it is built again."""
 
