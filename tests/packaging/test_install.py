@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -16,6 +17,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=600, check=False)
+
+
+def _pip(python: Path) -> list[str]:
+    """pip for the venv of ``python``: this interpreter's run with ``--python`` (the venv
+    needs no pip of its own, whose install takes seconds), else the venv's own."""
+    if importlib.util.find_spec("pip") is not None:
+        return [sys.executable, "-m", "pip", "--python", str(python)]
+    return [str(python), "-m", "pip"]
 
 
 @pytest.fixture(scope="module")
@@ -34,9 +43,10 @@ def fresh_install(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ROOT / "recall", source / "recall", ignore=shutil.ignore_patterns("__pycache__")
     )
     env_dir = where / "venv"
-    venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
+    own_pip = importlib.util.find_spec("pip") is None
+    venv.EnvBuilder(with_pip=own_pip, clear=True).create(env_dir)
     python = env_dir / "bin" / "python"
-    done = _run([str(python), "-m", "pip", "install", "--quiet", "."], cwd=source)
+    done = _run([*_pip(python), "install", "--quiet", "."], cwd=source)
     assert done.returncode == 0, done.stderr
     return python
 
@@ -80,7 +90,7 @@ print(json.dumps({
 @pytest.mark.once
 @pytest.mark.xdist_group("fresh_install")  # one venv built per run, not one per worker
 def test_pytest_loads_no_parity_plugin(fresh_install: Path, tmp_path: Path) -> None:
-    done = _run([str(fresh_install), "-m", "pip", "install", "--quiet", "pytest"], cwd=tmp_path)
+    done = _run([*_pip(fresh_install), "install", "--quiet", "pytest"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     (tmp_path / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
     version = _run([str(fresh_install), "-m", "pytest", "-VV"], cwd=tmp_path)
