@@ -83,20 +83,14 @@ GO_SPACES = (
 NOT_GO_SPACES = "\x1c\x1d\x1e\x1f\u180e\u200b\u200c\u200d\u2060\ufeff"
 """Space-like runes Go keeps; Python's ``str.strip`` removes U+001C to U+001F."""
 
-DIGIT_ZEROS = (
-    0x30,  # ASCII
-    0x660,  # Arabic-Indic
-    0x6F0,  # Extended Arabic-Indic
-    0x7C0,  # NKo
-    0x966,  # Devanagari
-    0x9E6,  # Bengali
-    0xE50,  # Thai
-    0xFF10,  # fullwidth
-    0x104A0,  # Osmanya
-    0x1D7CE,  # mathematical bold
-    0x1E950,  # Adlam
-)
-"""The zero of decimal digit runs (Nd) that Python's ``int`` accepts and Go does not."""
+DIGIT_ZEROS = (0x30, 0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xE50, 0xFF10, 0x104A0, 0x1D7CE, 0x1E950)
+"""The zero of decimal digit runs (Nd) that Python's ``int`` accepts and Go does not: ASCII,
+Arabic-Indic and Extended, NKo, Devanagari, Bengali, Thai, fullwidth, Osmanya, math bold, Adlam."""
+
+
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
+
 
 _NON_DECIMAL_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃①②③⑦⑩Ⅶⅶ½"  # isdigit/isnumeric, not decimal
 
@@ -173,15 +167,17 @@ def new_code_points() -> st.SearchStrategy[str]:
 
 
 _VERSION_MARKERS = (
-    "\U0001fae9",  # face with bags under eyes, an emoji of Unicode 16
-    "\u1c89",  # Cyrillic capital TJE (16), lower U+1C8A
-    "\ua7cb",  # Latin capital ram's horn (16), lower U+0264
-    "\ua7dc",  # Latin capital lambda with stroke (16), lower U+019B
-    "\U00010d50",  # Garay capital A (16)
-    "\U00016ea0",  # Beria Erfe capital (17)
-    "\u20c1",  # Saudi riyal sign (17)
+    "\U0001fae9",
+    "\u1c89",
+    "\ua7cb",
+    "\ua7dc",
+    "\U00010d50",
+    "\U00016ea0",
+    "\u20c1",
 )
-"""Code points of :func:`version_code_point_ranges` in common use: Go 1.26 quotes them."""
+"""Code points of :func:`version_code_point_ranges` in common use: Go 1.26 quotes them
+(Unicode 16: an emoji, Cyrillic TJE, Latin ram's horn and lambda with stroke, Garay A;
+17: Beria Erfe, the Saudi riyal sign)."""
 
 
 @functools.cache
@@ -196,83 +192,13 @@ def version_code_points() -> st.SearchStrategy[str]:
     return st.one_of(st.sampled_from(_VERSION_MARKERS), anywhere)
 
 
-_CASE_TRAPS = (
-    "İ",
-    "ı",
-    "Σ",
-    "ς",
-    "σ",
-    "ΣΑΣ",
-    "ΟΔΥΣΣΕΥΣ",
-    "ß",
-    "ẞ",
-    "ſ",
-    "K",  # Kelvin sign: lower "k"
-    "Å",  # Angstrom sign: lower "å"
-    "Ω",  # Ohm sign
-    "ǅ",
-    "Ÿ",
-    "ÿ",
-    "µ",
-    "÷",
-    "×",
-    "ª",
-    "ﬁ",
-    "Ⅶ",
-    "Ⓐ",
-    "ǰ",
-    "ŉ",
-)
-"""Runes whose lower case, or membership in a search term, is a trap."""
+_CASE_TRAPS = _words("İ ı Σ ς σ ΣΑΣ ΟΔΥΣΣΕΥΣ ß ẞ ſ K Å Ω ǅ Ÿ ÿ µ ÷ × ª ﬁ Ⅶ Ⓐ ǰ ŉ")
+"""Runes whose lower case, or membership in a search term, is a trap (K Å Ω: the Kelvin,
+Angstrom and Ohm signs)."""
 
 _PUNCTUATION = (
-    "_",
-    "__",
-    "-",
-    ".",
-    ",",
-    ";",
-    ":",
-    "!",
-    "?",
-    "'",
-    '"',
-    "/",
-    "\\",
-    "(",
-    ")",
-    "[",
-    "]",
-    "{",
-    "}",
-    "<",
-    ">",
-    "&",
-    "«",
-    "»",
-    "„",
-    "“",
-    "”",
-    "‘",
-    "’",
-    "‹",
-    "›",
-    "—",
-    "–",
-    "…",
-    "·",
-    "•",
-    "¿",
-    "¡",
-    "、",
-    "。",
-    "，",
-    "：",
-    "！",
-    "《",
-    "》",
-    "【",
-    "】",
+    *_words("_ __ - . , ; : ! ? ' \" / \\ ( ) [ ] { } < > & « » „ “ ” ‘ ’ ‹ › — – … · • ¿ ¡"),
+    *_words("、 。 ， ： ！ 《 》 【 】"),
     "\u00ad",  # soft hyphen: not printable in Go
     "\u2060",
     "\u200d",
@@ -280,73 +206,17 @@ _PUNCTUATION = (
 )
 
 _ODD_RUNES = (
-    "\x00",
-    "\x07",
-    "\x1b",
-    "\x7f",
-    "\x85",
-    "\u0378",  # unassigned
-    "\ue000",  # private use
-    "\ufffe",  # noncharacter
-    "\ufffd",
-    "\U0010ffff",
-    "\U0001f600",
-    "\U0001f44d\U0001f3fd",
-    "\u202e",  # right-to-left override
-    "\ud800",  # raw lone surrogates: a Go string cannot hold them
-    "\udfff",
-    "\ud83d\ude00",  # a raw surrogate pair: two U+FFFD, not an emoji
+    # U+0378 unassigned, U+E000 private use, U+FFFE a noncharacter, U+202E right-to-left override
+    *("\x00", "\x07", "\x1b", "\x7f", "\x85", "\u0378", "\ue000", "\ufffe", "\ufffd", "\U0010ffff"),
+    *("\U0001f600", "\U0001f44d\U0001f3fd", "\u202e"),
+    # raw lone surrogates and a raw pair (two U+FFFD, not an emoji): a Go string holds none
+    *("\ud800", "\udfff", "\ud83d\ude00"),
 )
 
-VOCABULARY = (
-    "recall",
-    "archive",
-    "block",
-    "café",
-    "Café",
-    "CAFÉ",
-    "naïve",
-    "Éclair",
-    "été",
-    "ÉTÉ",
-    "crème",
-    "brûlée",
-    "garçon",
-    "Straße",
-    "STRASSE",
-    "İstanbul",
-    "ISTANBUL",
-    "ΣΟΦΙΑ",
-    "σοφία",
-    "ΟΔΥΣΣΕΥΣ",
-    "Kelvin",
-    "Ångström",
-    "ÿes",
-    "snake_case",
-    "__init__",
-    "func",
-    "main",
-    "parse",
-    "json",
-    "http",
-    "diff",
-    "ok",
-    "go",
-    "py",
-    "r7",
-    "007",
-    "2024",
-    "x",
-    "a",
-    "le",
-    "la",
-    "über",
-    "Œuvre",
-    "æther",
-    "þorn",
-    "ðe",
-    "øre",
-    "÷by",
+VOCABULARY = _words(
+    "recall archive block café Café CAFÉ naïve Éclair été ÉTÉ crème brûlée garçon Straße STRASSE"
+    " İstanbul ISTANBUL ΣΟΦΙΑ σοφία ΟΔΥΣΣΕΥΣ Kelvin Ångström ÿes snake_case __init__ func main"
+    " parse json http diff ok go py r7 007 2024 x a le la über Œuvre æther þorn ðe øre ÷by"
 )
 """Words the blocks and the queries share, so searches match, tie and overflow."""
 
@@ -364,32 +234,13 @@ _ACCENTS = {
 }
 
 _HTML = (
-    "<div>",
-    "</div>",
-    '<a href="x?a=1&b=2">',
-    "<b>bold</b>",
-    "&amp;",
-    "&lt;tag&gt;",
-    "&#233;",
-    "&nbsp;",
-    "<script>alert(1)</script>",
-    "<!-- comment -->",
-    "<br/>",
+    *("<div>", "</div>", '<a href="x?a=1&b=2">', "<b>bold</b>", "&amp;", "&lt;tag&gt;"),
+    *("&#233;", "&nbsp;", "<script>alert(1)</script>", "<!-- comment -->", "<br/>"),
 )
 
 _JSONISH = (
-    "},{",
-    '"},{"',
-    '},{"seq":1,"label":"x","content":"y',
-    '{"blocks":[]}',
-    "\\",
-    '\\"',
-    "\\u2028",
-    "\\ud800",
-    "\\n",
-    "\u2028",
-    "\u2029",
-    "</script>",
+    *("},{", '"},{"', '},{"seq":1,"label":"x","content":"y', '{"blocks":[]}', "\\"),
+    *('\\"', "\\u2028", "\\ud800", "\\n", "\u2028", "\u2029", "</script>"),
 )
 """Text that looks like the JSON the Go serves blocks in, or like its escapes."""
 
@@ -676,49 +527,16 @@ def _queries(words: tuple[str, ...]) -> st.SearchStrategy[str]:
 # -- limits ---------------------------------------------------------------------------
 
 _LIMIT_SHAPES = (
-    "0",
-    "1",
-    "2",
-    "-1",
-    "-0",
-    "-0.0",
-    "0.5",
-    "0.99999999999999999",
-    "1.0",
-    "2.9",
-    "-2.9",
-    "3e0",
-    "1E1",
-    "1e+1",
-    "10e-1",
-    "19.999999999999999",
-    "20",
-    "20.5",
-    "21",
-    "1e300",
-    "-1e300",
-    "1.7976931348623157e308",
-    "4.9e-324",
-    "1e-400",
-    "9.2e18",
-    "9.223372036854775e18",
-    "9.223372036854776e18",
-    "9223372036854775807",
-    "9223372036854775808",
-    "-9223372036854775808",
-    "-9223372036854775809",
-    "18446744073709551616",
+    *_words(
+        "0 1 2 -1 -0 -0.0 0.5 0.99999999999999999 1.0 2.9 -2.9 3e0 1E1 1e+1 10e-1"
+        " 19.999999999999999 20 20.5 21 1e300 -1e300 1.7976931348623157e308 4.9e-324 1e-400"
+        " 9.2e18 9.223372036854775e18 9.223372036854776e18 9223372036854775807"
+        " 9223372036854775808 -9223372036854775808 -9223372036854775809 18446744073709551616"
+    ),
     "1" * 300,
     "2." + "9" * 400,  # rounds to 3.0
     "0." + "0" * 5000 + "1",
-    '"3"',
-    '"abc"',
-    '""',
-    "true",
-    "false",
-    "null",
-    "[]",
-    "[3]",
+    *_words('"3" "abc" "" true false null [] [3]'),
     '{"n": 3}',
 )
 _NOT_JSON_NUMBERS = (  # the whole args decode to {}
@@ -726,16 +544,7 @@ _NOT_JSON_NUMBERS = (  # the whole args decode to {}
     "-1e400",
     "1" * 400,  # a valid Python int, out of float64 range
     "1" * 4301,  # past Python's int digit limit too
-    "+1",
-    "01",
-    ".5",
-    "1.",
-    "NaN",
-    "Infinity",
-    "-Infinity",
-    "0x10",
-    "1e",
-    "1_000",
+    *_words("+1 01 .5 1. NaN Infinity -Infinity 0x10 1e 1_000"),
 )
 
 
@@ -915,49 +724,15 @@ def _tool_args(
 # -- raw args -------------------------------------------------------------------------
 
 _RAW = (
-    "",
-    " ",
-    "\n",
-    "null",
-    " null ",
-    "true",
-    "1",
-    "1e400",
-    '"r1"',
-    '"{\\"id\\": \\"r1\\"}"',
-    "[]",
-    '["r1"]',
-    "{}",
-    "{",
-    "}",
-    "{{}}",
-    '{"id"}',
-    '{"id":}',
-    '{"id": "r1",}',
-    '{"id": "r1"} x',
-    '{"id": "r1"}{}',
-    '{"id": "r1"}\x00',
-    "{'id': 'r1'}",
-    "{id: 'r1'}",
-    "\ufeff{}",
-    '{"id": "\\ud800"}',
-    '{"id": "\\udc00\\ud800"}',
-    '{"id": "\\ud83d\\ude00"}',
-    '{"query": "\\ud800caf\\u00e9"}',
-    '{"id": "r1\\u0000"}',
-    '{"id": "\\x41"}',
-    '{"id": "\\u12"}',
-    '{"id": "r1\n"}',
-    '{"id": "\\U0001F600"}',
-    '{"query": NaN}',
-    '{"query": "café", "limit": Infinity}',
-    '{"query": "café", "limit": 1e400}',
-    '{"query": "café", "x": [1e400]}',
-    '{"id": "r1", "id": 7}',
-    '{"query": 1, "query": "café"}',
-    '{"\\u0069d": "r1"}',
-    '{"i\\u0064": "r1", "ID": "r2"}',
-    '{"query": "a\\u0301"}',
+    *("", " ", "\n", "null", " null ", "true", "1", "1e400", '"r1"', '"{\\"id\\": \\"r1\\"}"'),
+    *("[]", '["r1"]', "{}", "{", "}", "{{}}", '{"id"}', '{"id":}', '{"id": "r1",}'),
+    *('{"id": "r1"} x', '{"id": "r1"}{}', '{"id": "r1"}\x00', "{'id': 'r1'}", "{id: 'r1'}"),
+    *("\ufeff{}", '{"id": "\\ud800"}', '{"id": "\\udc00\\ud800"}', '{"id": "\\ud83d\\ude00"}'),
+    *('{"query": "\\ud800caf\\u00e9"}', '{"id": "r1\\u0000"}', '{"id": "\\x41"}'),
+    *('{"id": "\\u12"}', '{"id": "r1\n"}', '{"id": "\\U0001F600"}', '{"query": NaN}'),
+    *('{"query": "café", "limit": Infinity}', '{"query": "café", "limit": 1e400}'),
+    *('{"query": "café", "x": [1e400]}', '{"id": "r1", "id": 7}', '{"query": 1, "query": "café"}'),
+    *('{"\\u0069d": "r1"}', '{"i\\u0064": "r1", "ID": "r2"}', '{"query": "a\\u0301"}'),
 )
 
 
