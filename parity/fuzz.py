@@ -1,28 +1,14 @@
-"""Differential fuzzing: the port's hosts against a live Go, with Hypothesis.
+"""Stateless differential fuzzing: the port's hosts against a live Go, with Hypothesis.
 
-Two fuzzers, run together by ``parity fuzz`` (``parity.campaign``):
-
-- stateless (:func:`fuzz_reference`, here): each example draws a block set
-  (:func:`parity.strategies.block_sets`) and a pool of calls
-  (:func:`parity.strategies.call_pools`), archives the blocks into a Go reference a
-  few at a time, then locks their memories one after the other
-  (:func:`archives`), and over each of these archives plays the pool through a
-  fresh host reading that Go's archive (``GoTurnHost`` or ``AsyncGoTurnHost``, with
-  or without its cache; a Go with or without conditional reads) and through the Go's
-  own tool code, byte for byte. A call already compared over the same archive (an
-  earlier example's) is not played again. A divergence shrinks, and is reported as a
-  ready corpus case (``CorpusBlock``/``CorpusCall``);
-- stateful (:mod:`parity.stateful`): one Go and one host live through a sequence of
-  archives, locks, unlocks, calls and new hosts.
-
-The host must not have fallen back on ``POST /internal/v1/tool/exec`` (checked on
-its own transport and, once per example, on the Go's ``/debug/requests`` log). One
-Go process serves a whole run (``parity.rig``). ``fuzz_go_url`` reads a running Go's
-archive instead, without writing to it.
-
-The Hypothesis settings profiles ``ci`` (derandomized, bounded) and ``dev``
-(longer) are registered here, on import; ``HYPOTHESIS_PROFILE`` selects one for
-:func:`profile`.
+Each example of :func:`fuzz_reference` draws a block set and a pool of calls, archives
+the blocks into a Go a few at a time, then locks their memories one after the other
+(:func:`archives`), and over each archive plays the pool through a fresh host (either
+kind, with or without its cache; a Go with or without conditional reads) and through the
+Go's own tool code, byte for byte, with no fallback on ``/tool/exec`` (the host's
+transport and the Go's log both checked). A call already compared over the same archive
+is not played again. A divergence shrinks to a ready corpus case. :func:`fuzz_go_url`
+reads a running Go's archive instead, read only; :mod:`parity.stateful` is the other
+fuzzer. The profiles ``ci`` (derandomized, bounded) and ``dev`` are registered on import.
 """
 
 from __future__ import annotations
@@ -163,9 +149,7 @@ class Divergence:
         return f"{self.case}-b{index}"
 
     def symbolic_args(self) -> str:
-        """The args with each archived seq that a ``recall`` string cites in decimal
-        (leading zeros kept) as ``{{seq:NAME}}``.
-        """
+        """The args, each archived seq a ``recall`` string cites in decimal as ``{{seq:NAME}}``."""
         names = {seq: self.block_name(i) for i, (seq, _) in enumerate(self.blocks)}
         return symbolic_args(self.tool, self.args, names)
 
@@ -253,26 +237,20 @@ def _cited(
 
 
 def archive_ends(n: int) -> list[int]:
-    """Up to :data:`ARCHIVES` counts of ``n`` blocks, evenly apart, ascending, the last
-    ``n`` (``[0]`` for none).
-    """
+    """Up to :data:`ARCHIVES` counts of ``n`` blocks, evenly apart, ascending, the last ``n``."""
     return sorted({-(-n * k // ARCHIVES) for k in range(1, ARCHIVES + 1)} | {n})
 
 
 def archives(n: int) -> list[tuple[int, int]]:
-    """An example's archives of its ``n`` blocks, as ``(archived, locked)``: the first
-    ``archived`` blocks, the first ``locked`` of them under a locked memory. The blocks
-    as they grow (:func:`archive_ends`), then all of them as their memories are locked
-    one after the other (but the last: none readable is the empty archive).
-    """
+    """An example's archives of ``n`` blocks as ``(archived, locked)`` (the first ``locked``
+    under a locked memory): the blocks as they grow, then locked one after the other (but
+    the last: none readable is the empty archive)."""
     grown = [(end, 0) for end in archive_ends(n)]
     return grown + [(n, k) for k in archive_ends(n) if 0 < k < n]
 
 
 class _Archive:
-    """The Go's archive of an example, brought from one of its archives to the next:
-    reset and filled at the first, then blocks added and memories locked.
-    """
+    """The Go's archive of an example, brought from one of its archives to the next."""
 
     def __init__(self, session: GoSession, first_seq: int, specs: Sequence[BlockSpec]) -> None:
         self.session = session
@@ -288,9 +266,7 @@ class _Archive:
         ]
 
     def reach(self, archived: int, locked: int) -> None:
-        """Bring the Go's archive to ``(archived, locked)`` (a later one of :func:`archives`):
-        its new blocks and locks in one request.
-        """
+        """Bring the Go's archive to a later ``(archived, locked)``, in one request."""
         held, held_locked = self._at if self._at is not None else (0, 0)
         if self._at is None:
             self.session.load(self.first_seq)
@@ -310,10 +286,8 @@ def _play_example(
     spec: HostSpec,
     batch: Sequence[tuple[str, str]],
 ) -> tuple[list[Played], list[str], tuple[str, ...]]:
-    """Play the calls through a fresh host over the session's archive as it is, then
-    get Go's outputs and its request log in one request: (played, Go's outputs, log
-    reasons).
-    """
+    """The calls through a fresh host, then Go's outputs and log in one request: (played,
+    Go's outputs, log reasons)."""
     at = len(gos.recording.seen)
     host = gos.host(spec, session)
     try:
@@ -334,9 +308,8 @@ def _pinpoint(
     batch: Sequence[tuple[str, str]],
     reasons: tuple[str, ...],
 ) -> Divergence:
-    """The call whose requests the Go's log does not match: the example played again,
-    the log read after each call (else the example's first call, with ``reasons``).
-    """
+    """The call whose requests the Go's log does not match, the example played again and
+    the log read after each call (else the first call, with ``reasons``)."""
     seqs = session.load(first_seq, specs)
     blocks = list(zip(seqs, specs, strict=True))
     host = gos.host(spec, session)
@@ -369,10 +342,8 @@ def _compare_example(
     spec: HostSpec,
     pool: Sequence[tuple[str, str]],
 ) -> None:
-    """Play an example's pool over each of its archives (:func:`archives`), a fresh
-    host for each; DivergenceFound at the first call that diverges (Abort on a harness
-    error). A call already compared over the same archive is not played again.
-    """
+    """An example's pool over each of its archives, a fresh host for each; DivergenceFound
+    at the first call that diverges (Abort on a harness error)."""
     session = gos.session(mode="etag" if etag else "plain")
     go = _Archive(session, first_seq, specs)
     for archived, locked in archives(len(specs)):
@@ -414,14 +385,11 @@ def fuzz_reference(
     wrap: TransportWrap | None = None,
     unicode_version: str | None = None,
 ) -> FuzzStats:
-    """Fuzz calls over static archives: each example loads a block set into a Go
-    reference (with or without conditional reads), plays calls through a fresh host
-    (either kind, with or without its cache) and compares them with Go's; the run's stats.
+    """Fuzz calls over static archives (see the module); the run's stats.
 
-    A divergence ends the run once shrunk (for ``shrink_seconds`` at most) and is
-    ``stats.divergences[0]``; a harness error (Go not built, not answering) is raised.
-    ``wrap`` puts a test's transport under every host (a planted bug). The hosts are
-    told the reference's Unicode version, or ``unicode_version``.
+    A divergence ends the run once shrunk (``shrink_seconds`` at most): it is
+    ``stats.divergences[0]``; a harness error is raised. ``wrap`` puts a test's transport
+    under every host; the hosts are told the Go's Unicode version, or ``unicode_version``.
     """
     stats = stats if stats is not None else FuzzStats()
     chosen = fuzz_settings(base or profile(), examples, seconds, seed_value)
@@ -471,13 +439,9 @@ def fuzz_go_url(
     stats: FuzzStats | None = None,
     shrink_seconds: float = SHRINK_SECONDS,
 ) -> FuzzStats:
-    """Fuzz calls over a running Go's existing archive, without writing to it.
-
-    ``base_url`` is a URL (with ``token``) or a ``GoConnection``. The fallback is
-    checked on the requests the host itself sent (the Go's log may hold other
-    clients' requests, or not exist); Go's outputs come from its /tool/exec. The host
-    is told the Go's Unicode version, probed (``parity.probe``).
-    """
+    """Fuzz calls over a running Go's archive (a URL with ``token``, or a ``GoConnection``),
+    read only: Go's outputs from its /tool/exec, the fallback checked on the host's own
+    requests (the Go's log may hold other clients'), the Go's Unicode version probed."""
     stats = stats if stats is not None else FuzzStats()
     chosen = fuzz_settings(base or profile(), examples, seconds, seed_value)
     clock = Clock.of(seconds, shrink_seconds)

@@ -27,9 +27,9 @@ import functools
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import ParamSpec, TypeVar, cast
 
 from hypothesis import strategies as st
 
@@ -41,6 +41,7 @@ GO_LOWER = tables.DEFAULT.LOWER
 PRINT_LO, PRINT_HI = tables.DEFAULT.PRINT_LO, tables.DEFAULT.PRINT_HI
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 __all__ = [
     "DIGIT_ZEROS",
@@ -257,9 +258,17 @@ class BlockSpec:
 # -- characters and small pieces ------------------------------------------------------
 
 
-_per_archive = functools.lru_cache(maxsize=256)
-"""For a strategy built over an archive's seqs or words: built once per archive, not per
-draw (building and validating a strategy costs more than drawing from it)."""
+def _per_archive(build: Callable[P, T]) -> Callable[P, T]:
+    """For a strategy built over an archive's seqs or words: built once per archive, not per
+    draw (building and validating a strategy costs more than drawing from it)."""
+    cached = functools.lru_cache(maxsize=256)(build)
+
+    @functools.wraps(build)
+    def strategy(*args: P.args, **kwargs: P.kwargs) -> T:
+        keyed = [tuple(a) if isinstance(a, Iterable) else a for a in args]
+        return cached(*keyed, **cast("dict[str, Hashable]", kwargs))
+
+    return strategy
 
 
 def _weighted(*choices: tuple[int, st.SearchStrategy[T]]) -> st.SearchStrategy[T]:
@@ -311,7 +320,7 @@ def _digit_text(draw: st.DrawFn, number: int) -> str:
 
 
 @_per_archive
-def _numbers(seqs: tuple[int, ...]) -> st.SearchStrategy[int]:
+def _numbers(seqs: Sequence[int]) -> st.SearchStrategy[int]:
     """Seqs: existing ones, absent ones, and numbers near and past int64 (its edge, where
     Go's ParseInt stops, as often as all the others)."""
     edge = st.sampled_from([INT64_MAX - 1, INT64_MAX, INT64_MAX + 1])
@@ -362,7 +371,7 @@ def _composed_id(draw: st.DrawFn, numbers: st.SearchStrategy[int]) -> str:
 
 
 @_per_archive
-def _variant_numbers(seqs: tuple[int, ...]) -> st.SearchStrategy[int]:
+def _variant_numbers(seqs: Sequence[int]) -> st.SearchStrategy[int]:
     """Mostly an existing seq, else one next to it, else any of ``_numbers``."""
     existing = st.sampled_from(sorted(set(seqs))) if seqs else st.integers(1, 10**6)
     return _weighted(
@@ -394,17 +403,13 @@ def _one_variant_id(draw: st.DrawFn, numbers: st.SearchStrategy[int]) -> str:
     return lead + prefix + middle + digits + trail
 
 
+@_per_archive
 def ids(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
     """Block ids: ``r<seq>`` for existing and absent seqs, with prefixes ``R``/``rR``/``Rr``,
     Go and non-Go spaces, digit variants (Unicode digits, leading zeros, signs,
     underscores), numbers near and past int64, and odd text (quotes, controls,
     surrogates, blanks); one variant at a time, or several at once.
     """
-    return _ids(tuple(seqs))
-
-
-@_per_archive
-def _ids(seqs: tuple[int, ...]) -> st.SearchStrategy[str]:
     odd = st.one_of(
         st.sampled_from(["", "r", "R", "rR", "0", "r0", "r-0", "00", "id", "r7a", '"r7"', "r\\7"]),
         _spaces().map(lambda s: s or " "),
@@ -483,17 +488,14 @@ def _separators() -> st.SearchStrategy[str]:
     )
 
 
+@_per_archive
 def queries(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
     """Search queries: words of the archived blocks in random case, with accents and
     separators, runes Go and Python lower-case differently (``İ``, final ``Σ``, case
     pairs newer than Python's Unicode), underscores, Unicode punctuation, code points
     new to Python, blanks and text without terms.
     """
-    return _queries(tuple(dict.fromkeys(words)))
-
-
-@_per_archive
-def _queries(words: tuple[str, ...]) -> st.SearchStrategy[str]:
+    words = tuple(dict.fromkeys(words))
     own = st.sampled_from(words) if words else st.sampled_from(VOCABULARY)
     word = _weighted(
         (8, _transformed_words(own)),
@@ -760,46 +762,34 @@ def raw_args() -> st.SearchStrategy[str]:
     )
 
 
+@_per_archive
 def recall_args(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
     """``args`` for ``recall``: an object whose ``id`` is drawn by :func:`ids` (encoded
     by :func:`json_strings`) or of another JSON type, or any :func:`raw_args`.
     """
-    return _recall_args(tuple(seqs))
-
-
-@_per_archive
-def _recall_args(seqs: tuple[int, ...]) -> st.SearchStrategy[str]:
     id_text = _encoded(ids(seqs))
     value = _weighted((6, id_text), (1, _other_values()))
     return _weighted((6, _tool_args("id", value, st.just(()))), (1, raw_args()))
 
 
+@_per_archive
 def search_args(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
     """``args`` for ``recall_search``: an object with a ``query`` drawn by :func:`queries`
     and often a ``limit`` drawn by :func:`limits`, or any :func:`raw_args`.
     """
-    return _search_args(tuple(words))
-
-
-@_per_archive
-def _search_args(words: tuple[str, ...]) -> st.SearchStrategy[str]:
     value = _weighted((6, _encoded(queries(words))), (1, _other_values()))
     limit: st.SearchStrategy[Members] = limits().map(lambda text: (("limit", text),))
     search_object = _tool_args("query", value, st.one_of(st.just(()), limit))
     return _weighted((6, search_object), (1, raw_args()))
 
 
+@_per_archive
 def calls(
     seqs: Sequence[int] = (), words: Sequence[str] = ()
 ) -> st.SearchStrategy[tuple[str, str]]:
     """``(tool, args)``: ``recall`` with :func:`recall_args`, ``recall_search`` with
     :func:`search_args`, and either with the other's args or :func:`raw_args`.
     """
-    return _calls(tuple(seqs), tuple(words))
-
-
-@_per_archive
-def _calls(seqs: tuple[int, ...], words: tuple[str, ...]) -> st.SearchStrategy[tuple[str, str]]:
     recall = st.tuples(st.just("recall"), recall_args(seqs))
     search = st.tuples(st.just("recall_search"), search_args(words))
     crossed = st.one_of(
@@ -809,6 +799,7 @@ def _calls(seqs: tuple[int, ...], words: tuple[str, ...]) -> st.SearchStrategy[t
     return _weighted((3, recall), (3, search), (1, crossed))
 
 
+@_per_archive
 def call_pools(
     seqs: Sequence[int] = (), words: Sequence[str] = (), *, max_size: int = 32
 ) -> st.SearchStrategy[list[tuple[str, str]]]:
@@ -816,14 +807,7 @@ def call_pools(
     calls, their number drawn evenly (``st.lists`` draws mostly short lists); a pool
     shrinks to fewer calls.
     """
-    return _call_pools(tuple(seqs), tuple(words), max_size)
-
-
-@_per_archive
-def _call_pools(
-    seqs: tuple[int, ...], words: tuple[str, ...], max_size: int
-) -> st.SearchStrategy[list[tuple[str, str]]]:
-    one = _calls(seqs, words)
+    one = calls(seqs, words)
     return st.integers(1, max_size).flatmap(lambda n: st.lists(one, min_size=n, max_size=n))
 
 
