@@ -281,10 +281,7 @@ class _Archive:
 
 
 def _play_example(
-    gos: Rig,
-    session: GoSession,
-    spec: HostSpec,
-    batch: Sequence[tuple[str, str]],
+    gos: Rig, session: GoSession, spec: HostSpec, batch: Sequence[tuple[str, str]]
 ) -> tuple[list[Played], list[str], tuple[str, ...]]:
     """The calls through a fresh host, then Go's outputs and log in one request: (played,
     Go's outputs, log reasons)."""
@@ -405,11 +402,7 @@ def fuzz_reference(
         data=st.data(),
     )
     def fuzz_against_reference(
-        first_seq: int,
-        specs: list[BlockSpec],
-        etag: bool,
-        spec: HostSpec,
-        data: st.DataObject,
+        first_seq: int, specs: list[BlockSpec], etag: bool, spec: HostSpec, data: st.DataObject
     ) -> None:
         seqs = range(first_seq, first_seq + len(specs))
         words = words_of(t for b in specs for t in (b.label, b.content))

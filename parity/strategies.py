@@ -420,9 +420,7 @@ def ids(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
         st.lists(version_code_points(), min_size=1, max_size=3).map("".join),
     )
     return _weighted(
-        (5, _one_variant_id(_variant_numbers(seqs))),
-        (3, _composed_id(_numbers(seqs))),
-        (2, odd),
+        (5, _one_variant_id(_variant_numbers(seqs))), (3, _composed_id(_numbers(seqs))), (2, odd)
     )
 
 
@@ -906,7 +904,5 @@ def block_sets(max_size: int = 8) -> st.SearchStrategy[list[BlockSpec]]:
     )
     varied = st.lists(blocks(), min_size=1, max_size=max_size)
     return _weighted(
-        (6, varied),
-        (2, st.tuples(varied, similar).map(lambda p: p[0] + p[1])),
-        (1, st.just([])),
+        (6, varied), (2, st.tuples(varied, similar).map(lambda p: p[0] + p[1])), (1, st.just([]))
     )
