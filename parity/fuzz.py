@@ -422,9 +422,8 @@ def fuzz_reference(
 
 
 def fuzz_go_url(
-    base_url: str | GoConnection,
+    base_url: GoConnection,
     *,
-    token: str | None = None,
     base: settings | None = None,
     examples: int | None = None,
     seconds: float | None = None,
@@ -432,16 +431,12 @@ def fuzz_go_url(
     stats: FuzzStats | None = None,
     shrink_seconds: float = SHRINK_SECONDS,
 ) -> FuzzStats:
-    """Fuzz calls over a running Go's archive (a URL with ``token``, or a ``GoConnection``),
-    read only: Go's outputs from its /tool/exec, the fallback checked on the host's own
-    requests (the Go's log may hold other clients'), the Go's Unicode version probed."""
+    """Fuzz calls over a running Go's archive, read only: Go's outputs from its /tool/exec,
+    the fallback checked on the host's own requests (the Go's log may hold other clients'),
+    the Go's Unicode version probed."""
     stats = stats if stats is not None else FuzzStats()
     chosen = fuzz_settings(base or profile(), examples, seconds, seed_value)
     clock = Clock.of(seconds, shrink_seconds)
-    if isinstance(base_url, str):
-        base_url = GoConnection(base_url, token=token)
-    elif token is not None:
-        raise ValueError("token goes with a URL; a GoConnection holds its own")
     go = GoClient(base_url)
     loop = asyncio.Runner()
     try:

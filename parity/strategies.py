@@ -1,24 +1,15 @@
 # ruff: noqa: RUF001  (the ambiguous look-alike runes are the point)
-"""Public Hypothesis strategies for the recall tools' inputs (differential fuzzing).
+"""Public Hypothesis strategies for the recall tools' inputs, aimed where Go and Python
+disagree (``unicode.IsSpace``/``str.strip``, ``strings.ToLower``/``str.lower``,
+``encoding/json``/``json.loads``, ``strconv.Quote``/``repr``, ``int(float64)``/``int``).
 
-Every strategy draws the text a model could send or a block an archive could hold,
-aimed at the places where Go and Python disagree: ``unicode.IsSpace`` against
-``str.strip``, ``strings.ToLower`` against ``str.lower``, ``encoding/json`` against
-``json.loads``, ``strconv.Quote`` against ``repr``, ``int(float64)`` against ``int``.
-
-- :func:`ids` draws a block id; :func:`queries` a search query; :func:`limits` the
-  JSON text of a ``limit`` value;
-- :func:`recall_args`, :func:`search_args` and :func:`raw_args` draw the ``args``
-  text of a tool call (valid or invalid JSON);
-- :func:`blocks` and :func:`block_sets` draw blocks to archive (:class:`BlockSpec`);
-- :func:`calls` draws ``(tool, args)`` pairs over an archive's seqs and words, and
-  :func:`call_pools` lists of them, to play over many states of an archive.
-
-The constants below hold for every Go release the port matches against any Python
-from 3.11; what depends on the running Python's own Unicode data
-(:func:`lower_changed`, :func:`new_code_point_ranges`) is computed from it and Go's
-generated tables (the default version's), and what tells the Unicode versions of those
-Go releases apart (:func:`version_code_point_ranges`) from their tables.
+:func:`ids`, :func:`queries` and :func:`limits` draw values; :func:`recall_args`,
+:func:`search_args` and :func:`raw_args` a tool call's ``args`` text (valid JSON or not);
+:func:`blocks` and :func:`block_sets` blocks to archive; :func:`calls` and
+:func:`call_pools` ``(tool, args)`` over an archive's seqs and words. The constants hold
+for every Go release the port matches and any Python from 3.11; what depends on the
+running Python's Unicode (:func:`lower_changed`, :func:`new_code_point_ranges`) is
+computed from it and Go's tables.
 """
 
 from __future__ import annotations
@@ -102,10 +93,8 @@ _NON_DECIMAL_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃①②③⑦⑩Ⅶ
 
 
 def _plane(plane: int) -> str:
-    """The 65,536 code points of a plane, each at its offset (U+0000 standing in for
-    the surrogates, which a UTF-32 codec refuses): built in C in well under a
-    millisecond, where ``"".join(map(chr, range(...)))`` takes ten times as long.
-    """
+    """The 65,536 code points of a plane at their offsets (U+0000 for the surrogates, which
+    UTF-32 refuses): ten times faster than ``"".join(map(chr, range(...)))``."""
     utf32 = bytearray(4 * 0x10000)  # UTF-32-LE: byte 0 is the lowest
     utf32[0::4] = bytes(range(256)) * 256
     utf32[1::4] = b"".join(bytes([b]) * 256 for b in range(256))
@@ -117,13 +106,9 @@ def _plane(plane: int) -> str:
 
 @functools.cache
 def new_code_point_ranges() -> tuple[tuple[int, int], ...]:
-    """The ranges (inclusive, ascending) of code points that Go's strconv.IsPrint
-    accepts and that the running Python does not know (``unicodedata`` category Cn).
-
-    Go's table (``recall._go.tables.DEFAULT``) against ``unicodedata``: a run of up to 64
-    runes that ``str.isprintable`` accepts is known; the others are looked at rune
-    by rune.
-    """
+    """The ranges (inclusive, ascending) of code points that Go's strconv.IsPrint accepts
+    and the running Python does not know (category Cn): a run of up to 64 runes that
+    ``str.isprintable`` accepts is known, the others are looked at rune by rune."""
     planes: dict[int, str] = {}
     found: list[list[int]] = []
     for lo, hi in zip(PRINT_LO, PRINT_HI, strict=True):
@@ -148,34 +133,26 @@ def new_code_point_ranges() -> tuple[tuple[int, int], ...]:
 
 @functools.cache
 def lower_changed() -> str:
-    """The runes that Go's ``strings.ToLower`` changes and the running Python's
-    ``str.lower`` changes otherwise, each alone: ``İ`` always, then the case pairs
-    that are newer than Python's Unicode.
-    """
+    """The runes Go's ``strings.ToLower`` and the running Python's ``str.lower`` change
+    differently, each alone: ``İ``, and the case pairs newer than Python's Unicode."""
     return "".join(
         chr(upper) for upper, lower in GO_LOWER.items() if chr(upper).lower() != chr(lower)
     )
 
 
-def new_code_points() -> st.SearchStrategy[str]:
-    """One code point that Go prints and the running Python does not know (none when
-    this Python knows every one: then nothing is drawn).
-    """
-    ranges = new_code_point_ranges()
+def _code_points(ranges: Sequence[tuple[int, int]]) -> st.SearchStrategy[str]:
+    """A code point of the inclusive ``ranges`` (nothing is drawn when there are none)."""
     if not ranges:
         return st.nothing()
     return st.sampled_from(ranges).flatmap(lambda r: st.integers(*r)).map(chr)
 
 
-_VERSION_MARKERS = (
-    "\U0001fae9",
-    "\u1c89",
-    "\ua7cb",
-    "\ua7dc",
-    "\U00010d50",
-    "\U00016ea0",
-    "\u20c1",
-)
+def new_code_points() -> st.SearchStrategy[str]:
+    """One code point that Go prints and the running Python does not know."""
+    return _code_points(new_code_point_ranges())
+
+
+_VERSION_MARKERS = tuple("\U0001fae9\u1c89\ua7cb\ua7dc\U00010d50\U00016ea0\u20c1")
 """Code points of :func:`version_code_point_ranges` in common use: Go 1.26 quotes them
 (Unicode 16: an emoji, Cyrillic TJE, Latin ram's horn and lambda with stroke, Garay A;
 17: Beria Erfe, the Saudi riyal sign)."""
@@ -184,13 +161,11 @@ _VERSION_MARKERS = (
 @functools.cache
 def version_code_points() -> st.SearchStrategy[str]:
     """One code point that the Go releases the port matches quote differently: a common
-    one, or any (nothing is drawn when every release carries the same Unicode).
-    """
+    one, or any (nothing is drawn when every release carries the same Unicode)."""
     ranges = version_code_point_ranges()
     if not ranges:
         return st.nothing()
-    anywhere = st.sampled_from(ranges).flatmap(lambda r: st.integers(*r)).map(chr)
-    return st.one_of(st.sampled_from(_VERSION_MARKERS), anywhere)
+    return st.one_of(st.sampled_from(_VERSION_MARKERS), _code_points(ranges))
 
 
 _CASE_TRAPS = _words("İ ı Σ ς σ ΣΑΣ ΟΔΥΣΣΕΥΣ ß ẞ ſ K Å Ω ǅ Ÿ ÿ µ ÷ × ª ﬁ Ⅶ Ⓐ ǰ ŉ")
@@ -447,17 +422,21 @@ def _transformed_words(draw: st.DrawFn, words: st.SearchStrategy[str]) -> str:
     return _transformed(draw, draw(words))
 
 
+_CASES: dict[str, Callable[[str], str]] = {
+    "upper": str.upper,
+    "lower": str.lower,
+    "title": str.title,
+    "swap": str.swapcase,
+    "nfd": functools.partial(unicodedata.normalize, "NFD"),
+    "one": lambda word: word[:1],
+}
+
+
 def _transformed(draw: st.DrawFn, word: str) -> str:
     """A word in another case, with accents added, decomposed, cut or repeated."""
     how = draw(_TRANSFORMS)
-    if how == "upper":
-        return word.upper()
-    if how == "lower":
-        return word.lower()
-    if how == "title":
-        return word.title()
-    if how == "swap":
-        return word.swapcase()
+    if how in _CASES:
+        return _CASES[how](word)
     if how == "random":
         flips = draw(st.lists(st.booleans(), min_size=len(word), max_size=len(word)))
         return "".join(c.swapcase() if f else c for c, f in zip(word, flips, strict=True))
@@ -467,13 +446,9 @@ def _transformed(draw: st.DrawFn, word: str) -> str:
             choices = _ACCENTS.get(c.lower())
             out.append(draw(st.sampled_from(choices)) if choices and draw(st.booleans()) else c)
         return "".join(out)
-    if how == "nfd":
-        return unicodedata.normalize("NFD", word)
     if how == "cut" and len(word) > 2:
         start = draw(st.integers(0, len(word) - 2))
         return word[start : draw(st.integers(start + 2, len(word)))]
-    if how == "one":
-        return word[:1]
     return word
 
 
@@ -818,42 +793,22 @@ def _has_surrogate(text: str) -> bool:
 
 @functools.cache
 def _line() -> st.SearchStrategy[str]:
-    """One line of a block's content."""
-    kinds = st.sampled_from(
-        ["words"] * 4 + ["html", "blank", "long", "odd", "json", "text", "version"]
-    )
+    """One line of a block's content: words, HTML, blanks, a long line, an odd rune, text
+    like JSON, any text, code points the Go releases quote differently."""
     words = st.lists(_transformed_words(st.sampled_from(VOCABULARY)), max_size=8)
-    html = st.lists(st.sampled_from(_HTML + VOCABULARY), max_size=6)
-    jsonish = st.lists(st.sampled_from(_JSONISH + VOCABULARY), max_size=4)
     units = st.sampled_from(["a", "é", "€", "😀", "e\u0301", "İ", "ab ", "\t"])
     lengths = st.sampled_from([150, 159, 160, 161, 162, 200, 400])
     odd = [r for r in _ODD_RUNES if not _has_surrogate(r)]  # a Go string holds none
-    runes = st.sampled_from([*odd, *_CASE_TRAPS, *lower_changed()])
-    text = st.text(max_size=30)
-
-    @st.composite
-    def line(draw: st.DrawFn) -> str:
-        kind = draw(kinds)
-        if kind == "words":
-            return " ".join(draw(words))
-        if kind == "html":
-            return "".join(draw(html))
-        if kind == "json":
-            return "".join(draw(jsonish))
-        if kind == "blank":
-            return draw(_spaces())
-        if kind == "long":
-            unit = draw(units)
-            n = draw(lengths)
-            return (unit * n)[:n] if len(unit) == 1 else unit * (n // len(unit))
-        if kind == "odd":
-            rune: str = draw(runes)
-            return rune
-        if kind == "version":
-            return "".join(draw(st.lists(version_code_points(), min_size=1, max_size=4)))
-        return draw(text)
-
-    return line()
+    return _weighted(
+        (4, words.map(" ".join)),
+        (1, st.lists(st.sampled_from(_HTML + VOCABULARY), max_size=6).map("".join)),
+        (1, _spaces()),
+        (1, st.tuples(units, lengths).map(lambda p: p[0] * (p[1] // len(p[0])))),
+        (1, st.sampled_from([*odd, *_CASE_TRAPS, *lower_changed()])),
+        (1, st.lists(st.sampled_from(_JSONISH + VOCABULARY), max_size=4).map("".join)),
+        (1, st.text(max_size=30)),
+        (1, st.lists(version_code_points(), min_size=1, max_size=4).map("".join)),
+    )
 
 
 _LINE_SEPARATORS = st.sampled_from(["\n"] * 5 + ["\r\n", "\u2028", "\x0b", "\x1c", "\x85"])
