@@ -280,22 +280,6 @@ class _Archive:
         self._at = (archived, locked)
 
 
-def _play_example(
-    gos: Rig, session: GoSession, spec: HostSpec, batch: Sequence[tuple[str, str]]
-) -> tuple[list[Played], list[str], tuple[str, ...]]:
-    """The calls through a fresh host, then Go's outputs and log in one request: (played,
-    Go's outputs, log reasons)."""
-    at = len(gos.recording.seen)
-    host = gos.host(spec, session)
-    try:
-        played = host.play_many(batch)
-    finally:
-        host.close()
-    expected, log, _ = session.settle(batch)
-    log_reasons = log_verdict(log, gos.recording.since(at))
-    return played, expected, log_reasons
-
-
 def _pinpoint(
     gos: Rig,
     session: GoSession,
@@ -352,9 +336,16 @@ def _compare_example(
         try:
             go.reach(archived, locked)
             stats.archives += 1
-            played, expected, log_reasons = _play_example(gos, session, spec, batch)
+            at = len(gos.recording.seen)
+            host = gos.host(spec, session)  # a fresh one: what a host keeps is stateful's
+            try:
+                played = host.play_many(batch)
+            finally:
+                host.close()
+            expected, log, _ = session.settle(batch)  # Go's outputs and log in one request
         except HARNESS_ERRORS as exc:
             raise Abort(exc) from exc
+        log_reasons = log_verdict(log, gos.recording.since(at))
         for call, output in zip(played, expected, strict=True):
             stats.count(state, call.tool, call.args)
             reasons = verdict(call, output)

@@ -267,30 +267,28 @@ class Host:
         self.spec = spec
         self.recording = recording
         self._loop = loop
-        token, cache_bytes = connection.token, spec.cache_bytes
+        url, token, cache = connection.base_url, connection.token, spec.cache_bytes
+        self._sync: GoTurnHost | None = None
+        self._async: AsyncGoTurnHost | None = None
         if spec.kind == "sync":
             inner: httpx.BaseTransport = connection.transport()
-            if wrap is not None:
-                inner = wrap.sync(inner)
-            self._sync: GoTurnHost | None = GoTurnHost(
-                connection.base_url,
+            inner = inner if wrap is None else wrap.sync(inner)
+            self._sync = GoTurnHost(
+                url,
                 token=token,
-                cache_bytes=cache_bytes,
+                cache_bytes=cache,
                 transport=_Recorder(inner, recording),
                 unicode_version=unicode_version,
             )
-            self._async: AsyncGoTurnHost | None = None
         else:
             ainner: httpx.AsyncBaseTransport = httpx.AsyncHTTPTransport(
                 verify=connection.ssl_context
             )
-            if wrap is not None:
-                ainner = wrap.asynchronous(ainner)
-            self._sync = None
+            ainner = ainner if wrap is None else wrap.asynchronous(ainner)
             self._async = AsyncGoTurnHost(
-                connection.base_url,
+                url,
                 token=token,
-                cache_bytes=cache_bytes,
+                cache_bytes=cache,
                 transport=_AsyncRecorder(ainner, recording),
                 unicode_version=unicode_version,
             )
@@ -302,8 +300,7 @@ class Host:
 
     def play_many(self, calls: Sequence[tuple[str, str]]) -> list[Played]:
         """Run the calls one after the other (an async host's in one run of the loop:
-        as fast as one at a time can be; running them at once was slower, measured).
-        """
+        as fast as one at a time can be; running them at once was slower, measured)."""
         if self._sync is not None:
             host = self._sync
             return [self._played(tool, args, host.exec_tool) for tool, args in calls]

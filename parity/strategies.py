@@ -383,8 +383,7 @@ def ids(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
     """Block ids: ``r<seq>`` for existing and absent seqs, with prefixes ``R``/``rR``/``Rr``,
     Go and non-Go spaces, digit variants (Unicode digits, leading zeros, signs,
     underscores), numbers near and past int64, and odd text (quotes, controls,
-    surrogates, blanks); one variant at a time, or several at once.
-    """
+    surrogates, blanks); one variant at a time, or several at once."""
     odd = st.one_of(
         st.sampled_from(["", "r", "R", "rR", "0", "r0", "r-0", "00", "id", "r7a", '"r7"', "r\\7"]),
         _spaces().map(lambda s: s or " "),
@@ -466,8 +465,7 @@ def queries(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
     """Search queries: words of the archived blocks in random case, with accents and
     separators, runes Go and Python lower-case differently (``İ``, final ``Σ``, case
     pairs newer than Python's Unicode), underscores, Unicode punctuation, code points
-    new to Python, blanks and text without terms.
-    """
+    new to Python, blanks and text without terms."""
     words = tuple(dict.fromkeys(words))
     own = st.sampled_from(words) if words else st.sampled_from(VOCABULARY)
     word = _weighted(
@@ -526,8 +524,7 @@ _NOT_JSON_NUMBERS = (  # the whole args decode to {}
 @functools.cache
 def limits() -> st.SearchStrategy[str]:
     """The JSON text of a ``limit``: ints, floats, exponents, negatives, ``-0``, ``2.9``,
-    huge and near-2^63 numbers, text, booleans, null, arrays, and invalid numbers.
-    """
+    huge and near-2^63 numbers, text, booleans, null, arrays, and invalid numbers."""
     return _weighted(
         (6, st.sampled_from(_LIMIT_SHAPES)),
         (2, st.integers(-25, 25).map(str)),
@@ -567,16 +564,14 @@ def json_strings(draw: st.DrawFn, value: str) -> str:
 @st.composite
 def _encoded(draw: st.DrawFn, values: st.SearchStrategy[str]) -> str:
     """A value of ``values`` as a JSON string literal (one strategy, not one per value
-    drawn: building and validating a strategy costs more than drawing from it).
-    """
+    drawn: building and validating a strategy costs more than drawing from it)."""
     return _json_string(draw, draw(values))
 
 
 def _json_string(draw: st.DrawFn, value: str) -> str:
     """A JSON string literal for ``value``: raw (surrogates stay raw code points in the
     Python text), ASCII-escaped (surrogates become ``\\uD800``-style escapes), or with
-    drawn runes escaped as ``\\uXXXX`` in either case, and ``/`` sometimes as ``\\/``.
-    """
+    drawn runes escaped as ``\\uXXXX`` in either case, and ``/`` sometimes as ``\\/``."""
     style = draw(_STRING_STYLES)
     if style == "ascii":
         return json.dumps(value, ensure_ascii=True)
@@ -649,8 +644,7 @@ _TRAILERS = st.sampled_from([""] * 19 + [",", " x", "}", "{}", "\x00"])
 
 def _object(draw: st.DrawFn, members: list[tuple[str, str]]) -> str:
     """A JSON object from (key, value text) members, with drawn whitespace and escapes;
-    one in fifteen has whitespace JSON does not allow, one in twenty text after it.
-    """
+    one in fifteen has whitespace JSON does not allow, one in twenty text after it."""
     layout = draw(_LAYOUTS)
     fixed = _FIXED.get(layout)
     ws = _json_whitespace(odd=layout == "odd")
@@ -671,8 +665,7 @@ def _tool_args(
     key: str, values: st.SearchStrategy[str], extras: st.SearchStrategy[Members]
 ) -> st.SearchStrategy[str]:
     """An object with ``key`` (and the members ``extras`` draws), repeated, missing or
-    misspelt.
-    """
+    misspelt."""
     one_in_10 = st.integers(0, 9)
     one_in_400 = st.integers(0, 399)
     n_more = st.sampled_from([0, 0, 0, 0, 1, 2])
@@ -715,8 +708,7 @@ _RAW = (
 def raw_args() -> st.SearchStrategy[str]:
     """Raw ``args`` text: valid and invalid JSON, non-objects, repeated keys, lone
     surrogate escapes, raw surrogate code points, huge numbers, deep nesting near
-    Go's limit, BOMs and whitespace variants, and arbitrary text.
-    """
+    Go's limit, BOMs and whitespace variants, and arbitrary text."""
     deep_object = deep_nesting().map(lambda v: '{"id": "r1", "query": "café", "d": ' + v + "}")
     return _weighted(
         (12, st.sampled_from(_RAW)),
@@ -738,8 +730,7 @@ def raw_args() -> st.SearchStrategy[str]:
 @_per_archive
 def recall_args(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
     """``args`` for ``recall``: an object whose ``id`` is drawn by :func:`ids` (encoded
-    by :func:`json_strings`) or of another JSON type, or any :func:`raw_args`.
-    """
+    by :func:`json_strings`) or of another JSON type, or any :func:`raw_args`."""
     id_text = _encoded(ids(seqs))
     value = _weighted((6, id_text), (1, _other_values()))
     return _weighted((6, _tool_args("id", value, st.just(()))), (1, raw_args()))
@@ -748,8 +739,7 @@ def recall_args(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
 @_per_archive
 def search_args(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
     """``args`` for ``recall_search``: an object with a ``query`` drawn by :func:`queries`
-    and often a ``limit`` drawn by :func:`limits`, or any :func:`raw_args`.
-    """
+    and often a ``limit`` drawn by :func:`limits`, or any :func:`raw_args`."""
     value = _weighted((6, _encoded(queries(words))), (1, _other_values()))
     limit: st.SearchStrategy[Members] = limits().map(lambda text: (("limit", text),))
     search_object = _tool_args("query", value, st.one_of(st.just(()), limit))
@@ -761,8 +751,7 @@ def calls(
     seqs: Sequence[int] = (), words: Sequence[str] = ()
 ) -> st.SearchStrategy[tuple[str, str]]:
     """``(tool, args)``: ``recall`` with :func:`recall_args`, ``recall_search`` with
-    :func:`search_args`, and either with the other's args or :func:`raw_args`.
-    """
+    :func:`search_args`, and either with the other's args or :func:`raw_args`."""
     recall = st.tuples(st.just("recall"), recall_args(seqs))
     search = st.tuples(st.just("recall_search"), search_args(words))
     crossed = st.one_of(
@@ -778,8 +767,7 @@ def call_pools(
 ) -> st.SearchStrategy[list[tuple[str, str]]]:
     """Pools of :func:`calls` to play over many states of an archive: 1 to ``max_size``
     calls, their number drawn evenly (``st.lists`` draws mostly short lists); a pool
-    shrinks to fewer calls.
-    """
+    shrinks to fewer calls."""
     one = calls(seqs, words)
     return st.integers(1, max_size).flatmap(lambda n: st.lists(one, min_size=n, max_size=n))
 
@@ -824,8 +812,7 @@ def _content(draw: st.DrawFn) -> str:
 @functools.cache
 def blocks() -> st.SearchStrategy[BlockSpec]:
     """One block: labels and contents with accents, mixed case, HTML, blank lines, long
-    first lines, other line separators, empty content and labels, sometimes locked.
-    """
+    first lines, other line separators, empty content and labels, sometimes locked."""
     label = _weighted(
         (4, st.lists(_transformed_words(st.sampled_from(VOCABULARY)), max_size=3).map(" ".join)),
         (1, st.just("")),
@@ -852,8 +839,7 @@ def _similar(word: str, n: int) -> list[BlockSpec]:
 @functools.cache
 def block_sets(max_size: int = 8) -> st.SearchStrategy[list[BlockSpec]]:
     """Blocks to archive together: small varied sets, and sets of many similar blocks
-    (so scores tie and more than the maximum limit of 20 blocks match).
-    """
+    (so scores tie and more than the maximum limit of 20 blocks match)."""
     similar = st.tuples(st.sampled_from(VOCABULARY), st.integers(18, 26)).map(
         lambda args: _similar(*args)
     )
