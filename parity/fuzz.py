@@ -19,6 +19,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -74,23 +75,11 @@ __all__ = [
 
 PROFILES = ("ci", "dev")
 _HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
-settings.register_profile(
-    "ci",
-    derandomize=True,
-    max_examples=50,  # a stateless example plays a pool of calls over many archives
-    deadline=None,
-    print_blob=True,
-    database=None,
-    suppress_health_check=_HEALTH,
-)
-settings.register_profile(
-    "dev",
-    derandomize=False,  # explicit: under CI=true Hypothesis's own default is derandomized
-    max_examples=1000,
-    deadline=None,
-    print_blob=True,
-    suppress_health_check=_HEALTH,
-)
+_COMMON: dict[str, Any] = {"deadline": None, "print_blob": True, "suppress_health_check": _HEALTH}
+# ci: a stateless example plays a pool of calls over many archives; dev: derandomize off
+# explicitly, as under CI=true Hypothesis's own default is derandomized
+settings.register_profile("ci", derandomize=True, max_examples=50, database=None, **_COMMON)
+settings.register_profile("dev", derandomize=False, max_examples=1000, **_COMMON)
 
 SHRINK_SECONDS = 60.0
 """Shrinking a divergence stops after this long, with the smallest one found."""
