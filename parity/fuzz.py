@@ -402,7 +402,7 @@ def fuzz_reference(
 
 
 def fuzz_go_url(
-    base_url: GoConnection,
+    connection: GoConnection,
     *,
     base: settings | None = None,
     examples: int | None = None,
@@ -417,11 +417,13 @@ def fuzz_go_url(
     stats = stats if stats is not None else FuzzStats()
     chosen = fuzz_settings(base or profile(), examples, seconds, seed_value)
     clock = Clock.of(seconds, shrink_seconds)
-    go = GoClient(base_url)
+    go = GoClient(connection)
     loop = asyncio.Runner()
     try:
         blocks = [(b.seq, BlockSpec(b.label, b.content)) for b in go.blocks()]
-        host = Host(HostSpec(), base_url, Recording(), loop=loop, unicode_version=probe(base_url))
+        host = Host(
+            HostSpec(), connection, Recording(), loop=loop, unicode_version=probe(connection)
+        )
     except BaseException:
         go.close()
         loop.close()
