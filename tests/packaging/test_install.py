@@ -67,7 +67,6 @@ def _install(where: Path, python: Path) -> None:
 
 
 @pytest.mark.once
-@pytest.mark.xdist_group("fresh_install")  # one worker waits for no other
 def test_the_port_imports_and_the_harness_is_absent(fresh_install: Path, tmp_path: Path) -> None:
     code = """
 import importlib.util, json, importlib.metadata as md
@@ -103,7 +102,6 @@ print(json.dumps({
 
 
 @pytest.mark.once
-@pytest.mark.xdist_group("fresh_install")  # one worker waits for no other
 def test_pytest_loads_no_parity_plugin(fresh_install: Path, tmp_path: Path) -> None:
     done = _run([*_pip(fresh_install), "install", "--quiet", "pytest"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
