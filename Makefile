@@ -63,12 +63,12 @@ toolchains: $(TOOLCHAINS)
 
 test: gotest pytest
 
-# pytest-xdist: one worker per CPU (PYTEST_WORKERS=0: one process); tests marked
-# xdist_group run in the same worker.
+# pytest-xdist: one worker per CPU (PYTEST_WORKERS=0: one process). Tests share what
+# must be made once (the packaging test's venv) through a file lock, not xdist_group.
 PYTEST_WORKERS ?= auto
 
 pytest: $(STAMP) toolchains
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 # go test runs its own vet checks; the whole go vet (with every release) is in `make lint`.
 gotest: $(STAMP)
