@@ -72,7 +72,7 @@ def test_the_port_imports_and_the_harness_is_absent(fresh_install: Path, tmp_pat
 import importlib.util, json, importlib.metadata as md
 import recall
 found = {m: importlib.util.find_spec(m) is not None for m in ("parity", "bench", "tests")}
-fast = [m for m in ("msgspec", "stringzilla") if importlib.util.find_spec(m) is not None]
+fast = [m for m in ("msgspec", "stringzilla", "sniffio") if importlib.util.find_spec(m) is not None]
 dist = md.distribution("recall-port")
 print(json.dumps({
     "public": sorted(recall.__all__),
@@ -89,11 +89,11 @@ print(json.dumps({
     facts = json.loads(done.stdout)
     assert {"GoTurnHost", "AsyncGoTurnHost"} <= set(facts["public"])
     assert facts["found"] == {"parity": False, "bench": False, "tests": False}
-    # httpx alone; msgspec and stringzilla only with the `fast` extra (`pip install .[fast]`).
+    # httpx alone; msgspec, stringzilla and sniffio only with the `fast` extra (`pip install .[fast]`).
     plain = [r for r in facts["requires"] if ";" not in r]
     extras = [r.replace(" ", "") for r in facts["requires"] if ";" in r]
     assert [r.split(">")[0].split("<")[0].strip() for r in plain] == ["httpx"]
-    assert [r.split(">")[0] for r in extras] == ["msgspec", "stringzilla"]
+    assert [r.split(">")[0] for r in extras] == ["msgspec", "stringzilla", "sniffio"]
     assert all(r.endswith(';extra=="fast"') for r in extras), extras
     assert facts["fast"] == []  # not installed by `pip install .`
     assert facts["entry_points"] == []
