@@ -89,7 +89,7 @@ print(json.dumps({
     facts = json.loads(done.stdout)
     assert {"GoTurnHost", "AsyncGoTurnHost"} <= set(facts["public"])
     assert facts["found"] == {"parity": False, "bench": False, "tests": False}
-    # httpx alone; msgspec, stringzilla and sniffio only with the `fast` extra (`pip install .[fast]`).
+    # httpx alone; msgspec, stringzilla and sniffio with the `fast` extra alone.
     plain = [r for r in facts["requires"] if ";" not in r]
     extras = [r.replace(" ", "") for r in facts["requires"] if ";" in r]
     assert [r.split(">")[0].split("<")[0].strip() for r in plain] == ["httpx"]
