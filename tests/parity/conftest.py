@@ -63,10 +63,12 @@ SmallGolden = Callable[..., Small]
 def small_golden(golden: Journal, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> SmallGolden:
     """``small_golden(*cases)``: the golden cut to ``cases`` (every block kept), written to
     ``tmp_path/small/recall.json``; for the rest of the test, the recall corpus that the
-    ``parity`` commands load is cut alike, so that the journal is consistent with it.
+    ``parity`` commands load is cut alike, so that the journal is consistent with it, and
+    that file is its journal by default (``--journal`` not given).
 
     For a test whose point is a command's behaviour on a case or two, not the whole golden.
     """
+    from parity import corpus as corpus_mod
     from parity.corpora import recall
 
     def cut(*cases: str) -> Small:
@@ -76,9 +78,10 @@ def small_golden(golden: Journal, monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
             recall.CORPUS, calls=tuple(c for c in recall.CORPUS.calls if c.case in keep)
         )
         small = dataclasses.replace(golden, calls=tuple(c for c in golden.calls if c.case in keep))
-        monkeypatch.setattr(recall, "CORPUS", corpus)
         path = tmp_path / "small" / "recall.json"
         path.parent.mkdir(exist_ok=True)
+        monkeypatch.setattr(recall, "CORPUS", corpus)
+        monkeypatch.setattr(corpus_mod, "golden_dir", lambda: path.parent)
         journal.write(small, path)
         return Small(corpus, small, path)
 
