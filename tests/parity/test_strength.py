@@ -329,7 +329,7 @@ def test_the_gate_fails_on_an_unexplained_survivor(
     survivor = _find(every_mutant, "_TERMS", "[à-ÿ] at 7", "[à-Ā]")
     # The mutant is replayed once; the three runs of the command judge that one result.
     replayed: list[MutantResult] = []
-    replay = _cli.run_mutants
+    replay = strength.run_mutants
 
     def replayed_once(chosen: list[Mutant], **options: Any) -> list[MutantResult]:
         if not replayed:
