@@ -1,15 +1,11 @@
 """``parity fuzz``: both fuzzers, for a time or a number of examples, on one or more cores.
 
-One process runs the stateless fuzzer (``parity.fuzz``) then the stateful one
-(``parity.stateful``), each for half the time left (or ``--examples`` each). With
-``--workers N`` (by default one per usable CPU, as ``go test -fuzz`` runs), a process
-pool (``concurrent.futures``) runs N workers, each the same campaign with its own seed
-and its own Go references; their figures are added up here (:func:`gather`: a call two
-workers compared over the same readable set counts once). ``--seconds`` is the
-whole command's time, the workers' start included. An example database
-(``--db DIR``, a directory any number of processes and machines may share, or
-``--db redis://HOST:PORT/N`` with ``hypothesis[redis]``) keeps each divergence
-found: every worker, on any machine, replays it first when it starts.
+The stateless fuzzer then the stateful one, each for half the time left (or
+``--examples`` each), in each of ``--workers`` processes (one per usable CPU, as ``go
+test -fuzz``), each with its own seed and Go references; their figures added up
+(:func:`gather`). ``--seconds`` counts from the command's start. An example database
+(``--db DIR`` or ``redis://HOST:PORT/N``) keeps each divergence: every worker, on any
+machine sharing it, replays it first.
 """
 
 from __future__ import annotations
@@ -83,7 +79,7 @@ class _Plan:
 
 
 def _run(plan: _Plan, out: Any) -> dict[str, FuzzStats]:
-    """Run the plan's fuzzers against fresh Go references; their stats by name."""
+    """Run the plan's fuzzers against Go references of our own; their stats by mode."""
     from parity.stateful import STEPS, fuzz_stateful
 
     modes = ["stateless", "stateful"] if plan.mode == "both" else [plan.mode]
@@ -94,14 +90,10 @@ def _run(plan: _Plan, out: Any) -> dict[str, FuzzStats]:
             seconds = max((plan.deadline - time.monotonic()) / (len(modes) - i), 0.01)
         stats = FuzzStats()
         results[mode] = stats
-        amount: dict[str, Any] = {
-            "base": plan.settings(),
-            "examples": plan.examples,
-            "seconds": seconds,
-            "seed_value": plan.seed,
-            "stats": stats,
-            "shrink_seconds": SHRINK_SECONDS,
-        }
+        amount: dict[str, Any] = {"base": plan.settings(), "examples": plan.examples}
+        amount.update(
+            seconds=seconds, seed_value=plan.seed, stats=stats, shrink_seconds=SHRINK_SECONDS
+        )
         if mode == "stateless":
             fuzz_reference(**amount)
         else:
@@ -134,8 +126,7 @@ def _worker(plan: _Plan, index: int) -> dict[str, Any]:
 
 
 def _run_workers(plan: _Plan, workers: int) -> dict[str, FuzzStats]:
-    """The campaign on ``workers`` processes; their stats added up (a call compared by
-    two workers over the same readable set counts once)."""
+    """The campaign on ``workers`` processes; their stats added up."""
     context = multiprocessing.get_context("spawn")  # no state of this process shared
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
         return gather(pool.map(_worker, [plan] * workers, range(workers)))
@@ -157,10 +148,8 @@ def worker_report(results: dict[str, FuzzStats]) -> dict[str, Any]:
 
 
 def gather(reports: Iterable[dict[str, Any]]) -> dict[str, FuzzStats]:
-    """The workers' reports added up by mode: a call that two workers compared over the
-    same readable set counts once; the seconds are the longest worker's (they ran side
-    by side).
-    """
+    """The workers' reports added up by mode (a call two workers compared over the same
+    readable set counts once; the seconds: the longest worker's, they ran side by side)."""
     results: dict[str, FuzzStats] = {}
     for report in reports:
         for mode, figures in report.items():
@@ -295,13 +284,7 @@ def run(options: argparse.Namespace) -> int:
             print(f"parity fuzz: seed {seed_value} (again with --seed {seed_value})", flush=True)
         deadline = None if options.seconds is None else started + options.seconds
         plan = _Plan(
-            options.mode,
-            name,
-            options.examples,
-            deadline,
-            seed_value,
-            options.db,
-            options.steps,
+            options.mode, name, options.examples, deadline, seed_value, options.db, options.steps
         )
         go = connection_from_options(
             options.go_url, ca=options.go_ca, cert=options.go_cert, key=options.go_key

@@ -1,28 +1,14 @@
-"""Differential fuzzing: the port's hosts against a live Go, with Hypothesis.
+"""Stateless differential fuzzing: the port's hosts against a live Go, with Hypothesis.
 
-Two fuzzers, run together by ``parity fuzz`` (``parity.campaign``):
-
-- stateless (:func:`fuzz_reference`, here): each example draws a block set
-  (:func:`parity.strategies.block_sets`) and a pool of calls
-  (:func:`parity.strategies.call_pools`), archives the blocks into a Go reference a
-  few at a time, then locks their memories one after the other
-  (:func:`archives`), and over each of these archives plays the pool through a
-  fresh host reading that Go's archive (``GoTurnHost`` or ``AsyncGoTurnHost``, with
-  or without its cache; a Go with or without conditional reads) and through the Go's
-  own tool code, byte for byte. A call already compared over the same archive (an
-  earlier example's) is not played again. A divergence shrinks, and is reported as a
-  ready corpus case (``CorpusBlock``/``CorpusCall``);
-- stateful (:mod:`parity.stateful`): one Go and one host live through a sequence of
-  archives, locks, unlocks, calls and new hosts.
-
-The host must not have fallen back on ``POST /internal/v1/tool/exec`` (checked on
-its own transport and, once per example, on the Go's ``/debug/requests`` log). One
-Go process serves a whole run (``parity.rig``). ``fuzz_go_url`` reads a running Go's
-archive instead, without writing to it.
-
-The Hypothesis settings profiles ``ci`` (derandomized, bounded) and ``dev``
-(longer) are registered here, on import; ``HYPOTHESIS_PROFILE`` selects one for
-:func:`profile`.
+Each example of :func:`fuzz_reference` draws a block set and a pool of calls, archives
+the blocks into a Go a few at a time, then locks their memories one after the other
+(:func:`archives`), and over each archive plays the pool through a fresh host (either
+kind, with or without its cache; a Go with or without conditional reads) and through the
+Go's own tool code, byte for byte, with no fallback on ``/tool/exec`` (the host's
+transport and the Go's log both checked). A call already compared over the same archive
+is not played again. A divergence shrinks to a ready corpus case. :func:`fuzz_go_url`
+reads a running Go's archive instead, read only; :mod:`parity.stateful` is the other
+fuzzer. The profiles ``ci`` (derandomized, bounded) and ``dev`` are registered on import.
 """
 
 from __future__ import annotations
@@ -33,6 +19,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -88,23 +75,11 @@ __all__ = [
 
 PROFILES = ("ci", "dev")
 _HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
-settings.register_profile(
-    "ci",
-    derandomize=True,
-    max_examples=50,  # a stateless example plays a pool of calls over many archives
-    deadline=None,
-    print_blob=True,
-    database=None,
-    suppress_health_check=_HEALTH,
-)
-settings.register_profile(
-    "dev",
-    derandomize=False,  # explicit: under CI=true Hypothesis's own default is derandomized
-    max_examples=1000,
-    deadline=None,
-    print_blob=True,
-    suppress_health_check=_HEALTH,
-)
+_COMMON: dict[str, Any] = {"deadline": None, "print_blob": True, "suppress_health_check": _HEALTH}
+# ci: a stateless example plays a pool of calls over many archives; dev: derandomize off
+# explicitly, as under CI=true Hypothesis's own default is derandomized
+settings.register_profile("ci", derandomize=True, max_examples=50, database=None, **_COMMON)
+settings.register_profile("dev", derandomize=False, max_examples=1000, **_COMMON)
 
 SHRINK_SECONDS = 60.0
 """Shrinking a divergence stops after this long, with the smallest one found."""
@@ -163,9 +138,7 @@ class Divergence:
         return f"{self.case}-b{index}"
 
     def symbolic_args(self) -> str:
-        """The args with each archived seq that a ``recall`` string cites in decimal
-        (leading zeros kept) as ``{{seq:NAME}}``.
-        """
+        """The args, each archived seq a ``recall`` string cites in decimal as ``{{seq:NAME}}``."""
         names = {seq: self.block_name(i) for i, (seq, _) in enumerate(self.blocks)}
         return symbolic_args(self.tool, self.args, names)
 
@@ -253,26 +226,20 @@ def _cited(
 
 
 def archive_ends(n: int) -> list[int]:
-    """Up to :data:`ARCHIVES` counts of ``n`` blocks, evenly apart, ascending, the last
-    ``n`` (``[0]`` for none).
-    """
+    """Up to :data:`ARCHIVES` counts of ``n`` blocks, evenly apart, ascending, the last ``n``."""
     return sorted({-(-n * k // ARCHIVES) for k in range(1, ARCHIVES + 1)} | {n})
 
 
 def archives(n: int) -> list[tuple[int, int]]:
-    """An example's archives of its ``n`` blocks, as ``(archived, locked)``: the first
-    ``archived`` blocks, the first ``locked`` of them under a locked memory. The blocks
-    as they grow (:func:`archive_ends`), then all of them as their memories are locked
-    one after the other (but the last: none readable is the empty archive).
-    """
+    """An example's archives of ``n`` blocks as ``(archived, locked)`` (the first ``locked``
+    under a locked memory): the blocks as they grow, then locked one after the other (but
+    the last: none readable is the empty archive)."""
     grown = [(end, 0) for end in archive_ends(n)]
     return grown + [(n, k) for k in archive_ends(n) if 0 < k < n]
 
 
 class _Archive:
-    """The Go's archive of an example, brought from one of its archives to the next:
-    reset and filled at the first, then blocks added and memories locked.
-    """
+    """The Go's archive of an example, brought from one of its archives to the next."""
 
     def __init__(self, session: GoSession, first_seq: int, specs: Sequence[BlockSpec]) -> None:
         self.session = session
@@ -288,9 +255,7 @@ class _Archive:
         ]
 
     def reach(self, archived: int, locked: int) -> None:
-        """Bring the Go's archive to ``(archived, locked)`` (a later one of :func:`archives`):
-        its new blocks and locks in one request.
-        """
+        """Bring the Go's archive to a later ``(archived, locked)``, in one request."""
         held, held_locked = self._at if self._at is not None else (0, 0)
         if self._at is None:
             self.session.load(self.first_seq)
@@ -304,27 +269,6 @@ class _Archive:
         self._at = (archived, locked)
 
 
-def _play_example(
-    gos: Rig,
-    session: GoSession,
-    spec: HostSpec,
-    batch: Sequence[tuple[str, str]],
-) -> tuple[list[Played], list[str], tuple[str, ...]]:
-    """Play the calls through a fresh host over the session's archive as it is, then
-    get Go's outputs and its request log in one request: (played, Go's outputs, log
-    reasons).
-    """
-    at = len(gos.recording.seen)
-    host = gos.host(spec, session)
-    try:
-        played = host.play_many(batch)
-    finally:
-        host.close()
-    expected, log, _ = session.settle(batch)
-    log_reasons = log_verdict(log, gos.recording.since(at))
-    return played, expected, log_reasons
-
-
 def _pinpoint(
     gos: Rig,
     session: GoSession,
@@ -334,9 +278,8 @@ def _pinpoint(
     batch: Sequence[tuple[str, str]],
     reasons: tuple[str, ...],
 ) -> Divergence:
-    """The call whose requests the Go's log does not match: the example played again,
-    the log read after each call (else the example's first call, with ``reasons``).
-    """
+    """The call whose requests the Go's log does not match, the example played again and
+    the log read after each call (else the first call, with ``reasons``)."""
     seqs = session.load(first_seq, specs)
     blocks = list(zip(seqs, specs, strict=True))
     host = gos.host(spec, session)
@@ -369,10 +312,8 @@ def _compare_example(
     spec: HostSpec,
     pool: Sequence[tuple[str, str]],
 ) -> None:
-    """Play an example's pool over each of its archives (:func:`archives`), a fresh
-    host for each; DivergenceFound at the first call that diverges (Abort on a harness
-    error). A call already compared over the same archive is not played again.
-    """
+    """An example's pool over each of its archives, a fresh host for each; DivergenceFound
+    at the first call that diverges (Abort on a harness error)."""
     session = gos.session(mode="etag" if etag else "plain")
     go = _Archive(session, first_seq, specs)
     for archived, locked in archives(len(specs)):
@@ -384,9 +325,16 @@ def _compare_example(
         try:
             go.reach(archived, locked)
             stats.archives += 1
-            played, expected, log_reasons = _play_example(gos, session, spec, batch)
+            at = len(gos.recording.seen)
+            host = gos.host(spec, session)  # a fresh one: what a host keeps is stateful's
+            try:
+                played = host.play_many(batch)
+            finally:
+                host.close()
+            expected, log, _ = session.settle(batch)  # Go's outputs and log in one request
         except HARNESS_ERRORS as exc:
             raise Abort(exc) from exc
+        log_reasons = log_verdict(log, gos.recording.since(at))
         for call, output in zip(played, expected, strict=True):
             stats.count(state, call.tool, call.args)
             reasons = verdict(call, output)
@@ -414,14 +362,11 @@ def fuzz_reference(
     wrap: TransportWrap | None = None,
     unicode_version: str | None = None,
 ) -> FuzzStats:
-    """Fuzz calls over static archives: each example loads a block set into a Go
-    reference (with or without conditional reads), plays calls through a fresh host
-    (either kind, with or without its cache) and compares them with Go's; the run's stats.
+    """Fuzz calls over static archives (see the module); the run's stats.
 
-    A divergence ends the run once shrunk (for ``shrink_seconds`` at most) and is
-    ``stats.divergences[0]``; a harness error (Go not built, not answering) is raised.
-    ``wrap`` puts a test's transport under every host (a planted bug). The hosts are
-    told the reference's Unicode version, or ``unicode_version``.
+    A divergence ends the run once shrunk (``shrink_seconds`` at most): it is
+    ``stats.divergences[0]``; a harness error is raised. ``wrap`` puts a test's transport
+    under every host; the hosts are told the Go's Unicode version, or ``unicode_version``.
     """
     stats = stats if stats is not None else FuzzStats()
     chosen = fuzz_settings(base or profile(), examples, seconds, seed_value)
@@ -437,11 +382,7 @@ def fuzz_reference(
         data=st.data(),
     )
     def fuzz_against_reference(
-        first_seq: int,
-        specs: list[BlockSpec],
-        etag: bool,
-        spec: HostSpec,
-        data: st.DataObject,
+        first_seq: int, specs: list[BlockSpec], etag: bool, spec: HostSpec, data: st.DataObject
     ) -> None:
         seqs = range(first_seq, first_seq + len(specs))
         words = words_of(t for b in specs for t in (b.label, b.content))
@@ -461,9 +402,8 @@ def fuzz_reference(
 
 
 def fuzz_go_url(
-    base_url: str | GoConnection,
+    connection: GoConnection,
     *,
-    token: str | None = None,
     base: settings | None = None,
     examples: int | None = None,
     seconds: float | None = None,
@@ -471,25 +411,19 @@ def fuzz_go_url(
     stats: FuzzStats | None = None,
     shrink_seconds: float = SHRINK_SECONDS,
 ) -> FuzzStats:
-    """Fuzz calls over a running Go's existing archive, without writing to it.
-
-    ``base_url`` is a URL (with ``token``) or a ``GoConnection``. The fallback is
-    checked on the requests the host itself sent (the Go's log may hold other
-    clients' requests, or not exist); Go's outputs come from its /tool/exec. The host
-    is told the Go's Unicode version, probed (``parity.probe``).
-    """
+    """Fuzz calls over a running Go's archive, read only: Go's outputs from its /tool/exec,
+    the fallback checked on the host's own requests (the Go's log may hold other clients'),
+    the Go's Unicode version probed."""
     stats = stats if stats is not None else FuzzStats()
     chosen = fuzz_settings(base or profile(), examples, seconds, seed_value)
     clock = Clock.of(seconds, shrink_seconds)
-    if isinstance(base_url, str):
-        base_url = GoConnection(base_url, token=token)
-    elif token is not None:
-        raise ValueError("token goes with a URL; a GoConnection holds its own")
-    go = GoClient(base_url)
+    go = GoClient(connection)
     loop = asyncio.Runner()
     try:
         blocks = [(b.seq, BlockSpec(b.label, b.content)) for b in go.blocks()]
-        host = Host(HostSpec(), base_url, Recording(), loop=loop, unicode_version=probe(base_url))
+        host = Host(
+            HostSpec(), connection, Recording(), loop=loop, unicode_version=probe(connection)
+        )
     except BaseException:
         go.close()
         loop.close()

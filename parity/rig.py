@@ -1,19 +1,10 @@
-"""The rig that both fuzzers (``parity.fuzz``, ``parity.stateful``) play calls on.
+"""The rig both fuzzers (``parity.fuzz``, ``parity.stateful``) play calls on.
 
-- :class:`GoSession`: one Go reference process for a whole run, started once; an
-  example starts from :meth:`GoSession.load` (``/debug/reset``) instead of a new
-  process; :meth:`GoSession.settle` gets Go's outputs for many calls, the request
-  log, and the next change of the archive, in one ``/debug/batch``.
-- :class:`HostSpec` and :class:`Host`: the host under test, ``GoTurnHost`` or
-  ``AsyncGoTurnHost`` (driven on the rig's own event loop), with or without its
-  block cache; its transport notes every request it sends (:class:`Recording`).
-  ``TransportWrap`` puts a test's transport between the host and the network (a
-  planted bug, for the fuzzers' own tests).
-- :func:`verdict`: why one call played through a host diverges from Go's output, if it does.
-- :class:`Distinct`: counts each (archive state, tool, args) once.
-- The run's control: :class:`FuzzStats`, :class:`Clock` (the time budget, and
-  shrinking's), :func:`diverged` (a divergence found: shrink it, or end the run),
-  :func:`run_test` (a Hypothesis test run to its shrunk divergence, if any).
+:class:`GoSession` is one Go process for a whole run (an example starts from
+``/debug/reset``, and :meth:`GoSession.settle` gets Go's outputs, its request log and
+the next change in one ``/debug/batch``); :class:`Host` the host under test, each
+request it sends noted (:class:`Recording`); :func:`verdict` why a call diverges; and
+the run's control: :class:`FuzzStats`, :class:`Clock`, :func:`diverged`, :func:`run_test`.
 """
 
 from __future__ import annotations
@@ -92,10 +83,8 @@ CACHE_SIZES = (64 * 1024 * 1024, 0, 4096)
 
 
 GoMode = Literal["plain", "etag", "delta", "forgetful"]
-"""How a Go reference serves ``/blocks``: without conditional reads (``plain``), with
-them alone (``etag``), with incremental reads and their history (``delta``), or with
-incremental reads and no history (``forgetful``: every ``since`` but the current tag
-answered in full)."""
+"""How a Go serves ``/blocks``: no conditional reads, them alone, incremental reads and
+their history, or no history (``forgetful``: a ``since`` but the current tag gets all)."""
 GO_MODES: tuple[GoMode, ...] = get_args(GoMode)
 _MODE_OPTIONS: dict[GoMode, dict[str, Any]] = {
     "plain": {"etag": False},
@@ -106,11 +95,8 @@ _MODE_OPTIONS: dict[GoMode, dict[str, Any]] = {
 
 
 class GoSession:
-    """One Go reference process, emptied and filled again for each example.
-
-    Every request the harness makes here is under ``/debug/`` and so not in the Go's
-    request log: the log holds the hosts' requests only.
-    """
+    """One Go process, emptied and filled again for each example (the harness's requests
+    are under ``/debug/``: the Go's request log holds the hosts' only)."""
 
     def __init__(self, reference: GoReference, *, mode: GoMode = "delta") -> None:
         self.mode: GoMode = mode
@@ -122,10 +108,8 @@ class GoSession:
         self._log_at = 0
 
     def restart(self, first_seq: int, blocks: Sequence[BlockSpec]) -> None:
-        """Stop the process and start a new one on the same address (a new boot nonce,
-        no history), holding ``blocks`` (every block archived, locked or not) from
-        ``first_seq`` on, as the old one held them.
-        """
+        """A new process on the same address (a new boot nonce, no history) holding
+        ``blocks`` (locked or not) from ``first_seq`` on, as the old one did."""
         port = urllib.parse.urlsplit(self.running.base_url).port or 0
         self.running.stop()
         self.running = self._reference.start(
@@ -140,9 +124,7 @@ class GoSession:
         return self.running.connection
 
     def load(self, first_seq: int, blocks: Sequence[BlockSpec] = ()) -> list[int]:
-        """Empty the archive (logs included), its next seq ``first_seq``, then archive
-        ``blocks``; their seqs.
-        """
+        """Empty the archive and logs (next seq ``first_seq``), archive ``blocks``; their seqs."""
         self.client.reset(first_seq=first_seq)
         self._log_at = 0
         return self.archive(blocks)
@@ -179,11 +161,8 @@ class GoSession:
     def settle(
         self, calls: Sequence[tuple[str, str]], *changes: DebugRequest[Any]
     ) -> tuple[list[str], list[str], list[Any]]:
-        """In one request: Go's own outputs for ``calls`` over the archive as it is, the
-        requests it received since the last load or the last read of them, then the
-        ``changes`` (archives, locks) in order: (outputs, requests, what each change
-        answered).
-        """
+        """In one request: Go's outputs for ``calls``, the requests it received since they
+        were last read, then the ``changes`` (archives, locks): (outputs, requests, answers)."""
         answers = self.client.batch(
             [self._exec(calls), log_request("requests", since=self._log_at), *changes]
         )
@@ -201,9 +180,7 @@ class GoSession:
 
 @dataclass(frozen=True)
 class HostSpec:
-    """A host under test: ``GoTurnHost`` (``sync``) or ``AsyncGoTurnHost`` (``async``),
-    and its ``cache_bytes`` (0: no block cache).
-    """
+    """``GoTurnHost`` (``sync``) or ``AsyncGoTurnHost`` (``async``), with ``cache_bytes``."""
 
     kind: Literal["sync", "async"] = "sync"
     cache_bytes: int = CACHE_SIZES[0]
@@ -215,15 +192,11 @@ def host_specs() -> st.SearchStrategy[HostSpec]:
 
 
 class TransportWrap(Protocol):
-    """What a test puts between a host and the network, for each kind of host."""
+    """What a test puts between a host and the network (a planted bug), per kind of host."""
 
-    def sync(self, inner: httpx.BaseTransport) -> httpx.BaseTransport:
-        """The transport of a ``GoTurnHost``, over ``inner``."""
-        ...
+    def sync(self, inner: httpx.BaseTransport) -> httpx.BaseTransport: ...
 
-    def asynchronous(self, inner: httpx.AsyncBaseTransport) -> httpx.AsyncBaseTransport:
-        """The transport of an ``AsyncGoTurnHost``, over ``inner``."""
-        ...
+    def asynchronous(self, inner: httpx.AsyncBaseTransport) -> httpx.AsyncBaseTransport: ...
 
 
 class Recording:
@@ -268,9 +241,7 @@ class _AsyncRecorder(httpx.AsyncBaseTransport):
 
 @dataclass(frozen=True)
 class Played:
-    """One call played through a host: its output (or the error it raised, as text)
-    and the requests it sent.
-    """
+    """One call played through a host: its output (or error, as text), the requests sent."""
 
     tool: str
     args: str
@@ -280,12 +251,8 @@ class Played:
 
 
 class Host:
-    """A host under test over ``connection``, played one call at a time.
-
-    An ``async`` host runs on ``loop`` (an ``asyncio.Runner`` the caller owns).
-    Every request goes through a recorder into ``recording``, then through ``wrap``'s
-    transport (if any), then to the network.
-    """
+    """A host under test over ``connection`` (an ``async`` one on ``loop``, which the caller
+    owns): each request noted in ``recording``, then through ``wrap`` (if any)."""
 
     def __init__(
         self,
@@ -300,30 +267,28 @@ class Host:
         self.spec = spec
         self.recording = recording
         self._loop = loop
-        token, cache_bytes = connection.token, spec.cache_bytes
+        url, token, cache = connection.base_url, connection.token, spec.cache_bytes
+        self._sync: GoTurnHost | None = None
+        self._async: AsyncGoTurnHost | None = None
         if spec.kind == "sync":
             inner: httpx.BaseTransport = connection.transport()
-            if wrap is not None:
-                inner = wrap.sync(inner)
-            self._sync: GoTurnHost | None = GoTurnHost(
-                connection.base_url,
+            inner = inner if wrap is None else wrap.sync(inner)
+            self._sync = GoTurnHost(
+                url,
                 token=token,
-                cache_bytes=cache_bytes,
+                cache_bytes=cache,
                 transport=_Recorder(inner, recording),
                 unicode_version=unicode_version,
             )
-            self._async: AsyncGoTurnHost | None = None
         else:
             ainner: httpx.AsyncBaseTransport = httpx.AsyncHTTPTransport(
                 verify=connection.ssl_context
             )
-            if wrap is not None:
-                ainner = wrap.asynchronous(ainner)
-            self._sync = None
+            ainner = ainner if wrap is None else wrap.asynchronous(ainner)
             self._async = AsyncGoTurnHost(
-                connection.base_url,
+                url,
                 token=token,
-                cache_bytes=cache_bytes,
+                cache_bytes=cache,
                 transport=_AsyncRecorder(ainner, recording),
                 unicode_version=unicode_version,
             )
@@ -335,8 +300,7 @@ class Host:
 
     def play_many(self, calls: Sequence[tuple[str, str]]) -> list[Played]:
         """Run the calls one after the other (an async host's in one run of the loop:
-        as fast as one at a time can be; running them at once was slower, measured).
-        """
+        as fast as one at a time can be; running them at once was slower, measured)."""
         if self._sync is not None:
             host = self._sync
             return [self._played(tool, args, host.exec_tool) for tool, args in calls]
@@ -348,20 +312,19 @@ class Host:
         for tool, args in calls:
             at = len(self.recording.seen)
             try:
-                output = await self._async.exec_tool(tool, args)
+                result: str | Exception = await self._async.exec_tool(tool, args)
             except Exception as exc:  # any error of the host is a divergence, never a crash
-                played.append(self._outcome(tool, args, at, exc))
-            else:
-                played.append(self._outcome(tool, args, at, output))
+                result = exc
+            played.append(self._outcome(tool, args, at, result))
         return played
 
     def _played(self, tool: str, args: str, exec_tool: Callable[[str, str], str]) -> Played:
         at = len(self.recording.seen)
         try:
-            output = exec_tool(tool, args)
+            result: str | Exception = exec_tool(tool, args)
         except Exception as exc:  # any error of the host is a divergence, never a crash
-            return self._outcome(tool, args, at, exc)
-        return self._outcome(tool, args, at, output)
+            result = exc
+        return self._outcome(tool, args, at, result)
 
     def _outcome(self, tool: str, args: str, at: int, result: str | Exception) -> Played:
         requests = tuple(self.recording.since(at))
@@ -379,10 +342,8 @@ class Host:
 
 
 class Rig:
-    """What a run's examples share: its Go references (one per ``GoMode``, each started
-    when first needed), the event loop of async hosts, and the
-    recording of every request the hosts send.
-    """
+    """What a run's examples share: a Go per ``GoMode`` (started when first needed), the
+    async hosts' event loop, and the recording of every request the hosts send."""
 
     def __init__(
         self,
@@ -427,9 +388,8 @@ class Rig:
 
 
 def verdict(played: Played, expected: str) -> tuple[str, ...]:
-    """Why a call played through a host diverges from Go's output ``expected`` (its
-    output, a fallback on /tool/exec, a read the contract forbids); () when it does not.
-    """
+    """Why a played call diverges from Go's ``expected``: its output, a fallback on
+    /tool/exec, a read the contract forbids; () when it does not."""
     reasons: list[str] = []
     if played.raised is not None:
         reasons.append(f"the host raised {played.raised}")
@@ -443,9 +403,8 @@ def verdict(played: Played, expected: str) -> tuple[str, ...]:
 
 
 def log_verdict(server: Sequence[str], client: Sequence[str]) -> tuple[str, ...]:
-    """Why the Go's request log differs from what the hosts sent, if it does (a fallback
-    included, which the Go saw even if the host did not say so).
-    """
+    """Why the Go's request log differs from what the hosts sent (a fallback included,
+    which the Go saw even if the host did not say so); () when it does not."""
     reasons: list[str] = []
     if EXEC_REQUEST in server:
         reasons.append(f"the host fell back on {EXEC_REQUEST}")
@@ -461,18 +420,14 @@ def _digest(text: str) -> int:
 
 
 def state_key(blocks: Iterable[tuple[int, BlockSpec]]) -> int:
-    """A key naming an archive's readable set: its unlocked blocks with their seqs (the
-    same in every process, so that workers' distinct calls can be counted together).
-    """
+    """A key naming an archive's readable set (its unlocked blocks and their seqs), the
+    same in every process: workers' distinct calls add up."""
     return _digest(repr(tuple((seq, b.label, b.content) for seq, b in blocks if not b.locked)))
 
 
 class Distinct:
-    """Counts the distinct (archive state, tool, args) calls compared.
-
-    Each call is kept as a 64-bit digest, the same in every process for the same
-    :func:`state_key`: :meth:`keys` of several workers add up with ``|``.
-    """
+    """The distinct (archive state, tool, args) calls compared, as 64-bit digests the same
+    in every process: several workers' :meth:`keys` add up."""
 
     def __init__(self) -> None:
         self._seen: set[int] = set()
@@ -514,9 +469,7 @@ HARNESS_ERRORS = (ParityError, httpx.HTTPError, OSError, ValueError)
 class Found(Protocol):
     """A divergence, as either fuzzer reports it."""
 
-    def report(self) -> str:
-        """What diverged, and how to replay it."""
-        ...
+    def report(self) -> str: ...
 
 
 class DivergenceFound(AssertionError):
@@ -545,9 +498,8 @@ class ShrinkTimeUp(BaseException):
 
 @dataclass
 class FuzzStats:
-    """What a fuzz run did: ``calls`` counts the distinct (archive state, tool, args)
-    compared, ``played`` every call played.
-    """
+    """What a fuzz run did: ``calls`` the distinct (archive state, tool, args) compared,
+    ``played`` every call played."""
 
     examples: int = 0
     calls: int = 0
@@ -566,12 +518,9 @@ class FuzzStats:
     def fresh(
         self, state: int, calls: Iterable[tuple[str, str]], *, among: Distinct | None = None
     ) -> list[tuple[str, str]]:
-        """The calls not yet compared over the archive state ``state`` (or not yet noted
-        under the key ``state`` in ``among``): a repeat is not played again, Hypothesis'
-        examples often repeat most of an earlier one; every call once a divergence is
-        found: its replays (shrinking, Hypothesis' last run) must not skip the call that
-        diverged.
-        """
+        """The calls not yet compared over ``state`` (or noted under it in ``among``):
+        Hypothesis' examples often repeat an earlier one's. Every call once a divergence is
+        found: its replays (shrinking, the last run) must not skip the call that diverged."""
         if self.divergences:
             return list(calls)
         seen = self.distinct if among is None else among
@@ -606,13 +555,11 @@ class Clock:
         return cls(None if seconds is None else time.monotonic() + seconds, shrink_seconds)
 
     def check(self, stats: FuzzStats) -> None:
-        """End the run when its time is spent with nothing found (``TimeUp``): when the
-        longest of the last few spans between checks would end past the deadline; or
-        when shrinking's time is spent (``ShrinkTimeUp``).
+        """``TimeUp`` when nothing was found and the longest of the last spans between
+        checks would end past the deadline; ``ShrinkTimeUp`` when shrinking's time is spent.
 
-        Only ever after an example's last draw: an example that ends earlier than it
-        did before, on the same draws, is flaky for Hypothesis (``FlakyStrategyDefinition``:
-        "the second run stopped drawing earlier"), which then hides everything else.
+        Only ever after an example's last draw: an example that ends earlier on the same
+        draws is flaky for Hypothesis (``FlakyStrategyDefinition``), which hides the rest.
         """
         if self.shrink_spent():
             raise ShrinkTimeUp
@@ -627,8 +574,7 @@ class Clock:
 
     @contextmanager
     def example(self, stats: FuzzStats) -> Iterator[None]:
-        """One example, after its last draw: checked at its start and end (a divergence
-        noted, then raised on, unless shrinking's time is spent), and counted."""
+        """One example, after its last draw: counted, checked at its start and end."""
         self.check(stats)
         stats.examples += 1
         try:
@@ -639,8 +585,7 @@ class Clock:
         self.check(stats)
 
     def over(self, stats: FuzzStats) -> bool:
-        """Whether the deadline is past with nothing found: what an example still does
-        is then wasted (it ends at its next check)."""
+        """Whether the deadline is past with nothing found (what an example does is wasted)."""
         past = self.deadline is not None and time.monotonic() > self.deadline
         return past and not stats.divergences
 
@@ -652,11 +597,8 @@ class Clock:
 
 
 def diverged(divergence: Found, stats: FuzzStats, clock: Clock) -> NoReturn:
-    """Raise DivergenceFound for ``divergence``, so Hypothesis shrinks it (noted in
-    ``stats`` when new; the clock of shrinking starts at the first).
-
-    It never ends the run itself: :meth:`Clock.check` does, after the example's last draw.
-    """
+    """Raise DivergenceFound, so Hypothesis shrinks it (noted in ``stats``; shrinking's clock
+    starts at the first). :meth:`Clock.check` ends the run, after the example's last draw."""
     if divergence not in stats.divergences:
         stats.divergences.append(divergence)
     if clock.found_at is None:
@@ -670,9 +612,8 @@ def run_test(
     seed_value: int | None,
     smallest: Callable[[Any], Any],
 ) -> Any:
-    """Run a Hypothesis test; the shrunk divergence it found (``smallest`` of those met
-    when shrinking ran out of time), or None. Keeps only that one in ``stats``.
-    """
+    """Run a Hypothesis test; its shrunk divergence (``smallest`` of those met when shrinking
+    ran out of time), the only one kept in ``stats``, or None."""
     if seed_value is not None:
         # what hypothesis.seed() sets, without the rest of it: it also turns the example
         # database off, where a campaign keeps what it found (--db)

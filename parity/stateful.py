@@ -1,29 +1,17 @@
 """Stateful differential fuzzing: one Go and one host live through a sequence of steps.
 
-:class:`RecallMachine` (a Hypothesis ``RuleBasedStateMachine``) starts a Go reference
-(in a drawn ``GoMode``: without conditional reads, with them alone, with incremental
-reads and their history, or without history) at a drawn first seq, with a host of a drawn kind
-(``GoTurnHost`` or ``AsyncGoTurnHost``, with or without its block cache), and draws
-the example's pool of calls; then it runs steps: archive a block (or the rest of the
-example's blocks), lock or unlock one (``/debug/lock``), a new call (which joins the
-pool), a new host now and then, and once at most a restart of the Go (a new process on
-the same address holding the same blocks: the tag the host keeps is another
-instance's). The whole pool is played over the empty archive,
-then again after every change of the archive's readable set: each of its calls is a
-new call in each new state, drawn once (a call already played by a host of the same
-kind, against a Go of the same mode, that last played in the same readable set,
-over the same readable set, is not played again: nothing it depends on changed; the
-pool's first call of each tool always is, so that the host reads every state).
-After every call the host's output must equal Go's own
-(``/debug/exec``, the code of ``/tool/exec``), byte for byte, without a fallback;
-what a host keeps between searches (its block cache, a kept set) must never show.
-
-Go's outputs, the Go's request log and the next change of the archive are one request
-per state (:meth:`parity.rig.GoSession.settle`). A divergence shrinks (the pool is
-Hypothesis data: it shrinks to a few calls, the steps to a few) and is reported as a
-ready pytest test (:class:`StatefulDivergence`; :func:`replay` plays its steps against
-a fresh reference) and, when the call diverges over that archive alone, as a corpus
-case.
+:class:`RecallMachine` (a Hypothesis ``RuleBasedStateMachine``) starts a Go in a drawn
+``GoMode`` at a drawn first seq, with a host of a drawn kind, and draws the example's
+pool of calls; then its steps archive blocks, lock or unlock one, make a new call (which
+joins the pool), start a new host, or once restart the Go (a new process on the same
+address holding the same blocks: the tag the host keeps is another instance's). The pool
+plays over the empty archive, then after every change of the readable set (a call is not
+played again in a context it was played in: see :meth:`RecallMachine._play_pool`). After
+every call the host's output must equal Go's own (``/debug/exec``), byte for byte,
+without a fallback; what a host keeps between searches must never show. Go's outputs, its
+request log and the next change are one request per state (:meth:`GoSession.settle`).
+A divergence shrinks and is reported as a ready pytest test (:class:`StatefulDivergence`,
+:func:`replay`) and, when the call diverges over that archive alone, as a corpus case.
 """
 
 from __future__ import annotations
@@ -64,7 +52,6 @@ from parity.rig import (
     Host,
     HostSpec,
     Played,
-    Recording,
     Rig,
     TransportWrap,
     diverged,
@@ -113,9 +100,7 @@ POOL_MAX = 64
 
 @dataclass(frozen=True)
 class Start:
-    """A Go reference serving ``/blocks`` as ``go`` says, whose next seq is ``first_seq``,
-    and a host of ``host``'s kind over it.
-    """
+    """A Go serving ``/blocks`` as ``go`` says, next seq ``first_seq``, and a ``host`` over it."""
 
     first_seq: int
     go: GoMode
@@ -156,16 +141,10 @@ class NewHost:
 
 @dataclass(frozen=True)
 class Restart:
-    """The Go restarts: a new process on the same address holds the same blocks (the
-    host stays; the tag it keeps is now another instance's)."""
+    """A new Go process on the same address holds the same blocks (the host stays)."""
 
 
 Step = Start | ArchiveBlock | Lock | ToolCall | NewHost | Restart
-
-
-def _source(step: Step) -> str:
-    """The step as Python source (the dataclass repr, with ``HostSpec`` unqualified)."""
-    return repr(step)
 
 
 @dataclass(frozen=True)
@@ -173,8 +152,7 @@ class StatefulDivergence:
     """A call whose output (or requests) differ from Go's after the steps before it."""
 
     steps: tuple[Step, ...]
-    """Every step up to the divergent call, which is the last (for a request log that
-    differs: every step of the example)."""
+    """Every step up to the divergent call, the last (for a request log: the example's)."""
     go_output: str
     python_output: str
     reasons: tuple[str, ...]
@@ -212,7 +190,7 @@ class StatefulDivergence:
             "    replay(",
             "        go_build,",
             "        [",
-            *(f"            {_source(step)}," for step in self.steps),
+            *(f"            {step!r}," for step in self.steps),  # HostSpec's repr: unqualified
             "        ],",
             "    )",
         ]
@@ -262,19 +240,8 @@ class _World:
     stats: FuzzStats
     clock: Clock
     played: Distinct = field(default_factory=Distinct)
-    """The calls played, each keyed on what the host's output may depend on besides
-    its args: the host's kind, the Go's mode, the state the host last played in
-    (what it may have kept), the state it plays in (see :meth:`RecallMachine._play_pool`)."""
-
-    def session(self, *, mode: GoMode) -> GoSession:
-        return self.rig.session(mode=mode)
-
-    def host(self, spec: HostSpec, session: GoSession) -> Host:
-        return self.rig.host(spec, session)
-
-    @property
-    def recording(self) -> Recording:
-        return self.rig.recording
+    """The calls played, keyed on what a host's output may depend on besides its args
+    (:meth:`RecallMachine._context`)."""
 
     def close(self) -> None:
         self.rig.close()
@@ -327,9 +294,8 @@ class RecallMachine(RuleBasedStateMachine):
         blocks: list[BlockSpec],
         data: st.DataObject,
     ) -> None:
-        """A Go at ``first_seq`` (``blocks`` the blocks this example may archive), and
-        the pool of calls, played over the empty archive.
-        """
+        """A Go at ``first_seq`` (``blocks``: those the example may archive), and the pool
+        of calls, played over the empty archive."""
         world = self._world
         world.stats.examples += 1
         self._queue = blocks
@@ -344,11 +310,11 @@ class RecallMachine(RuleBasedStateMachine):
 
     def _start(self, mode: GoMode, first_seq: int, host: HostSpec) -> None:
         self._spec, self._mode, self._first_seq = host, mode, first_seq
-        self._session = self._world.session(mode=mode)
+        self._session = self._world.rig.session(mode=mode)
         self._session.load(first_seq)
         self._world.stats.archives += 1
-        self._sent_at = len(self._world.recording.seen)
-        self._host = self._world.host(host, self._session)
+        self._sent_at = len(self._world.rig.recording.seen)
+        self._host = self._world.rig.host(host, self._session)
 
     @precondition(lambda self: len(self._blocks) < len(self._queue))
     @rule(target=archived)
@@ -405,36 +371,31 @@ class RecallMachine(RuleBasedStateMachine):
 
     @rule(host=host_specs())
     def new_host(self, host: HostSpec) -> None:
-        """A new host in place of the old one (the pool plays through it at the next
-        change: over this archive, every call of the pool was just compared).
-        """
+        """A new host in place of the old one (the pool plays through it at the next change)."""
         if self._host is None:
             return
         self._host.close()
         self._log.append(NewHost(host))
-        self._host = self._world.host(host, self._go())
+        self._host = self._world.rig.host(host, self._go())
         self._spec, self._kept = host, None
 
     @precondition(lambda self: not self._restarted)
     @rule()
     def restart(self) -> None:
-        """Restart the Go (once an example): every call of the pool again, through the
-        same host, over the same archive served by a new process.
-        """
+        """Restart the Go (once an example); the pool again, through the same host."""
         self._flush()
         self._restarted = True
         blocks = [self._blocks[seq] for seq in sorted(self._blocks)]
         self._harness(self._go().restart, self._first_seq, blocks)
-        self._sent_at = len(self._world.recording.seen)
+        self._sent_at = len(self._world.rig.recording.seen)
         self._log.append(Restart())
         self._kept = hash((Restart, self._state))  # what the host keeps: another Go's set
         self._play_pool()
 
     def teardown(self) -> None:
-        """Every call compared, the Go's request log checked, the host closed; then the
-        run ends on a harness error met (``Abort``), or when its time (or shrinking's)
-        is spent: here only, after the example's last draw (:meth:`parity.rig.Clock.check`).
-        """
+        """Every call compared, the log checked, the host closed; then the run ends on a
+        harness error met (``Abort``) or when its time is spent: here only, after the
+        example's last draw (:meth:`parity.rig.Clock.check`)."""
         try:
             self._flush()
         finally:
@@ -451,10 +412,9 @@ class RecallMachine(RuleBasedStateMachine):
         return self._session
 
     def _harness(self, action: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R | None:
-        """``action(*args, **kwargs)``, None once a harness error is met: the example goes
-        on without the Go (raising mid-example is flaky for Hypothesis, see
-        :meth:`parity.rig.Clock.check`) and its teardown ends the run, unshrunk.
-        """
+        """``action(*args, **kwargs)``, None once a harness error is met: the example goes on
+        without the Go (raising mid-example is flaky for Hypothesis) and its teardown ends
+        the run, unshrunk."""
         if self._broken is not None:
             return None
         try:
@@ -464,9 +424,7 @@ class RecallMachine(RuleBasedStateMachine):
             return None
 
     def _changed(self) -> None:
-        """The archive changed: the pool again, over it as it now is (what a host kept
-        from before must not show). Not when its readable set is the same.
-        """
+        """The archive changed: the pool again, unless its readable set is the same."""
         state = state_key(self._blocks.items())
         if state == self._state:
             return
@@ -474,15 +432,10 @@ class RecallMachine(RuleBasedStateMachine):
         self._play_pool()
 
     def _play_pool(self) -> None:
-        """The pool over the archive as it now is: the calls not yet played by a host of
-        this kind, against a Go of this ETag mode, that last played in the same state
-        as this one (what a host keeps between calls comes from that state), and the
-        pool's first call of each tool even when they were. A host's output depends
-        only on these and the archive, so a call played in the same context again
-        would test nothing new (Hypothesis' examples often repeat most of an earlier
-        one); once a divergence is found, every call plays, so that shrinking's replays
-        never skip the call that diverged.
-        """
+        """The pool over the archive as it now is: the calls not yet played in this
+        :meth:`_context` (a host's output depends only on it and the args), and the pool's
+        first call of each tool always, so that the host reads every state; every call once
+        a divergence is found (:meth:`parity.rig.FuzzStats.fresh`)."""
         first = {tool: (tool, args) for tool, args in reversed(self._pool)}
         world = self._world
         fresh = set(world.stats.fresh(self._context(), self._pool, among=world.played))
@@ -490,6 +443,8 @@ class RecallMachine(RuleBasedStateMachine):
         self._kept = self._state
 
     def _context(self) -> int:
+        """The host's kind, the Go's mode, the state the host last played in (what it may
+        have kept), the state it plays in."""
         return hash((self._spec, self._mode, self._kept, self._state))
 
     def _play(self, calls_: Sequence[tuple[str, str]]) -> None:
@@ -505,11 +460,9 @@ class RecallMachine(RuleBasedStateMachine):
             self._pending.append(_Pending(played, self._state, len(self._log)))
 
     def _flush(self, change: DebugRequest[R] | None = None) -> R | None:
-        """Compare the calls played since the archive last changed with Go's outputs,
-        and the Go's request log with what the hosts sent; then ``change`` the archive
-        (an archive or a lock): what it answered. One request to the Go in all; None
-        once a harness error is met.
-        """
+        """Compare the calls played since the last change with Go's outputs, and its log
+        with what the hosts sent; then ``change`` the archive: what it answered (None once a
+        harness error is met). One request to the Go in all."""
         pending, self._pending = self._pending, []
         if self._broken is not None:
             return None
@@ -538,7 +491,7 @@ class RecallMachine(RuleBasedStateMachine):
                     host_requests=item.played.requests,
                 )
                 diverged(divergence, world.stats, world.clock)
-        sent = world.recording.since(self._sent_at)
+        sent = world.rig.recording.since(self._sent_at)
         self._sent_at += len(sent)
         reasons = log_verdict(server, sent)
         if reasons:
@@ -568,10 +521,7 @@ def fuzz_stateful(
     wrap: TransportWrap | None = None,
 ) -> FuzzStats:
     """Run :class:`RecallMachine` (``examples`` of ``steps`` steps at most, or for
-    ``seconds``); the run's stats, its shrunk divergence (if any) in ``divergences``.
-
-    ``wrap`` puts a test's transport under every host (a planted bug).
-    """
+    ``seconds``); its stats, the shrunk divergence in ``divergences``. ``wrap``: a planted bug."""
     stats = stats if stats is not None else FuzzStats()
     chosen = settings(
         fuzz_settings(base, examples, seconds, seed_value),
@@ -595,10 +545,8 @@ def fuzz_stateful(
 
 
 def _with_static(divergence: StatefulDivergence, world: _World) -> StatefulDivergence:
-    """The divergence, with its corpus case when its call diverges over the archive
-    of that moment alone (its blocks archived with their lock state, a fresh host of
-    the kind that diverged).
-    """
+    """The divergence, with its corpus case when its call diverges over that moment's
+    archive alone (a fresh host of the kind that diverged)."""
     call = divergence.call
     start = divergence.steps[0] if divergence.steps else None
     if call is None or not isinstance(start, Start):
@@ -614,9 +562,9 @@ def _with_static(divergence: StatefulDivergence, world: _World) -> StatefulDiver
             blocks[step.seq] = replace(blocks[step.seq], locked=step.locked)
         elif isinstance(step, NewHost):
             kind = step.host.kind
-    session = world.session(mode=start.go)
+    session = world.rig.session(mode=start.go)
     session.load(start.first_seq, list(blocks.values()))
-    host = world.host(HostSpec(kind=kind), session)
+    host = world.rig.host(HostSpec(kind=kind), session)
     try:
         played = host.play(call.tool, call.args)
     finally:
@@ -630,11 +578,8 @@ def _with_static(divergence: StatefulDivergence, world: _World) -> StatefulDiver
 
 
 def _minimized(divergence: StatefulDivergence, world: _World) -> StatefulDivergence:
-    """The divergence with the steps it does not need removed (``ddmin``, as the shrink
-    of an adopted case does), as long as the steps left still diverge in the same way:
-    Hypothesis' shrinking, bounded in time, may leave many. Each try is a replay, far
-    cheaper than a Hypothesis example.
-    """
+    """The divergence without the steps it does not need (``ddmin``; each try a replay, far
+    cheaper than an example): Hypothesis' shrinking, bounded in time, may leave many."""
     start = divergence.steps[0]
     if divergence.call is None or not isinstance(start, Start):
         return divergence
@@ -653,9 +598,8 @@ def _minimized(divergence: StatefulDivergence, world: _World) -> StatefulDiverge
 
 
 def _kept(start: Start, steps: tuple[Step, ...], kept: Sequence[int]) -> tuple[Step, ...] | None:
-    """The first (``start``) and last steps and those at ``kept``, the seqs of the locks
-    renumbered past the archives removed (None when one of them locks a block removed).
-    """
+    """The first, the last and the ``kept`` steps, the locks' seqs renumbered past the
+    archives removed (None when one locks a block removed)."""
     keep = {0, len(steps) - 1, *kept}
     removed: list[int] = []  # the seqs of the archives removed, in order
     seq = start.first_seq
@@ -676,9 +620,7 @@ def _kept(start: Start, steps: tuple[Step, ...], kept: Sequence[int]) -> tuple[S
 
 
 def _replayed(world: _World, steps: Sequence[Step]) -> StatefulDivergence | None:
-    """The divergence that playing ``steps`` meets, if any (a step the Go refuses, such
-    as a lock of a block never archived: none).
-    """
+    """The divergence playing ``steps`` meets, if any (none when the Go refuses a step)."""
     try:
         _play_steps(world, steps)
     except DivergenceFound as exc:
@@ -692,9 +634,8 @@ def _replayed(world: _World, steps: Sequence[Step]) -> StatefulDivergence | None
 def replay(
     reference: GoReference, steps: Sequence[Step], *, wrap: TransportWrap | None = None
 ) -> None:
-    """Play ``steps`` against a fresh Go reference; DivergenceFound (an AssertionError)
-    at the first call whose output or requests differ from Go's.
-    """
+    """Play ``steps`` against a fresh Go; DivergenceFound (an AssertionError) at the first
+    call whose output or requests differ from Go's."""
     world = _World(Rig(reference, wrap), FuzzStats(), Clock.of(None, 0.0))
     try:
         _play_steps(world, steps)
@@ -706,11 +647,11 @@ def _play_steps(world: _World, steps: Sequence[Step]) -> None:
     start = steps[0]
     if not isinstance(start, Start):
         raise ValueError("the steps begin with a Start")
-    session = world.session(mode=start.go)
+    session = world.rig.session(mode=start.go)
     session.load(start.first_seq)
     log: list[Step] = [start]
     blocks: list[BlockSpec] = []
-    host = world.host(start.host, session)
+    host = world.rig.host(start.host, session)
     try:
         for step in steps[1:]:
             log.append(step)
@@ -725,7 +666,7 @@ def _play_steps(world: _World, steps: Sequence[Step]) -> None:
                 session.restart(start.first_seq, blocks)
             elif isinstance(step, NewHost):
                 host.close()
-                host = world.host(step.host, session)
+                host = world.rig.host(step.host, session)
             elif isinstance(step, ToolCall):
                 _replay_call(session, host, step, tuple(log))
     finally:

@@ -1,24 +1,15 @@
 # ruff: noqa: RUF001  (the ambiguous look-alike runes are the point)
-"""Public Hypothesis strategies for the recall tools' inputs (differential fuzzing).
+"""Public Hypothesis strategies for the recall tools' inputs, aimed where Go and Python
+disagree (``unicode.IsSpace``/``str.strip``, ``strings.ToLower``/``str.lower``,
+``encoding/json``/``json.loads``, ``strconv.Quote``/``repr``, ``int(float64)``/``int``).
 
-Every strategy draws the text a model could send or a block an archive could hold,
-aimed at the places where Go and Python disagree: ``unicode.IsSpace`` against
-``str.strip``, ``strings.ToLower`` against ``str.lower``, ``encoding/json`` against
-``json.loads``, ``strconv.Quote`` against ``repr``, ``int(float64)`` against ``int``.
-
-- :func:`ids` draws a block id; :func:`queries` a search query; :func:`limits` the
-  JSON text of a ``limit`` value;
-- :func:`recall_args`, :func:`search_args` and :func:`raw_args` draw the ``args``
-  text of a tool call (valid or invalid JSON);
-- :func:`blocks` and :func:`block_sets` draw blocks to archive (:class:`BlockSpec`);
-- :func:`calls` draws ``(tool, args)`` pairs over an archive's seqs and words, and
-  :func:`call_pools` lists of them, to play over many states of an archive.
-
-The constants below hold for every Go release the port matches against any Python
-from 3.11; what depends on the running Python's own Unicode data
-(:func:`lower_changed`, :func:`new_code_point_ranges`) is computed from it and Go's
-generated tables (the default version's), and what tells the Unicode versions of those
-Go releases apart (:func:`version_code_point_ranges`) from their tables.
+:func:`ids`, :func:`queries` and :func:`limits` draw values; :func:`recall_args`,
+:func:`search_args` and :func:`raw_args` a tool call's ``args`` text (valid JSON or not);
+:func:`blocks` and :func:`block_sets` blocks to archive; :func:`calls` and
+:func:`call_pools` ``(tool, args)`` over an archive's seqs and words. The constants hold
+for every Go release the port matches and any Python from 3.11; what depends on the
+running Python's Unicode (:func:`lower_changed`, :func:`new_code_point_ranges`) is
+computed from it and Go's tables.
 """
 
 from __future__ import annotations
@@ -27,9 +18,9 @@ import functools
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import ParamSpec, TypeVar, cast
 
 from hypothesis import strategies as st
 
@@ -41,6 +32,7 @@ GO_LOWER = tables.DEFAULT.LOWER
 PRINT_LO, PRINT_HI = tables.DEFAULT.PRINT_LO, tables.DEFAULT.PRINT_HI
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 __all__ = [
     "DIGIT_ZEROS",
@@ -83,20 +75,14 @@ GO_SPACES = (
 NOT_GO_SPACES = "\x1c\x1d\x1e\x1f\u180e\u200b\u200c\u200d\u2060\ufeff"
 """Space-like runes Go keeps; Python's ``str.strip`` removes U+001C to U+001F."""
 
-DIGIT_ZEROS = (
-    0x30,  # ASCII
-    0x660,  # Arabic-Indic
-    0x6F0,  # Extended Arabic-Indic
-    0x7C0,  # NKo
-    0x966,  # Devanagari
-    0x9E6,  # Bengali
-    0xE50,  # Thai
-    0xFF10,  # fullwidth
-    0x104A0,  # Osmanya
-    0x1D7CE,  # mathematical bold
-    0x1E950,  # Adlam
-)
-"""The zero of decimal digit runs (Nd) that Python's ``int`` accepts and Go does not."""
+DIGIT_ZEROS = (0x30, 0x660, 0x6F0, 0x7C0, 0x966, 0x9E6, 0xE50, 0xFF10, 0x104A0, 0x1D7CE, 0x1E950)
+"""The zero of decimal digit runs (Nd) that Python's ``int`` accepts and Go does not: ASCII,
+Arabic-Indic and Extended, NKo, Devanagari, Bengali, Thai, fullwidth, Osmanya, math bold, Adlam."""
+
+
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(text.split())
+
 
 _NON_DECIMAL_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃①②③⑦⑩Ⅶⅶ½"  # isdigit/isnumeric, not decimal
 
@@ -107,10 +93,8 @@ _NON_DECIMAL_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃①②③⑦⑩Ⅶ
 
 
 def _plane(plane: int) -> str:
-    """The 65,536 code points of a plane, each at its offset (U+0000 standing in for
-    the surrogates, which a UTF-32 codec refuses): built in C in well under a
-    millisecond, where ``"".join(map(chr, range(...)))`` takes ten times as long.
-    """
+    """The 65,536 code points of a plane at their offsets (U+0000 for the surrogates, which
+    UTF-32 refuses): ten times faster than ``"".join(map(chr, range(...)))``."""
     utf32 = bytearray(4 * 0x10000)  # UTF-32-LE: byte 0 is the lowest
     utf32[0::4] = bytes(range(256)) * 256
     utf32[1::4] = b"".join(bytes([b]) * 256 for b in range(256))
@@ -122,13 +106,9 @@ def _plane(plane: int) -> str:
 
 @functools.cache
 def new_code_point_ranges() -> tuple[tuple[int, int], ...]:
-    """The ranges (inclusive, ascending) of code points that Go's strconv.IsPrint
-    accepts and that the running Python does not know (``unicodedata`` category Cn).
-
-    Go's table (``recall._go.tables.DEFAULT``) against ``unicodedata``: a run of up to 64
-    runes that ``str.isprintable`` accepts is known; the others are looked at rune
-    by rune.
-    """
+    """The ranges (inclusive, ascending) of code points that Go's strconv.IsPrint accepts
+    and the running Python does not know (category Cn): a run of up to 64 runes that
+    ``str.isprintable`` accepts is known, the others are looked at rune by rune."""
     planes: dict[int, str] = {}
     found: list[list[int]] = []
     for lo, hi in zip(PRINT_LO, PRINT_HI, strict=True):
@@ -153,126 +133,48 @@ def new_code_point_ranges() -> tuple[tuple[int, int], ...]:
 
 @functools.cache
 def lower_changed() -> str:
-    """The runes that Go's ``strings.ToLower`` changes and the running Python's
-    ``str.lower`` changes otherwise, each alone: ``İ`` always, then the case pairs
-    that are newer than Python's Unicode.
-    """
+    """The runes Go's ``strings.ToLower`` and the running Python's ``str.lower`` change
+    differently, each alone: ``İ``, and the case pairs newer than Python's Unicode."""
     return "".join(
         chr(upper) for upper, lower in GO_LOWER.items() if chr(upper).lower() != chr(lower)
     )
 
 
-def new_code_points() -> st.SearchStrategy[str]:
-    """One code point that Go prints and the running Python does not know (none when
-    this Python knows every one: then nothing is drawn).
-    """
-    ranges = new_code_point_ranges()
+def _code_points(ranges: Sequence[tuple[int, int]]) -> st.SearchStrategy[str]:
+    """A code point of the inclusive ``ranges`` (nothing is drawn when there are none)."""
     if not ranges:
         return st.nothing()
     return st.sampled_from(ranges).flatmap(lambda r: st.integers(*r)).map(chr)
 
 
-_VERSION_MARKERS = (
-    "\U0001fae9",  # face with bags under eyes, an emoji of Unicode 16
-    "\u1c89",  # Cyrillic capital TJE (16), lower U+1C8A
-    "\ua7cb",  # Latin capital ram's horn (16), lower U+0264
-    "\ua7dc",  # Latin capital lambda with stroke (16), lower U+019B
-    "\U00010d50",  # Garay capital A (16)
-    "\U00016ea0",  # Beria Erfe capital (17)
-    "\u20c1",  # Saudi riyal sign (17)
-)
-"""Code points of :func:`version_code_point_ranges` in common use: Go 1.26 quotes them."""
+def new_code_points() -> st.SearchStrategy[str]:
+    """One code point that Go prints and the running Python does not know."""
+    return _code_points(new_code_point_ranges())
+
+
+_VERSION_MARKERS = tuple("\U0001fae9\u1c89\ua7cb\ua7dc\U00010d50\U00016ea0\u20c1")
+"""Code points of :func:`version_code_point_ranges` in common use: Go 1.26 quotes them
+(Unicode 16: an emoji, Cyrillic TJE, Latin ram's horn and lambda with stroke, Garay A;
+17: Beria Erfe, the Saudi riyal sign)."""
 
 
 @functools.cache
 def version_code_points() -> st.SearchStrategy[str]:
     """One code point that the Go releases the port matches quote differently: a common
-    one, or any (nothing is drawn when every release carries the same Unicode).
-    """
+    one, or any (nothing is drawn when every release carries the same Unicode)."""
     ranges = version_code_point_ranges()
     if not ranges:
         return st.nothing()
-    anywhere = st.sampled_from(ranges).flatmap(lambda r: st.integers(*r)).map(chr)
-    return st.one_of(st.sampled_from(_VERSION_MARKERS), anywhere)
+    return st.one_of(st.sampled_from(_VERSION_MARKERS), _code_points(ranges))
 
 
-_CASE_TRAPS = (
-    "İ",
-    "ı",
-    "Σ",
-    "ς",
-    "σ",
-    "ΣΑΣ",
-    "ΟΔΥΣΣΕΥΣ",
-    "ß",
-    "ẞ",
-    "ſ",
-    "K",  # Kelvin sign: lower "k"
-    "Å",  # Angstrom sign: lower "å"
-    "Ω",  # Ohm sign
-    "ǅ",
-    "Ÿ",
-    "ÿ",
-    "µ",
-    "÷",
-    "×",
-    "ª",
-    "ﬁ",
-    "Ⅶ",
-    "Ⓐ",
-    "ǰ",
-    "ŉ",
-)
-"""Runes whose lower case, or membership in a search term, is a trap."""
+_CASE_TRAPS = _words("İ ı Σ ς σ ΣΑΣ ΟΔΥΣΣΕΥΣ ß ẞ ſ K Å Ω ǅ Ÿ ÿ µ ÷ × ª ﬁ Ⅶ Ⓐ ǰ ŉ")
+"""Runes whose lower case, or membership in a search term, is a trap (K Å Ω: the Kelvin,
+Angstrom and Ohm signs)."""
 
 _PUNCTUATION = (
-    "_",
-    "__",
-    "-",
-    ".",
-    ",",
-    ";",
-    ":",
-    "!",
-    "?",
-    "'",
-    '"',
-    "/",
-    "\\",
-    "(",
-    ")",
-    "[",
-    "]",
-    "{",
-    "}",
-    "<",
-    ">",
-    "&",
-    "«",
-    "»",
-    "„",
-    "“",
-    "”",
-    "‘",
-    "’",
-    "‹",
-    "›",
-    "—",
-    "–",
-    "…",
-    "·",
-    "•",
-    "¿",
-    "¡",
-    "、",
-    "。",
-    "，",
-    "：",
-    "！",
-    "《",
-    "》",
-    "【",
-    "】",
+    *_words("_ __ - . , ; : ! ? ' \" / \\ ( ) [ ] { } < > & « » „ “ ” ‘ ’ ‹ › — – … · • ¿ ¡"),
+    *_words("、 。 ， ： ！ 《 》 【 】"),
     "\u00ad",  # soft hyphen: not printable in Go
     "\u2060",
     "\u200d",
@@ -280,73 +182,17 @@ _PUNCTUATION = (
 )
 
 _ODD_RUNES = (
-    "\x00",
-    "\x07",
-    "\x1b",
-    "\x7f",
-    "\x85",
-    "\u0378",  # unassigned
-    "\ue000",  # private use
-    "\ufffe",  # noncharacter
-    "\ufffd",
-    "\U0010ffff",
-    "\U0001f600",
-    "\U0001f44d\U0001f3fd",
-    "\u202e",  # right-to-left override
-    "\ud800",  # raw lone surrogates: a Go string cannot hold them
-    "\udfff",
-    "\ud83d\ude00",  # a raw surrogate pair: two U+FFFD, not an emoji
+    # U+0378 unassigned, U+E000 private use, U+FFFE a noncharacter, U+202E right-to-left override
+    *("\x00", "\x07", "\x1b", "\x7f", "\x85", "\u0378", "\ue000", "\ufffe", "\ufffd", "\U0010ffff"),
+    *("\U0001f600", "\U0001f44d\U0001f3fd", "\u202e"),
+    # raw lone surrogates and a raw pair (two U+FFFD, not an emoji): a Go string holds none
+    *("\ud800", "\udfff", "\ud83d\ude00"),
 )
 
-VOCABULARY = (
-    "recall",
-    "archive",
-    "block",
-    "café",
-    "Café",
-    "CAFÉ",
-    "naïve",
-    "Éclair",
-    "été",
-    "ÉTÉ",
-    "crème",
-    "brûlée",
-    "garçon",
-    "Straße",
-    "STRASSE",
-    "İstanbul",
-    "ISTANBUL",
-    "ΣΟΦΙΑ",
-    "σοφία",
-    "ΟΔΥΣΣΕΥΣ",
-    "Kelvin",
-    "Ångström",
-    "ÿes",
-    "snake_case",
-    "__init__",
-    "func",
-    "main",
-    "parse",
-    "json",
-    "http",
-    "diff",
-    "ok",
-    "go",
-    "py",
-    "r7",
-    "007",
-    "2024",
-    "x",
-    "a",
-    "le",
-    "la",
-    "über",
-    "Œuvre",
-    "æther",
-    "þorn",
-    "ðe",
-    "øre",
-    "÷by",
+VOCABULARY = _words(
+    "recall archive block café Café CAFÉ naïve Éclair été ÉTÉ crème brûlée garçon Straße STRASSE"
+    " İstanbul ISTANBUL ΣΟΦΙΑ σοφία ΟΔΥΣΣΕΥΣ Kelvin Ångström ÿes snake_case __init__ func main"
+    " parse json http diff ok go py r7 007 2024 x a le la über Œuvre æther þorn ðe øre ÷by"
 )
 """Words the blocks and the queries share, so searches match, tie and overflow."""
 
@@ -364,32 +210,13 @@ _ACCENTS = {
 }
 
 _HTML = (
-    "<div>",
-    "</div>",
-    '<a href="x?a=1&b=2">',
-    "<b>bold</b>",
-    "&amp;",
-    "&lt;tag&gt;",
-    "&#233;",
-    "&nbsp;",
-    "<script>alert(1)</script>",
-    "<!-- comment -->",
-    "<br/>",
+    *("<div>", "</div>", '<a href="x?a=1&b=2">', "<b>bold</b>", "&amp;", "&lt;tag&gt;"),
+    *("&#233;", "&nbsp;", "<script>alert(1)</script>", "<!-- comment -->", "<br/>"),
 )
 
 _JSONISH = (
-    "},{",
-    '"},{"',
-    '},{"seq":1,"label":"x","content":"y',
-    '{"blocks":[]}',
-    "\\",
-    '\\"',
-    "\\u2028",
-    "\\ud800",
-    "\\n",
-    "\u2028",
-    "\u2029",
-    "</script>",
+    *("},{", '"},{"', '},{"seq":1,"label":"x","content":"y', '{"blocks":[]}', "\\"),
+    *('\\"', "\\u2028", "\\ud800", "\\n", "\u2028", "\u2029", "</script>"),
 )
 """Text that looks like the JSON the Go serves blocks in, or like its escapes."""
 
@@ -406,9 +233,17 @@ class BlockSpec:
 # -- characters and small pieces ------------------------------------------------------
 
 
-_per_archive = functools.lru_cache(maxsize=256)
-"""For a strategy built over an archive's seqs or words: built once per archive, not per
-draw (building and validating a strategy costs more than drawing from it)."""
+def _per_archive(build: Callable[P, T]) -> Callable[P, T]:
+    """For a strategy built over an archive's seqs or words: built once per archive, not per
+    draw (building and validating a strategy costs more than drawing from it)."""
+    cached = functools.lru_cache(maxsize=256)(build)
+
+    @functools.wraps(build)
+    def strategy(*args: P.args, **kwargs: P.kwargs) -> T:
+        keyed = [tuple(a) if isinstance(a, Iterable) else a for a in args]
+        return cached(*keyed, **cast("dict[str, Hashable]", kwargs))
+
+    return strategy
 
 
 def _weighted(*choices: tuple[int, st.SearchStrategy[T]]) -> st.SearchStrategy[T]:
@@ -460,7 +295,7 @@ def _digit_text(draw: st.DrawFn, number: int) -> str:
 
 
 @_per_archive
-def _numbers(seqs: tuple[int, ...]) -> st.SearchStrategy[int]:
+def _numbers(seqs: Sequence[int]) -> st.SearchStrategy[int]:
     """Seqs: existing ones, absent ones, and numbers near and past int64 (its edge, where
     Go's ParseInt stops, as often as all the others)."""
     edge = st.sampled_from([INT64_MAX - 1, INT64_MAX, INT64_MAX + 1])
@@ -511,7 +346,7 @@ def _composed_id(draw: st.DrawFn, numbers: st.SearchStrategy[int]) -> str:
 
 
 @_per_archive
-def _variant_numbers(seqs: tuple[int, ...]) -> st.SearchStrategy[int]:
+def _variant_numbers(seqs: Sequence[int]) -> st.SearchStrategy[int]:
     """Mostly an existing seq, else one next to it, else any of ``_numbers``."""
     existing = st.sampled_from(sorted(set(seqs))) if seqs else st.integers(1, 10**6)
     return _weighted(
@@ -543,17 +378,12 @@ def _one_variant_id(draw: st.DrawFn, numbers: st.SearchStrategy[int]) -> str:
     return lead + prefix + middle + digits + trail
 
 
+@_per_archive
 def ids(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
     """Block ids: ``r<seq>`` for existing and absent seqs, with prefixes ``R``/``rR``/``Rr``,
     Go and non-Go spaces, digit variants (Unicode digits, leading zeros, signs,
     underscores), numbers near and past int64, and odd text (quotes, controls,
-    surrogates, blanks); one variant at a time, or several at once.
-    """
-    return _ids(tuple(seqs))
-
-
-@_per_archive
-def _ids(seqs: tuple[int, ...]) -> st.SearchStrategy[str]:
+    surrogates, blanks); one variant at a time, or several at once."""
     odd = st.one_of(
         st.sampled_from(["", "r", "R", "rR", "0", "r0", "r-0", "00", "id", "r7a", '"r7"', "r\\7"]),
         _spaces().map(lambda s: s or " "),
@@ -564,9 +394,7 @@ def _ids(seqs: tuple[int, ...]) -> st.SearchStrategy[str]:
         st.lists(version_code_points(), min_size=1, max_size=3).map("".join),
     )
     return _weighted(
-        (5, _one_variant_id(_variant_numbers(seqs))),
-        (3, _composed_id(_numbers(seqs))),
-        (2, odd),
+        (5, _one_variant_id(_variant_numbers(seqs))), (3, _composed_id(_numbers(seqs))), (2, odd)
     )
 
 
@@ -593,17 +421,21 @@ def _transformed_words(draw: st.DrawFn, words: st.SearchStrategy[str]) -> str:
     return _transformed(draw, draw(words))
 
 
+_CASES: dict[str, Callable[[str], str]] = {
+    "upper": str.upper,
+    "lower": str.lower,
+    "title": str.title,
+    "swap": str.swapcase,
+    "nfd": functools.partial(unicodedata.normalize, "NFD"),
+    "one": lambda word: word[:1],
+}
+
+
 def _transformed(draw: st.DrawFn, word: str) -> str:
     """A word in another case, with accents added, decomposed, cut or repeated."""
     how = draw(_TRANSFORMS)
-    if how == "upper":
-        return word.upper()
-    if how == "lower":
-        return word.lower()
-    if how == "title":
-        return word.title()
-    if how == "swap":
-        return word.swapcase()
+    if how in _CASES:
+        return _CASES[how](word)
     if how == "random":
         flips = draw(st.lists(st.booleans(), min_size=len(word), max_size=len(word)))
         return "".join(c.swapcase() if f else c for c, f in zip(word, flips, strict=True))
@@ -613,13 +445,9 @@ def _transformed(draw: st.DrawFn, word: str) -> str:
             choices = _ACCENTS.get(c.lower())
             out.append(draw(st.sampled_from(choices)) if choices and draw(st.booleans()) else c)
         return "".join(out)
-    if how == "nfd":
-        return unicodedata.normalize("NFD", word)
     if how == "cut" and len(word) > 2:
         start = draw(st.integers(0, len(word) - 2))
         return word[start : draw(st.integers(start + 2, len(word)))]
-    if how == "one":
-        return word[:1]
     return word
 
 
@@ -632,17 +460,13 @@ def _separators() -> st.SearchStrategy[str]:
     )
 
 
+@_per_archive
 def queries(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
     """Search queries: words of the archived blocks in random case, with accents and
     separators, runes Go and Python lower-case differently (``İ``, final ``Σ``, case
     pairs newer than Python's Unicode), underscores, Unicode punctuation, code points
-    new to Python, blanks and text without terms.
-    """
-    return _queries(tuple(dict.fromkeys(words)))
-
-
-@_per_archive
-def _queries(words: tuple[str, ...]) -> st.SearchStrategy[str]:
+    new to Python, blanks and text without terms."""
+    words = tuple(dict.fromkeys(words))
     own = st.sampled_from(words) if words else st.sampled_from(VOCABULARY)
     word = _weighted(
         (8, _transformed_words(own)),
@@ -676,49 +500,16 @@ def _queries(words: tuple[str, ...]) -> st.SearchStrategy[str]:
 # -- limits ---------------------------------------------------------------------------
 
 _LIMIT_SHAPES = (
-    "0",
-    "1",
-    "2",
-    "-1",
-    "-0",
-    "-0.0",
-    "0.5",
-    "0.99999999999999999",
-    "1.0",
-    "2.9",
-    "-2.9",
-    "3e0",
-    "1E1",
-    "1e+1",
-    "10e-1",
-    "19.999999999999999",
-    "20",
-    "20.5",
-    "21",
-    "1e300",
-    "-1e300",
-    "1.7976931348623157e308",
-    "4.9e-324",
-    "1e-400",
-    "9.2e18",
-    "9.223372036854775e18",
-    "9.223372036854776e18",
-    "9223372036854775807",
-    "9223372036854775808",
-    "-9223372036854775808",
-    "-9223372036854775809",
-    "18446744073709551616",
+    *_words(
+        "0 1 2 -1 -0 -0.0 0.5 0.99999999999999999 1.0 2.9 -2.9 3e0 1E1 1e+1 10e-1"
+        " 19.999999999999999 20 20.5 21 1e300 -1e300 1.7976931348623157e308 4.9e-324 1e-400"
+        " 9.2e18 9.223372036854775e18 9.223372036854776e18 9223372036854775807"
+        " 9223372036854775808 -9223372036854775808 -9223372036854775809 18446744073709551616"
+    ),
     "1" * 300,
     "2." + "9" * 400,  # rounds to 3.0
     "0." + "0" * 5000 + "1",
-    '"3"',
-    '"abc"',
-    '""',
-    "true",
-    "false",
-    "null",
-    "[]",
-    "[3]",
+    *_words('"3" "abc" "" true false null [] [3]'),
     '{"n": 3}',
 )
 _NOT_JSON_NUMBERS = (  # the whole args decode to {}
@@ -726,24 +517,14 @@ _NOT_JSON_NUMBERS = (  # the whole args decode to {}
     "-1e400",
     "1" * 400,  # a valid Python int, out of float64 range
     "1" * 4301,  # past Python's int digit limit too
-    "+1",
-    "01",
-    ".5",
-    "1.",
-    "NaN",
-    "Infinity",
-    "-Infinity",
-    "0x10",
-    "1e",
-    "1_000",
+    *_words("+1 01 .5 1. NaN Infinity -Infinity 0x10 1e 1_000"),
 )
 
 
 @functools.cache
 def limits() -> st.SearchStrategy[str]:
     """The JSON text of a ``limit``: ints, floats, exponents, negatives, ``-0``, ``2.9``,
-    huge and near-2^63 numbers, text, booleans, null, arrays, and invalid numbers.
-    """
+    huge and near-2^63 numbers, text, booleans, null, arrays, and invalid numbers."""
     return _weighted(
         (6, st.sampled_from(_LIMIT_SHAPES)),
         (2, st.integers(-25, 25).map(str)),
@@ -767,8 +548,7 @@ def _escape(c: str, *, upper: bool) -> str:
     return text.upper().replace("\\U", "\\u") if upper else text
 
 
-_SHORT = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b"}
-_SHORT["\f"] = "\\f"
+_SHORT = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
 
 
 _STRING_STYLES = st.sampled_from(["raw", "raw", "ascii", "all", "mixed"])
@@ -783,16 +563,14 @@ def json_strings(draw: st.DrawFn, value: str) -> str:
 @st.composite
 def _encoded(draw: st.DrawFn, values: st.SearchStrategy[str]) -> str:
     """A value of ``values`` as a JSON string literal (one strategy, not one per value
-    drawn: building and validating a strategy costs more than drawing from it).
-    """
+    drawn: building and validating a strategy costs more than drawing from it)."""
     return _json_string(draw, draw(values))
 
 
 def _json_string(draw: st.DrawFn, value: str) -> str:
     """A JSON string literal for ``value``: raw (surrogates stay raw code points in the
     Python text), ASCII-escaped (surrogates become ``\\uD800``-style escapes), or with
-    drawn runes escaped as ``\\uXXXX`` in either case, and ``/`` sometimes as ``\\/``.
-    """
+    drawn runes escaped as ``\\uXXXX`` in either case, and ``/`` sometimes as ``\\/``."""
     style = draw(_STRING_STYLES)
     if style == "ascii":
         return json.dumps(value, ensure_ascii=True)
@@ -829,15 +607,15 @@ def _json_whitespace(*, odd: bool = False) -> st.SearchStrategy[str]:
 
 
 @functools.cache
-def deep_nesting(value: str = "1") -> st.SearchStrategy[str]:
-    """``value`` nested in arrays or objects near Go's depth limit of 10000."""
+def deep_nesting() -> st.SearchStrategy[str]:
+    """``1`` nested in arrays or objects near Go's depth limit of 10000."""
     depth = st.sampled_from([1, 64, 999, 1000, 1001, 9998, 9999, 10000, 10001, 10002, 30000])
 
     def nest(args: tuple[int, str]) -> str:
         n, kind = args
         if kind == "array":
-            return "[" * n + value + "]" * n
-        return '{"a":' * n + value + "}" * n
+            return "[" * n + "1" + "]" * n
+        return '{"a":' * n + "1" + "}" * n
 
     return st.tuples(depth, st.sampled_from(["array", "object"])).map(nest)
 
@@ -865,8 +643,7 @@ _TRAILERS = st.sampled_from([""] * 19 + [",", " x", "}", "{}", "\x00"])
 
 def _object(draw: st.DrawFn, members: list[tuple[str, str]]) -> str:
     """A JSON object from (key, value text) members, with drawn whitespace and escapes;
-    one in fifteen has whitespace JSON does not allow, one in twenty text after it.
-    """
+    one in fifteen has whitespace JSON does not allow, one in twenty text after it."""
     layout = draw(_LAYOUTS)
     fixed = _FIXED.get(layout)
     ws = _json_whitespace(odd=layout == "odd")
@@ -887,8 +664,7 @@ def _tool_args(
     key: str, values: st.SearchStrategy[str], extras: st.SearchStrategy[Members]
 ) -> st.SearchStrategy[str]:
     """An object with ``key`` (and the members ``extras`` draws), repeated, missing or
-    misspelt.
-    """
+    misspelt."""
     one_in_10 = st.integers(0, 9)
     one_in_400 = st.integers(0, 399)
     n_more = st.sampled_from([0, 0, 0, 0, 1, 2])
@@ -915,49 +691,15 @@ def _tool_args(
 # -- raw args -------------------------------------------------------------------------
 
 _RAW = (
-    "",
-    " ",
-    "\n",
-    "null",
-    " null ",
-    "true",
-    "1",
-    "1e400",
-    '"r1"',
-    '"{\\"id\\": \\"r1\\"}"',
-    "[]",
-    '["r1"]',
-    "{}",
-    "{",
-    "}",
-    "{{}}",
-    '{"id"}',
-    '{"id":}',
-    '{"id": "r1",}',
-    '{"id": "r1"} x',
-    '{"id": "r1"}{}',
-    '{"id": "r1"}\x00',
-    "{'id': 'r1'}",
-    "{id: 'r1'}",
-    "\ufeff{}",
-    '{"id": "\\ud800"}',
-    '{"id": "\\udc00\\ud800"}',
-    '{"id": "\\ud83d\\ude00"}',
-    '{"query": "\\ud800caf\\u00e9"}',
-    '{"id": "r1\\u0000"}',
-    '{"id": "\\x41"}',
-    '{"id": "\\u12"}',
-    '{"id": "r1\n"}',
-    '{"id": "\\U0001F600"}',
-    '{"query": NaN}',
-    '{"query": "café", "limit": Infinity}',
-    '{"query": "café", "limit": 1e400}',
-    '{"query": "café", "x": [1e400]}',
-    '{"id": "r1", "id": 7}',
-    '{"query": 1, "query": "café"}',
-    '{"\\u0069d": "r1"}',
-    '{"i\\u0064": "r1", "ID": "r2"}',
-    '{"query": "a\\u0301"}',
+    *("", " ", "\n", "null", " null ", "true", "1", "1e400", '"r1"', '"{\\"id\\": \\"r1\\"}"'),
+    *("[]", '["r1"]', "{}", "{", "}", "{{}}", '{"id"}', '{"id":}', '{"id": "r1",}'),
+    *('{"id": "r1"} x', '{"id": "r1"}{}', '{"id": "r1"}\x00', "{'id': 'r1'}", "{id: 'r1'}"),
+    *("\ufeff{}", '{"id": "\\ud800"}', '{"id": "\\udc00\\ud800"}', '{"id": "\\ud83d\\ude00"}'),
+    *('{"query": "\\ud800caf\\u00e9"}', '{"id": "r1\\u0000"}', '{"id": "\\x41"}'),
+    *('{"id": "\\u12"}', '{"id": "r1\n"}', '{"id": "\\U0001F600"}', '{"query": NaN}'),
+    *('{"query": "café", "limit": Infinity}', '{"query": "café", "limit": 1e400}'),
+    *('{"query": "café", "x": [1e400]}', '{"id": "r1", "id": 7}', '{"query": 1, "query": "café"}'),
+    *('{"\\u0069d": "r1"}', '{"i\\u0064": "r1", "ID": "r2"}', '{"query": "a\\u0301"}'),
 )
 
 
@@ -965,8 +707,7 @@ _RAW = (
 def raw_args() -> st.SearchStrategy[str]:
     """Raw ``args`` text: valid and invalid JSON, non-objects, repeated keys, lone
     surrogate escapes, raw surrogate code points, huge numbers, deep nesting near
-    Go's limit, BOMs and whitespace variants, and arbitrary text.
-    """
+    Go's limit, BOMs and whitespace variants, and arbitrary text."""
     deep_object = deep_nesting().map(lambda v: '{"id": "r1", "query": "café", "d": ' + v + "}")
     return _weighted(
         (12, st.sampled_from(_RAW)),
@@ -985,46 +726,31 @@ def raw_args() -> st.SearchStrategy[str]:
     )
 
 
+@_per_archive
 def recall_args(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
     """``args`` for ``recall``: an object whose ``id`` is drawn by :func:`ids` (encoded
-    by :func:`json_strings`) or of another JSON type, or any :func:`raw_args`.
-    """
-    return _recall_args(tuple(seqs))
-
-
-@_per_archive
-def _recall_args(seqs: tuple[int, ...]) -> st.SearchStrategy[str]:
+    by :func:`json_strings`) or of another JSON type, or any :func:`raw_args`."""
     id_text = _encoded(ids(seqs))
     value = _weighted((6, id_text), (1, _other_values()))
     return _weighted((6, _tool_args("id", value, st.just(()))), (1, raw_args()))
 
 
+@_per_archive
 def search_args(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
     """``args`` for ``recall_search``: an object with a ``query`` drawn by :func:`queries`
-    and often a ``limit`` drawn by :func:`limits`, or any :func:`raw_args`.
-    """
-    return _search_args(tuple(words))
-
-
-@_per_archive
-def _search_args(words: tuple[str, ...]) -> st.SearchStrategy[str]:
+    and often a ``limit`` drawn by :func:`limits`, or any :func:`raw_args`."""
     value = _weighted((6, _encoded(queries(words))), (1, _other_values()))
     limit: st.SearchStrategy[Members] = limits().map(lambda text: (("limit", text),))
     search_object = _tool_args("query", value, st.one_of(st.just(()), limit))
     return _weighted((6, search_object), (1, raw_args()))
 
 
+@_per_archive
 def calls(
     seqs: Sequence[int] = (), words: Sequence[str] = ()
 ) -> st.SearchStrategy[tuple[str, str]]:
     """``(tool, args)``: ``recall`` with :func:`recall_args`, ``recall_search`` with
-    :func:`search_args`, and either with the other's args or :func:`raw_args`.
-    """
-    return _calls(tuple(seqs), tuple(words))
-
-
-@_per_archive
-def _calls(seqs: tuple[int, ...], words: tuple[str, ...]) -> st.SearchStrategy[tuple[str, str]]:
+    :func:`search_args`, and either with the other's args or :func:`raw_args`."""
     recall = st.tuples(st.just("recall"), recall_args(seqs))
     search = st.tuples(st.just("recall_search"), search_args(words))
     crossed = st.one_of(
@@ -1034,21 +760,14 @@ def _calls(seqs: tuple[int, ...], words: tuple[str, ...]) -> st.SearchStrategy[t
     return _weighted((3, recall), (3, search), (1, crossed))
 
 
+@_per_archive
 def call_pools(
     seqs: Sequence[int] = (), words: Sequence[str] = (), *, max_size: int = 32
 ) -> st.SearchStrategy[list[tuple[str, str]]]:
     """Pools of :func:`calls` to play over many states of an archive: 1 to ``max_size``
     calls, their number drawn evenly (``st.lists`` draws mostly short lists); a pool
-    shrinks to fewer calls.
-    """
-    return _call_pools(tuple(seqs), tuple(words), max_size)
-
-
-@_per_archive
-def _call_pools(
-    seqs: tuple[int, ...], words: tuple[str, ...], max_size: int
-) -> st.SearchStrategy[list[tuple[str, str]]]:
-    one = _calls(seqs, words)
+    shrinks to fewer calls."""
+    one = calls(seqs, words)
     return st.integers(1, max_size).flatmap(lambda n: st.lists(one, min_size=n, max_size=n))
 
 
@@ -1061,42 +780,22 @@ def _has_surrogate(text: str) -> bool:
 
 @functools.cache
 def _line() -> st.SearchStrategy[str]:
-    """One line of a block's content."""
-    kinds = st.sampled_from(
-        ["words"] * 4 + ["html", "blank", "long", "odd", "json", "text", "version"]
-    )
+    """One line of a block's content: words, HTML, blanks, a long line, an odd rune, text
+    like JSON, any text, code points the Go releases quote differently."""
     words = st.lists(_transformed_words(st.sampled_from(VOCABULARY)), max_size=8)
-    html = st.lists(st.sampled_from(_HTML + VOCABULARY), max_size=6)
-    jsonish = st.lists(st.sampled_from(_JSONISH + VOCABULARY), max_size=4)
     units = st.sampled_from(["a", "é", "€", "😀", "e\u0301", "İ", "ab ", "\t"])
     lengths = st.sampled_from([150, 159, 160, 161, 162, 200, 400])
     odd = [r for r in _ODD_RUNES if not _has_surrogate(r)]  # a Go string holds none
-    runes = st.sampled_from([*odd, *_CASE_TRAPS, *lower_changed()])
-    text = st.text(max_size=30)
-
-    @st.composite
-    def line(draw: st.DrawFn) -> str:
-        kind = draw(kinds)
-        if kind == "words":
-            return " ".join(draw(words))
-        if kind == "html":
-            return "".join(draw(html))
-        if kind == "json":
-            return "".join(draw(jsonish))
-        if kind == "blank":
-            return draw(_spaces())
-        if kind == "long":
-            unit = draw(units)
-            n = draw(lengths)
-            return (unit * n)[:n] if len(unit) == 1 else unit * (n // len(unit))
-        if kind == "odd":
-            rune: str = draw(runes)
-            return rune
-        if kind == "version":
-            return "".join(draw(st.lists(version_code_points(), min_size=1, max_size=4)))
-        return draw(text)
-
-    return line()
+    return _weighted(
+        (4, words.map(" ".join)),
+        (1, st.lists(st.sampled_from(_HTML + VOCABULARY), max_size=6).map("".join)),
+        (1, _spaces()),
+        (1, st.tuples(units, lengths).map(lambda p: p[0] * (p[1] // len(p[0])))),
+        (1, st.sampled_from([*odd, *_CASE_TRAPS, *lower_changed()])),
+        (1, st.lists(st.sampled_from(_JSONISH + VOCABULARY), max_size=4).map("".join)),
+        (1, st.text(max_size=30)),
+        (1, st.lists(version_code_points(), min_size=1, max_size=4).map("".join)),
+    )
 
 
 _LINE_SEPARATORS = st.sampled_from(["\n"] * 5 + ["\r\n", "\u2028", "\x0b", "\x1c", "\x85"])
@@ -1112,8 +811,7 @@ def _content(draw: st.DrawFn) -> str:
 @functools.cache
 def blocks() -> st.SearchStrategy[BlockSpec]:
     """One block: labels and contents with accents, mixed case, HTML, blank lines, long
-    first lines, other line separators, empty content and labels, sometimes locked.
-    """
+    first lines, other line separators, empty content and labels, sometimes locked."""
     label = _weighted(
         (4, st.lists(_transformed_words(st.sampled_from(VOCABULARY)), max_size=3).map(" ".join)),
         (1, st.just("")),
@@ -1140,14 +838,11 @@ def _similar(word: str, n: int) -> list[BlockSpec]:
 @functools.cache
 def block_sets(max_size: int = 8) -> st.SearchStrategy[list[BlockSpec]]:
     """Blocks to archive together: small varied sets, and sets of many similar blocks
-    (so scores tie and more than the maximum limit of 20 blocks match).
-    """
+    (so scores tie and more than the maximum limit of 20 blocks match)."""
     similar = st.tuples(st.sampled_from(VOCABULARY), st.integers(18, 26)).map(
         lambda args: _similar(*args)
     )
     varied = st.lists(blocks(), min_size=1, max_size=max_size)
     return _weighted(
-        (6, varied),
-        (2, st.tuples(varied, similar).map(lambda p: p[0] + p[1])),
-        (1, st.just([])),
+        (6, varied), (2, st.tuples(varied, similar).map(lambda p: p[0] + p[1])), (1, st.just([]))
     )

@@ -72,6 +72,9 @@ func (s *server) blockRoute(r *http.Request) (any, error) {
 }
 
 func (s *server) execRoute(r *http.Request) (any, error) {
+	// The body is read first: net/http sees a client that gives up (and ends
+	// execWait) only once the body is read.
+	body, readErr := readBody(r)
 	if err := s.execWait(r); err != nil {
 		return nil, err
 	}
@@ -81,7 +84,10 @@ func (s *server) execRoute(r *http.Request) (any, error) {
 	if err := allow(r, http.MethodPost); err != nil {
 		return nil, err
 	}
-	m, err := readObject[any](r)
+	if readErr != nil {
+		return nil, readErr
+	}
+	m, err := decodeObject[any](body)
 	if err != nil {
 		return nil, err
 	}

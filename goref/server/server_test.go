@@ -825,6 +825,27 @@ func TestExecDelay(t *testing.T) {
 	}
 }
 
+// A client that gives up over a real connection ends the wait: the server
+// closes without waiting out the delay.
+func TestExecDelayEndsWithTheConnection(t *testing.T) {
+	srv := httptest.NewServer(New(archive.New(1), Options{ExecDelay: time.Hour}))
+	client := &http.Client{Timeout: 50 * time.Millisecond}
+	if resp, err := client.Post(srv.URL+PathExec, "application/json", strings.NewReader(`{"name":"recall","args":"{}"}`)); err == nil {
+		resp.Body.Close()
+		t.Fatalf("a delayed exec answered %d", resp.StatusCode)
+	}
+	done := make(chan struct{})
+	go func() {
+		srv.Close() // waits for the handlers
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a delayed exec outlived its connection")
+	}
+}
+
 func TestExecStatus(t *testing.T) {
 	c := newServerOpts(t, 1, Options{ExecStatus: 503})
 	c.archive("a", "one", false)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
+import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -18,31 +21,53 @@ def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=600, check=False)
 
 
-@pytest.fixture(scope="module")
+def _pip(python: Path) -> list[str]:
+    """pip for the venv of ``python``: this interpreter's run with ``--python`` (the venv
+    needs no pip of its own, whose install takes seconds), else the venv's own."""
+    if importlib.util.find_spec("pip") is not None:
+        return [sys.executable, "-m", "pip", "--python", str(python)]
+    return [str(python), "-m", "pip"]
+
+
+@pytest.fixture(scope="session")
 def fresh_install(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A new venv (this interpreter, no site-packages) where `pip install .` ran.
 
     From a copy of what a checkout's root holds for the port (pyproject.toml, README.md,
-    recall/), so the build leaves nothing in the checkout and needs nothing else.
+    recall/), so the build leaves nothing in the checkout and needs nothing else. One
+    for the run: under xdist the workers share it (built by the first, behind a lock),
+    wherever their tests land.
     """
-    where = tmp_path_factory.mktemp("fresh")
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's, above each worker's own
+    where = base / "fresh-install"
+    python = where / "venv" / "bin" / "python"
+    with (base / "fresh-install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not (where / "installed").exists():
+            shutil.rmtree(where, ignore_errors=True)  # what a failed build left
+            _install(where, python)
+            (where / "installed").touch()
+    return python
+
+
+def _install(where: Path, python: Path) -> None:
     source = where / "src"
-    source.mkdir()
+    source.mkdir(parents=True)
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, source / name)
     shutil.copytree(
         ROOT / "recall", source / "recall", ignore=shutil.ignore_patterns("__pycache__")
     )
-    env_dir = where / "venv"
-    venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
-    python = env_dir / "bin" / "python"
-    done = _run([str(python), "-m", "pip", "install", "--quiet", "."], cwd=source)
+    own_pip = importlib.util.find_spec("pip") is None
+    venv.EnvBuilder(with_pip=own_pip, clear=True).create(where / "venv")
+    done = _run([*_pip(python), "install", "--quiet", "."], cwd=source)
     assert done.returncode == 0, done.stderr
-    return python
 
 
 @pytest.mark.once
-@pytest.mark.xdist_group("fresh_install")  # one venv built per run, not one per worker
+@pytest.mark.xdist_group("fresh_install")  # one worker waits for no other
 def test_the_port_imports_and_the_harness_is_absent(fresh_install: Path, tmp_path: Path) -> None:
     code = """
 import importlib.util, json, importlib.metadata as md
@@ -78,9 +103,9 @@ print(json.dumps({
 
 
 @pytest.mark.once
-@pytest.mark.xdist_group("fresh_install")  # one venv built per run, not one per worker
+@pytest.mark.xdist_group("fresh_install")  # one worker waits for no other
 def test_pytest_loads_no_parity_plugin(fresh_install: Path, tmp_path: Path) -> None:
-    done = _run([str(fresh_install), "-m", "pip", "install", "--quiet", "pytest"], cwd=tmp_path)
+    done = _run([*_pip(fresh_install), "install", "--quiet", "pytest"], cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     (tmp_path / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
     version = _run([str(fresh_install), "-m", "pytest", "-VV"], cwd=tmp_path)

@@ -70,6 +70,9 @@ BOUND = 10.0
 """A row that the time-out ends takes less than this, fallback included: the contract's
 time-out with a wide margin, far under what the fault itself lasts (30 s of silence, a
 body of tens of seconds). The other rows' speed is no part of the contract."""
+TRICKLE = TIMEOUT * 0.4
+"""The trickling rows' gap between bytes: each well under the time-out, and the third
+byte the first past it (a gap of half the time-out puts the second byte at the deadline)."""
 TIMED_OUT = re.compile(r"timed out|within")
 """The rows that the time-out ends: what their errors say."""
 MAX_BODY = 64 * 1024
@@ -175,9 +178,9 @@ ROWS = [
     ),
     Row(
         "body-trickles",
-        f"headers at once, then one byte every {TIMEOUT / 2:g} s (½ time-out): "
+        f"headers at once, then one byte every {TRICKLE:g} s (0.4 x time-out): "
         "each read is on time, the body never is",
-        same(lambda body: trickle(padded(body), interval=TIMEOUT / 2)),
+        same(lambda body: trickle(padded(body), interval=TRICKLE)),
         rf"^body not complete within {TIMEOUT:g}s of its headers$",
         f"`body not complete within {TIMEOUT:g}s of its headers`",
     ),

@@ -493,6 +493,18 @@ def test_fallback_when_reads_are_refused_or_reset(
     assert exec_calls(httpserver) == [{"name": name, "args": args}]
 
 
+@pytest.fixture(scope="module")
+def threaded_server() -> Iterator[HTTPServer]:
+    """A server answering each request on a thread of its own (a held read blocks no other).
+
+    One for the module: a stop waits out the server's poll interval (0.5 s).
+    """
+    server = HTTPServer(threaded=True)
+    server.start()
+    yield server
+    server.stop()
+
+
 @pytest.mark.parametrize(
     ("name", "args", "path"),
     [
@@ -500,9 +512,10 @@ def test_fallback_when_reads_are_refused_or_reset(
         ("recall_search", SEARCH_ARGS, BLOCKS_PATH),
     ],
 )
-def test_fallback_on_a_time_out(name: str, args: str, path: str, make_host: MakeHost) -> None:
-    server = HTTPServer(threaded=True)
-    server.start()
+def test_fallback_on_a_time_out(
+    name: str, args: str, path: str, make_host: MakeHost, threaded_server: HTTPServer
+) -> None:
+    server = threaded_server
     held = threading.Event()  # the read answers only once the test ends: 30 s at most
     try:
 
@@ -521,7 +534,6 @@ def test_fallback_on_a_time_out(name: str, args: str, path: str, make_host: Make
     finally:
         held.set()
         server.clear()
-        server.stop()
 
 
 def test_both_failing(httpserver: HTTPServer, make_host: MakeHost) -> None:
