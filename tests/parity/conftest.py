@@ -1,16 +1,18 @@
-"""Shared helpers for the harness's tests: a small journal, and running the CLI."""
+"""Shared helpers for the harness's tests: small journals, and running the CLI."""
 
 from __future__ import annotations
 
 import dataclasses
+import io
 from collections.abc import Callable
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
 from parity import journal
 from parity.cli import main
-from parity.corpus import get_corpus
+from parity.corpus import Corpus, get_corpus
 from parity.journal import Journal, JournalCall, RecordedBy
 
 GOLDEN = get_corpus("recall").journal_path
@@ -30,10 +32,60 @@ def run_cli(capsys: pytest.CaptureFixture[str]) -> RunCli:
     return run
 
 
+def cli_output(*argv: str) -> tuple[int, str, str]:
+    """The ``parity`` command's exit status, stdout and stderr, outside any test's capsys
+    (for a fixture wider than a test)."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        status = main(list(argv))
+    return status, out.getvalue(), err.getvalue()
+
+
 @pytest.fixture(scope="session")
 def golden() -> Journal:
     """The committed recall journal."""
     return journal.load(GOLDEN)
+
+
+@dataclasses.dataclass(frozen=True)
+class Small:
+    """The golden cut to a few cases, the recall corpus cut alike, and the journal's file."""
+
+    corpus: Corpus
+    journal: Journal
+    path: Path
+
+
+SmallGolden = Callable[..., Small]
+
+
+@pytest.fixture
+def small_golden(golden: Journal, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> SmallGolden:
+    """``small_golden(*cases)``: the golden cut to ``cases`` (every block kept), written to
+    ``tmp_path/small/recall.json``; for the rest of the test, the recall corpus that the
+    ``parity`` commands load is cut alike, so that the journal is consistent with it, and
+    that file is its journal by default (``--journal`` not given).
+
+    For a test whose point is a command's behaviour on a case or two, not the whole golden.
+    """
+    from parity import corpus as corpus_mod
+    from parity.corpora import recall
+
+    def cut(*cases: str) -> Small:
+        keep = set(cases)
+        assert keep <= set(golden.cases), keep - set(golden.cases)
+        corpus = dataclasses.replace(
+            recall.CORPUS, calls=tuple(c for c in recall.CORPUS.calls if c.case in keep)
+        )
+        small = dataclasses.replace(golden, calls=tuple(c for c in golden.calls if c.case in keep))
+        path = tmp_path / "small" / "recall.json"
+        path.parent.mkdir(exist_ok=True)
+        monkeypatch.setattr(recall, "CORPUS", corpus)
+        monkeypatch.setattr(corpus_mod, "golden_dir", lambda: path.parent)
+        journal.write(small, path)
+        return Small(corpus, small, path)
+
+    return cut
 
 
 def small_journal() -> Journal:

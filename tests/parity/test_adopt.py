@@ -25,7 +25,7 @@ from parity.review import run_review
 from recall import Block, Divergence, GoTurnHost, Shadow
 from recall import _tools as tools
 
-from .conftest import GOLDEN, RunCli
+from .conftest import RunCli, SmallGolden
 
 TOKEN = "tok-adopt-SECRET"
 
@@ -58,6 +58,9 @@ def load_module(path: Path) -> tuple[tuple[CorpusBlock, ...], tuple[CorpusCall, 
 
 
 CORPUS = get_corpus("recall")
+FEW = ("recall-id-plain", "recall-id-zero", "search-limit-one", "search-accents")
+"""Corpus cases whose outputs print block headers, recorded beside the adopted cases (the
+point is what the adopted cases catch, not the whole golden)."""
 ACCENTS = next(b for b in CORPUS.blocks if b.name == "accents")
 KIWI = next(b for b in CORPUS.blocks if b.name == "blank-first-line")
 
@@ -221,6 +224,7 @@ def broken_header(block: Block) -> str:
 @pytest.mark.go
 def test_round_trip_from_live_divergences_to_a_failing_replay(
     fresh_go: FreshGo,
+    small_golden: SmallGolden,
     maintainer: None,
     monkeypatch: pytest.MonkeyPatch,
     run_cli: RunCli,
@@ -269,14 +273,15 @@ def test_round_trip_from_live_divergences_to_a_failing_replay(
     assert calls[2].tool == "recall_search"
     assert len(json.loads(calls[2].args)["query"]) <= len("artefacts")
     assert all(c.note.startswith("adopted from a divergence, shrunk: ") for c in calls)
+    small = small_golden(*FEW)
     corpus: Corpus = dataclasses.replace(
-        CORPUS, blocks=CORPUS.blocks + blocks, calls=CORPUS.calls + calls
+        small.corpus, blocks=small.corpus.blocks + blocks, calls=small.corpus.calls + calls
     )
 
     # make golden against the reference: the journal is kept, the recording beside it;
     # parity review --accept-all takes it
     path = tmp_path / "recall.json"
-    shutil.copy(GOLDEN, path)
+    shutil.copy(small.path, path)
     out_buffer = io.StringIO()
     assert (
         run_record(

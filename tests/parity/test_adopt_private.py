@@ -6,8 +6,8 @@ holds. The shadow finds the divergence; what it logs and writes by default holds
 12-character run of that text, the opt-in full form does. ``parity adopt`` shrinks
 it against the Go reference into a case of at most 2 blocks and a few hundred
 characters, with none of the private text beyond what the divergence needs; recorded
-(`make golden`, `parity review --accept-all`, on a copy of the journal), the replay
-fails on the port until the defect is gone.
+(`make golden`, `parity review --accept-all`, on a copy of a few cases of the journal),
+the replay fails on the port, on that case alone, until the defect is gone.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from parity.shrink import Case, ddmin, shrink
 from recall import Divergence, GoTurnHost, Shadow
 from recall import _tools as tools
 
-from .conftest import GOLDEN, RunCli
-from .test_adopt import divergence, load_module
+from .conftest import GOLDEN, RunCli, SmallGolden
+from .test_adopt import FEW, divergence, load_module
 
 TOKEN = "tok-private-SECRET"
 RUN = 12
@@ -80,6 +80,7 @@ def leaked(private: list[str], text: str) -> list[str]:
 @pytest.mark.go
 def test_a_private_divergence_is_adopted_shrunk_and_fails_the_replay_until_fixed(
     fresh_go: FreshGo,
+    small_golden: SmallGolden,
     maintainer: None,
     monkeypatch: pytest.MonkeyPatch,
     run_cli: RunCli,
@@ -153,11 +154,12 @@ def test_a_private_divergence_is_adopted_shrunk_and_fails_the_replay_until_fixed
 
     # recorded from the reference on a copy of the journal, accepted: the replay fails
     # on the defective port, on the adopted case alone, and passes once it is fixed
+    small = small_golden(*FEW)  # a few cases that show excerpts, beside the adopted one
     wide: Corpus = dataclasses.replace(
-        corpus, blocks=corpus.blocks + adopted_blocks, calls=corpus.calls + calls
+        small.corpus, blocks=small.corpus.blocks + adopted_blocks, calls=small.corpus.calls + calls
     )
     path = tmp_path / "recall.json"
-    shutil.copy(GOLDEN, path)
+    shutil.copy(small.path, path)
     said = io.StringIO()
     assert run_record(wide, journal_path=str(path), go=None, versions={}, check=False, out=said)
     assert run_review(

@@ -150,7 +150,7 @@ def _closed_pipe(*argv: str) -> tuple[int, str]:
 
 @pytest.mark.parametrize(
     "argv",
-    [("replay", "-v"), ("diff", str(GOLDEN), "CHANGED"), ("review",)],
+    [("replay", "-v", "--case", "recall-id-plain"), ("diff", str(GOLDEN), "CHANGED"), ("review",)],
     ids=["replay", "diff", "review"],
 )
 @pytest.mark.usefixtures("maintainer")  # review runs only where CI does not
@@ -167,8 +167,9 @@ def test_a_closed_pipe_is_exit_141_without_a_traceback(
 
 
 def test_journal_needs_one_corpus(run_cli: RunCli) -> None:
-    status, _, err = run_cli("replay", "--journal", str(GOLDEN), "--corpus", "recall")
-    assert status == 0
+    argv = ("--journal", str(GOLDEN), "--corpus", "recall", "--case", "recall-id-plain")
+    status, out, err = run_cli("replay", *argv)
+    assert (status, out.splitlines()[-1]) == (0, "1 passed, 0 failed"), err
     status, _, err = run_cli("replay", "--corpus", "nope")
     assert status == 2
     assert "no corpus named 'nope'" in err

@@ -18,11 +18,21 @@ from parity.journal import Journal
 from parity.replay import Replayer
 from recall import DEFAULT_UNICODE_VERSION
 
-from .conftest import GOLDEN, RunCli, copy_with_output, with_output
+from .conftest import GOLDEN, RunCli, SmallGolden, copy_with_output, with_output
 
 pytestmark = pytest.mark.go
 
 CORPUS = get_corpus("recall")
+FEW = (
+    "recall-id-plain",
+    "recall-id-below-first",
+    "recall-id-zero",
+    "search-no-result",
+    "search-limit-one",
+    "search-accents",
+)
+"""Cases of both tools, that read a block, the block set, or nothing: for a test of what
+the recorder does, not of what the whole corpus records (``small_golden``)."""
 
 
 def test_recording_reproduces_the_golden_journal_byte_for_byte(
@@ -45,10 +55,11 @@ def test_check_passes_on_the_committed_journal(fresh_go: FreshGo, run_cli: RunCl
 
 
 def test_check_reports_drift_listing_cases(
-    fresh_go: FreshGo, golden: Journal, tmp_path: Path, run_cli: RunCli
+    fresh_go: FreshGo, small_golden: SmallGolden, tmp_path: Path, run_cli: RunCli
 ) -> None:
     fresh_go()
-    path = copy_with_output(golden, "search-limit-one", "stale", tmp_path / "j.json")
+    small = small_golden(*FEW).journal
+    path = copy_with_output(small, "search-limit-one", "stale", tmp_path / "j.json")
     before = path.read_bytes()
     status, out, _ = run_cli("record", "--check", "--journal", str(path))
     assert status == 3
@@ -59,11 +70,11 @@ def test_check_reports_drift_listing_cases(
 
 
 def test_check_shows_each_change_bounded_and_in_full_with_v(
-    fresh_go: FreshGo, golden: Journal, tmp_path: Path, run_cli: RunCli
+    fresh_go: FreshGo, golden: Journal, small_golden: SmallGolden, tmp_path: Path, run_cli: RunCli
 ) -> None:
     fresh_go()
-    stale = golden
     cases = golden.cases[: CASES_SHOWN + 2]
+    stale = golden = small_golden(*cases, *FEW).journal
     for case in cases:  # the first stale output is long: 60 lines
         text = "\n".join(f"stale {i}" for i in range(60)) if case == cases[0] else "stale"
         stale = with_output(stale, case, text)
@@ -92,10 +103,11 @@ def test_check_shows_each_change_bounded_and_in_full_with_v(
 
 
 def test_record_keeps_a_changed_journal_and_writes_the_recording_beside_it(
-    fresh_go: FreshGo, golden: Journal, tmp_path: Path, run_cli: RunCli, maintainer: None
+    fresh_go: FreshGo, small_golden: SmallGolden, tmp_path: Path, run_cli: RunCli, maintainer: None
 ) -> None:
     fresh_go()
-    path = copy_with_output(golden, "recall-id-zero", "stale", tmp_path / "j.json")
+    small = small_golden(*FEW)
+    path = copy_with_output(small.journal, "recall-id-zero", "stale", tmp_path / "j.json")
     before = path.read_bytes()
     status, out, _ = run_cli("record", "--journal", str(path))
     assert status == 4
@@ -104,9 +116,9 @@ def test_record_keeps_a_changed_journal_and_writes_the_recording_beside_it(
     assert "parity review" in out
     assert path.read_bytes() == before  # kept, for the review
     pending = journal.pending_path(path)
-    assert pending.read_bytes() == GOLDEN.read_bytes()
+    assert pending.read_bytes() == small.path.read_bytes()
     # Recorded again once the journal matches the Go: the stale recording goes.
-    path.write_bytes(GOLDEN.read_bytes())
+    path.write_bytes(small.path.read_bytes())
     status, out, _ = run_cli("record", "--journal", str(path))
     assert status == 0
     assert "no change" in out
@@ -115,10 +127,16 @@ def test_record_keeps_a_changed_journal_and_writes_the_recording_beside_it(
 
 
 def test_new_only_adds_the_cases_the_journal_lacks_and_nothing_else(
-    fresh_go: FreshGo, golden: Journal, tmp_path: Path, run_cli: RunCli, maintainer: None
+    fresh_go: FreshGo,
+    golden: Journal,
+    small_golden: SmallGolden,
+    tmp_path: Path,
+    run_cli: RunCli,
+    maintainer: None,
 ) -> None:
     fresh_go()
     one, two = golden.cases[2], golden.cases[9]
+    golden = small_golden(one, two, *FEW).journal
     lacking = dataclasses.replace(
         golden, calls=tuple(c for c in golden.calls if c.case not in (one, two))
     )
@@ -154,8 +172,9 @@ def test_refuses_an_archive_that_is_not_empty(fresh_go: FreshGo) -> None:
 
 
 def test_check_runs_twice_on_one_go_and_refuses_other_blocks(
-    fresh_go: FreshGo, run_cli: RunCli
+    fresh_go: FreshGo, small_golden: SmallGolden, run_cli: RunCli
 ) -> None:
+    small_golden(*FEW)  # every block, few calls: the point is the blocks in the Go
     go = fresh_go(first_seq=1, debug=False)
     for _ in range(2):  # the second finds exactly the corpus's blocks, left by the first
         status, out, err = run_cli("record", "--go-url", go.base_url, "--check")
@@ -180,11 +199,13 @@ def test_check_runs_twice_on_one_go_and_refuses_other_blocks(
 
 def test_live_go_with_a_token(
     fresh_go: FreshGo,
+    small_golden: SmallGolden,
     tmp_path: Path,
     run_cli: RunCli,
     monkeypatch: pytest.MonkeyPatch,
     maintainer: None,
 ) -> None:
+    small = small_golden(*FEW)
     token = "tok-5ecret-never-written"
     go = fresh_go(first_seq=1, token=token)
     monkeypatch.setenv(TOKEN_ENV, token)
@@ -201,7 +222,7 @@ def test_live_go_with_a_token(
     assert live.call("recall-id-plain").args == '{"id": "r1"}'
     assert live.call("recall-id-plain").reads == ("block?seq=1",)  # /debug/reads, with the token
     # Other seqs, same corpus: the journal replays all the same.
-    with Replayer(live, CORPUS) as replayer:
+    with Replayer(live, small.corpus) as replayer:
         assert replayer.replay().failures == []
 
 
@@ -239,12 +260,15 @@ def test_a_401_says_where_the_token_goes(
     assert not (tmp_path / "j.json").exists()
 
 
-def test_live_go_without_debug_routes(fresh_go: FreshGo, tmp_path: Path) -> None:
+def test_live_go_without_debug_routes(
+    fresh_go: FreshGo, small_golden: SmallGolden, tmp_path: Path
+) -> None:
     """A production Go (no /debug/): versions as given, the Unicode version probed from
     its tools, else unknown; reads null."""
+    small = small_golden(*FEW)
     go = fresh_go(first_seq=1000, debug=False)
     live = record.record(
-        CORPUS, go_url=go.base_url, versions={"go_version": "go1.99", "goos": "plan9"}
+        small.corpus, go_url=go.base_url, versions={"go_version": "go1.99", "goos": "plan9"}
     )
     assert dataclasses.astuple(live.recorded_by) == (
         "go1.99",
@@ -254,14 +278,13 @@ def test_live_go_without_debug_routes(fresh_go: FreshGo, tmp_path: Path) -> None
         "live",
     )
     assert [c.reads for c in live.calls] == [None] * len(live.calls)
-    golden = journal.load(GOLDEN)
-    assert [c.output for c in live.calls] == [c.output for c in golden.calls]
+    assert [c.output for c in live.calls] == [c.output for c in small.journal.calls]
     path = tmp_path / "live.json"
     journal.write(live, path)
     assert '"reads": null' in path.read_text(encoding="utf-8")
     assert journal.load(path) == live
     # Unknown reads are not checked: a port reading more than Go still passes.
-    with Replayer(live, CORPUS) as replayer:
+    with Replayer(live, small.corpus) as replayer:
         assert replayer.replay(modes=["archive"]).failures == []
 
 
@@ -275,12 +298,13 @@ def test_a_debug_route_failing_otherwise_is_an_error(
         record.record(CORPUS, go_url=go.base_url)
 
 
-def test_reads_are_what_each_call_added_to_debug_reads(fresh_go: FreshGo) -> None:
+def test_reads_are_what_each_call_added_to_debug_reads(
+    fresh_go: FreshGo, small_golden: SmallGolden
+) -> None:
+    small = small_golden(*FEW)
     go = fresh_go(first_seq=1000)
-    j = record.record(CORPUS, go_url=go.base_url)
-    assert [(c.case, c.reads) for c in j.calls] == [
-        (c.case, c.reads) for c in journal.load(GOLDEN).calls
-    ]
+    j = record.record(small.corpus, go_url=go.base_url)
+    assert [(c.case, c.reads) for c in j.calls] == [(c.case, c.reads) for c in small.journal.calls]
     total = go.client.reads()
     # Two passes, each call's reads in order, nothing else.
     per_pass = [r for c in j.calls for r in c.reads or ()]
@@ -288,8 +312,9 @@ def test_reads_are_what_each_call_added_to_debug_reads(fresh_go: FreshGo) -> Non
 
 
 def test_refuses_a_go_whose_reads_differ_on_the_second_pass(
-    fresh_go: FreshGo, monkeypatch: pytest.MonkeyPatch
+    fresh_go: FreshGo, small_golden: SmallGolden, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    corpus = small_golden(*FEW).corpus
     go = fresh_go()
     seen: set[str] = set()
     original = record._exec
@@ -304,12 +329,13 @@ def test_refuses_a_go_whose_reads_differ_on_the_second_pass(
     with pytest.raises(
         RecordError, match=r"second pass \(cases recall-id-zero \(reads\)\); not written"
     ):
-        record.record(CORPUS, go_url=go.base_url)
+        record.record(corpus, go_url=go.base_url)
 
 
 def test_refuses_debug_reads_that_forget_earlier_reads(
-    fresh_go: FreshGo, monkeypatch: pytest.MonkeyPatch
+    fresh_go: FreshGo, small_golden: SmallGolden, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    corpus = small_golden(*FEW).corpus
     go = fresh_go()
     original = GoClient.reads
 
@@ -319,12 +345,13 @@ def test_refuses_debug_reads_that_forget_earlier_reads(
 
     monkeypatch.setattr(GoClient, "reads", forgetful)
     with pytest.raises(RecordError, match="no longer lists the earlier reads"):
-        record.record(CORPUS, go_url=go.base_url)
+        record.record(corpus, go_url=go.base_url)
 
 
 def test_refuses_a_go_that_answers_differently_twice(
-    fresh_go: FreshGo, monkeypatch: pytest.MonkeyPatch
+    fresh_go: FreshGo, small_golden: SmallGolden, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    corpus = small_golden(*FEW).corpus
     go = fresh_go()
     calls = iter(range(10**6))
     original = record._exec
@@ -335,7 +362,7 @@ def test_refuses_a_go_that_answers_differently_twice(
 
     monkeypatch.setattr(record, "_exec", flaky)
     with pytest.raises(RecordError, match=r"second pass \(cases search-no-result\); not written"):
-        record.record(CORPUS, go_url=go.base_url)
+        record.record(corpus, go_url=go.base_url)
 
 
 def test_unreachable_go_exits_2(run_cli: RunCli, tmp_path: Path, maintainer: None) -> None:
@@ -369,8 +396,10 @@ def test_a_live_go_by_url_records_and_replays_against_python(
 
 
 def test_check_against_a_production_like_go_says_only_the_seq_base_differs(
-    fresh_go: FreshGo, golden: Journal, run_cli: RunCli
+    fresh_go: FreshGo, small_golden: SmallGolden, run_cli: RunCli
 ) -> None:
+    small = small_golden(*FEW)  # the committed journal, as `parity record --check` reads it
+    golden = small.journal
     go = fresh_go(first_seq=1, debug=False)
     status, out, err = run_cli("record", "--go-url", go.base_url, "--check")
     assert (status, err) == (0, ""), out
@@ -384,7 +413,7 @@ def test_check_against_a_production_like_go_says_only_the_seq_base_differs(
     )
     assert "  not comparable across seqs: recall-id-below-first (" in out  # r1 is a block at 1
     assert "changed" not in out
-    assert not journal.pending_path(GOLDEN).exists()
+    assert not journal.pending_path(small.path).exists()
 
 
 def test_check_names_exactly_the_cases_a_go_answers_differently(
@@ -405,8 +434,9 @@ def test_check_names_exactly_the_cases_a_go_answers_differently(
 
 
 def test_a_journal_from_a_production_like_go_replays_and_diffs(
-    fresh_go: FreshGo, golden: Journal, tmp_path: Path, run_cli: RunCli, maintainer: None
+    fresh_go: FreshGo, small_golden: SmallGolden, tmp_path: Path, run_cli: RunCli, maintainer: None
 ) -> None:
+    committed = small_golden(*FEW).path
     go = fresh_go(first_seq=1, debug=False)
     path = tmp_path / "production.json"
     status, out, _ = run_cli("record", "--go-url", go.base_url, "--journal", str(path))
@@ -424,7 +454,7 @@ def test_a_journal_from_a_production_like_go_replays_and_diffs(
         "not checked" in out
     )
     assert out.splitlines()[-1] == f"{calls} passed, 0 failed"
-    status, out, _ = run_cli("diff", str(GOLDEN), str(path))
+    status, out, _ = run_cli("diff", str(committed), str(path))
     assert status == 0, out
     assert "the same answers, modulo the seqs" in out
     assert "only the seq base differs (first seq 1000 -> 1)" in out
@@ -432,14 +462,15 @@ def test_a_journal_from_a_production_like_go_replays_and_diffs(
 
 
 def test_record_against_a_production_like_go_leaves_the_journal_for_review(
-    fresh_go: FreshGo, tmp_path: Path, run_cli: RunCli, maintainer: None
+    fresh_go: FreshGo, small_golden: SmallGolden, tmp_path: Path, run_cli: RunCli, maintainer: None
 ) -> None:
+    committed = small_golden(*FEW).path
     path = tmp_path / "recall.json"
-    path.write_bytes(GOLDEN.read_bytes())
+    path.write_bytes(committed.read_bytes())
     go = fresh_go(first_seq=1, debug=False, rewrite_output={"crème": "creme"})
     status, out, _ = run_cli("record", "--go-url", go.base_url, "--journal", str(path))
     assert status == 4
-    assert path.read_bytes() == GOLDEN.read_bytes()
+    assert path.read_bytes() == committed.read_bytes()
     assert "  changed: search-accents (output)" in out.splitlines()
     assert "creme" in journal.pending_path(path).read_text(encoding="utf-8")
 

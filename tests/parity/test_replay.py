@@ -21,10 +21,12 @@ from parity.journal import Journal, JournalCall
 from parity.replay import ALL_MODES, Replayer, ReplayResult, check_consistency
 from recall._go.strconv import quote
 
-from .conftest import GOLDEN, RunCli, copy_with_output, with_output, with_reads
+from .conftest import RunCli, SmallGolden, copy_with_output, with_output, with_reads
 
 CORPUS = get_corpus("recall")
 BLOCKS = CORPUS.blocks
+FEW = ("recall-id-plain", "recall-id-below-first", "search-limit-one", "search-excerpt-161-runes")
+"""A few cases of both tools, for a test of what the command does with one changed case."""
 
 
 def _corpus_with_host(wrap: Callable[[ToolHost, str], ToolHost]) -> Corpus:
@@ -127,37 +129,39 @@ def test_one_byte_changed_in_any_output_fails_that_case(golden: Journal) -> None
     with Replayer(golden, CORPUS) as replayer:
         for call in golden.calls:
             bad = dataclasses.replace(call, output=_one_byte_changed(call.output))
-            result = replayer.run_case(bad)
+            result = replayer.run_case(bad, modes=["archive"])  # the output of Python alone
             assert not result.passed, call.case
             assert f"MISMATCH {call.case} [archive replay]" in result.report()
 
 
 def test_one_byte_changed_fails_make_parity(
-    golden: Journal, tmp_path: Path, run_cli: RunCli
+    small_golden: SmallGolden, tmp_path: Path, run_cli: RunCli
 ) -> None:
-    call = golden.call("search-excerpt-161-runes")
-    path = copy_with_output(golden, call.case, _one_byte_changed(call.output), tmp_path / "j.json")
+    small = small_golden(*FEW).journal
+    call = small.call("search-excerpt-161-runes")
+    path = copy_with_output(small, call.case, _one_byte_changed(call.output), tmp_path / "j.json")
     status, out, err = run_cli("replay", "--journal", str(path))
     assert status == 1, err
     assert "MISMATCH search-excerpt-161-runes [archive replay]" in out
     assert "first difference at byte" in out
-    assert out.splitlines()[-1] == f"{len(golden.calls) - 1} passed, 1 failed"
+    assert out.splitlines()[-1] == f"{len(small.calls) - 1} passed, 1 failed"
 
 
 def test_replay_writes_json_and_junit_reports(
-    golden: Journal, tmp_path: Path, run_cli: RunCli
+    small_golden: SmallGolden, tmp_path: Path, run_cli: RunCli
 ) -> None:
-    call = golden.call("search-excerpt-161-runes")
-    path = copy_with_output(golden, call.case, _one_byte_changed(call.output), tmp_path / "j.json")
+    small = small_golden(*FEW).journal
+    call = small.call("search-excerpt-161-runes")
+    path = copy_with_output(small, call.case, _one_byte_changed(call.output), tmp_path / "j.json")
     report_json, report_xml = tmp_path / "r.json", tmp_path / "r.xml"
     status, out, _ = run_cli(
         "replay", "--journal", str(path), "--json", str(report_json), "--junitxml", str(report_xml)
     )
     assert status == 1
     doc = json.loads(report_json.read_text(encoding="utf-8"))
-    assert (doc["passed"], doc["failed"]) == (len(golden.calls) - 1, 1)
+    assert (doc["passed"], doc["failed"]) == (len(small.calls) - 1, 1)
     records = {r["name"]: r for r in doc["cases"]}
-    assert list(records) == [f"recall/{c.case}" for c in golden.calls]
+    assert list(records) == [f"recall/{c.case}" for c in small.calls]
     failed = records[f"recall/{call.case}"]
     assert failed["pass"] is False
     where = failed["first_difference"]
@@ -177,26 +181,27 @@ def test_replay_writes_json_and_junit_reports(
     root = ET.parse(report_xml).getroot()
     suite = root.find("testsuite")
     assert suite is not None
-    assert (suite.get("tests"), suite.get("failures")) == (str(len(golden.calls)), "1")
+    assert (suite.get("tests"), suite.get("failures")) == (str(len(small.calls)), "1")
     failures = [(t.get("name"), t.find("failure")) for t in suite.iter("testcase")]
     assert [name for name, f in failures if f is not None] == [call.case]
     failure = dict(failures)[call.case]
     assert failure is not None
     assert f"first difference at byte {offset}" in (failure.get("message") or "")
     assert f"MISMATCH {call.case} [archive replay]" in (failure.text or "")
-    assert out.splitlines()[-1] == f"{len(golden.calls) - 1} passed, 1 failed"
+    assert out.splitlines()[-1] == f"{len(small.calls) - 1} passed, 1 failed"
 
 
 def test_replay_says_when_a_recording_awaits_review(
-    golden: Journal, tmp_path: Path, run_cli: RunCli
+    small_golden: SmallGolden, tmp_path: Path, run_cli: RunCli
 ) -> None:
+    small = small_golden(*FEW)
     path = tmp_path / "recall.json"
-    path.write_bytes(GOLDEN.read_bytes())
-    (tmp_path / "recall.json.new").write_bytes(GOLDEN.read_bytes())
+    path.write_bytes(small.path.read_bytes())
+    (tmp_path / "recall.json.new").write_bytes(small.path.read_bytes())
     status, out, _ = run_cli("replay", "--journal", str(path))
     assert status == 0
     assert f"{path}.new: a recording awaits review (`parity review`)" in out
-    assert out.splitlines()[-1] == f"{len(golden.calls)} passed, 0 failed"
+    assert out.splitlines()[-1] == f"{len(small.journal.calls)} passed, 0 failed"
     (tmp_path / "recall.json.new").unlink()
     assert "awaits review" not in run_cli("replay", "--journal", str(path))[1]
 
@@ -210,26 +215,34 @@ def test_replay_says_when_a_recording_awaits_review(
     ],
 )
 def test_one_character_changed_in_python_fails_the_cases_using_it(
-    monkeypatch: pytest.MonkeyPatch, golden: Journal, run_cli: RunCli, name: str, value: object
+    monkeypatch: pytest.MonkeyPatch,
+    golden: Journal,
+    small_golden: SmallGolden,
+    run_cli: RunCli,
+    name: str,
+    value: object,
 ) -> None:
     original = getattr(recall._tools, name)
-    monkeypatch.setattr(recall._tools, name, value)
-    status, out, _ = run_cli("replay")
-    assert status == 1
-    failed = {line.split()[1] for line in out.splitlines() if line.startswith("MISMATCH")}
     if isinstance(original, str):
         uses = {c.case for c in golden.calls if c.output == original}
     else:
         uses = {c.case for c in golden.calls if c.output.startswith("no archived block matches")}
     assert uses
+    assert not uses & set(FEW)
+    small = small_golden(*uses, *FEW).journal  # every case using it, and a few others
+    monkeypatch.setattr(recall._tools, name, value)
+    status, out, _ = run_cli("replay")
+    assert status == 1
+    failed = {line.split()[1] for line in out.splitlines() if line.startswith("MISMATCH")}
     assert failed == uses
-    assert out.splitlines()[-1] == f"{len(golden.calls) - len(uses)} passed, {len(uses)} failed"
+    assert out.splitlines()[-1] == f"{len(small.calls) - len(uses)} passed, {len(uses)} failed"
 
 
-def test_last_line_and_exit_status(run_cli: RunCli, golden: Journal) -> None:
+def test_last_line_and_exit_status(run_cli: RunCli, small_golden: SmallGolden) -> None:
+    small = small_golden(*FEW).journal
     status, out, err = run_cli("replay")
     assert (status, err) == (0, "")
-    assert out.splitlines() == [f"{len(golden.calls)} passed, 0 failed"]
+    assert out.splitlines() == [f"{len(small.calls)} passed, 0 failed"]
 
 
 def test_case_filter(run_cli: RunCli) -> None:
@@ -285,10 +298,11 @@ def _lenient_ids(monkeypatch: pytest.MonkeyPatch, *ids: str) -> None:
 
 
 def test_a_port_reading_the_archive_for_a_malformed_id_fails_the_case(
-    golden: Journal, monkeypatch: pytest.MonkeyPatch
+    small_golden: SmallGolden, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    small = small_golden("recall-id-zero", "recall-id-zeros", *FEW)
     _lenient_ids(monkeypatch, "r0")  # reads block 0: "not found" all the same
-    with Replayer(golden, CORPUS) as replayer:
+    with Replayer(small.journal, small.corpus) as replayer:
         result = replayer.replay()
     assert [r.case for r in result.failures] == ["recall-id-zero"]
     (failure,) = result.failures
@@ -325,7 +339,10 @@ def test_a_port_skipping_a_read_go_made_fails_the_case(
     )
 
 
-def test_reads_differ_fails_make_parity(run_cli: RunCli, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reads_differ_fails_make_parity(
+    run_cli: RunCli, small_golden: SmallGolden, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    small_golden("recall-id-zero", "recall-id-zeros", *FEW)
     _lenient_ids(monkeypatch, "r0", "r0000")
     status, out, _ = run_cli("replay")
     assert status == 1
@@ -339,12 +356,15 @@ def test_reads_differ_fails_make_parity(run_cli: RunCli, monkeypatch: pytest.Mon
     assert out.splitlines()[-1].endswith("passed, 2 failed")
 
 
-def test_unknown_reads_are_not_checked(golden: Journal, monkeypatch: pytest.MonkeyPatch) -> None:
-    _lenient_ids(monkeypatch, "r0")
+def test_unknown_reads_are_not_checked(
+    golden: Journal, small_golden: SmallGolden, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    small = small_golden("recall-id-zero", *FEW)
+    _lenient_ids(monkeypatch, "r0")  # recall-id-zero reads block 0, which Go does not
     unknown = dataclasses.replace(
-        golden, calls=tuple(dataclasses.replace(c, reads=None) for c in golden.calls)
+        small.journal, calls=tuple(dataclasses.replace(c, reads=None) for c in small.journal.calls)
     )
-    with Replayer(unknown, CORPUS) as replayer:
+    with Replayer(unknown, small.corpus) as replayer:
         assert replayer.replay().failures == []
     wrong = with_reads(golden, "recall-id-plain", ("blocks",))
     with Replayer(wrong, CORPUS) as replayer:

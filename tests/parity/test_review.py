@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,12 +21,13 @@ from parity import journal
 from parity.compare import compare
 from parity.corpus import get_corpus
 from parity.diff import LINES_SHOWN
-from parity.fixtures.go import FreshGo
+from parity.fixtures.go import FreshGo, start_reference
 from parity.journal import JournalBlock
+from parity.reference import GoReference
 from parity.replay import check_consistency
 from parity.review import items, whole_only
 
-from .conftest import GOLDEN, RunCli, with_output, with_reads
+from .conftest import GOLDEN, RunCli, SmallGolden, cli_output, with_output, with_reads
 
 CORPUS = get_corpus("recall")
 JERRY = [
@@ -46,17 +48,29 @@ def _jerri(path: Path) -> list[str]:
     return [case for case in JERRY if "Jerri" in outputs[case]]
 
 
-@pytest.fixture
-def recorded(fresh_go: FreshGo, tmp_path: Path, run_cli: RunCli, maintainer: None) -> Path:
-    """A journal recorded from a Go, and beside it what a changed Go answered."""
-    path = tmp_path / "recall.json"
-    go = fresh_go(first_seq=1000)
-    assert run_cli("record", "--go-url", go.base_url, "--journal", str(path))[0] == 0
-    changed = fresh_go(first_seq=1000, rewrite_output={"Jerry": "Jerri"})
-    status, out, _ = run_cli("record", "--go-url", changed.base_url, "--journal", str(path))
+@pytest.fixture(scope="module")
+def recorded_once(go_build: GoReference, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A journal recorded from a Go, and beside it what a changed Go answered (recorded
+    once for the module, by a maintainer: ``$CI`` unset)."""
+    path = tmp_path_factory.mktemp("recorded") / "recall.json"
+    with pytest.MonkeyPatch.context() as env:
+        env.delenv("CI", raising=False)
+        with start_reference(go_build, first_seq=1000) as go:
+            assert cli_output("record", "--go-url", go.base_url, "--journal", str(path))[0] == 0
+        with start_reference(go_build, first_seq=1000, rewrite_output={"Jerry": "Jerri"}) as go:
+            status, out, _ = cli_output("record", "--go-url", go.base_url, "--journal", str(path))
     assert status == 4
     assert [line.split()[1] for line in out.splitlines() if "changed: " in line] == JERRY
     assert _jerri(journal.pending_path(path)) == JERRY
+    return path
+
+
+@pytest.fixture
+def recorded(recorded_once: Path, tmp_path: Path, maintainer: None) -> Path:
+    """A copy of ``recorded_once``'s two files, for the test to review."""
+    path = tmp_path / "recall.json"
+    shutil.copyfile(recorded_once, path)
+    shutil.copyfile(journal.pending_path(recorded_once), journal.pending_path(path))
     return path
 
 
@@ -158,13 +172,14 @@ def test_review_reads_its_answers_from_standard_input(recorded: Path) -> None:
 @pytest.mark.go
 def test_other_seqs_are_accepted_as_a_whole_only(
     fresh_go: FreshGo,
-    tmp_path: Path,
+    small_golden: SmallGolden,
     run_cli: RunCli,
     monkeypatch: pytest.MonkeyPatch,
     maintainer: None,
 ) -> None:
-    path = tmp_path / "recall.json"
-    path.write_bytes(GOLDEN.read_bytes())
+    small = small_golden(*JERRY, "recall-id-plain", "search-no-result")
+    path = small.path
+    committed = path.read_bytes()
     go = fresh_go(first_seq=1, debug=False, rewrite_output={"Jerry": "Jerri"})
     assert run_cli("record", "--go-url", go.base_url, "--journal", str(path))[0] == 4
     new = journal.pending_path(path).read_bytes()
@@ -188,7 +203,7 @@ def test_other_seqs_are_accepted_as_a_whole_only(
     assert (
         out.count("accept the whole recording (a), reject it (r), skip (s, q), details (d)?") == 2
     )
-    assert path.read_bytes() == GOLDEN.read_bytes()
+    assert path.read_bytes() == committed
     status, out, _ = _review(run_cli, monkeypatch, path, "a\n")
     assert status == 0
     assert f"{path}: replaced by the new recording" in out
@@ -199,13 +214,13 @@ def test_other_seqs_are_accepted_as_a_whole_only(
 @pytest.mark.go
 def test_a_live_recording_is_reviewed_case_by_case_its_recorded_by_alone(
     fresh_go: FreshGo,
-    tmp_path: Path,
+    small_golden: SmallGolden,
     run_cli: RunCli,
     monkeypatch: pytest.MonkeyPatch,
     maintainer: None,
 ) -> None:
-    path = tmp_path / "recall.json"
-    path.write_bytes(GOLDEN.read_bytes())  # recorded from a reference
+    small = small_golden(*JERRY, "recall-id-plain", "search-no-result")
+    path = small.path  # recorded from a reference
     go = fresh_go(first_seq=1000, rewrite_output={"Jerry": "Jerri"})
     assert run_cli("record", "--go-url", go.base_url, "--journal", str(path))[0] == 4
     status, out, _ = _review(run_cli, monkeypatch, path, "a\nr\nr\nr\nr\n")
@@ -217,7 +232,7 @@ def test_a_live_recording_is_reviewed_case_by_case_its_recorded_by_alone(
     after = journal.load(path)
     assert _jerri(path) == ["recall-html-tags-block"]
     assert after.recorded_by == journal.load(GOLDEN).recorded_by  # rejected on its own
-    check_consistency(after, CORPUS)
+    check_consistency(after, small.corpus)
 
 
 def _pending(tmp_path: Path, old: journal.Journal, new: journal.Journal) -> Path:

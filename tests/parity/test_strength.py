@@ -8,6 +8,7 @@ import io
 import sys
 import types
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,7 @@ from parity.fixtures.go import go_unavailable
 from parity.strength import (
     Explanations,
     Mutant,
+    MutantResult,
     _cli,
     generate_mutants,
     load_explanations,
@@ -325,6 +327,17 @@ def test_the_gate_fails_on_an_unexplained_survivor(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     survivor = _find(every_mutant, "_TERMS", "[à-ÿ] at 7", "[à-Ā]")
+    # The mutant is replayed once; the three runs of the command judge that one result.
+    replayed: list[MutantResult] = []
+    replay = strength.run_mutants
+
+    def replayed_once(chosen: list[Mutant], **options: Any) -> list[MutantResult]:
+        if not replayed:
+            replayed.extend(replay(chosen, **options))
+        assert [r.mutant for r in replayed] == chosen
+        return list(replayed)
+
+    monkeypatch.setattr(_cli, "run_mutants", replayed_once)
     _only(survivor, "", monkeypatch)
     argv = ["--no-coverage", "--fail-under-mutation", "0"]
     assert cli.main(["strength", *argv]) == 5
