@@ -1,19 +1,12 @@
 """The recorder: plays a corpus into a Go and writes what it answered as a journal.
 
-Against a Go reference started for it (``first_seq`` 1000, so re-recording gives
-the same bytes) or a live Go (``go_url``: a URL, or a ``GoConnection`` with its
-token and TLS files, which the CLI reads from its options and ``PARITY_GO_TOKEN``;
-the token is never written anywhere). The Go's archive must be empty (``--check``
-also takes a Go that holds exactly the committed journal's blocks, as an earlier
-``--check`` leaves it): the recorder archives the corpus's blocks, then twice reads
-the served blocks and runs every call through ``POST /internal/v1/tool/exec``; it
-refuses a Go whose two passes differ, in outputs or in reads.
-
-The archive reads of each call are what ``GET /debug/reads`` (every read the Go's
-tools made since it started, in order) gained during that call: the recorder takes
-the list before the first call and after each one, runs the calls one at a time,
-and refuses a list whose earlier reads changed (another client using the Go). A
-live Go without ``/debug/reads`` (404) gives ``reads`` null: unknown, not checked.
+From a Go reference started for it (``first_seq`` 1000: re-recording gives the same
+bytes) or a live Go (``go_url``; the token is never written). The Go's archive must be
+empty (``--check`` also takes one holding exactly the journal's blocks, as an earlier
+``--check`` leaves it): the corpus's blocks are archived, then the served blocks and
+every call read twice; two passes that differ are refused. A call's reads are what
+``GET /debug/reads`` gained during it (earlier reads changed: another client, refused;
+a Go without the route: ``null``).
 """
 
 from __future__ import annotations
@@ -200,13 +193,7 @@ def _record(
         raise RecordError(f"the Go answered differently on the second pass ({what}); not written")
     return Journal(
         corpus=corpus.name,
-        recorded_by=RecordedBy(
-            go_version=meta["go_version"],
-            unicode_version=meta["unicode_version"],
-            goos=meta["goos"],
-            goarch=meta["goarch"],
-            instance=instance,
-        ),
+        recorded_by=RecordedBy(**meta, instance=instance),
         seqs=seqs,
         blocks=first[0],
         calls=first[1],
