@@ -117,14 +117,9 @@ class BlocksAnswer:
 
 @dataclass(frozen=True, repr=False)
 class GoConnection:
-    """How to reach one Go: base URL, token, TLS files; checked when built.
-
-    ``ca`` is the CA that signed an https Go's certificate (default: the system's
-    store); ``cert`` and ``key`` are a client certificate for a Go that requires one
-    (``key`` may be left out when ``cert`` holds it). The ``ssl_context`` is built
-    here, once, and shared by every client of this connection; ``url`` is the base URL
-    as messages show it.
-    """
+    """How to reach one Go, checked when built: base URL, token, the CA of an https Go
+    (default: the system's store), a client ``cert`` and its ``key`` (unless ``cert``
+    holds it); ``ssl_context`` is built once for all its clients, ``url`` is as shown."""
 
     base_url: str
     token: str | None = None
@@ -394,12 +389,8 @@ def outputs_request(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]
 
 
 class GoClient:
-    """Every route of a Go, over one persistent ``httpx.Client``.
-
-    A method returns what the route answers, checked (types, fields); anything else
-    (no answer, TLS refused, another status, a body that is not the route's JSON) is
-    a ``GoClientError`` naming the request, with ``.status`` when the Go answered.
-    """
+    """Every route of a Go, over one ``httpx.Client``: what a route answers, checked, or a
+    ``GoClientError`` naming the request (``.status`` when the Go answered)."""
 
     def __init__(self, connection: GoConnection, *, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.connection = connection

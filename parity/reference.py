@@ -276,11 +276,8 @@ class GoReference:
 
 
 class RunningReference:
-    """One running reference instance; a context manager that stops it on exit.
-
-    Its methods go through ``client`` (a ``GoClient``): a request that fails raises
-    a ``GoClientError``.
-    """
+    """One running reference instance (a context manager that stops it); its methods go
+    through ``client``, a ``GoClient``."""
 
     def __init__(
         self,
