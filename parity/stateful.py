@@ -654,7 +654,7 @@ def _play_steps(world: _World, steps: Sequence[Step]) -> None:
                 blocks.append(BlockSpec(step.label, step.content, step.locked))
                 session.archive(blocks[-1:])
             elif isinstance(step, Lock):
-                session.lock(step.seq, locked=step.locked)
+                session.client.lock(step.seq, locked=step.locked)
                 at = step.seq - start.first_seq
                 blocks[at] = replace(blocks[at], locked=step.locked)
             elif isinstance(step, Restart):
