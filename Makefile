@@ -36,14 +36,14 @@ all: test
 
 PARITY := $(BIN)/python -m parity
 
-# UV=path/to/uv makes the venv with uv instead of venv and pip (the same packages,
-# compiled to byte code as pip compiles them; CI does so for its other Pythons).
+# UV=path/to/uv makes the venv with uv instead of venv and pip (the same packages;
+# CI does so for its other Pythons).
 UV ?=
 
 $(STAMP): pyproject.toml
 	@if [ -n "$(UV)" ]; then \
 	  set -x; test -x $(BIN)/python || $(UV) venv --quiet --python $(PYTHON) $(VENV); \
-	  $(UV) pip install --quiet --compile-bytecode --python $(BIN)/python -e . --group dev; \
+	  $(UV) pip install --quiet --python $(BIN)/python -e . --group dev; \
 	else \
 	  set -x; test -x $(BIN)/python || $(PYTHON) -m venv $(VENV); \
 	  $(BIN)/python -m pip install --quiet --upgrade 'pip>=25.1'; \
