@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.data import SESSION_QUERIES
 from bench.memory import CACHE_PER_JSON_BYTE, DEFAULT_CACHE_BYTES
 
 __all__ = ["render_markdown", "render_text", "targets"]
@@ -164,6 +165,13 @@ def _size_lines(entry: dict[str, Any]) -> list[str]:
             for kind, f in fetch.items()
         ]
         lines.append(f"{'':>7} GET /blocks alone: " + ", ".join(parts))
+    not_modified = entry.get("not_modified_s")
+    if not_modified is not None:
+        repeated = entry["delta/best"]["repeated"]["go_s"] / len(SESSION_QUERIES)
+        lines.append(
+            f"{'':>7} a 304 alone (the floor of a search through the kept set): "
+            f"{not_modified * 1000:.2f} ms = {not_modified / repeated:.2f}x Go's repeated search"
+        )
     warm = entry.get("delta/warm", {}).get("warm_s")
     if warm is not None:
         lines.append(f"{'':>7} host.warm() itself: {warm * 1000:.1f} ms (before the first search)")

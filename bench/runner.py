@@ -231,6 +231,19 @@ class Bench:
             raise RuntimeError(f"GET {BLOCKS_PATH}: an empty body")
         return seconds
 
+    def not_modified_only(self) -> float:
+        """A conditional GET /blocks of the Go with the extensions answered 304, alone
+        (kept connection): what a search that reuses its set waits for at least."""
+        client = self.clients["delta"]
+        tag = client.blocks_read().etag
+        start = time.perf_counter()
+        answer = client.blocks_read(etag=tag)
+        seconds = time.perf_counter() - start
+        self.count.bench_reads["delta"] += 2
+        if answer.status != 304:
+            raise RuntimeError(f"GET {BLOCKS_PATH} with its own ETag: {answer.status}, not 304")
+        return seconds
+
     def session(self, name: str, *, go_first: bool, steady: bool = True) -> dict[str, Any]:
         """One bench.session of this kind (``GO/HOW``) in a fresh interpreter."""
         kind, how = name.split("/")
@@ -302,16 +315,19 @@ def _sessions(bench: Bench, rounds: int, size: int) -> dict[str, Any]:
     kinds = [k for k in SESSION_KINDS if size <= DETAIL_SIZE or not k.endswith("/json")]
     samples: dict[str, list[dict[str, Any]]] = {k: [] for k in kinds}
     fetch: dict[str, list[float]] = {kind: [] for kind in GOS}
+    not_modified: list[float] = []
     for r in range(rounds):
         for name in kinds:
             steady = size <= DETAIL_SIZE  # past it, the six once: the targets' rows
             samples[name].append(bench.session(name, go_first=r % 2 == 1, steady=steady))
         for kind in GOS:
             fetch[kind].append(bench.fetch_only(kind))
+        not_modified.append(bench.not_modified_only())
     found: dict[str, Any] = {}
     for name, sessions in samples.items():
         found[name] = _session_figures(sessions)
     found["fetch"] = {kind: {"seconds": _median(v), "samples_s": v} for kind, v in fetch.items()}
+    found["not_modified_s"] = _median(not_modified)
     return found
 
 
