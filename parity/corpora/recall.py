@@ -82,7 +82,8 @@ BLOCKS: tuple[CorpusBlock, ...] = (
     CorpusBlock("empty", "empty block", ""),
     CorpusBlock("no-label", "", "\n   \n\t\r\n  no label here, blank lines first  \nsecond"),
     CorpusBlock("long-line", "long first line", "  " + _LONG_161 + "  \nthe second line"),
-    CorpusBlock("line-160", "line of 160 runes", "\t" + _EXACT_160 + " \r\nafter"),
+    # A blank first line, then 160 runes once trimmed, more before: the line alone is shown.
+    CorpusBlock("line-160", "line of 160 runes", "\n\t" + _EXACT_160 + " \r\nafter"),
     CorpusBlock(
         "snake-case",
         "config_file_name",
