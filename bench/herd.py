@@ -24,17 +24,17 @@ from typing import Any
 
 import httpx
 
-from bench.memory import _reset_hwm, _status_kib
+from bench.memory import DEFAULT_CACHE_BYTES, _reset_hwm, _status_kib
 
 __all__ = ["main"]
 
 
 def _herd_sync(
-    url: str, args: str, callers: int, change: Callable[[], None]
+    url: str, args: str, callers: int, change: Callable[[], None], cache_bytes: int
 ) -> tuple[list[str], dict[str, Any]]:
     from recall import GoTurnHost
 
-    with GoTurnHost(url, timeout=600.0) as host:
+    with GoTurnHost(url, timeout=600.0, cache_bytes=cache_bytes) as host:
         host.exec_tool("recall_search", args)
         found = _changed(change)
         barrier = threading.Barrier(callers)
@@ -49,12 +49,12 @@ def _herd_sync(
 
 
 def _herd_async(
-    url: str, args: str, callers: int, change: Callable[[], None]
+    url: str, args: str, callers: int, change: Callable[[], None], cache_bytes: int
 ) -> tuple[list[str], dict[str, Any]]:
     from recall import AsyncGoTurnHost
 
     async def run() -> tuple[list[str], dict[str, Any]]:
-        async with AsyncGoTurnHost(url, timeout=600.0) as host:
+        async with AsyncGoTurnHost(url, timeout=600.0, cache_bytes=cache_bytes) as host:
             await host.exec_tool("recall_search", args)
             found = _changed(change)
             outputs = await asyncio.gather(
@@ -88,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kind", choices=("sync", "async"), required=True)
     parser.add_argument("--callers", type=int, required=True)
     parser.add_argument("--args", required=True)
+    parser.add_argument("--cache-bytes", type=int, default=DEFAULT_CACHE_BYTES)
     opts = parser.parse_args(argv)
     go = httpx.Client(base_url=opts.url, timeout=600.0, trust_env=False)
     seqs: list[int] = []
@@ -102,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         seqs.append(answer.raise_for_status().json()["seq"])
 
     herd = _herd_sync if opts.kind == "sync" else _herd_async
-    outputs, figures = herd(opts.url, opts.args, opts.callers, change)
+    outputs, figures = herd(opts.url, opts.args, opts.callers, change, opts.cache_bytes)
     answers = go.get("/debug/answers", params={"since": marks[0]}).json()["answers"]
     expected = go.post(
         "/internal/v1/tool/exec", json={"name": "recall_search", "args": opts.args}

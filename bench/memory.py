@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -31,10 +32,22 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
+from typing import Final
 
-__all__ = ["measure"]
+from recall._core import DEFAULT_CACHE_BYTES
+
+__all__ = ["CACHE_PER_JSON_BYTE", "DEFAULT_CACHE_BYTES", "cache_bytes_for", "measure"]
 
 _ROOT = Path(__file__).resolve().parent.parent
+CACHE_PER_JSON_BYTE: Final = {"delta": 1.75, "plain": 2.75}
+"""``cache_bytes`` per byte of the /blocks JSON, as the README sizes it: the kept set
+(compacted against a Go with ETag and deltas, whole otherwise) and its word index."""
+
+
+def cache_bytes_for(json_bytes: int, go: str) -> int:
+    """The ``cache_bytes`` of a host for an archive of ``json_bytes`` served by ``go``
+    (``delta`` or ``plain``): the README's sizing, never below the default."""
+    return max(DEFAULT_CACHE_BYTES, math.ceil(CACHE_PER_JSON_BYTE[go] * json_bytes))
 
 
 def _status_kib(field: str) -> int | None:
@@ -108,6 +121,7 @@ def _child(argv: list[str]) -> int:
     parser.add_argument("--args", required=True)
     parser.add_argument("--mode", choices=("rss", "tracemalloc"), required=True)
     parser.add_argument("--searches", type=int, default=2)
+    parser.add_argument("--cache-bytes", type=int, default=DEFAULT_CACHE_BYTES)
     opts = parser.parse_args(argv)
 
     from recall import GoTurnHost
@@ -116,7 +130,7 @@ def _child(argv: list[str]) -> int:
         tracemalloc.start()
     rss_before = _status_kib("VmRSS")
     traced_before = tracemalloc.get_traced_memory()[0]
-    host = GoTurnHost(opts.base_url, timeout=120.0)
+    host = GoTurnHost(opts.base_url, timeout=120.0, cache_bytes=opts.cache_bytes)
 
     def run() -> str:
         return host.exec_tool("recall_search", opts.args)
@@ -139,7 +153,9 @@ def _child(argv: list[str]) -> int:
     return 0
 
 
-def measure(base_url: str, args: str, mode: str, *, searches: int = 2) -> dict[str, object]:
+def measure(
+    base_url: str, args: str, mode: str, *, searches: int = 2, cache_bytes: int
+) -> dict[str, object]:
     """Run the measuring child for ``mode`` and return what it printed."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_ROOT), env.get("PYTHONPATH")]))
@@ -156,6 +172,8 @@ def measure(base_url: str, args: str, mode: str, *, searches: int = 2) -> dict[s
             mode,
             "--searches",
             str(searches),
+            "--cache-bytes",
+            str(cache_bytes),
         ],
         cwd=_ROOT,
         env=env,

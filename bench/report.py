@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench.memory import CACHE_PER_JSON_BYTE, DEFAULT_CACHE_BYTES
+
 __all__ = ["render_markdown", "render_text", "targets"]
 
 MEMORY_LIMIT = 2.5
@@ -255,6 +257,9 @@ def render_text(results: dict[str, Any]) -> str:
         f"after {results.get('load_after')}",
         f"{config['rounds']} sessions of each kind per size, each in a fresh process; "
         f"seed {config['seed']}",
+        "hosts' cache_bytes as the README sizes it: the JSON times "
+        f"{CACHE_PER_JSON_BYTE['delta']} (Go with deltas) or {CACHE_PER_JSON_BYTE['plain']} "
+        f"(without), {DEFAULT_CACHE_BYTES >> 20} MiB (the default) at least",
         "",
     ]
     for q in config["queries"]:

@@ -53,7 +53,7 @@ from bench import coldstart, machine
 from bench.data import DEFAULT_SEED, QUERIES, SESSION_QUERIES, BlockSpec, Query, generate_blocks
 from bench.decoders import time_decoders
 from bench.gokernel import GoKernel
-from bench.memory import measure
+from bench.memory import cache_bytes_for, measure
 from bench.report import render_markdown, render_text, targets
 from parity.goclient import ARCHIVE_PATH, BLOCKS_PATH, EXEC_PATH, GoClient, GoConnection
 from parity.reference import GoReference, RunningReference
@@ -207,6 +207,8 @@ class Bench:
         self.count = Counter()
         self.clients = {kind: GoClient(go.connection, timeout=TIMEOUT) for kind, go in gos.items()}
         self.log_at = {kind: len(go.requests()) for kind, go in gos.items()}
+        self.body_bytes = 0
+        """The /blocks JSON of the size measured: the children's ``cache_bytes_for``."""
 
     def close(self) -> None:
         for client in self.clients.values():
@@ -236,6 +238,7 @@ class Bench:
         argv += ["--decoder", "json" if how == "json" else "best"]
         argv += (["--go-first"] if go_first else []) + (["--warm"] if how == "warm" else [])
         argv += [] if steady else ["--no-steady"]
+        argv += ["--cache-bytes", str(cache_bytes_for(self.body_bytes, kind))]
         done = subprocess.run(
             argv, cwd=ROOT, env=_child_env(), capture_output=True, text=True, timeout=900
         )
@@ -257,6 +260,7 @@ class Bench:
         """One bench.herd in a fresh interpreter against the Go with the extensions."""
         argv = [sys.executable, "-m", "bench.herd", self.gos["delta"].base_url]
         argv += ["--kind", kind, "--callers", str(callers), "--args", args]
+        argv += ["--cache-bytes", str(cache_bytes_for(self.body_bytes, "delta"))]
         done = subprocess.run(
             argv, cwd=ROOT, env=_child_env(), capture_output=True, text=True, timeout=1800
         )
@@ -434,6 +438,7 @@ def _kernel(bench: Bench, body: bytes, work_dir: Path, golds: dict[str, str]) ->
 def _measure_size(bench: Bench, size: int, work_dir: Path) -> dict[str, Any]:
     cfg = bench.cfg
     body = bench.read("delta")
+    bench.body_bytes = len(body)
     blocks = _blocks_of(body)
     if len(blocks) != size:
         raise RuntimeError(f"the Go serves {len(blocks)} blocks, {size} were archived")
@@ -492,7 +497,8 @@ def _measure_memory(bench: Bench, entry: dict[str, Any], modes: Sequence[str]) -
         "body_bytes": body_bytes,
     }
     for mode in modes:
-        found = measure(go.base_url, query.args(), mode, searches=3)
+        cache_bytes = cache_bytes_for(body_bytes, "delta")
+        found = measure(go.base_url, query.args(), mode, searches=3, cache_bytes=cache_bytes)
         searches = found["searches"]
         assert isinstance(searches, list)
         for n, search in enumerate(searches):

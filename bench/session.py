@@ -44,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     import httpx
 
     from bench.data import SESSION_QUERIES
+    from recall._core import DEFAULT_CACHE_BYTES
 
     parser = argparse.ArgumentParser(prog="python -m bench.session")
     parser.add_argument("url")
@@ -51,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--go-first", action="store_true")
     parser.add_argument("--warm", action="store_true", help="host.warm() before the first")
     parser.add_argument("--no-steady", action="store_true", help="not the six again")
+    parser.add_argument("--cache-bytes", type=int, default=DEFAULT_CACHE_BYTES)
     parser.add_argument("--new-label", default="bench: one new block")
     parser.add_argument(
         "--decoder", choices=("best", "json"), default="best", help="json: as without msgspec"
@@ -64,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     token = os.environ.get(opts.token_env) if opts.token_env else None
 
     started = time.perf_counter()
-    host = recall.GoTurnHost(opts.url, token=token, timeout=300.0)
+    host = recall.GoTurnHost(opts.url, token=token, timeout=300.0, cache_bytes=opts.cache_bytes)
     constructed = time.perf_counter() - started
     warmed = None
     if opts.warm and hasattr(host, "warm"):

@@ -158,6 +158,11 @@ class HostCore:
     index extended); a whole set reuses the blocks whose bytes are unchanged. A bad
     delta is a failed read, and the set is dropped. The set is this host's: one base
     URL, one token.
+
+    Without a shadow (which needs the Blocks), a set with a tag is kept compacted
+    (``BlockSet.compacted``: images and heads, no body) unless the last ``?since=``
+    read was answered with a whole set: a 304 or a delta needs no body, a whole
+    re-read compares its bytes with the kept body's.
     """
 
     def __init__(
@@ -184,6 +189,7 @@ class HostCore:
         self._budget = check_bytes("cache_bytes", cache_bytes)
         self._kept: BlockSet | None = None
         self._said_past_bound = False
+        self._whole_since = False  # the last ?since= read was answered with a whole set
         self._flight: Flight | None = None
         self._flight_lock = threading.Lock()
         self._searcher = Searcher(self._budget)
@@ -344,6 +350,11 @@ class HostCore:
             if isinstance(exc.__cause__, BadDelta) and self._kept is kept:
                 self._kept = None  # never used again
             raise
+        if self.shadow is None and answer.status == 200:
+            if sent is not None:  # a whole set is complete, a delta's compacted
+                self._whole_since = blocks.complete
+            if blocks.complete and blocks.tag is not None and not self._whole_since:
+                blocks = blocks.compacted()  # a 304 or a delta comes next: no body to compare
         self._kept = self._keepable(blocks)
         return blocks, blocks is kept or 2 * blocks.reused >= len(blocks)
 

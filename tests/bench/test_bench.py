@@ -7,6 +7,7 @@ figure it reports is a positive time with its ratio, and that it compares output
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -16,11 +17,14 @@ import pytest
 
 from bench.data import QUERIES, SESSION_QUERIES, generate_blocks
 from bench.gokernel import parse_ns_per_op
+from bench.memory import CACHE_PER_JSON_BYTE, DEFAULT_CACHE_BYTES, cache_bytes_for
 from bench.report import targets
 from bench.runner import SESSION_CALLS, SESSION_KINDS, ParityFailure, check_parity, parse_args
 from parity.errors import GoReferenceError
 from parity.fixtures.go import go_unavailable
 from parity.reference import go_executable
+from recall._index import Searcher
+from tests.recall.mockgo import MockGo, go_body
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -143,3 +147,36 @@ def test_quick_bench_runs_reports_ratios_and_checks_parity(tmp_path: Path) -> No
         "first search in a fresh process",
         "make parity",
     }
+
+
+@pytest.mark.parametrize(
+    ("go", "options"),
+    [("delta", {"deltas": True}), ("plain", {}), ("plain", {"etag": True})],
+    ids=["go-with-deltas", "go-without", "go-with-etag-only"],
+)
+def test_cache_bytes_sized_as_the_readme_says_keeps_the_set_and_its_index(
+    go: str, options: dict[str, bool]
+) -> None:
+    """The sizing the bench gives its hosts past the default (``CACHE_PER_JSON_BYTE``), over
+    the bench's blocks: the set is kept, through a change, with its index. 3,000 blocks:
+    an index's share of the JSON only falls with more."""
+    items = [(seq, b.label, b.content) for seq, b in enumerate(generate_blocks(3001), 1)]
+    body = go_body(items[:-1])
+    budget = math.ceil(CACHE_PER_JSON_BYTE[go] * len(body))  # the rule without its floor
+    assert cache_bytes_for(len(body), go) == DEFAULT_CACHE_BYTES  # the floor, at this size
+    mock = MockGo(body, **options)
+    with mock.host("sync", cache_bytes=budget) as host:
+        core = host.host._core
+        core._searcher = Searcher(budget, index_cost=0)  # indexed as soon as searched again
+        for at, query in enumerate([*SESSION_QUERIES, *SESSION_QUERIES[:2]]):
+            if at == len(SESSION_QUERIES):
+                mock.body = go_body(items)  # one block archived
+            host.exec_tool("recall_search", query.args())
+            kept = core._kept
+            assert kept is not None
+            if mock.kinds[-1] != "full":  # a whole re-read of a compacted set: a new lineage
+                assert at == 0 or core._searcher.index_of(kept) is not None
+            assert kept.size + core._searcher.held <= budget
+        assert core._searcher.index_of(kept) is not None
+        assert kept.complete == (options != {"deltas": True})  # whole where a re-read may come
+    assert mock.kinds[len(SESSION_QUERIES)] == ("delta" if options.get("deltas") else "full")

@@ -25,6 +25,7 @@ import pytest
 from parity.fixtures.go import FreshGo
 from parity.reference import RunningReference
 from recall import AsyncGoTurnHost, GoTurnHost
+from recall._core import DEFAULT_CACHE_BYTES
 from recall._protocol import BLOCKS_PATH, EXEC_PATH
 
 from .faultserver import Behaviour, FaultServer, Received, respond
@@ -92,12 +93,16 @@ def test_16_threads_share_one_read_per_change(fresh_go: FreshGo) -> None:
 
 
 @pytest.mark.go
-def test_50_tasks_share_one_read_per_change(fresh_go: FreshGo) -> None:
+@pytest.mark.parametrize("cache_bytes", [DEFAULT_CACHE_BYTES, 1], ids=["kept", "past-cache-bytes"])
+def test_50_tasks_share_one_read_per_change(fresh_go: FreshGo, cache_bytes: int) -> None:
+    """Past ``cache_bytes`` (nothing kept: each read is whole) the tasks still share one."""
     go = seeded(fresh_go)
     recording = Recording()
 
     async def run() -> None:
-        async with AsyncGoTurnHost(go.base_url, transport=recording) as host:
+        async with AsyncGoTurnHost(
+            go.base_url, transport=recording, cache_bytes=cache_bytes
+        ) as host:
             for change in [lambda: None, *changes(go)]:
                 await asyncio.to_thread(change)
                 expected = [go.exec_tool("recall_search", q) for q in QUERIES]
@@ -106,6 +111,7 @@ def test_50_tasks_share_one_read_per_change(fresh_go: FreshGo) -> None:
                     *(host.exec_tool("recall_search", QUERIES[n % 4]) for n in range(TASKS))
                 )
                 assert outputs == [expected[n % 4] for n in range(TASKS)]
+                assert (host._core._kept is None) == (cache_bytes == 1)
                 assert full_reads(recording, since) == 1
                 assert len(recording.reads) - since == 1  # tasks on one loop: all at once
                 assert len(bodies_served(go, mark)) == 1
