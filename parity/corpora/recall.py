@@ -1,6 +1,6 @@
 """The recall corpus: the blocks and calls that the golden journal records from Go.
 
-It covers every bullet of the contract's "golden journal" section: 36 readable
+It covers every bullet of the contract's "golden journal" section: 38 readable
 blocks (accents and Unicode case, HTML tags and entities, an empty block, long
 first lines, twenty-five similar blocks, code points of Unicode 16 and 17) plus a
 locked one, and the calls of both tools: those whose outputs differ between the
