@@ -1,35 +1,22 @@
 """``parity adopt FILE.jsonl``: the shadow's divergences as recall corpus cases, shrunk.
 
-A host with ``shadow=Shadow(...)`` reports each divergence it finds on live traffic;
-written with ``Divergence.to_json(include_private_data=True)`` to a file that stays on
-the operator's machine (the format: ``docs/divergences.md``), a file of them becomes
-corpus cases here. Each divergence is first shrunk (``parity.shrink``) against the
-port and a Go (the reference, or ``--go-url``) to a minimal case that still diverges:
-the fewest blocks, lines, words and characters, the rest filler; only that case is
-written, and its ``note`` says what was shrunk and how much is left. A divergence
-that Go does not reproduce is said so and left out (``--keep-unreproduced``: adopted
-as it was, unshrunk, users' text included). With the reference, that means the
-production Go behaves unlike the reference: a finding of its own.
-
-The case's blocks and its call, whose args cite those blocks as ``{{seq:NAME}}``:
-blocks already in the corpus (same label and content) are reused, as long as that
-keeps the blocks' order (the corpus archives its blocks in order, and a search ranks
-equal scores by seq); the others are added in seq order, after every existing block.
-A call already in the corpus (same tool, same args) is not added again.
-
-The cases are printed, ready to paste; with ``--write`` they are written into
-``parity/corpora/recall_adopted.py`` (or ``--module PATH``), which the recall corpus
-appends. Then `make golden` records Go's answers for them (`parity review` accepts
-the new recording), and the replay fails until the port answers as Go does.
-
-Exit status: 0 done (nothing new included), 2 on a bad file (a line that is not a
-divergence, said with its line number, a truncated last line included) or a Go that
-cannot be reached.
+The file holds ``Divergence.to_json(include_private_data=True)`` lines
+(``docs/divergences.md``). Each divergence is shrunk (``parity.shrink``) against the
+port and a Go (the reference, or ``--go-url``) to a minimal case that still diverges,
+its ``note`` saying what was shrunk; one Go does not reproduce is left out
+(``--keep-unreproduced``: adopted unshrunk), which against the reference means the
+production Go behaves unlike it. A case's call cites its blocks as ``{{seq:NAME}}``:
+corpus blocks with the same label and content are reused where that keeps their
+order (equal scores rank by seq), the others added after every existing block; a call
+already in the corpus is not added again. The cases are printed, or with ``--write``
+written into ``parity/corpora/recall_adopted.py`` (``--module PATH``); then
+``make golden`` records Go's answers. Exit 0 done, 2 a bad file (the line said) or no Go.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import importlib.util
 import os
@@ -340,21 +327,14 @@ def run_adopt(
         cases = {c.case for c in calls}
         calls += [c for c in written[1] if c.case not in cases]
     print(f"{path}: {len(divergences)} divergences", file=out)
-    if go is None:
-        from parity.reference import GoReference
+    with contextlib.ExitStack() as stack:
+        reference = go is None
+        if go is None:
+            from parity.reference import GoReference
 
-        with GoReference().start() as reference:
-            divergences, notes = shrunk_divergences(
-                divergences,
-                reference.connection,
-                blocks,
-                keep=keep_unreproduced,
-                reference=True,
-                out=out,
-            )
-    else:
+            go = stack.enter_context(GoReference().start()).connection
         divergences, notes = shrunk_divergences(
-            divergences, go, blocks, keep=keep_unreproduced, reference=False, out=out
+            divergences, go, blocks, keep=keep_unreproduced, reference=reference, out=out
         )
     adoption = adopt(divergences, blocks, calls, notes=notes)
     print(adoption.source(), file=out)

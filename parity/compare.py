@@ -1,35 +1,15 @@
 """Comparing two journals of one corpus: what changed, modulo the seqs each Go assigned.
 
-The one comparison behind ``parity record --check`` (drift), ``parity record`` (what a
-new recording changes), ``parity diff`` and ``parity review``.
-
-Two recordings of a corpus name the same blocks, and each Go gave them its own seqs
-(a production Go's sequence need not start where the reference's does). The
-comparison maps one recording onto the other through the block names
-(``Journal.seqs``), and only where a seq stands:
-
-- in an output, where the corpus says its tool prints one (``Corpus.printed_seqs``:
-  a block's header, an id quoted back from the args' ``{{seq:NAME}}``), never by
-  looking for digits (a block's content may say ``r7``);
-- in a read ``block?seq=N``, when ``N`` is a block's seq in its recording;
-- in the blocks, compared by name; in the args, both resolved from the corpus's template.
-
-Everything else is compared byte for byte: a Go that prints a wrong seq, or the
-right seq with another block, has changed. A case whose args cite a seq as plain
-digits (``CorpusCall.literal_seqs``) that is not the same block (or no block) in both
-recordings is not comparable, and is listed as such.
-
-What a Go cannot report is "not recorded", never a change: its reads (``null``, a Go
-without ``/debug/reads``) and its versions (``"unknown"``, a Go without
-``/debug/version``). The kind of instance (reference or live) is not a change either.
-
-Written by hand, not on deepdiff: the same comparison as a ``DeepDiff`` of each
-recording's canonical view (custom operators for what one Go did not record and for
-outputs and reads compared whole, the structure found from the tree's paths) passes
-the same tests but is no shorter (eight lines more) and 10 to 30 times slower:
-275 to 890 ms against 25 to 30 ms for the 193 calls of the golden journal, measured
-with ``timeit`` (the same, 20 outputs changed, another seq base). The part that needs
-thought, the seq mapping, is this module's either way.
+The one comparison behind ``parity record`` (``--check``: drift), ``diff`` and ``review``.
+Seqs are mapped through the block names (``Journal.seqs``), and only where a seq stands:
+in an output where the corpus says its tool prints one (``Corpus.printed_seqs``, never
+by looking for digits), in a read ``block?seq=N``, in the blocks (compared by name) and
+the args (both resolved from the corpus's template). Everything else is compared byte
+for byte. A case whose args cite a seq as digits (``CorpusCall.literal_seqs``) naming
+other blocks in the two recordings is not comparable. What a Go cannot report (reads
+``null``, versions ``"unknown"``) and the instance kind are notes, never a change.
+Written by hand: deepdiff measured no shorter and 10 to 30 times slower
+(docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -70,9 +50,6 @@ class _Recording:
         self.names = {str(seq): name for name, seq in journal.seqs.items()}
         self.labels = {b.seq: b.label for b in journal.blocks}
         self.calls = {c.case: c for c in journal.calls}
-
-    def name_of(self, seq: int) -> str | None:
-        return self.names.get(str(seq))
 
     def template(self, call: JournalCall, wanted: CorpusCall | None) -> str | None:
         """The corpus's args template for ``call``, when its args are that template
@@ -132,15 +109,12 @@ class _Recording:
                 merged.append(part)
         return tuple(merged)
 
-    def can_render(self, canonical: _Canonical) -> bool:
-        """Whether every block ``canonical`` names has a seq here."""
-        return all(p.name in self.journal.seqs for p in canonical if isinstance(p, _Name))
-
-    def render(self, canonical: _Canonical) -> str:
-        """A canonical text with this recording's seqs."""
-        return "".join(
-            str(self.journal.seqs[p.name]) if isinstance(p, _Name) else p for p in canonical
-        )
+    def render(self, canonical: _Canonical, raw: str) -> str:
+        """A canonical text with this recording's seqs (``raw`` where one has none)."""
+        seqs = self.journal.seqs
+        if not all(p.name in seqs for p in canonical if isinstance(p, _Name)):
+            return raw
+        return "".join(str(seqs[p.name]) if isinstance(p, _Name) else p for p in canonical)
 
 
 @dataclass(frozen=True)
@@ -268,14 +242,11 @@ class Drift:
         if output is not None:
             call = dataclasses.replace(call, output=output)
 
-        def mapped(canonical: _Canonical, raw: str) -> str:
-            return old.render(canonical) if old.can_render(canonical) else raw
-
         printed = new.output(call, new.template(call, _corpus_call(self.corpus, case)))
         reads = None
         if call.reads is not None:
-            reads = tuple(map(mapped, new.reads(call.reads), call.reads))
-        return dataclasses.replace(call, output=mapped(printed, call.output), reads=reads)
+            reads = tuple(map(old.render, new.reads(call.reads), call.reads))
+        return dataclasses.replace(call, output=old.render(printed, call.output), reads=reads)
 
 
 def _corpus_call(corpus: Corpus | None, case: str) -> CorpusCall | None:
@@ -303,34 +274,35 @@ def _seq_note(old: Journal, new: Journal) -> tuple[tuple[int, int] | None, bool]
 
 def _blocks(old: _Recording, new: _Recording) -> tuple[str, ...]:
     def by_name(r: _Recording) -> dict[str, tuple[str, str]]:
-        return {r.name_of(b.seq) or f"seq {b.seq}": (b.label, b.content) for b in r.journal.blocks}
+        return {
+            r.names.get(str(b.seq)) or f"seq {b.seq}": (b.label, b.content)
+            for b in r.journal.blocks
+        }
 
     a, b = by_name(old), by_name(new)
     return tuple(n for n in [*a, *(n for n in b if n not in a)] if a.get(n) != b.get(n))
 
 
-def _versions(old: Journal, new: Journal) -> tuple[list[str], list[str], list[str]]:
-    """The versions both reported that differ; those the old, the new could not report."""
-    differ: list[str] = []
-    unknown_old = [k for k in VERSION_KEYS if getattr(old.recorded_by, k) == UNKNOWN]
-    unknown_new = [k for k in VERSION_KEYS if getattr(new.recorded_by, k) == UNKNOWN]
-    for key in VERSION_KEYS:
-        a, b = getattr(old.recorded_by, key), getattr(new.recorded_by, key)
-        if a != b and UNKNOWN not in (a, b):
-            differ.append(f"recorded_by.{key} ({a} -> {b})")
-    return differ, unknown_old, unknown_new
+def _versions(old: Journal, new: Journal) -> list[str]:
+    """The versions both reported that differ."""
+    pairs = [(k, getattr(old.recorded_by, k), getattr(new.recorded_by, k)) for k in VERSION_KEYS]
+    return [
+        f"recorded_by.{k} ({a} -> {b})" for k, a, b in pairs if a != b and UNKNOWN not in (a, b)
+    ]
+
+
+def _unknown(journal: Journal) -> tuple[str, ...]:
+    """The version keys ``journal`` has as ``"unknown"``."""
+    return tuple(k for k in VERSION_KEYS if getattr(journal.recorded_by, k) == UNKNOWN)
 
 
 def _literal_mismatch(call: CorpusCall | None, old: _Recording, new: _Recording) -> str | None:
     """Why ``call`` means different things in the two recordings, if it does."""
     for seq in call.literal_seqs if call is not None else ():
-        a, b = old.name_of(seq), new.name_of(seq)
+        a, b = old.names.get(str(seq)), new.names.get(str(seq))
         if a != b:
-
-            def what(name: str | None) -> str:
-                return "no block" if name is None else f"block {name!r}"
-
-            return f"its args cite seq {seq} as digits: {what(a)} in the old, {what(b)} in the new"
+            a, b = ("no block" if n is None else f"block {n!r}" for n in (a, b))
+            return f"its args cite seq {seq} as digits: {a} in the old, {b} in the new"
     return None
 
 
@@ -343,7 +315,6 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
     other = [] if old.corpus == new.corpus else [f"corpus ({old.corpus} -> {new.corpus})"]
     if list(old.seqs) != list(new.seqs):
         other.append("seqs (the block names differ)")
-    differ, unknown_old, unknown_new = _versions(old, new)
     first_seqs, shifted = _seq_note(old, new)
 
     changes: list[CaseChange] = []
@@ -375,8 +346,8 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
             changes.append(CaseChange(call.case, tuple(what)))
 
     not_recorded: dict[str, tuple[str, ...]] = {}
-    for side, reads, keys in (("old", reads_old, unknown_old), ("new", reads_new, unknown_new)):
-        missing = ((f"the reads of {reads} calls",) if reads else ()) + tuple(keys)
+    for side, reads, journal in (("old", reads_old, old), ("new", reads_new, new)):
+        missing = ((f"the reads of {reads} calls",) if reads else ()) + _unknown(journal)
         if missing:
             not_recorded[side] = missing
     added = tuple(c.case for c in new.calls if c.case not in o.calls)
@@ -392,7 +363,7 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
         added=added,
         removed=removed,
         blocks=_blocks(o, n),
-        other=tuple(other + differ),
+        other=(*other, *_versions(old, new)),
         first_seqs=first_seqs,
         shifted=shifted,
         not_recorded=not_recorded,

@@ -9,7 +9,6 @@ B's seqs written as A's, where they first differ, and the reads when they change
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 from pathlib import Path
 
 from parity import journal as journal_mod
@@ -26,12 +25,6 @@ __all__ = [
     "explain",
     "run",
 ]
-
-
-def _reads_text(reads: Sequence[str] | None) -> str:
-    if reads is None:
-        return "not recorded"
-    return "[" + ", ".join(reads) + "]" if reads else "none"
 
 
 CASES_SHOWN = 10
@@ -64,8 +57,8 @@ def case_report(
     else:
         parts.append(f"READS CHANGED {case}\n  tool: {raw.tool}\n  args: {report.inline(raw.args)}")
     if before.reads != after.reads and None not in (before.reads, after.reads):
-        parts.append(f"  reads in {old_name}: {_reads_text(before.reads)}")
-        parts.append(f"  reads in {new_name}{seqs_note}: {_reads_text(after.reads)}")
+        parts.append(f"  reads in {old_name}: {report.reads_text(before.reads)}")
+        parts.append(f"  reads in {new_name}{seqs_note}: {report.reads_text(after.reads)}")
     return "\n".join(parts)
 
 

@@ -41,10 +41,7 @@ class ParityError(Exception):
 
 
 class JournalError(ParityError):
-    """A journal is malformed, fails its integrity check, or cannot be written.
-
-    The message names the file, and the case and the field when they are known.
-    """
+    """A journal is malformed, fails its digests, or cannot be written (file, case, field)."""
 
     def __init__(
         self,
@@ -84,11 +81,8 @@ class GoReferenceError(ParityError):
 
 
 class GoClientError(ParityError):
-    """A request to a Go failed, or the options to reach one are unusable.
-
-    The message names the request and the Go (never its token); ``status`` is the
-    HTTP status when the Go answered one other than the route's.
-    """
+    """A request to a Go failed, or the options to reach one are unusable; ``status``:
+    the HTTP status, when the Go answered another than the route's."""
 
     def __init__(self, message: str, *, status: int | None = None) -> None:
         super().__init__(message)

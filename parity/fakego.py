@@ -1,33 +1,15 @@
 """A fake Go: a journal's archive served on loopback, encoded as Go encodes JSON.
 
-One ``pytest_httpserver.HTTPServer`` (usable outside pytest) answers the contract's
-read routes from a journal:
-
-- ``GET /internal/v1/recall/block?seq=N``: the block, or 404 ``{"error":"not found"}``;
-  400 when ``seq`` is missing or not a decimal int64, as Go answers;
-- ``GET /internal/v1/recall/blocks``: ``{"blocks": [...]}``;
-- ``POST /internal/v1/tool/exec``: in ``archive`` mode 500, so a fallback cannot hide a
-  divergence; in ``fallback`` mode the recorded output of that exact (name, args),
-  while the two read routes answer 500.
-
-``conditional`` mode is ``archive`` with the contract's extension on ``/blocks``:
-every 200 carries a strong ETag (``"fake-"`` and 16 hex digits of the body's
-SHA-256, so that it names that set and no other), and a read whose
-``If-None-Match`` names it (a list of tags, ``*``, weak comparison, as the Go
-reference reads it) is answered 304 with the tag and no body.
-
-``delta`` mode is ``conditional`` with the incremental reads: the fake serves a set
-(the journal's, or one that ``stage`` gives it) under a tag of its own, remembers
-every set it tagged, and answers ``/blocks?since=<tag>`` as the contract says: 304
-for the current tag, ``{"since", "blocks", "gone"}`` from a set it tagged, the full
-body for any other tag. A ``since`` whose tag the request's ``If-None-Match`` does not
-name is a request the fake was not set up for.
-
-Each ``Served`` request names the archive read it is (``Served.read``), in the form
-the journal records Go's reads: ``"block?seq=N"`` and ``"blocks"``.
-
-Any other request is one the fake was not set up for: ``check()`` raises
-``FakeGoError`` for it, as for a ``/tool/exec`` body it has no output for::
+One ``pytest_httpserver.HTTPServer`` answers the contract's routes from a journal, per
+``Mode``: ``archive`` serves ``/block?seq=N`` (404 ``{"error":"not found"}``, 400 for a
+missing or non-int64 ``seq``, as Go) and ``/blocks``, with ``/tool/exec`` a 500 so no
+fallback hides a divergence; ``conditional`` adds a strong ETag on ``/blocks`` (``"fake-"``
+and 16 hex digits of the body's SHA-256) and a 304 when ``If-None-Match`` names it (as
+the Go reference reads it); ``delta`` serves a set (the journal's, or ``stage``'s) under
+a tag of its own and answers ``?since=<tag>`` as the contract says; ``fallback`` answers
+``/tool/exec`` with the recorded output of that exact call, and the reads with 500.
+``Served.read`` names each request as the journal names Go's reads. ``check()`` raises
+``FakeGoError`` for any request the fake was not set up for::
 
     with FakeGo(journal) as go:
         GoTurnHost(go.base_url).exec_tool("recall", '{"id": "r1000"}')
@@ -154,7 +136,7 @@ class FakeGo:
         self.journal = journal
         self.mode: Mode = mode
         self._blocks = {b.seq: b for b in journal.blocks}
-        self._blocks_body = go_json({"blocks": [_block_obj(b) for b in journal.blocks]})
+        self._blocks_body = blocks_body(journal.blocks)
         self.etag = '"fake-' + hashlib.sha256(self._blocks_body).hexdigest()[:16] + '"'
         """The strong ETag of the blocks in ``conditional`` mode."""
         self._tagged: dict[str, dict[int, JournalBlock]] = {}  # every set delta mode served
@@ -262,10 +244,6 @@ class FakeGo:
         extra = [JournalBlock(top + k % 3 + i, f"stale {k}", f"stale block {i}") for i in (1, 2)]
         return kept + extra
 
-    def expected_output(self, tool: str, args: str) -> str | None:
-        """The recorded output served in fallback mode for this call, if any."""
-        return self._outputs.get((tool, args))
-
     # --- handlers ---------------------------------------------------------------------
 
     def _respond(self, status: int, value: Any) -> Response:
@@ -296,14 +274,10 @@ class FakeGo:
 
         if self.mode == "delta":
             return self._delta_blocks(request)
-        if self.mode != "conditional":
-            return Response(self._blocks_body, status=200, content_type="application/json")
-        headers = {"ETag": self.etag}
-        if names_tag(request.headers.getlist("If-None-Match"), self.etag):
+        headers = {"ETag": self.etag} if self.mode == "conditional" else {}
+        if headers and names_tag(request.headers.getlist("If-None-Match"), self.etag):
             return Response(status=304, headers=headers)
-        return Response(
-            self._blocks_body, status=200, content_type="application/json", headers=headers
-        )
+        return Response(self._blocks_body, content_type="application/json", headers=headers)
 
     def _delta_blocks(self, request: Request) -> Response:
         from werkzeug import Response

@@ -1,19 +1,19 @@
 """Stateless differential fuzzing: the port's hosts against a live Go, with Hypothesis.
 
-Each example of :func:`fuzz_reference` draws a block set and a pool of calls, archives
-the blocks into a Go a few at a time, then locks their memories one after the other
-(:func:`archives`), and over each archive plays the pool through a fresh host (either
-kind, with or without its cache; a Go with or without conditional reads) and through the
-Go's own tool code, byte for byte, with no fallback on ``/tool/exec`` (the host's
-transport and the Go's log both checked). A call already compared over the same archive
-is not played again. A divergence shrinks to a ready corpus case. :func:`fuzz_go_url`
-reads a running Go's archive instead, read only; :mod:`parity.stateful` is the other
-fuzzer. The profiles ``ci`` (derandomized, bounded) and ``dev`` are registered on import.
+An example of :func:`fuzz_reference` draws blocks and a pool of calls, archives the
+blocks a few at a time then locks them one after the other (:func:`archives`), and over
+each archive plays the pool through a fresh host (either kind, any cache; a Go with or
+without conditional reads) and Go's own tools: the outputs byte for byte, no fallback
+(the host's transport and the Go's log both checked), a call compared once per archive.
+A divergence shrinks to a ready corpus case. :func:`fuzz_go_url` reads a running Go's
+archive, read only. The profiles ``ci`` (derandomized, bounded) and ``dev`` are
+registered on import.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
 import re
@@ -417,41 +417,33 @@ def fuzz_go_url(
     stats = stats if stats is not None else FuzzStats()
     chosen = fuzz_settings(base or profile(), examples, seconds, seed_value)
     clock = Clock.of(seconds, shrink_seconds)
-    go = GoClient(connection)
-    loop = asyncio.Runner()
-    try:
+    with contextlib.ExitStack() as stack:
+        go = stack.enter_context(GoClient(connection))
+        loop = stack.enter_context(asyncio.Runner())
         blocks = [(b.seq, BlockSpec(b.label, b.content)) for b in go.blocks()]
         host = Host(
             HostSpec(), connection, Recording(), loop=loop, unicode_version=probe(connection)
         )
-    except BaseException:
-        go.close()
-        loop.close()
-        raise
-    seqs = [seq for seq, _ in blocks]
-    words = words_of(t for _, b in blocks for t in (b.label, b.content))
-    state = state_key(blocks)
+        stack.callback(host.close)
+        seqs = [seq for seq, _ in blocks]
+        words = words_of(t for _, b in blocks for t in (b.label, b.content))
+        state = state_key(blocks)
 
-    @chosen
-    @given(batch=st.lists(calls(seqs, words), min_size=1, max_size=CALLS_PER_EXAMPLE))
-    def fuzz_against_go_url(batch: list[tuple[str, str]]) -> None:
-        with clock.example(stats):
-            for tool, args in batch:
-                try:
-                    expected = go.exec_tool(tool, replace_surrogates(args))
-                except HARNESS_ERRORS as exc:
-                    raise Abort(exc) from exc
-                played = host.play(tool, args)
-                stats.count(state, tool, args)
-                reasons = verdict(played, expected)
-                if reasons:
-                    divergence = static_divergence(played, expected, reasons, blocks, None)
-                    diverged(divergence, stats, clock)
+        @chosen
+        @given(batch=st.lists(calls(seqs, words), min_size=1, max_size=CALLS_PER_EXAMPLE))
+        def fuzz_against_go_url(batch: list[tuple[str, str]]) -> None:
+            with clock.example(stats):
+                for tool, args in batch:
+                    try:
+                        expected = go.exec_tool(tool, replace_surrogates(args))
+                    except HARNESS_ERRORS as exc:
+                        raise Abort(exc) from exc
+                    played = host.play(tool, args)
+                    stats.count(state, tool, args)
+                    reasons = verdict(played, expected)
+                    if reasons:
+                        divergence = static_divergence(played, expected, reasons, blocks, None)
+                        diverged(divergence, stats, clock)
 
-    try:
         run_test(fuzz_against_go_url, stats, seed_value, _size)
-    finally:
-        host.close()
-        go.close()
-        loop.close()
     return stats

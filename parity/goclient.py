@@ -1,24 +1,19 @@
 """One client for a Go's HTTP API, used by everything in the harness and bench that talks to a Go.
 
-The routes are written here and nowhere else: the contract's (``archive``, ``block``,
-``blocks``, ``tool/exec``) and the Go reference's debug routes (``requests``,
-``reads``, ``version``, ``lock``, ``reset``, and the batches ``archive_many`` and
-``exec_many``). A debug request is also a :class:`DebugRequest` (``lock_request``,
-``log_request``, ``archive_request``, ``outputs_request``): :meth:`GoClient.batch` sends
-several in one ``POST /debug/batch``. How to reach a Go is one frozen
-``GoConnection`` (base URL, token, TLS files), built once: it builds the
-one ``ssl.SSLContext`` its clients share. ``connection_from_options`` reads the
-token (``$PARITY_GO_TOKEN``) and the TLS files (flags, else ``$PARITY_GO_CA``,
-``$PARITY_GO_CERT``, ``$PARITY_GO_KEY``); nothing else reads them::
+The routes are written here and nowhere else: the contract's and the Go reference's
+debug routes; a debug request is also a :class:`DebugRequest`, and
+:meth:`GoClient.batch` sends several in one ``POST /debug/batch``. How to reach a Go is
+one frozen ``GoConnection`` (base URL, token, TLS files, the one ``ssl.SSLContext`` its
+clients share); ``connection_from_options`` alone reads the options and
+``$PARITY_GO_TOKEN``, ``$PARITY_GO_CA``, ``$PARITY_GO_CERT``, ``$PARITY_GO_KEY``::
 
     with GoClient(GoConnection("https://go.internal:8443", token=..., ca=ca)) as go:
         seq = go.archive("label", "content")
         output = go.exec_tool("recall", f'{{"id": "r{seq}"}}')
 
-Every failure is a ``GoClientError`` (a ``ParityError``: the CLI exits 2) that says
-which request failed and why; the token never appears in a message, a repr or an
-exception. The client reads nothing from the environment (``trust_env=False``: no
-proxy, no ``.netrc``) and follows no redirect.
+Every failure is a ``GoClientError`` naming the request and why; the token appears in
+no message or repr. The client takes nothing from the environment (``trust_env=False``)
+and follows no redirect.
 """
 
 from __future__ import annotations
@@ -122,14 +117,9 @@ class BlocksAnswer:
 
 @dataclass(frozen=True, repr=False)
 class GoConnection:
-    """How to reach one Go: base URL, token, TLS files; checked when built.
-
-    ``ca`` is the CA that signed an https Go's certificate (default: the system's
-    store); ``cert`` and ``key`` are a client certificate for a Go that requires one
-    (``key`` may be left out when ``cert`` holds it). The ``ssl_context`` is built
-    here, once, and shared by every client of this connection; ``url`` is the base URL
-    as messages show it.
-    """
+    """How to reach one Go, checked when built: base URL, token, the CA of an https Go
+    (default: the system's store), a client ``cert`` and its ``key`` (unless ``cert``
+    holds it); ``ssl_context`` is built once for all its clients, ``url`` is as shown."""
 
     base_url: str
     token: str | None = None
@@ -232,27 +222,16 @@ def add_go_options(add: Callable[..., object], *, prefix: str = "--go", url_help
     ``add_argument`` or pytest's ``addoption``); ``connection_from_options`` reads them.
     """
     add(f"{prefix}-url", metavar="URL", default=None, help=url_help)
-    add(
-        f"{prefix}-ca",
-        metavar="PEM",
-        default=None,
-        help=f"with an https:// {prefix}-url: the CA that signed the Go's certificate "
+    helps = {
+        "ca": f"with an https:// {prefix}-url: the CA that signed the Go's certificate "
         f"(default ${CA_ENV}, else the system's CA store; the client takes no proxy "
         "and no httpx setting from the environment, so an internal CA must be given here)",
-    )
-    add(
-        f"{prefix}-cert",
-        metavar="PEM",
-        default=None,
-        help=f"a client certificate, for a Go that requires one (default ${CERT_ENV})",
-    )
-    add(
-        f"{prefix}-key",
-        metavar="PEM",
-        default=None,
-        help=f"the client certificate's unencrypted key, unless {prefix}-cert holds it "
+        "cert": f"a client certificate, for a Go that requires one (default ${CERT_ENV})",
+        "key": f"the client certificate's unencrypted key, unless {prefix}-cert holds it "
         f"(default ${KEY_ENV})",
-    )
+    }
+    for name, text in helps.items():
+        add(f"{prefix}-{name}", metavar="PEM", default=None, help=text)
 
 
 def connection_from_options(
@@ -410,12 +389,8 @@ def outputs_request(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]
 
 
 class GoClient:
-    """Every route of a Go, over one persistent ``httpx.Client``.
-
-    A method returns what the route answers, checked (types, fields); anything else
-    (no answer, TLS refused, another status, a body that is not the route's JSON) is
-    a ``GoClientError`` naming the request, with ``.status`` when the Go answered.
-    """
+    """Every route of a Go, over one ``httpx.Client``: what a route answers, checked, or a
+    ``GoClientError`` naming the request (``.status`` when the Go answered)."""
 
     def __init__(self, connection: GoConnection, *, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.connection = connection
@@ -568,34 +543,28 @@ class GoClient:
     # -- the Go reference's debug routes ----------------------------------------------
 
     def requests(self, *, since: int | None = None) -> list[str]:
-        """The Go's request log (``GET /debug/requests``): ``"METHOD /path?query"``, in
-        order; ``since`` as :func:`log_request` says.
-        """
+        """The Go's request log: ``"METHOD /path?query"`` (:func:`log_request`)."""
         return self.run(log_request("requests", since=since))
 
     def reads(self, *, since: int | None = None) -> list[str]:
-        """Every archive read the Go's tools made (``GET /debug/reads``): ``"blocks"``,
-        ``"block?seq=N"``, in order; ``since`` as for ``requests``.
-        """
+        """The archive reads the Go's tools made: ``"blocks"``, ``"block?seq=N"``."""
         return self.run(log_request("reads", since=since))
 
     def version(self) -> dict[str, str]:
-        """The Go's versions (``GET /debug/version``): go_version, unicode_version, goos,
-        goarch; the string fields of the answer.
-        """
+        """The string fields of ``GET /debug/version`` (go_version, unicode_version, ...)."""
         doc = self._call("GET", VERSION_PATH)
         return {k: v for k, v in doc.items() if isinstance(v, str)}
 
     def archive_many(self, blocks: Iterable[tuple[str, str, bool]]) -> list[int]:
-        """Archive blocks in one request (:func:`archive_request`); their seqs."""
+        """:func:`archive_request`, sent alone."""
         return self.run(archive_request(blocks))
 
     def exec_many(self, calls: Iterable[tuple[str, str]]) -> list[str]:
-        """The Go's own outputs for tool calls, in one request (:func:`outputs_request`)."""
+        """:func:`outputs_request`, sent alone."""
         return self.run(outputs_request(calls))
 
     def lock(self, seq: int, *, locked: bool = True) -> None:
-        """Lock (``locked=False``: unlock) the memory of block ``seq`` (``POST /debug/lock``)."""
+        """:func:`lock_request`, sent alone."""
         self.run(lock_request(seq, locked=locked))
 
     def run(self, request: DebugRequest[T]) -> T:

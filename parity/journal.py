@@ -1,27 +1,13 @@
 """The golden journal: the only module that reads or writes one.
 
-A journal is what the recorder saw a Go instance do with a corpus: the blocks as
-``GET /internal/v1/recall/blocks`` served them, and each call with its raw args text,
-the exact output of ``POST /internal/v1/tool/exec``, and the archive reads Go's tool
-made for it (as ``GET /debug/reads`` listed them). Digests, checked on load, cover
-everything the replay reads, so a hand edit or a lost entry is a damaged journal
-(exit 2), never reported as a port failure:
-
-- a block's ``sha256``: the SHA-256 of ``[seq, label, content]`` as compact JSON
-  (``json.dumps(..., ensure_ascii=False, separators=(",", ":"))``, UTF-8);
-- ``blocks_sha256``: the SHA-256 of ``{"seqs": seqs, "blocks": [each block's
-  sha256]}`` as compact JSON, so a block removed, added or moved, or a seq edited,
-  is caught;
-- a call's ``sha256``: the SHA-256 of the output's UTF-8 bytes;
-- ``reads_sha256``: the SHA-256 of the reads as compact JSON (``["block?seq=1000"]``,
-  ``[]``, or ``null``: ``json.dumps(reads, separators=(",", ":"))``), so turning the
-  reads into ``null`` is caught as well.
-
-``reads`` lists each read in order: ``"block?seq=N"`` for one block by seq (``N`` in
-canonical decimal), ``"blocks"`` for every readable block. ``[]`` says Go read
-nothing (a missing id or query, a malformed id, a query without terms); ``null``
-says the reads are unknown (a live Go without ``/debug/reads``), and the replay then
-does not check them.
+A journal is what the recorder saw a Go do with a corpus: the blocks ``/blocks`` served,
+and each call's raw args, exact ``/tool/exec`` output and the archive reads Go's tool
+made (``GET /debug/reads``: ``"block?seq=N"``, ``"blocks"``; ``[]`` none, ``null``
+unknown and not checked). Digests, checked on load, cover all the replay reads, so an
+edit or a lost entry is a damaged journal (exit 2), never a port failure. Each is the
+hex SHA-256 of compact JSON (``separators=(",", ":")``, UTF-8): a block's of ``[seq,
+label, content]``, ``blocks_sha256`` of ``{"seqs": seqs, "blocks": [their sha256]}``,
+``reads_sha256`` of the reads; a call's ``sha256`` is that of the output's UTF-8.
 
 Format 3, keys in this order::
 
@@ -31,18 +17,15 @@ Format 3, keys in this order::
       "recorded_by": {"go_version": "go1.27.3", "unicode_version": "15.0.0",
                       "goos": "linux", "goarch": "amd64", "instance": "reference"},
       "seqs": {"<block name>": <seq Go assigned>, ...},
-      "blocks": [{"seq": 1000, "label": "...", "content": "...",
-                  "sha256": "<hex digest of [seq, label, content]>"}, ...],
-      "blocks_sha256": "<hex digest of the seqs and the blocks' digests>",
+      "blocks": [{"seq": 1000, "label": "...", "content": "...", "sha256": "..."}, ...],
+      "blocks_sha256": "...",
       "calls": [{"case": "...", "tool": "recall", "args": "...", "output": "...",
-                 "sha256": "<hex digest of output's UTF-8>",
-                 "reads": ["block?seq=1000"] or null,
-                 "reads_sha256": "<hex digest of the reads' compact JSON>"}, ...]
+                 "sha256": "...", "reads": ["block?seq=1000"] or null,
+                 "reads_sha256": "..."}, ...]
     }
 
-Writing is canonical (this key order, two-space indent, UTF-8 without ``\\u``
-escapes, a final newline) and atomic (a temporary file in the same directory, then
-``os.replace``), so recording twice from the same Go gives the same bytes.
+Writing is canonical (this key order, two-space indent, UTF-8 unescaped, a final
+newline) and atomic (a temporary file, then ``os.replace``): one Go, the same bytes.
 """
 
 from __future__ import annotations
@@ -208,21 +191,11 @@ def _to_obj(journal: Journal) -> dict[str, Any]:
         "corpus": journal.corpus,
         "recorded_by": {k: getattr(rb, k) for k in _RECORDED_BY_KEYS},
         "seqs": dict(journal.seqs),
-        "blocks": [
-            {"seq": b.seq, "label": b.label, "content": b.content, "sha256": b.sha256}
-            for b in journal.blocks
-        ],
+        "blocks": [{k: getattr(b, k) for k in _BLOCK_KEYS} for b in journal.blocks],
         "blocks_sha256": blocks_digest(journal.seqs, journal.blocks),
         "calls": [
-            {
-                "case": c.case,
-                "tool": c.tool,
-                "args": c.args,
-                "output": c.output,
-                "sha256": c.sha256,
-                "reads": None if c.reads is None else list(c.reads),
-                "reads_sha256": c.reads_sha256,
-            }
+            {k: getattr(c, k) for k in _CALL_KEYS}
+            | {"reads": None if c.reads is None else list(c.reads)}
             for c in journal.calls
         ],
     }
@@ -457,13 +430,7 @@ def _validate(obj: Any, path: str) -> Journal:
             f"must be one of {', '.join(INSTANCES)}, not {meta['instance']!r}",
             fld="recorded_by.instance",
         )
-    recorded_by = RecordedBy(
-        go_version=meta["go_version"],
-        unicode_version=meta["unicode_version"],
-        goos=meta["goos"],
-        goarch=meta["goarch"],
-        instance=cast(Instance, meta["instance"]),
-    )
+    recorded_by = RecordedBy(**cast("dict[str, Any]", meta))  # the instance checked above
 
     raw_seqs = top["seqs"]
     if not isinstance(raw_seqs, dict):

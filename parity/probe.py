@@ -1,13 +1,10 @@
 """``parity probe --go-url URL``: the Unicode version of a running Go, from its tool
 endpoint alone (no ``/debug`` route: it works against production).
 
-Two calls to ``POST /internal/v1/tool/exec`` that read no archive and change
-nothing: ``recall`` with a malformed id, and ``recall_search`` with a query
-without terms, both holding code points that each two of the port's Unicode
-versions quote differently (``%q``). The version is the one whose tables give
-both of Go's answers, byte for byte (the port's ``run_tool`` with that
-``unicode_version``). It prints that version, one line; exit 2 when the answers
-fit no known table (or the Go cannot be reached).
+Two ``/tool/exec`` calls that read no archive (a malformed id, a query without terms)
+hold code points each two of the port's Unicode versions quote differently (``%q``);
+the version is the one whose tables give both answers byte for byte. Exit 2 when none
+does (or the Go cannot be reached).
 """
 
 from __future__ import annotations

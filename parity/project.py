@@ -1,9 +1,7 @@
 """Where the project checkout is (its Go reference, its goldens), and whether CI runs.
 
-The harness works on a checkout of the project (``goref/``, ``golden/``), not on an
-installed copy of the port. The checkout is the one this package was installed from
-in editable mode (the usual case: ``make`` installs it so), else ``$PARITY_ROOT``, else
-the nearest directory holding ``goref/go.mod`` from the working directory up.
+The checkout this package was installed from in editable mode (as ``make`` does), else
+``$PARITY_ROOT``, else the nearest directory up holding ``goref/go.mod``.
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
 """The recorder: plays a corpus into a Go and writes what it answered as a journal.
 
-Against a Go reference started for it (``first_seq`` 1000, so re-recording gives
-the same bytes) or a live Go (``go_url``: a URL, or a ``GoConnection`` with its
-token and TLS files, which the CLI reads from its options and ``PARITY_GO_TOKEN``;
-the token is never written anywhere). The Go's archive must be empty (``--check``
-also takes a Go that holds exactly the committed journal's blocks, as an earlier
-``--check`` leaves it): the recorder archives the corpus's blocks, then twice reads
-the served blocks and runs every call through ``POST /internal/v1/tool/exec``; it
-refuses a Go whose two passes differ, in outputs or in reads.
-
-The archive reads of each call are what ``GET /debug/reads`` (every read the Go's
-tools made since it started, in order) gained during that call: the recorder takes
-the list before the first call and after each one, runs the calls one at a time,
-and refuses a list whose earlier reads changed (another client using the Go). A
-live Go without ``/debug/reads`` (404) gives ``reads`` null: unknown, not checked.
+From a Go reference started for it (``first_seq`` 1000: re-recording gives the same
+bytes) or a live Go (``go_url``; the token is never written). The Go's archive must be
+empty (``--check`` also takes one holding exactly the journal's blocks, as an earlier
+``--check`` leaves it): the corpus's blocks are archived, then the served blocks and
+every call read twice; two passes that differ are refused. A call's reads are what
+``GET /debug/reads`` gained during it (earlier reads changed: another client, refused;
+a Go without the route: ``null``).
 """
 
 from __future__ import annotations
@@ -152,16 +145,11 @@ def record(
     versions: Mapping[str, str] | None = None,
     held: Journal | None = None,
 ) -> Journal:
-    """Record ``corpus`` from a fresh Go reference, or from the live Go at ``go_url``
-    (a URL, with ``token``; or a ``GoConnection``).
-
-    ``versions`` gives the go_version, unicode_version, goos and goarch of a live Go
-    that does not serve ``/debug/version``; what is missing is recorded "unknown", but
-    the unicode_version, probed from the Go's tools (``parity.probe``) when they fit a
-    known table. ``held``: a journal of ``corpus``; a Go that already holds exactly its
-    blocks (left by an earlier ``--check``: the same texts in order, its seqs plus one
-    offset) is recorded as it is, instead of refused.
-    """
+    """Record ``corpus`` from a fresh Go reference, or the live Go at ``go_url`` (a URL,
+    with ``token``; or a ``GoConnection``). ``versions``: those of a Go without
+    ``/debug/version`` (else "unknown"; the Unicode version probed, ``parity.probe``).
+    ``held``: a journal of ``corpus`` whose blocks a Go may already hold, at its seqs
+    plus one offset (as an earlier ``--check`` leaves it), recorded as it is."""
     if go_url is None:
         from parity.reference import GoReference
 
@@ -200,13 +188,7 @@ def _record(
         raise RecordError(f"the Go answered differently on the second pass ({what}); not written")
     return Journal(
         corpus=corpus.name,
-        recorded_by=RecordedBy(
-            go_version=meta["go_version"],
-            unicode_version=meta["unicode_version"],
-            goos=meta["goos"],
-            goarch=meta["goarch"],
-            instance=instance,
-        ),
+        recorded_by=RecordedBy(**meta, instance=instance),
         seqs=seqs,
         blocks=first[0],
         calls=first[1],
@@ -224,17 +206,13 @@ def run_record(
     full: bool = False,
     new_only: bool = False,
 ) -> int:
-    """``parity record`` for one corpus (from ``go``, else a fresh Go reference); what it
-    prints, and its exit status.
+    """``parity record`` for one corpus (from ``go``, else a fresh Go reference).
 
-    With ``check``, nothing is written: 0 when the Go answers as the journal says
-    (modulo the seqs, and what one side could not report), 3 on drift, each changed
-    case shown (bounded, unless ``full``: ``parity.diff.changes_report``). Without it, a
-    journal that is absent (or unusable) is written; one that the new recording
-    differs from is kept, and the recording written beside it (``<journal>.new``)
-    for ``parity review``: 4, the changes listed. 0 when nothing differs. Under CI
-    nothing is written: ``RecordError``. With ``new_only``, the journal takes only the
-    cases it lacks (as VCR's ``new_episodes``); what else differs is listed, not taken.
+    ``check``: nothing written; 0 the Go answers as the journal says (modulo the seqs),
+    3 drift, each changed case shown (bounded unless ``full``). Else an absent or
+    unusable journal is written, and a recording that differs goes beside it
+    (``<journal>.new``, for ``parity review``): 4. ``new_only``: the journal takes only
+    the cases it lacks (as VCR's ``new_episodes``). Under CI: ``RecordError``.
     """
     if not check and in_ci():
         raise RecordError(

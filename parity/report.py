@@ -1,12 +1,6 @@
-"""Mismatch reports: where two outputs first differ, and what they hold, made visible.
-
-A report gives the case and its args, the first differing byte (offset, and
-line:col where col counts bytes from 1, as Go's tools do), both outputs with
-invisible characters made visible, and a unified diff of the visible forms.
-
-A replay's reports for machines are here too: ``write_json`` (one record per case:
-name, pass, first difference, reads) and ``write_junitxml`` (one ``testcase`` per
-case, its failure the text report).
+"""Mismatch reports: where two outputs first differ (byte offset, line:col counting
+bytes from 1, as Go's tools do), both made visible, and a unified diff; and a replay's
+reports for machines, ``write_json`` and ``write_junitxml``.
 """
 
 from __future__ import annotations
@@ -31,6 +25,7 @@ __all__ = [
     "case_record",
     "inline",
     "mismatch_report",
+    "reads_text",
     "shorten",
     "visible",
     "write_json",
@@ -80,6 +75,13 @@ def shorten(text: str, limit: int = 400) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+def reads_text(reads: Sequence[str] | None) -> str:
+    """Reads for a report: ``[block?seq=1000, blocks]``, ``none``, or ``not recorded``."""
+    if reads is None:
+        return "not recorded"
+    return "[" + ", ".join(reads) + "]" if reads else "none"
 
 
 def _bounded(lines: list[str], limit: int | None) -> list[str]:

@@ -1,37 +1,9 @@
 """``parity review``: accept or reject what a new recording changed, one item at a time.
 
-``parity record`` keeps a committed journal that the new recording differs from, and
-writes the recording beside it, ``<journal>.new`` (as insta writes ``.snap.new``).
-The review compares the two (``parity.compare``): a summary first (what differs,
-what is not drift), then each item that can be decided on its own:
-
-- a changed case (its output, reads, args or tool): a bounded account of the old
-  and new Go outputs, the first differing byte, the diff, and the port's output on
-  the new recording;
-- an added case (recorded now, not in the journal), a removed case (in the journal,
-  not recorded now): its call and output;
-- ``recorded_by`` (the Go and Unicode versions, the platform, the instance), when it
-  differs, as a recording from a live Go always does.
-
-For each it asks:
-
-- ``a`` accept: the journal takes the new recording's item (a removed case goes);
-- ``r`` reject: the journal keeps its own;
-- ``s`` skip: decide later (the item stays in ``<journal>.new``);
-- ``d`` details: the item in full, then the question again;
-- ``A`` / ``R`` / ``S``: the same for this item and every remaining one;
-- ``q`` quit: keep what was decided, leave the rest for later (so do end of input
-  and Ctrl-C, which then exits 130).
-
-The whole recording is accepted or rejected at once only where items cannot be told
-apart: the corpus, a block or the seqs differ (then every case's seqs and outputs
-hang together), or nothing but what one Go could not record differs; the review
-says which. A rejected item goes back to the journal's in ``<journal>.new``, which
-is deleted once nothing is left.
-
-Exit status: 0 when nothing is left to review, 4 when items are left (skipped,
-quit), 2 on an error: an unusable journal, or CI (``CI=true``), where nothing writes
-a golden; 130 after Ctrl-C, what was decided written.
+``parity record`` leaves a recording that differs from the journal beside it,
+``<journal>.new`` (as insta writes ``.snap.new``); the review compares the two
+(``parity.compare``) and asks about each item, as ``_HELP`` says: 0 nothing left,
+4 items left, 2 an error (or CI, where nothing writes a golden), 130 Ctrl-C.
 """
 
 from __future__ import annotations

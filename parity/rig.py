@@ -32,7 +32,6 @@ from parity.goclient import (
     GoClient,
     GoConnection,
     archive_request,
-    lock_request,
     log_request,
     outputs_request,
 )
@@ -139,10 +138,6 @@ class GoSession:
     def archiving(blocks: Sequence[BlockSpec]) -> DebugRequest[list[int]]:
         """The request that archives ``blocks`` (for :meth:`settle`)."""
         return archive_request((b.label, b.content, b.locked) for b in blocks)
-
-    def lock(self, seq: int, *, locked: bool = True) -> None:
-        """Lock (``locked=False``: unlock) the memory of block ``seq``."""
-        self.client.run(lock_request(seq, locked=locked))
 
     def outputs(self, calls: Iterable[tuple[str, str]]) -> list[str]:
         """Go's own outputs for the calls, in one request."""

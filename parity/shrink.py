@@ -1,14 +1,11 @@
 """Shrinking a divergence to a minimal case that still diverges, before it is adopted.
 
-A divergence carries users' text: the blocks the port read and the query. What the
-divergence needs of it is usually a few characters. ``shrink`` reduces the case in the
-style of delta debugging (Zeller's ddmin, the complement-removal form): the fewest
-blocks, then the fewest lines, words and characters of each label, content and query;
-then each remaining word, and character, that can be is replaced by neutral filler
-(``x``). Each candidate is tried on both sides, as the replay will see it: the corpus's
-blocks archived first, then the case's, in a Go emptied for it (``/debug/reset``), the
-port reading them through a ``GoTurnHost`` and Go answering on ``/tool/exec``. A
-candidate is kept when the two outputs still differ.
+``shrink`` reduces the case in the style of delta debugging (Zeller's ddmin, the
+complement-removal form): the fewest blocks, then the fewest lines, words and characters
+of each label, content and query; then each word and character that can be becomes
+filler (``x``). A candidate is kept when it still diverges as the replay will see it:
+the corpus's blocks then the case's archived in a Go emptied for it, the port reading
+them through a ``GoTurnHost``, Go answering on ``/tool/exec``.
 """
 
 from __future__ import annotations

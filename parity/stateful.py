@@ -1,17 +1,12 @@
 """Stateful differential fuzzing: one Go and one host live through a sequence of steps.
 
-:class:`RecallMachine` (a Hypothesis ``RuleBasedStateMachine``) starts a Go in a drawn
-``GoMode`` at a drawn first seq, with a host of a drawn kind, and draws the example's
-pool of calls; then its steps archive blocks, lock or unlock one, make a new call (which
-joins the pool), start a new host, or once restart the Go (a new process on the same
-address holding the same blocks: the tag the host keeps is another instance's). The pool
-plays over the empty archive, then after every change of the readable set (a call is not
-played again in a context it was played in: see :meth:`RecallMachine._play_pool`). After
-every call the host's output must equal Go's own (``/debug/exec``), byte for byte,
-without a fallback; what a host keeps between searches must never show. Go's outputs, its
-request log and the next change are one request per state (:meth:`GoSession.settle`).
-A divergence shrinks and is reported as a ready pytest test (:class:`StatefulDivergence`,
-:func:`replay`) and, when the call diverges over that archive alone, as a corpus case.
+:class:`RecallMachine` (a ``RuleBasedStateMachine``) starts a Go in a drawn ``GoMode``
+at a drawn first seq with a host of a drawn kind, draws a pool of calls, then archives,
+locks or unlocks, makes a new call (it joins the pool), starts a new host, or once
+restarts the Go (the tag the host keeps is then another instance's). The pool plays over
+every readable set (:meth:`RecallMachine._play_pool`); each output must be Go's own,
+byte for byte, with no fallback. A divergence shrinks to a ready pytest test
+(:func:`replay`) and, when the call diverges over that archive alone, a corpus case.
 """
 
 from __future__ import annotations
@@ -659,7 +654,7 @@ def _play_steps(world: _World, steps: Sequence[Step]) -> None:
                 blocks.append(BlockSpec(step.label, step.content, step.locked))
                 session.archive(blocks[-1:])
             elif isinstance(step, Lock):
-                session.lock(step.seq, locked=step.locked)
+                session.client.lock(step.seq, locked=step.locked)
                 at = step.seq - start.first_seq
                 blocks[at] = replace(blocks[at], locked=step.locked)
             elif isinstance(step, Restart):
