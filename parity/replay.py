@@ -42,11 +42,11 @@ __all__ = [
     "run",
 ]
 
-MODES: tuple[Mode, ...] = ("archive", "fallback")
-"""The passes that tell the tools' outputs and reads apart (what a mutation run replays)."""
+MODES: tuple[Mode, ...] = ("archive", "delta", "fallback")
+"""The passes that tell the tools' outputs and reads apart (what a mutation run replays):
+only the delta pass searches sets that share images with the set kept before."""
 ALL_MODES: tuple[Mode, ...] = ("archive", "conditional", "delta", "fallback")
-"""Every pass: ``MODES`` and the conditional and incremental reads of ``/blocks``
-(``make parity``)."""
+"""Every pass: ``MODES`` and the conditional reads of ``/blocks`` (``make parity``)."""
 _READS = (BLOCK_PATH, BLOCKS_PATH)
 
 

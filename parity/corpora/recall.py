@@ -1,6 +1,6 @@
 """The recall corpus: the blocks and calls that the golden journal records from Go.
 
-It covers every bullet of the contract's "golden journal" section: 36 readable
+It covers every bullet of the contract's "golden journal" section: 38 readable
 blocks (accents and Unicode case, HTML tags and entities, an empty block, long
 first lines, twenty-five similar blocks, code points of Unicode 16 and 17) plus a
 locked one, and the calls of both tools: those whose outputs differ between the
@@ -82,7 +82,8 @@ BLOCKS: tuple[CorpusBlock, ...] = (
     CorpusBlock("empty", "empty block", ""),
     CorpusBlock("no-label", "", "\n   \n\t\r\n  no label here, blank lines first  \nsecond"),
     CorpusBlock("long-line", "long first line", "  " + _LONG_161 + "  \nthe second line"),
-    CorpusBlock("line-160", "line of 160 runes", "\t" + _EXACT_160 + " \r\nafter"),
+    # A blank first line, then 160 runes once trimmed, more before: the line alone is shown.
+    CorpusBlock("line-160", "line of 160 runes", "\n\t" + _EXACT_160 + " \r\nafter"),
     CorpusBlock(
         "snake-case",
         "config_file_name",

@@ -197,9 +197,7 @@ def _print_go(go: GoCoverage, out: TextIO) -> None:
 
 def _print_python(py: PyCoverage, out: TextIO) -> None:
     lines, branches = py.lines, py.branches
-    print(
-        "2. Python coverage of the tool logic under replay (archive and fallback passes)", file=out
-    )
+    print("2. Python coverage of the tool logic under replay (every pass)", file=out)
     print(
         f"   lines {_pct(lines.reached, lines.total)} ({lines.reached}/{lines.total}), branches "
         f"{_pct(branches.reached, branches.total)} ({branches.reached}/{branches.total}); "

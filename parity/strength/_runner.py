@@ -2,10 +2,10 @@
 
 Each worker (a spawned ``multiprocessing`` process) loads the journal once, then for
 each mutant imports the mutated module from its compiled code (a meta-path finder;
-the file is never written) and replays the journal case by case, both passes each,
-as ``make parity`` does: the first case that fails kills the mutant. The unmutated
-code is replayed first in each worker and must pass. A mutant that outlives its
-time-out is killed with its worker, which is started again.
+the file is never written) and replays the journal case by case, each case in the
+passes of ``parity.replay.MODES``: the first case that fails kills the mutant. The
+unmutated code is replayed first in each worker and must pass. A mutant that
+outlives its time-out is killed with its worker, which is started again.
 """
 
 from __future__ import annotations
