@@ -433,6 +433,7 @@ def test_ci_profile_finds_no_divergence(reference: GoReference) -> None:
     stats = fuzz.fuzz_reference(base=fuzz.profile(), reference=reference)
     assert not stats.divergences, stats.divergences[0].report()
     assert stats.calls >= stats.examples >= fuzz.profile().max_examples
+    assert stats.calls >= 2000, stats.summary()  # as for each release (test_go_releases.py)
     machine = fuzz_stateful(base=fuzz.profile(), examples=25, steps=20, reference=reference)
     assert not machine.divergences, machine.divergences[0].report()
     assert machine.examples >= 25
