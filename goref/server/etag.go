@@ -21,6 +21,17 @@ func (s *server) etag(gen uint64) string {
 	return `"` + s.nonce + "-" + strconv.FormatUint(gen, 10) + `"`
 }
 
+// ownGeneration returns the generation that tag names, when it is a tag of
+// this server exactly as etag writes it.
+func (s *server) ownGeneration(tag string) (uint64, bool) {
+	rest, ok := strings.CutPrefix(tag, `"`+s.nonce+"-")
+	if !ok || len(rest) < 2 {
+		return 0, false
+	}
+	gen, err := strconv.ParseUint(rest[:len(rest)-1], 10, 64)
+	return gen, err == nil && s.etag(gen) == tag
+}
+
 // namesTag reports whether an If-None-Match field, its lines combined as one
 // list, holds tag: it is "*", or a list of entity tags one of which matches
 // tag by weak comparison (W/"x" matches "x"), as RFC 9110 sections 8.8.3.2

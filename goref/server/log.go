@@ -5,19 +5,17 @@ import (
 	"fmt"
 )
 
-// The bounds of each debug log (requests, reads). A fuzzer that runs for
-// hours reads its logs with ?since= after each call, or resets the server;
-// the bounds only keep a forgotten log from eating the machine.
+// The bounds of each debug log. A fuzzer that runs for hours reads its logs
+// with ?since= after each call, or resets the server; the bounds only keep
+// a forgotten log from eating the machine.
 const (
 	LogMaxEntries = 100_000
 	LogMaxBytes   = 16 << 20
 )
 
 var (
-	// errDropped: the entries asked for were dropped to bound the log.
-	errDropped = errors.New("dropped")
-	// errPastEnd: the index asked for is past the end of the log.
-	errPastEnd = errors.New("past the end")
+	errDropped = errors.New("dropped")      // the entries asked for were dropped
+	errPastEnd = errors.New("past the end") // the index asked for is past the end
 )
 
 // eventLog is an append-only log of strings whose entries keep their index
@@ -47,12 +45,10 @@ func (l *eventLog) add(e string) {
 	}
 }
 
-// next returns the index the next entry will get: the count of entries
-// added since the last clear.
+// next returns the index the next entry will get.
 func (l *eventLog) next() int { return l.first + len(l.entries) }
 
-// since returns a copy of the entries from index i on (never nil), or an
-// error when some were dropped or when i is past the end.
+// since returns a copy of the entries from index i on (never nil).
 func (l *eventLog) since(i int) ([]string, error) {
 	switch {
 	case i < l.first:
@@ -64,6 +60,4 @@ func (l *eventLog) since(i int) ([]string, error) {
 }
 
 // clear empties the log; indexes start again at 0.
-func (l *eventLog) clear() {
-	l.first, l.entries, l.bytes = 0, nil, 0
-}
+func (l *eventLog) clear() { l.first, l.entries, l.bytes = 0, nil, 0 }

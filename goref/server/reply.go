@@ -15,10 +15,25 @@ const MaxBodyBytes = 64 << 20
 
 // A route answers a request with a JSON value (status 200) or an error: a
 // *statusError for its status and message, any other error a 500.
-type route func(r *http.Request) (any, error)
+type route struct {
+	method string // the method allowed, else 405; "" when fn checks it
+	fn     func(r *http.Request) (any, error)
+}
+
+func get(fn func(*http.Request) (any, error)) route  { return route{http.MethodGet, fn} }
+func post(fn func(*http.Request) (any, error)) route { return route{http.MethodPost, fn} }
+
+func (rt route) answer(r *http.Request) (any, error) {
+	if rt.method != "" {
+		if err := allow(r, rt.method); err != nil {
+			return nil, err
+		}
+	}
+	return rt.fn(r)
+}
 
 func (rt route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	v, err := rt(r)
+	v, err := rt.answer(r)
 	writeResult(w, v, err)
 }
 
@@ -83,7 +98,8 @@ func readBody(r *http.Request) ([]byte, error) {
 }
 
 // decodeObject decodes body, one JSON object, into a map (exact keys, a
-// repeated key keeps its last value).
+// repeated key keeps its last value), each value a V (any, or
+// json.RawMessage to keep its JSON text).
 func decodeObject[V any](body []byte) (map[string]V, error) {
 	var m map[string]V
 	if err := json.Unmarshal(body, &m); err != nil || m == nil {
@@ -92,8 +108,7 @@ func decodeObject[V any](body []byte) (map[string]V, error) {
 	return m, nil
 }
 
-// readObject reads a bounded body holding one JSON object, each value
-// decoded as a V (any, or json.RawMessage to keep its JSON text).
+// readObject reads a bounded body holding one JSON object.
 func readObject[V any](r *http.Request) (map[string]V, error) {
 	body, err := readBody(r)
 	if err != nil {
@@ -104,8 +119,8 @@ func readObject[V any](r *http.Request) (map[string]V, error) {
 
 func isNil[V any](m map[string]V) bool { return m == nil }
 
-// readList reads a body {key: [object, ...]} (exact keys; null and a
-// missing key are an empty list).
+// readList reads a body {key: [object, ...]} (null and a missing key are
+// an empty list).
 func readList[V any](r *http.Request, key string) ([]map[string]V, error) {
 	fields, err := readObject[json.RawMessage](r)
 	if err != nil {
@@ -120,7 +135,7 @@ func readList[V any](r *http.Request, key string) ([]map[string]V, error) {
 	return list, nil
 }
 
-// isBlank reports whether a JSON text is empty or only white space.
+// isBlank reports whether a body is empty or only white space.
 func isBlank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
 
 func errorBody(msg string) map[string]string { return map[string]string{"error": msg} }
