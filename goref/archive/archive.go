@@ -81,6 +81,14 @@ func (a *Archive) Add(label, content string, locked bool) (int64, error) {
 	return seq, nil
 }
 
+// at returns the entry of seq, or nil when seq was never archived.
+func (a *Archive) at(seq int64) *entry {
+	if seq < a.first || seq-a.first >= int64(len(a.entries)) {
+		return nil
+	}
+	return &a.entries[seq-a.first]
+}
+
 // SetLocked locks or unlocks the memory of the block with this seq: a
 // locked block is kept but not readable, an unlocked one is readable again.
 // It reports whether the block was ever archived. Only a change of state
@@ -88,29 +96,23 @@ func (a *Archive) Add(label, content string, locked bool) (int64, error) {
 func (a *Archive) SetLocked(seq int64, locked bool) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if seq < a.first || seq-a.first >= int64(len(a.entries)) {
-		return false
-	}
-	if e := &a.entries[seq-a.first]; e.locked != locked {
+	e := a.at(seq)
+	if e != nil && e.locked != locked {
 		e.locked = locked
 		a.gen++
 		a.hist.record(a.gen, seq, !locked)
 	}
-	return true
+	return e != nil
 }
 
 // Get returns the block with this seq; absent and locked blocks are not found.
 func (a *Archive) Get(seq int64) (recall.Block, bool) {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	if seq < a.first {
-		return recall.Block{}, false
+	if e := a.at(seq); e != nil && !e.locked {
+		return e.block, true
 	}
-	i := seq - a.first
-	if i >= int64(len(a.entries)) || a.entries[i].locked {
-		return recall.Block{}, false
-	}
-	return a.entries[i].block, true
+	return recall.Block{}, false
 }
 
 // All returns every readable block by increasing seq, never nil.

@@ -35,32 +35,19 @@ type Archive interface {
 	All() []Block
 }
 
-// Tool names.
-const (
-	ToolRecall       = "recall"
-	ToolRecallSearch = "recall_search"
-)
-
-// The fixed texts of the contract.
+// The fixed texts and the limits of the contract.
 const (
 	textMissingID    = `recall needs an "id", such as "r7"`
 	textMissingQuery = `recall_search needs a "query"`
+
+	defaultLimit, maxLimit, excerptRunes = 5, 20, 160
 )
 
-// Search limits.
-const (
-	defaultLimit = 5
-	maxLimit     = 20
-	excerptRunes = 160
-)
-
-// Tool is a recall tool: its output for the JSON arguments args.
-type Tool func(args string, a Archive) string
-
-// Tools maps each tool's name to the tool.
-var Tools = map[string]Tool{
-	ToolRecall:       Recall,
-	ToolRecallSearch: RecallSearch,
+// Tools maps each tool's name to the tool: its output for the JSON
+// arguments args.
+var Tools = map[string]func(args string, a Archive) string{
+	"recall":        Recall,
+	"recall_search": RecallSearch,
 }
 
 // decodeArgs decodes the tool arguments as json.Unmarshal into
@@ -100,19 +87,13 @@ func recallIDToSeq(id string) (int64, bool) {
 	s = strings.TrimPrefix(s, "r")
 	s = strings.TrimPrefix(s, "R")
 	s = strings.TrimSpace(s)
-	if s == "" {
+	if s == "" || strings.Trim(s, "0123456789") != "" {
 		return 0, false
 	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
+	if seq, err := strconv.ParseInt(s, 10, 64); err == nil && seq >= 1 {
+		return seq, true
 	}
-	seq, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || seq < 1 {
-		return 0, false
-	}
-	return seq, true
+	return 0, false
 }
 
 // hit is a block matched by a search, with its score.
@@ -218,11 +199,7 @@ func excerpt(content string) string {
 	for rest, more := content, true; more; {
 		var line string
 		line, rest, more = strings.Cut(rest, "\n")
-		t := strings.TrimSpace(line)
-		if t == "" {
-			continue
-		}
-		if utf8.RuneCountInString(t) > excerptRunes {
+		if t := strings.TrimSpace(line); t != "" {
 			n := 0
 			for i := range t {
 				if n == excerptRunes {
@@ -230,8 +207,8 @@ func excerpt(content string) string {
 				}
 				n++
 			}
+			return t
 		}
-		return t
 	}
 	return ""
 }
@@ -249,6 +226,4 @@ func textNotFound(id string) string { return fmt.Sprintf("no archived block %q",
 
 func textBlock(b Block) string { return header(b) + "\n" + b.Content }
 
-func textNoMatch(query string) string {
-	return fmt.Sprintf("no archived block matches %q", query)
-}
+func textNoMatch(query string) string { return fmt.Sprintf("no archived block matches %q", query) }
