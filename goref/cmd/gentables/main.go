@@ -97,11 +97,30 @@ from __future__ import annotations
 	fmt.Fprintf(&b, "GO_VERSION: str = %q\n", runtime.Version())
 	fmt.Fprintf(&b, "UNICODE_VERSION: str = %q\n", unicode.Version)
 
-	// LOWER: every rune r with unicode.ToLower(r) != r.
-	var from, to []rune
+	// from, to: every rune r with unicode.ToLower(r) != r, and its lower;
+	// space: unicode.IsSpace; lo, hi: strconv.IsPrint as inclusive ranges
+	// (strconv.Quote follows it); disagree: where unicode.IsPrint differs.
+	var from, to, space, lo, hi, disagree []rune
 	for r := rune(0); r <= unicode.MaxRune; r++ {
 		if l := unicode.ToLower(r); l != r {
 			from, to = append(from, r), append(to, l)
+		}
+		if unicode.IsSpace(r) {
+			space = append(space, r)
+		}
+		p := strconv.IsPrint(r)
+		if p != unicode.IsPrint(r) {
+			disagree = append(disagree, r)
+		}
+		if k := len(hi); p && k > 0 && hi[k-1] == r-1 {
+			hi[k-1] = r // extends the last range
+		} else if p {
+			lo, hi = append(lo, r), append(hi, r)
+		}
+	}
+	for _, r := range append(lo, hi...) {
+		if 0xD800 <= r && r <= 0xDFFF {
+			return nil, fmt.Errorf("printable range bound U+%04X is a surrogate", r)
 		}
 	}
 	b.WriteString("\n# strings.ToLower: unicode.ToLower(r) for every rune r it changes, as\n")
@@ -141,53 +160,19 @@ from __future__ import annotations
 	}
 	b.WriteString(")\n")
 
-	// SPACE: every rune with unicode.IsSpace.
-	var space []rune
-	for r := rune(0); r <= unicode.MaxRune; r++ {
-		if unicode.IsSpace(r) {
-			space = append(space, r)
-		}
-	}
 	b.WriteString("\n# Every rune r with unicode.IsSpace(r), in order (for str.strip).\n")
 	b.WriteString("SPACE: str = (\n")
 	pyStr(&b, "    ", space, "")
 	b.WriteString(")\n")
 
-	// PRINT_LO, PRINT_HI: strconv.IsPrint as inclusive ranges. strconv.Quote
-	// follows strconv.IsPrint; record every rune where unicode.IsPrint disagrees.
-	var disagree, lo, hi []rune
-	for r := rune(0); r <= unicode.MaxRune; r++ {
-		p := strconv.IsPrint(r)
-		if p != unicode.IsPrint(r) {
-			disagree = append(disagree, r)
-		}
-		if !p {
-			continue
-		}
-		if k := len(hi); k > 0 && hi[k-1] == r-1 {
-			hi[k-1] = r
-		} else {
-			lo, hi = append(lo, r), append(hi, r)
-		}
-	}
-	for _, r := range append(lo, hi...) {
-		if 0xD800 <= r && r <= 0xDFFF {
-			return nil, fmt.Errorf("printable range bound U+%04X is a surrogate", r)
-		}
-	}
 	b.WriteString("\n# The table PRINT_LO, PRINT_HI follows (strconv.Quote uses strconv.IsPrint).\n")
 	b.WriteString("PRINT_FOLLOWS: str = \"strconv.IsPrint\"\n")
 	b.WriteString("\n# Runes where unicode.IsPrint differs from strconv.IsPrint (expected empty).\n")
-	b.WriteString("PRINT_DISAGREES: tuple[int, ...] = (")
-	if len(disagree) == 0 {
-		b.WriteString(")\n")
-	} else {
-		parts := make([]string, len(disagree))
-		for i, r := range disagree {
-			parts[i] = fmt.Sprintf("0x%04X,", r)
-		}
-		b.WriteString(strings.Join(parts, " ") + ")\n")
+	parts := make([]string, len(disagree))
+	for i, r := range disagree {
+		parts[i] = fmt.Sprintf("0x%04X,", r)
 	}
+	b.WriteString("PRINT_DISAGREES: tuple[int, ...] = (" + strings.Join(parts, " ") + ")\n")
 	b.WriteString("\n# The runes r with strconv.IsPrint(r) are the ranges PRINT_LO[i]..PRINT_HI[i]\n")
 	b.WriteString("# (inclusive, ascending, disjoint, not adjacent), code points for bisect.\n")
 	for _, table := range []struct {
