@@ -120,14 +120,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return fail(1, "%v", err)
 	}
 
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	if *stdinEOF {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		go func() {
-			io.Copy(io.Discard, stdin)
-			cancel()
-		}()
+		go func() { io.Copy(io.Discard, stdin); cancel() }()
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()

@@ -170,17 +170,13 @@ func score(b Block, terms []string) int {
 	return s
 }
 
-// isTermRune reports whether r belongs in a search term: a-z, 0-9 or
-// U+00E0 to U+00FF.
-func isTermRune(r rune) bool {
-	return 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || 0xE0 <= r && r <= 0xFF
-}
-
 // recallTokens splits a query into its distinct search terms, in order: the
-// lowered query cut on every rune that is not a term rune, keeping the fields
-// of at least two runes, each once.
+// lowered query cut on every rune that is not a-z, 0-9 or U+00E0 to U+00FF,
+// keeping the fields of at least two runes, each once.
 func recallTokens(s string) []string {
-	fields := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !isTermRune(r) })
+	fields := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !('a' <= r && r <= 'z' || '0' <= r && r <= '9' || 0xE0 <= r && r <= 0xFF)
+	})
 	var terms []string
 	seen := make(map[string]bool, len(fields))
 	for _, f := range fields {

@@ -10,7 +10,7 @@ import (
 )
 
 func (s *server) archiveRoute(r *http.Request) (any, error) {
-	m, err := readObject[any](r)
+	m, err := object[any](readBody(r))
 	if err != nil {
 		return nil, err
 	}
@@ -74,10 +74,7 @@ func (s *server) execRoute(r *http.Request) (any, error) {
 	if err := allow(r, http.MethodPost); err != nil {
 		return nil, err
 	}
-	if readErr != nil {
-		return nil, readErr
-	}
-	m, err := decodeObject[any](body)
+	m, err := object[any](body, readErr)
 	if err != nil {
 		return nil, err
 	}

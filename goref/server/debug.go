@@ -48,7 +48,7 @@ func versionRoute(*http.Request) (any, error) {
 }
 
 func (s *server) lockRoute(r *http.Request) (any, error) {
-	fields, err := readObject[json.RawMessage](r)
+	fields, err := object[json.RawMessage](readBody(r))
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func (s *server) firstSeq(r *http.Request) (int64, error) {
 	if err != nil || isBlank(body) {
 		return s.store.InitialSeq(), err
 	}
-	fields, err := decodeObject[json.RawMessage](body)
+	fields, err := object[json.RawMessage](body, nil)
 	if err != nil {
 		return 0, err
 	}

@@ -97,10 +97,14 @@ func readBody(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// decodeObject decodes body, one JSON object, into a map (exact keys, a
+// object decodes body, one JSON object, into a map (exact keys, a
 // repeated key keeps its last value), each value a V (any, or
-// json.RawMessage to keep its JSON text).
-func decodeObject[V any](body []byte) (map[string]V, error) {
+// json.RawMessage to keep its JSON text); it fails with err, the error of
+// reading body, first: object(readBody(r)).
+func object[V any](body []byte, err error) (map[string]V, error) {
+	if err != nil {
+		return nil, err
+	}
 	var m map[string]V
 	if err := json.Unmarshal(body, &m); err != nil || m == nil {
 		return nil, badRequest("request body must be a JSON object")
@@ -108,21 +112,12 @@ func decodeObject[V any](body []byte) (map[string]V, error) {
 	return m, nil
 }
 
-// readObject reads a bounded body holding one JSON object.
-func readObject[V any](r *http.Request) (map[string]V, error) {
-	body, err := readBody(r)
-	if err != nil {
-		return nil, err
-	}
-	return decodeObject[V](body)
-}
-
 func isNil[V any](m map[string]V) bool { return m == nil }
 
 // readList reads a body {key: [object, ...]} (null and a missing key are
 // an empty list).
 func readList[V any](r *http.Request, key string) ([]map[string]V, error) {
-	fields, err := readObject[json.RawMessage](r)
+	fields, err := object[json.RawMessage](readBody(r))
 	if err != nil {
 		return nil, err
 	}

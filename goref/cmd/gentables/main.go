@@ -27,26 +27,29 @@ import (
 func main() {
 	dir := flag.String("dir", "", "directory of the module (default: standard output)")
 	flag.Parse()
-	src, err := generate()
-	if err != nil {
-		fatal(err)
+	if err := write(*dir); err != nil {
+		fmt.Fprintln(os.Stderr, "gentables:", err)
+		os.Exit(1)
 	}
-	if *dir == "" {
-		if _, err := os.Stdout.Write(src); err != nil {
-			fatal(err)
-		}
-		return
-	}
-	name := "_unicode_" + strings.ReplaceAll(unicode.Version, ".", "_") + ".py"
-	if err := os.WriteFile(filepath.Join(*dir, name), src, 0o644); err != nil {
-		fatal(err)
-	}
-	fmt.Println(filepath.Join(*dir, name))
 }
 
-func fatal(err error) {
-	fmt.Fprintln(os.Stderr, "gentables:", err)
-	os.Exit(1)
+// write writes the module in dir and prints its path, or writes it on
+// standard output when dir is empty.
+func write(dir string) error {
+	src, err := generate()
+	switch {
+	case err != nil:
+		return err
+	case dir == "":
+		_, err = os.Stdout.Write(src)
+		return err
+	}
+	path := filepath.Join(dir, "_unicode_"+strings.ReplaceAll(unicode.Version, ".", "_")+".py")
+	if err := os.WriteFile(path, src, 0o644); err != nil {
+		return err
+	}
+	_, err = fmt.Println(path)
+	return err
 }
 
 // perLine is how many runes or bytes a line of a string literal holds.
