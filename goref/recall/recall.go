@@ -68,15 +68,12 @@ func Recall(args string, a Archive) string {
 	if strings.TrimSpace(id) == "" {
 		return textMissingID
 	}
-	seq, ok := recallIDToSeq(id)
-	if !ok {
-		return textNotFound(id)
+	if seq, ok := recallIDToSeq(id); ok {
+		if b, ok := a.Get(seq); ok {
+			return textBlock(b)
+		}
 	}
-	b, ok := a.Get(seq)
-	if !ok {
-		return textNotFound(id)
-	}
-	return textBlock(b)
+	return textNotFound(id)
 }
 
 // recallIDToSeq parses a tolerant block id: spaces, an "r" prefix then an

@@ -2,17 +2,15 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"runtime"
 	"strconv"
 	"unicode"
 )
 
-// logRoute answers {key: [entries from ?since= on, or all], "next": count}:
-// 400 for a since that is not a decimal integer >= 0 or that is past the
-// end of the log; 410 when entries from since on were dropped.
-func (s *server) logRoute(l *eventLog, key string) func(*http.Request) (any, error) {
+// logRoute answers {l.name: [entries from ?since= on, or all], "next":
+// count}: 400 for a since that is not a decimal integer >= 0.
+func (s *server) logRoute(l *eventLog) func(*http.Request) (any, error) {
 	return func(r *http.Request) (any, error) {
 		since := 0
 		if q := r.URL.Query(); q.Has("since") {
@@ -26,13 +24,10 @@ func (s *server) logRoute(l *eventLog, key string) func(*http.Request) (any, err
 		entries, err := l.since(since)
 		next := l.next()
 		s.mu.Unlock()
-		switch {
-		case errors.Is(err, errDropped):
-			return nil, newError(http.StatusGone, "%s %v", key, err)
-		case err != nil:
-			return nil, badRequest("%s %v", key, err)
+		if err != nil {
+			return nil, err
 		}
-		return map[string]any{key: entries, "next": next}, nil
+		return map[string]any{l.name: entries, "next": next}, nil
 	}
 }
 

@@ -1,9 +1,6 @@
 package server
 
-import (
-	"errors"
-	"fmt"
-)
+import "net/http"
 
 // The bounds of each debug log. A fuzzer that runs for hours reads its logs
 // with ?since= after each call, or resets the server; the bounds only keep
@@ -13,24 +10,20 @@ const (
 	LogMaxBytes   = 16 << 20
 )
 
-var (
-	errDropped = errors.New("dropped")      // the entries asked for were dropped
-	errPastEnd = errors.New("past the end") // the index asked for is past the end
-)
-
 // eventLog is an append-only log of strings whose entries keep their index
 // (counted from the last clear) while the oldest are dropped, so that it
 // holds at most maxEntries entries of maxBytes bytes in all (and always the
 // newest entry). It is not safe for concurrent use.
 type eventLog struct {
+	name                 string // the key of its entries in its debug route
 	maxEntries, maxBytes int
 	first                int      // the index of entries[0]
 	entries              []string // entries[i] has index first+i
 	bytes                int      // the bytes of entries
 }
 
-func newEventLog() *eventLog {
-	return &eventLog{maxEntries: LogMaxEntries, maxBytes: LogMaxBytes}
+func newEventLog(name string) *eventLog {
+	return &eventLog{name: name, maxEntries: LogMaxEntries, maxBytes: LogMaxBytes}
 }
 
 // add appends e, dropping the oldest entries past the bounds.
@@ -48,13 +41,14 @@ func (l *eventLog) add(e string) {
 // next returns the index the next entry will get.
 func (l *eventLog) next() int { return l.first + len(l.entries) }
 
-// since returns a copy of the entries from index i on (never nil).
+// since returns a copy of the entries from index i on (never nil): a 410
+// when some were dropped, a 400 when i is past the end.
 func (l *eventLog) since(i int) ([]string, error) {
 	switch {
 	case i < l.first:
-		return nil, fmt.Errorf("%w: the log keeps the entries from %d on, not %d", errDropped, l.first, i)
+		return nil, newError(http.StatusGone, "%s dropped: the log keeps the entries from %d on, not %d", l.name, l.first, i)
 	case i > l.next():
-		return nil, fmt.Errorf("%w: since %d is past the end of the log (next %d); was it reset?", errPastEnd, i, l.next())
+		return nil, badRequest("%s past the end: since %d is past the end of the log (next %d); was it reset?", l.name, i, l.next())
 	}
 	return append([]string{}, l.entries[i-l.first:]...), nil
 }

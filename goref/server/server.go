@@ -70,9 +70,9 @@ func New(store *archive.Archive, opts Options) http.Handler {
 		tokenHash: sha256.Sum256([]byte(opts.Token)),
 		nonce:     newNonce(),
 		mux:       http.NewServeMux(),
-		requests:  newEventLog(),
-		reads:     newEventLog(),
-		answers:   newEventLog(),
+		requests:  newEventLog("requests"),
+		reads:     newEventLog("reads"),
+		answers:   newEventLog("answers"),
 	}
 	s.mux.Handle(PathArchive, post(s.archiveRoute))
 	s.mux.Handle(PathBlock, get(s.blockRoute))
@@ -80,9 +80,9 @@ func New(store *archive.Archive, opts Options) http.Handler {
 	s.mux.Handle(PathExec, route{fn: s.execRoute})
 	if !opts.NoDebug {
 		s.debug = map[string]route{
-			PathRequests:     get(s.logRoute(s.requests, "requests")),
-			PathReads:        get(s.logRoute(s.reads, "reads")),
-			PathAnswers:      get(s.logRoute(s.answers, "answers")),
+			PathRequests:     get(s.logRoute(s.requests)),
+			PathReads:        get(s.logRoute(s.reads)),
+			PathAnswers:      get(s.logRoute(s.answers)),
 			PathVersion:      get(versionRoute),
 			PathLock:         post(s.lockRoute),
 			PathReset:        post(s.resetRoute),
