@@ -38,30 +38,24 @@ func (s *server) ownGeneration(tag string) (uint64, bool) {
 // and 13.1.2 define it. A malformed field names nothing, nor does an absent
 // one: the request is then answered in full.
 func namesTag(lines []string, tag string) bool {
-	list := strings.Join(lines, ",")
-	if strings.Trim(list, " \t") == "*" {
+	list := strings.Trim(strings.Join(lines, ","), " \t")
+	if list == "*" {
 		return true
 	}
 	found := false
-	for rest := list; ; {
-		rest = strings.TrimLeft(rest, " \t")
-		if rest == "" {
-			return found
-		}
-		if rest[0] == ',' { // empty list elements are allowed
-			rest = rest[1:]
+	for list != "" {
+		if list[0] == ',' { // empty list elements are allowed
+			list = strings.TrimLeft(list[1:], " \t")
 			continue
 		}
-		opaque, after, ok := cutETag(rest)
-		if !ok {
+		opaque, rest, ok := cutETag(list)
+		rest = strings.TrimLeft(rest, " \t")
+		if !ok || rest != "" && rest[0] != ',' {
 			return false
 		}
-		found = found || opaque == tag
-		rest = strings.TrimLeft(after, " \t")
-		if rest != "" && rest[0] != ',' {
-			return false
-		}
+		found, list = found || opaque == tag, rest
 	}
+	return found
 }
 
 // cutETag cuts the entity tag at the start of s: its opaque tag (quotes
@@ -70,15 +64,11 @@ func namesTag(lines []string, tag string) bool {
 // %x21 / %x23-7E / %x80-FF.
 func cutETag(s string) (opaque, rest string, ok bool) {
 	s = strings.TrimPrefix(s, "W/")
-	if s == "" || s[0] != '"' {
-		return "", "", false
-	}
-	for i := 1; i < len(s); i++ {
+	for i := 1; i < len(s) && s[0] == '"'; i++ {
 		switch c := s[i]; {
 		case c == '"':
 			return s[:i+1], s[i+1:], true
-		case c == 0x21 || 0x23 <= c && c <= 0x7E || c >= 0x80:
-		default:
+		case c < 0x21 || c == 0x7F:
 			return "", "", false
 		}
 	}

@@ -592,6 +592,14 @@ func TestNamesTag(t *testing.T) {
 		{[]string{"", tag}, true}, // an empty line adds an empty list element
 		{[]string{`"a,b", ` + tag}, true},
 		{[]string{`"a,b"`}, false},
+		{[]string{"\"\x7f\", " + tag}, false}, // nor DEL
+		{[]string{" * "}, true},
+		{[]string{"*, " + tag}, false},
+		{[]string{tag + " x"}, false},
+		{[]string{`"x"` + tag}, false},
+		{[]string{"\t, ," + tag + " ,"}, true},
+		{[]string{`"ab-1`}, false},
+		{[]string{`W/`}, false},
 	} {
 		if got := namesTag(tt.lines, tag); got != tt.want {
 			t.Errorf("namesTag(%q) = %v; want %v", tt.lines, got, tt.want)
