@@ -80,6 +80,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return code
 	}
 	tlsConfig, tlsErr := loadTLS(*tlsCert, *tlsKey, *clientCA)
+	addrErr := checkLoopback(*addr)
 	switch {
 	case fs.NArg() > 0:
 		return fail(2, "unexpected arguments %q", fs.Args())
@@ -93,9 +94,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return fail(2, "-test-exec-status must be a status from 200 to 599, got %d", opts.ExecStatus)
 	case *history < 0:
 		return fail(2, "-since-history must be >= 0, got %d", *history)
-	}
-	if err := checkLoopback(*addr); err != nil {
-		return fail(2, "%v", err)
+	case addrErr != nil:
+		return fail(2, "%v", addrErr)
 	}
 
 	ln, err := net.Listen("tcp", *addr)
@@ -132,9 +132,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return fail(1, "%v", err)
 	case <-ctx.Done():
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
+	grace, stopGrace := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stopGrace()
+	if err := srv.Shutdown(grace); err != nil {
 		fail(0, "shutdown: %v", err)
 		srv.Close()
 	}

@@ -85,10 +85,8 @@ func (s *server) firstSeq(r *http.Request) (int64, error) {
 		return 0, err
 	}
 	var n *int64
-	if raw, ok := fields["first_seq"]; ok {
-		if err := json.Unmarshal(raw, &n); err != nil || n != nil && *n < 1 {
-			return 0, badRequest(`"first_seq" must be an int64 >= 1`)
-		}
+	if raw, ok := fields["first_seq"]; ok && (json.Unmarshal(raw, &n) != nil || n != nil && *n < 1) {
+		return 0, badRequest(`"first_seq" must be an int64 >= 1`)
 	}
 	if n == nil {
 		return s.store.InitialSeq(), nil

@@ -24,10 +24,8 @@ func get(fn func(*http.Request) (any, error)) route  { return route{http.MethodG
 func post(fn func(*http.Request) (any, error)) route { return route{http.MethodPost, fn} }
 
 func (rt route) answer(r *http.Request) (any, error) {
-	if rt.method != "" {
-		if err := allow(r, rt.method); err != nil {
-			return nil, err
-		}
+	if err := allow(r, rt.method); err != nil {
+		return nil, err
 	}
 	return rt.fn(r)
 }
@@ -77,9 +75,10 @@ func badRequest(format string, a ...any) error {
 	return newError(http.StatusBadRequest, format, a...)
 }
 
-// allow fails with 405, and an Allow header, unless r uses method.
+// allow fails with 405, and an Allow header, unless r uses method (or
+// method is "").
 func allow(r *http.Request, method string) error {
-	if r.Method == method {
+	if method == "" || r.Method == method {
 		return nil
 	}
 	return &statusError{status: http.StatusMethodNotAllowed, msg: "method not allowed", allow: method}
