@@ -1,14 +1,9 @@
 // Command recallref is the Go reference instance of the recall contract
 // (docs/contract.md): an in-memory archive behind the contract's HTTP API
-// (package recallref/server), used to record the goldens and to fuzz the
-// Python port against. Its flags are listed by -h and in the README.
-//
-// It listens on a loopback address only, prints its base URL (such as
-// http://127.0.0.1:43121, or https://... with -tls-cert) as the first line
-// on stdout, then serves until SIGINT or SIGTERM (or, with
-// -exit-on-stdin-eof, until its standard input closes, as it does when the
-// process that started it dies, even by SIGKILL), when it shuts down
-// gracefully and exits 0. Bad usage, unusable TLS files included, exits 2.
+// (package recallref/server). Its flags are listed by -h and in the README.
+// It listens on loopback only, prints its base URL as the first line on
+// stdout, and serves until SIGINT, SIGTERM or (-exit-on-stdin-eof) the end
+// of its standard input, then shuts down and exits 0; bad usage exits 2.
 package main
 
 import (

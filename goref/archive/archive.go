@@ -1,10 +1,7 @@
-// Package archive is the reference instance's in-memory block archive: a
-// sequence assigns each archived block its seq, and blocks archived as
-// locked are kept but never readable. A generation counter names each state
-// of the archive: it increases on every change and is never reused, so a
-// generation names one readable set. It keeps its last changes (blocks
-// made readable or unreadable), so that Delta can say how the readable set
-// changed since a recent generation. It is safe for concurrent use.
+// Package archive is the reference instance's in-memory block archive,
+// safe for concurrent use: consecutive seqs, locked blocks kept but never
+// readable, a generation that names each readable set (never reused), and
+// the last changes of that set, for Delta.
 package archive
 
 import (

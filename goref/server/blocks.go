@@ -25,11 +25,9 @@ type deltaBody struct {
 	Gone   []int64        `json:"gone"`
 }
 
-// encoded is the last body of /blocks of one kind: the full set at
-// generation gen, or the delta from generation since to gen. A read of
-// the same generations writes it again instead of encoding anew, so that
-// a full read right after a run of 304s costs the write alone. Readers
-// of one kind wait for a single encoding.
+// encoded is the last body of /blocks of one kind (the full set at gen, or
+// the delta from since to gen), written again for a read of the same
+// generations; readers of one kind wait for a single encoding.
 type encoded struct {
 	mu         sync.Mutex
 	since, gen uint64

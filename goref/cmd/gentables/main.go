@@ -1,13 +1,8 @@
-// Command gentables writes the tables of Go's standard library that the Python
-// port needs (unicode.ToLower, unicode.IsSpace, strconv.IsPrint) as one Python
-// module for the Unicode version of the Go that runs it:
-// recall/_go/_unicode_<major>_<minor>_<patch>.py, which names that Go and
-// that unicode.Version.
-//
-// Each table is written in the form recall/_go uses it, so that nothing is
-// derived from it at import or at first use, and as a few string literals
-// rather than thousands of int literals, so that the module also compiles
-// quickly where no byte code is cached.
+// Command gentables writes the tables of Go's standard library that the
+// Python port needs (unicode.ToLower, unicode.IsSpace, strconv.IsPrint) as
+// recall/_go/_unicode_<major>_<minor>_<patch>.py for the Go that runs it:
+// each in the form recall/_go uses it, as a few string literals, so that
+// the module compiles fast and nothing is derived from it at import.
 //
 // Usage: go run ./cmd/gentables [-dir ../recall/_go] (without -dir: standard output)
 package main
