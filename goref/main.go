@@ -49,8 +49,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	fs.BoolVar(&opts.NoSince, "no-since", false, "ignore ?since= on /internal/v1/recall/blocks (conditional reads without incremental ones)")
 	history := fs.Int("since-history", archive.DefaultHistory, "keep the last `N` changes of the archive for ?since= deltas (0: none, every since is answered in full)")
 	fs.BoolVar(&opts.NoDebug, "no-debug", false, "answer every /debug/ path with a bare 404, as a production Go does")
-	fs.Func("test-rewrite-output", "TEST ONLY (a Go that breaks the contract): with `OLD=NEW`, every OLD in the outputs of "+
-		"/internal/v1/tool/exec becomes NEW (OLD not empty, cut at the first '='); repeatable, applied in order", func(v string) error {
+	fs.Func("test-rewrite-output", "TEST ONLY (a Go that breaks the contract): with `OLD=NEW`, every OLD in the outputs of /internal/v1/tool/exec becomes NEW (OLD not empty, cut at the first '='); repeatable, applied in order", func(v string) error {
 		old, repl, ok := strings.Cut(v, "=")
 		if !ok || old == "" {
 			return errors.New("want OLD=NEW with OLD not empty")
@@ -59,8 +58,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return nil
 	})
 	fs.DurationVar(&opts.ExecDelay, "test-exec-delay", 0, "TEST ONLY (a slow tool endpoint): /internal/v1/tool/exec waits `DURATION` (such as 40ms) before answering")
-	fs.IntVar(&opts.ExecStatus, "test-exec-status", 0, "TEST ONLY (a tool endpoint that is down): /internal/v1/tool/exec answers status `CODE` (200 to 599) "+
-		"with a JSON error body instead of running the tool; the archive routes keep working")
+	fs.IntVar(&opts.ExecStatus, "test-exec-status", 0, "TEST ONLY (a tool endpoint that is down): /internal/v1/tool/exec answers status `CODE` (200 to 599) with a JSON error body instead of running the tool; the archive routes keep working")
 	tlsCert := fs.String("tls-cert", "", "serve HTTPS with the certificate (chain) in PEM `FILE`; needs -tls-key")
 	tlsKey := fs.String("tls-key", "", "the private key of -tls-cert, in PEM `FILE`")
 	clientCA := fs.String("client-ca", "", "with -tls-cert: require a client certificate signed by a CA in PEM `FILE` (mutual TLS)")

@@ -54,8 +54,7 @@ func (a *Archive) Reset(firstSeq int64) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.first = firstSeq
-	a.entries = nil
+	a.first, a.entries = firstSeq, nil
 	a.gen++
 	a.hist.forget(a.gen)
 }

@@ -111,8 +111,6 @@ func object[V any](body []byte, err error) (map[string]V, error) {
 	return m, nil
 }
 
-func isNil[V any](m map[string]V) bool { return m == nil }
-
 // readList reads a body {key: [object, ...]} (null and a missing key are
 // an empty list).
 func readList[V any](r *http.Request, key string) ([]map[string]V, error) {
@@ -121,10 +119,9 @@ func readList[V any](r *http.Request, key string) ([]map[string]V, error) {
 		return nil, err
 	}
 	var list []map[string]V
-	if raw, ok := fields[key]; ok {
-		if err := json.Unmarshal(raw, &list); err != nil || slices.ContainsFunc(list, isNil[V]) {
-			return nil, badRequest("%q must be an array of objects", key)
-		}
+	isNil := func(m map[string]V) bool { return m == nil }
+	if raw := fields[key]; raw != nil && (json.Unmarshal(raw, &list) != nil || slices.ContainsFunc(list, isNil)) {
+		return nil, badRequest("%q must be an array of objects", key)
 	}
 	return list, nil
 }
