@@ -10,14 +10,6 @@ import (
 	"recallref/recall"
 )
 
-// The answers of GET /internal/v1/recall/blocks, as GET /debug/answers
-// lists them.
-const (
-	answerFull        = "full"
-	answerDelta       = "delta"
-	answerNotModified = "not modified"
-)
-
 // deltaBody is the answer to ?since= for a tag whose change the store knows.
 type deltaBody struct {
 	Since  string         `json:"since"`
@@ -49,7 +41,7 @@ func (s *server) handleBlocks(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.NoETag {
 		body, _ := s.fullBody()
-		s.writeBlocks(w, answerFull, body, "")
+		s.writeBlocks(w, "full", body, "")
 		return
 	}
 	// The generation read here names the set at this instant: a 304
@@ -60,17 +52,17 @@ func (s *server) handleBlocks(w http.ResponseWriter, r *http.Request) {
 	if namesTag(r.Header.Values("If-None-Match"), tag) || hasSince && since == tag {
 		w.Header().Set("ETag", tag)
 		w.WriteHeader(http.StatusNotModified)
-		s.log(s.answers, answerNotModified)
+		s.log(s.answers, "not modified")
 		return
 	}
 	if gen, ok := s.ownGeneration(since); hasSince && ok {
 		if body, cur, ok := s.deltaBody(since, gen); ok {
-			s.writeBlocks(w, answerDelta, body, s.etag(cur))
+			s.writeBlocks(w, "delta", body, s.etag(cur))
 			return
 		}
 	}
 	body, gen := s.fullBody()
-	s.writeBlocks(w, answerFull, body, s.etag(gen))
+	s.writeBlocks(w, "full", body, s.etag(gen))
 }
 
 // fullBody returns the body {"blocks": [...]} of the current set and its
@@ -103,7 +95,8 @@ func (s *server) deltaBody(tag string, since uint64) ([]byte, uint64, bool) {
 	return e.body, e.gen, true
 }
 
-// writeBlocks writes a 200 of /blocks, with its tag unless it is empty.
+// writeBlocks writes a 200 of /blocks, with its tag unless it is empty, and
+// logs the answer as GET /debug/answers lists it.
 func (s *server) writeBlocks(w http.ResponseWriter, answer string, body []byte, tag string) {
 	if tag != "" {
 		w.Header().Set("ETag", tag)

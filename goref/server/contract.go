@@ -1,10 +1,10 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"recallref/recall"
 )
@@ -94,14 +94,10 @@ func (s *server) execWait(r *http.Request) error {
 	if s.ExecDelay <= 0 {
 		return nil
 	}
-	t := time.NewTimer(s.ExecDelay)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-r.Context().Done():
-		return r.Context().Err()
-	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.ExecDelay)
+	defer cancel()
+	<-ctx.Done()
+	return r.Context().Err()
 }
 
 // execDown is the failure of a tool endpoint made to answer ExecStatus.
