@@ -24,61 +24,52 @@ from typing import Any
 
 import httpx
 
-from bench.memory import DEFAULT_CACHE_BYTES, _reset_hwm, _status_kib
+from bench.memory import DEFAULT_CACHE_BYTES, reset_hwm, rss_kib
 
 __all__ = ["main"]
 
-
-def _herd_sync(
-    url: str, args: str, callers: int, change: Callable[[], None], cache_bytes: int
-) -> tuple[list[str], dict[str, Any]]:
-    from recall import GoTurnHost
-
-    with GoTurnHost(url, timeout=600.0, cache_bytes=cache_bytes) as host:
-        host.exec_tool("recall_search", args)
-        found = _changed(change)
-        barrier = threading.Barrier(callers)
-
-        def search() -> str:
-            barrier.wait()
-            return host.exec_tool("recall_search", args)
-
-        with ThreadPoolExecutor(callers) as pool:
-            outputs = list(pool.map(lambda _: search(), range(callers)))
-        return outputs, _peak(found)
+Figures = Callable[[], dict[str, Any]]
 
 
-def _herd_async(
-    url: str, args: str, callers: int, change: Callable[[], None], cache_bytes: int
-) -> tuple[list[str], dict[str, Any]]:
-    from recall import AsyncGoTurnHost
-
-    async def run() -> tuple[list[str], dict[str, Any]]:
-        async with AsyncGoTurnHost(url, timeout=600.0, cache_bytes=cache_bytes) as host:
-            await host.exec_tool("recall_search", args)
-            found = _changed(change)
-            outputs = await asyncio.gather(
-                *(host.exec_tool("recall_search", args) for _ in range(callers))
-            )
-            return list(outputs), _peak(found)
-
-    return asyncio.run(run())
-
-
-def _changed(change: Callable[[], None]) -> dict[str, Any]:
-    """Make the change, then reset the RSS high-water mark."""
+def _changed(change: Callable[[], None]) -> Figures:
+    """Make the change, reset the RSS high-water mark: what reads the herd's figures."""
     change()
-    reset = _reset_hwm()
-    return {"before": _status_kib("VmRSS"), "reset": reset, "start": time.perf_counter()}
+    reset, before, start = reset_hwm(), rss_kib(), time.perf_counter()
+
+    def figures() -> dict[str, Any]:
+        peak = rss_kib("VmHWM") if reset else None
+        peak_bytes = None if peak is None or before is None else (peak - before) * 1024
+        return {"seconds": time.perf_counter() - start, "peak_bytes": peak_bytes}
+
+    return figures
 
 
-def _peak(found: dict[str, Any]) -> dict[str, Any]:
-    peak = _status_kib("VmHWM")
-    ok = found["reset"] and peak is not None and found["before"] is not None
-    return {
-        "seconds": time.perf_counter() - found["start"],
-        "peak_bytes": (peak - found["before"]) * 1024 if ok else None,
-    }
+def _herd(opts: argparse.Namespace, change: Callable[[], None]) -> tuple[list[str], dict[str, Any]]:
+    from recall import AsyncGoTurnHost, GoTurnHost
+
+    if opts.kind == "sync":
+        with GoTurnHost(opts.url, timeout=600.0, cache_bytes=opts.cache_bytes) as host:
+            host.exec_tool("recall_search", opts.args)
+            figures = _changed(change)
+            barrier = threading.Barrier(opts.callers)
+
+            def search(_: int) -> str:
+                barrier.wait()
+                return host.exec_tool("recall_search", opts.args)
+
+            with ThreadPoolExecutor(opts.callers) as pool:
+                outputs = list(pool.map(search, range(opts.callers)))
+            return outputs, figures()
+
+    async def herd() -> tuple[list[str], dict[str, Any]]:
+        async with AsyncGoTurnHost(opts.url, timeout=600.0, cache_bytes=opts.cache_bytes) as host:
+            await host.exec_tool("recall_search", opts.args)
+            figures = _changed(change)
+            calls = (host.exec_tool("recall_search", opts.args) for _ in range(opts.callers))
+            outputs = await asyncio.gather(*calls)
+            return list(outputs), figures()
+
+    return asyncio.run(herd())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,24 +82,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-bytes", type=int, default=DEFAULT_CACHE_BYTES)
     opts = parser.parse_args(argv)
     go = httpx.Client(base_url=opts.url, timeout=600.0, trust_env=False)
-    seqs: list[int] = []
     marks: list[int] = []
 
     def change() -> None:
         marks.append(go.get("/debug/answers").json()["next"])
-        answer = go.post(
-            "/internal/v1/recall/archive",
-            json={"label": "bench: one new block", "content": "Échec du déploiement, encore."},
+        block = {"label": "bench: one new block", "content": "Échec du déploiement, encore."}
+        marks.append(
+            go.post("/internal/v1/recall/archive", json=block).raise_for_status().json()["seq"]
         )
-        seqs.append(answer.raise_for_status().json()["seq"])
 
-    herd = _herd_sync if opts.kind == "sync" else _herd_async
-    outputs, figures = herd(opts.url, opts.args, opts.callers, change, opts.cache_bytes)
-    answers = go.get("/debug/answers", params={"since": marks[0]}).json()["answers"]
-    expected = go.post(
-        "/internal/v1/tool/exec", json={"name": "recall_search", "args": opts.args}
-    ).json()["output"]
-    go.post("/debug/lock", json={"seq": seqs[0], "locked": True}).raise_for_status()
+    outputs, figures = _herd(opts, change)
+    since, seq = marks
+    answers = go.get("/debug/answers", params={"since": since}).json()["answers"]
+    call = {"name": "recall_search", "args": opts.args}
+    expected = go.post("/internal/v1/tool/exec", json=call).json()["output"]
+    go.post("/debug/lock", json={"seq": seq, "locked": True}).raise_for_status()
     go.close()
     differ = sum(output != expected for output in outputs)
     counts = {kind: answers.count(kind) for kind in ("full", "delta", "not modified")}

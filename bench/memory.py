@@ -15,8 +15,7 @@ line:
 and ``kept``: what the host holds between searches, as it counts it (the kept set
 and its index, ``cache_bytes`` bounds both) and as the operating system (``rss``)
 or tracemalloc sees it (after the searches, minus before the host was made).
-
-The parent (``measure``) compares them with the size of the blocks' JSON.
+The runner compares them with the size of the blocks' JSON.
 """
 
 from __future__ import annotations
@@ -25,20 +24,17 @@ import argparse
 import hashlib
 import json
 import math
-import os
-import subprocess
+import resource
 import sys
 import time
 import tracemalloc
-from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
 from recall._core import DEFAULT_CACHE_BYTES
 
-__all__ = ["CACHE_PER_JSON_BYTE", "DEFAULT_CACHE_BYTES", "cache_bytes_for", "measure"]
+__all__ = ["CACHE_PER_JSON_BYTE", "DEFAULT_CACHE_BYTES", "cache_bytes_for", "reset_hwm", "rss_kib"]
 
-_ROOT = Path(__file__).resolve().parent.parent
 CACHE_PER_JSON_BYTE: Final = {"delta": 1.75, "plain": 2.75}
 """``cache_bytes`` per byte of the /blocks JSON, as the README sizes it: the kept set
 (compacted against a Go with ETag and deltas, whole otherwise) and its word index."""
@@ -50,7 +46,8 @@ def cache_bytes_for(json_bytes: int, go: str) -> int:
     return max(DEFAULT_CACHE_BYTES, math.ceil(CACHE_PER_JSON_BYTE[go] * json_bytes))
 
 
-def _status_kib(field: str) -> int | None:
+def rss_kib(field: str = "VmRSS") -> int | None:
+    """A field of ``/proc/self/status`` in KiB (``VmRSS``, ``VmHWM``), None where unknown."""
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith(field + ":"):
@@ -60,7 +57,8 @@ def _status_kib(field: str) -> int | None:
     return None
 
 
-def _reset_hwm() -> bool:
+def reset_hwm() -> bool:
+    """Reset the RSS high-water mark ``VmHWM`` to the RSS; False where it cannot be."""
     try:
         Path("/proc/self/clear_refs").write_text("5")
     except OSError:
@@ -68,54 +66,11 @@ def _reset_hwm() -> bool:
     return True
 
 
-def _rss_search(run: Callable[[], str], count: int) -> list[dict[str, object]]:
-    import resource
-
-    found: list[dict[str, object]] = []
-    for _ in range(count):
-        reset = _reset_hwm()
-        before = _status_kib("VmRSS")
-        if before is None:
-            before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        start = time.perf_counter()
-        output = run()
-        seconds = time.perf_counter() - start
-        peak = _status_kib("VmHWM") if reset else None
-        if peak is None:
-            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        found.append(
-            {
-                "peak_bytes": (peak - before) * 1024,
-                "hwm_reset": reset,
-                "seconds": seconds,
-                "output_sha256": hashlib.sha256(output.encode()).hexdigest(),
-            }
-        )
-    return found
+def _maxrss_kib() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def _tracemalloc_search(run: Callable[[], str], count: int) -> list[dict[str, object]]:
-    found: list[dict[str, object]] = []
-    if not tracemalloc.is_tracing():
-        tracemalloc.start()
-    for _ in range(count):
-        tracemalloc.reset_peak()
-        before, _ = tracemalloc.get_traced_memory()
-        start = time.perf_counter()
-        output = run()
-        seconds = time.perf_counter() - start
-        _, peak = tracemalloc.get_traced_memory()
-        found.append(
-            {
-                "peak_bytes": peak - before,
-                "seconds": seconds,
-                "output_sha256": hashlib.sha256(output.encode()).hexdigest(),
-            }
-        )
-    return found
-
-
-def _child(argv: list[str]) -> int:
+def _main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.memory")
     parser.add_argument("--base-url", required=True)
     parser.add_argument("--args", required=True)
@@ -123,24 +78,37 @@ def _child(argv: list[str]) -> int:
     parser.add_argument("--searches", type=int, default=2)
     parser.add_argument("--cache-bytes", type=int, default=DEFAULT_CACHE_BYTES)
     opts = parser.parse_args(argv)
+    rss = opts.mode == "rss"
 
     from recall import GoTurnHost
 
-    if opts.mode == "tracemalloc":
+    if not rss:
         tracemalloc.start()
-    rss_before = _status_kib("VmRSS")
+    rss_before = rss_kib()
     traced_before = tracemalloc.get_traced_memory()[0]
     host = GoTurnHost(opts.base_url, timeout=120.0, cache_bytes=opts.cache_bytes)
-
-    def run() -> str:
-        return host.exec_tool("recall_search", opts.args)
-
-    if opts.mode == "rss":
-        searches = _rss_search(run, opts.searches)
-        after = _status_kib("VmRSS")
+    searches: list[dict[str, object]] = []
+    for _ in range(opts.searches):
+        if rss:
+            reset = reset_hwm()
+            before = rss_kib() or _maxrss_kib()
+        else:
+            tracemalloc.reset_peak()
+            before = tracemalloc.get_traced_memory()[0]
+        start = time.perf_counter()
+        output = host.exec_tool("recall_search", opts.args)
+        seconds = time.perf_counter() - start
+        if rss:
+            peak = (rss_kib("VmHWM") if reset else None) or _maxrss_kib()
+            figures: dict[str, object] = {"peak_bytes": (peak - before) * 1024, "hwm_reset": reset}
+        else:
+            figures = {"peak_bytes": tracemalloc.get_traced_memory()[1] - before}
+        digest = hashlib.sha256(output.encode()).hexdigest()
+        searches.append({**figures, "seconds": seconds, "output_sha256": digest})
+    if rss:
+        after = rss_kib()
         held = None if rss_before is None or after is None else (after - rss_before) * 1024
     else:
-        searches = _tracemalloc_search(run, opts.searches)
         held = tracemalloc.get_traced_memory()[0] - traced_before
     core = host._core
     kept = {
@@ -153,40 +121,5 @@ def _child(argv: list[str]) -> int:
     return 0
 
 
-def measure(
-    base_url: str, args: str, mode: str, *, searches: int = 2, cache_bytes: int
-) -> dict[str, object]:
-    """Run the measuring child for ``mode`` and return what it printed."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_ROOT), env.get("PYTHONPATH")]))
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bench.memory",
-            "--base-url",
-            base_url,
-            "--args",
-            args,
-            "--mode",
-            mode,
-            "--searches",
-            str(searches),
-            "--cache-bytes",
-            str(cache_bytes),
-        ],
-        cwd=_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"bench.memory ({mode}) failed:\n{done.stderr.strip()[-2000:]}")
-    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
-
-
 if __name__ == "__main__":
-    raise SystemExit(_child(sys.argv[1:]))
+    raise SystemExit(_main(sys.argv[1:]))

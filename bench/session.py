@@ -31,6 +31,8 @@ import time
 
 __all__ = ["main"]
 
+EXEC = "/internal/v1/tool/exec"
+
 
 def main(argv: list[str] | None = None) -> int:
     """Run one session and print its figures as JSON; 1 on a parity failure."""
@@ -48,12 +50,11 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m bench.session")
     parser.add_argument("url")
-    parser.add_argument("--token-env", default="")
+    parser.add_argument("--token-env", default="", help="the variable that holds the token")
     parser.add_argument("--go-first", action="store_true")
     parser.add_argument("--warm", action="store_true", help="host.warm() before the first")
     parser.add_argument("--no-steady", action="store_true", help="not the six again")
     parser.add_argument("--cache-bytes", type=int, default=DEFAULT_CACHE_BYTES)
-    parser.add_argument("--new-label", default="bench: one new block")
     parser.add_argument(
         "--decoder", choices=("best", "json"), default="best", help="json: as without msgspec"
     )
@@ -69,29 +70,26 @@ def main(argv: list[str] | None = None) -> int:
     host = recall.GoTurnHost(opts.url, token=token, timeout=300.0, cache_bytes=opts.cache_bytes)
     constructed = time.perf_counter() - started
     warmed = None
-    if opts.warm and hasattr(host, "warm"):
+    if opts.warm:
         started = time.perf_counter()
         host.warm()
         warmed = time.perf_counter() - started
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     go = httpx.Client(base_url=opts.url, headers=headers, timeout=300.0, trust_env=False)
-    order = ("go", "python") if opts.go_first else ("python", "go")
     failures: list[str] = []
 
-    def go_exec(args: str) -> str:
-        answer = go.post("/internal/v1/tool/exec", json={"name": "recall_search", "args": args})
-        answer.raise_for_status()
-        output = answer.json()["output"]
-        assert isinstance(output, str)
-        return output
+    def post(path: str, doc: object) -> httpx.Response:
+        return go.post(path, json=doc).raise_for_status()
 
-    def pair(what: str, args: str, sides: tuple[str, str] = order) -> dict[str, float]:
+    def pair(what: str, args: str, go_first: bool = opts.go_first) -> dict[str, float]:
         outputs: dict[str, str] = {}
         seconds: dict[str, float] = {}
-        for side in sides:
-            call = host.exec_tool if side == "python" else None
+        for side in ("go", "python") if go_first else ("python", "go"):
             begin = time.perf_counter()
-            outputs[side] = call("recall_search", args) if call else go_exec(args)
+            if side == "python":
+                outputs[side] = host.exec_tool("recall_search", args)
+            else:
+                outputs[side] = post(EXEC, {"name": "recall_search", "args": args}).json()["output"]
             seconds[side] = time.perf_counter() - begin
         if outputs["python"] != outputs["go"]:
             failures.append(f"{what} {args}: python {outputs['python'][:300]!r}")
@@ -99,36 +97,21 @@ def main(argv: list[str] | None = None) -> int:
         return seconds
 
     queries = [query.args() for query in SESSION_QUERIES]
-    first = pair("first", queries[0], ("python", "go"))
+    first = pair("first", queries[0], go_first=False)
     repeated = [pair("repeated", args) for args in queries]
     steady = [] if opts.no_steady else [pair("steady", args) for args in queries]
-    archived = go.post(
-        "/internal/v1/recall/archive",
-        json={"label": opts.new_label, "content": "Échec du déploiement, une fois de plus."},
-    )
-    archived.raise_for_status()
+    block = {"label": "bench: one new block", "content": "Échec du déploiement, une fois de plus."}
+    seq = post("/internal/v1/recall/archive", block).json()["seq"]
     new_block = pair("new block", queries[0])
     # Locked again (the reference's debug route): the next session reads the archive of
     # the size measured, no more.
-    locked = go.post("/debug/lock", json={"seq": archived.json()["seq"], "locked": True})
-    locked.raise_for_status()
+    post("/debug/lock", {"seq": seq, "locked": True})
     host.close()
     go.close()
-    print(
-        json.dumps(
-            {
-                "import_s": imported,
-                "host_s": constructed,
-                "warm_s": warmed,
-                "first": first,
-                "repeated": repeated,
-                "steady": steady,
-                "new_block": new_block,
-                "queries": [query.name for query in SESSION_QUERIES],
-                "failures": failures,
-            }
-        )
-    )
+    figures: dict[str, object] = {"import_s": imported, "host_s": constructed, "warm_s": warmed}
+    figures |= {"first": first, "repeated": repeated, "steady": steady, "new_block": new_block}
+    names = [query.name for query in SESSION_QUERIES]
+    print(json.dumps({**figures, "queries": names, "failures": failures}))
     return 1 if failures else 0
 
 

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from bench import ParityFailure
 from bench.data import QUERIES, SESSION_QUERIES, generate_blocks
-from bench.gokernel import parse_ns_per_op
+from bench.kernel import check_parity, parse_ns_per_op
 from bench.memory import CACHE_PER_JSON_BYTE, DEFAULT_CACHE_BYTES, cache_bytes_for
 from bench.report import targets
-from bench.runner import SESSION_CALLS, SESSION_KINDS, ParityFailure, check_parity, parse_args
+from bench.runner import SESSION_CALLS, SESSION_KINDS, parse_args
 from parity.errors import GoReferenceError
 from parity.fixtures.go import go_unavailable
 from parity.reference import go_executable
