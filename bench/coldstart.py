@@ -39,6 +39,8 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from bench import BenchError
+
 __all__ = ["MODES", "PROBES", "QUERY", "ROOT", "main", "measure"]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,33 +90,25 @@ def _importtime(stderr: str) -> tuple[float, float]:
         if name == "recall._go" or name.startswith("recall._go."):
             go_self += int(self_us) / 1000
     if not cumulative:
-        raise RuntimeError("python -X importtime did not report `recall`")
+        raise BenchError("python -X importtime did not report `recall`")
     return cumulative, go_self
 
 
 def _env(prefix: Path, *, write: bool) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPYCACHEPREFIX"] = str(prefix)
+    env = dict(os.environ, PYTHONPYCACHEPREFIX=str(prefix), PYTHONDONTWRITEBYTECODE="1")
     env.pop("PYTHONPATH", None)
     if write:
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-    else:
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        del env["PYTHONDONTWRITEBYTECODE"]
     return env
 
 
 def _run(python: str, root: Path, probe: str, env: dict[str, str]) -> dict[str, float]:
     """One fresh interpreter running one probe in root; its figures in ms."""
-    argv = [python]
-    if probe == "import":
-        argv += ["-X", "importtime"]
-    argv += ["-c", _CHILD, probe, QUERY]
+    argv = [python, *["-X", "importtime"] * (probe == "import"), "-c", _CHILD, probe, QUERY]
     env = {**env, "PYTHONPATH": str(root)}  # root's recall/ before any installed one
-    done = subprocess.run(
-        argv, cwd=root, env=env, capture_output=True, text=True, timeout=120, check=False
-    )
+    done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=120)
     if done.returncode != 0:
-        raise RuntimeError(f"{probe} in {root} failed:\n{done.stderr[-2000:]}")
+        raise BenchError(f"{probe} in {root} failed:\n{done.stderr[-2000:]}")
     seconds = json.loads(done.stdout)
     figures = {probe: seconds["wall"] * 1000, f"{probe} (cpu)": seconds["cpu"] * 1000}
     if probe == "import":

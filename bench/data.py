@@ -89,19 +89,10 @@ _WIDE = _words(
 _EMOJI = ("🚀", "🙂", "📦", "🔥", "✅")
 
 # Topic words, which the queries look for: rarer than the rest, in varied case.
-_TOPICS_FR = (
-    "déploiement",
-    "Déploiement",
-    "DÉPLOIEMENT",
-    "échec",
-    "Échec",
-    "PostgreSQL",
-    "postgresql",
-    "délai",
-    "Délai",
-    "sauvegarde",
+_TOPICS_FR = _words(
+    "déploiement Déploiement DÉPLOIEMENT échec Échec PostgreSQL postgresql délai Délai sauvegarde"
 )
-_TOPICS_EN = ("deployment", "Deployment", "timeout", "Timeout", "TIMEOUT", "PostgreSQL", "backup")
+_TOPICS_EN = _words("deployment Deployment timeout Timeout TIMEOUT PostgreSQL backup")
 
 _TYPOGRAPHY = str.maketrans({"'": "\u2019"})
 
@@ -171,11 +162,7 @@ class _Generator:
         self.html = [self._html_line() for _ in range(3000)]
 
     def _sentence(
-        self,
-        common: list[str],
-        words: list[str],
-        verbs: list[str],
-        topics: tuple[str, ...],
+        self, common: list[str], words: list[str], verbs: list[str], topics: list[str]
     ) -> str:
         rng = self.rng
         out: list[str] = []
@@ -301,19 +288,9 @@ class _Generator:
     def block(self, n: int) -> BlockSpec:
         rng = self.rng
         r = rng.random()
-        if r < 0.45:
-            label, content = self.prose(n)
-        elif r < 0.6:
-            label, content = self.source(n)
-        elif r < 0.72:
-            label, content = self.page(n)
-        elif r < 0.86:
-            label, content = self.diff(n)
-        else:
-            label, content = self.log(n)
-        if r >= 0.45 and r < 0.6:
-            pass  # code keeps its ASCII quotes
-        elif rng.random() < 0.35:
+        kinds = ((0.45, self.prose), (0.6, self.source), (0.72, self.page), (0.86, self.diff))
+        label, content = next((make for top, make in kinds if r < top), self.log)(n)
+        if not 0.45 <= r < 0.6 and rng.random() < 0.35:  # code keeps its ASCII quotes
             content = _typographic(content)
         r = rng.random()
         if r < 0.04:  # a word outside Latin-1, somewhere in the middle

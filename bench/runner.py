@@ -25,14 +25,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 from statistics import median
 from typing import Any
-
-import httpx
 
 from bench import BenchError, ParityFailure, coldstart, kernel
 from bench.data import DEFAULT_SEED, QUERIES, SESSION_QUERIES, generate_blocks
@@ -99,6 +97,12 @@ def _figure(python: list[float], go: list[float]) -> dict[str, Any]:
 
 def _seconds(samples: list[float]) -> dict[str, Any]:
     return {"seconds": median(samples), "samples_s": samples}
+
+
+def _timed(call: Callable[..., object], *args: object) -> float:
+    start = time.perf_counter()
+    call(*args)
+    return time.perf_counter() - start
 
 
 def _log(text: str) -> None:
@@ -179,23 +183,13 @@ class Bench:
             raise BenchError(f"GET {BLOCKS_PATH}: an empty body")
         return answer.body
 
-    def fetch_only(self, kind: str) -> float:
-        """GET /blocks alone, the body read whole (kept connection)."""
-        start = time.perf_counter()
-        self.read(kind)
-        return time.perf_counter() - start
-
-    def not_modified_only(self) -> float:
+    def not_modified(self) -> None:
         """A conditional GET /blocks of the delta Go with the tag of the bench's last read
-        of it, answered 304, alone (kept connection): what a search that reuses its set
-        waits for at least."""
-        start = time.perf_counter()
-        answer = self.clients["delta"].blocks_read(etag=self.tag)
-        seconds = time.perf_counter() - start
+        of it, to be answered 304."""
         self.expect("delta", reads=1)
+        answer = self.clients["delta"].blocks_read(etag=self.tag)
         if answer.status != 304:
             raise BenchError(f"GET {BLOCKS_PATH} with its own ETag: {answer.status}, not 304")
-        return seconds
 
     def session(self, name: str, *, go_first: bool, steady: bool) -> dict[str, Any]:
         """One bench.session of this kind (``GO/HOW``) in a fresh interpreter."""
@@ -260,9 +254,10 @@ def _sessions(bench: Bench, size: int) -> dict[str, Any]:
         for name in kinds:  # past DETAIL_SIZE, the six once: the targets' rows
             found = bench.session(name, go_first=r % 2 == 1, steady=size <= DETAIL_SIZE)
             samples[name].append(found)
-        for kind in GOS:
-            fetch[kind].append(bench.fetch_only(kind))
-        not_modified.append(bench.not_modified_only())
+        for kind in GOS:  # GET /blocks alone, the body read whole (kept connection)
+            fetch[kind].append(_timed(bench.read, kind))
+        # A 304 alone: what a search that reuses its set waits for at least.
+        not_modified.append(_timed(bench.not_modified))
     found = {name: _session_figures(sessions) for name, sessions in samples.items()}
     found["fetch"] = {kind: _seconds(v) for kind, v in fetch.items()}
     found["not_modified_s"] = median(not_modified)
@@ -299,42 +294,30 @@ def _go_get_after(bench: Bench, rounds: int) -> dict[str, Any]:
     "after a new block". Each new block is locked again afterwards."""
     client = bench.clients["delta"]
     found: dict[str, list[float]] = {"after 304s": [], "after 200s": []}
-    with httpx.Client(
-        base_url=bench.gos["delta"].base_url, timeout=TIMEOUT, trust_env=False
-    ) as reader:
-        for _ in range(rounds):
-            for mode, times in found.items():
-                tag = reader.get(BLOCKS_PATH).headers["etag"]
-                for _ in range(12):
-                    reader.get(
-                        BLOCKS_PATH, headers={"If-None-Match": tag} if mode == "after 304s" else {}
-                    )
-                    bench.gold(QUERIES[0].args())
-                seq = client.archive("bench: one new block", "nouveau")
-                start = time.perf_counter()
-                answer = reader.get(BLOCKS_PATH, headers={"If-None-Match": tag})
-                times.append(time.perf_counter() - start)
-                if answer.status_code != 200:
-                    raise BenchError(f"GET {BLOCKS_PATH} after a new block: {answer.status_code}")
-                client.lock(seq)
-                bench.expect("delta", reads=14)
+    for _ in range(rounds):
+        for mode, times in found.items():
+            tag = client.blocks_read().etag
+            for _ in range(12):
+                client.blocks_read(etag=tag if mode == "after 304s" else None)
+                bench.gold(QUERIES[0].args())
+            seq = client.archive("bench: one new block", "nouveau")
+            start = time.perf_counter()
+            answer = client.blocks_read(etag=tag)
+            times.append(time.perf_counter() - start)
+            if answer.status != 200:
+                raise BenchError(f"GET {BLOCKS_PATH} after a new block: {answer.status}")
+            client.lock(seq)
+            bench.expect("delta", reads=14)
     return {mode: _seconds(v) for mode, v in found.items()}
 
 
 def _composition(blocks: Sequence[Block]) -> dict[str, float]:
     """Shares of blocks whose content is ASCII, Latin-1, BMP or wider."""
-    counts = dict.fromkeys(("ascii", "latin1", "bmp", "astral"), 0)
+    kinds = ("ascii", "latin1", "bmp", "astral")
+    counts = dict.fromkeys(kinds, 0)
     for block in blocks:
         top = ord(max(block.content, default="\0"))
-        counts[
-            "ascii"
-            if top < 0x80
-            else "latin1"
-            if top < 0x100
-            else "bmp"
-            if top < 0x10000
-            else "astral"
-        ] += 1
+        counts[kinds[(top >= 0x80) + (top >= 0x100) + (top >= 0x10000)]] += 1
     return {k: round(v / max(len(blocks), 1), 4) for k, v in counts.items()}
 
 
