@@ -1,39 +1,44 @@
-"""The Python path's peak memory during a search, measured in a fresh process.
+"""The Python path's memory, measured in a fresh process; the hosts' ``cache_bytes``.
 
-``python -m bench.memory --base-url URL --args JSON --mode rss|tracemalloc``
-imports ``recall``, makes a ``GoTurnHost``, then runs the search ``--searches``
-times on the same host (a first search, then repeated ones) and prints one JSON
-line:
+``python -m bench.memory --base-url URL --args JSON --mode rss|tracemalloc`` makes a
+``GoTurnHost``, runs the search ``--searches`` times on it (a first search, then
+repeated ones) and prints one JSON line: each search's peak, for ``rss`` the peak
+resident set size (``VmHWM``, reset between searches through ``/proc/self/clear_refs``)
+minus the resident size just before (what the operating system saw, allocator slack
+included), for ``tracemalloc`` the peak of the memory Python allocated minus what was
+allocated before (Python's own figure, slower to run); and ``kept``, what the host holds
+between searches as it counts it (the kept set and its index, which ``cache_bytes``
+bounds) and as ``rss`` or tracemalloc sees it (after the searches, minus before the host).
 
-- ``rss``: the peak resident set size (``VmHWM``, reset between searches through
-  ``/proc/self/clear_refs``) minus the resident size just before the search: what
-  the operating system saw, allocator slack included;
-- ``tracemalloc``: the peak of the memory Python allocated (``tracemalloc``,
-  reset between searches) minus what was allocated before: Python's own figure,
-  slower to run.
-
-and ``kept``: what the host holds between searches, as it counts it (the kept set
-and its index, ``cache_bytes`` bounds both) and as the operating system (``rss``)
-or tracemalloc sees it (after the searches, minus before the host was made).
-The runner compares them with the size of the blocks' JSON.
+With ``--herd sync|async --callers N``: a herd after a change instead. The host
+(``GoTurnHost``, its callers threads; ``AsyncGoTurnHost``, its callers tasks on one
+loop) searches once, one block is archived, then the N callers search at once; the
+line holds the herd's peak RSS (``VmHWM`` reset just before, minus the RSS before),
+its wall time, how the Go answered the reads of ``/blocks`` meanwhile (``GET
+/debug/answers``: one full read or delta per change is the target) and how many
+outputs differ from Go's own (``/tool/exec`` after the herd; exit 1 if any). The block
+is locked again at the end.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import hashlib
 import json
 import math
 import resource
 import sys
+import threading
 import time
 import tracemalloc
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from recall._core import DEFAULT_CACHE_BYTES
 
-__all__ = ["CACHE_PER_JSON_BYTE", "DEFAULT_CACHE_BYTES", "cache_bytes_for", "reset_hwm", "rss_kib"]
+__all__ = ["CACHE_PER_JSON_BYTE", "DEFAULT_CACHE_BYTES", "cache_bytes_for", "main"]
 
 CACHE_PER_JSON_BYTE: Final = {"delta": 1.75, "plain": 2.75}
 """``cache_bytes`` per byte of the /blocks JSON, as the README sizes it: the kept set
@@ -70,18 +75,10 @@ def _maxrss_kib() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def _main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.memory")
-    parser.add_argument("--base-url", required=True)
-    parser.add_argument("--args", required=True)
-    parser.add_argument("--mode", choices=("rss", "tracemalloc"), required=True)
-    parser.add_argument("--searches", type=int, default=2)
-    parser.add_argument("--cache-bytes", type=int, default=DEFAULT_CACHE_BYTES)
-    opts = parser.parse_args(argv)
-    rss = opts.mode == "rss"
-
+def _searches(opts: argparse.Namespace) -> dict[str, object]:
     from recall import GoTurnHost
 
+    rss = opts.mode == "rss"
     if not rss:
         tracemalloc.start()
     rss_before = rss_kib()
@@ -117,9 +114,87 @@ def _main(argv: list[str]) -> int:
         "held_bytes": held,
     }
     host.close()
-    print(json.dumps({"mode": opts.mode, "searches": searches, "kept": kept}))
-    return 0
+    return {"mode": opts.mode, "searches": searches, "kept": kept}
+
+
+def _herd(opts: argparse.Namespace) -> dict[str, object]:
+    import httpx
+
+    from recall import AsyncGoTurnHost, GoTurnHost
+
+    go = httpx.Client(base_url=opts.base_url, timeout=600.0, trust_env=False)
+    args, callers = opts.args, opts.callers
+    mark: dict[str, Any] = {}
+
+    def change() -> None:
+        """A new block, then the RSS high-water mark reset: the herd starts."""
+        mark["since"] = go.get("/debug/answers").json()["next"]
+        block = {"label": "bench: one new block", "content": "Échec du déploiement, encore."}
+        archived = go.post("/internal/v1/recall/archive", json=block).raise_for_status()
+        mark.update(seq=archived.json()["seq"], rss=rss_kib() if reset_hwm() else None)
+        mark["start"] = time.perf_counter()
+
+    def done(outputs: list[str]) -> None:
+        seconds = time.perf_counter() - mark["start"]
+        mark.update(outputs=outputs, peak=rss_kib("VmHWM"), seconds=seconds)
+
+    if opts.herd == "sync":
+        with GoTurnHost(opts.base_url, timeout=600.0, cache_bytes=opts.cache_bytes) as host:
+            host.exec_tool("recall_search", args)
+            change()
+            barrier = threading.Barrier(callers)
+
+            def call(_: int) -> str:
+                barrier.wait()
+                return host.exec_tool("recall_search", args)
+
+            with ThreadPoolExecutor(callers) as pool:
+                done(list(pool.map(call, range(callers))))
+    else:
+
+        async def herd() -> None:
+            async with AsyncGoTurnHost(
+                opts.base_url, timeout=600.0, cache_bytes=opts.cache_bytes
+            ) as host:
+                await host.exec_tool("recall_search", args)
+                change()
+                done(
+                    await asyncio.gather(
+                        *(host.exec_tool("recall_search", args) for _ in range(callers))
+                    )
+                )
+
+        asyncio.run(herd())
+    answers = go.get("/debug/answers", params={"since": mark["since"]}).json()["answers"]
+    tool = {"name": "recall_search", "args": args}
+    expected = go.post("/internal/v1/tool/exec", json=tool).json()["output"]
+    go.post("/debug/lock", json={"seq": mark["seq"], "locked": True}).raise_for_status()
+    go.close()
+    peak, rss = mark["peak"], mark["rss"]
+    return {
+        "seconds": mark["seconds"],
+        "peak_bytes": None if peak is None or rss is None else (peak - rss) * 1024,
+        "callers": callers,
+        "answers": {kind: answers.count(kind) for kind in ("full", "delta", "not modified")},
+        "differ": sum(output != expected for output in mark["outputs"]),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure and print the figures as JSON; 1 when a herd's output differs from Go's."""
+    parser = argparse.ArgumentParser(prog="python -m bench.memory")
+    parser.add_argument("--base-url", required=True)
+    parser.add_argument("--args", required=True, help="recall_search's arguments (JSON)")
+    parser.add_argument("--mode", choices=("rss", "tracemalloc"), default="rss")
+    parser.add_argument("--searches", type=int, default=2)
+    parser.add_argument("--herd", choices=("sync", "async"), help="a herd after a change")
+    parser.add_argument("--callers", type=int, default=16, help="of the herd")
+    parser.add_argument("--cache-bytes", type=int, default=DEFAULT_CACHE_BYTES)
+    opts = parser.parse_args(argv)
+    found = _herd(opts) if opts.herd else _searches(opts)
+    print(json.dumps(found))
+    return 1 if found.get("differ") else 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(_main(sys.argv[1:]))
+    sys.exit(main())

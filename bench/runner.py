@@ -4,7 +4,7 @@ For each size, the first N blocks of ``bench.data``'s stream are archived in two
 references (``delta``: with the conditional and incremental reads of ``/blocks``;
 ``plain``: without, ``-no-etag``) and measured: sessions in fresh interpreters
 (``bench.session``), ``GET /blocks`` and a 304 alone, the decoders, the index and the
-kernel (``bench.kernel``), memory (``bench.memory``), herds (``bench.herd``); then the
+kernel (``bench.kernel``), memory and herds (``bench.memory``); then the
 cold start (``bench.coldstart``) and ``make parity``. ``bench/NOTES.md`` says what each
 figure is. Every output measured is compared with Go's, byte for byte, and the Gos'
 request logs show that the Python path never called ``/tool/exec``: a divergence stops
@@ -211,12 +211,11 @@ class Bench:
         return found
 
     def herd(self, kind: str, callers: int, args: str) -> dict[str, Any]:
-        """One bench.herd in a fresh interpreter against the delta Go."""
+        """A herd after a change (bench.memory) in a fresh interpreter against the delta Go."""
         found = _child(
-            "bench.herd",
-            self.gos["delta"].base_url,
-            *("--kind", kind, "--callers", callers, "--args", args),
-            *("--cache-bytes", self.cache_bytes()),
+            "bench.memory",
+            *("--base-url", self.gos["delta"].base_url, "--args", args),
+            *("--herd", kind, "--callers", callers, "--cache-bytes", self.cache_bytes()),
             timeout=1800,
             parity="differ",
         )
