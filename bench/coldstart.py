@@ -1,28 +1,22 @@
 # ruff: noqa: RUF001  (Greek and Cyrillic capitals in the query are the point)
 """Cold start of the port: ``import recall`` and the first call of each Go piece.
 
-Every figure is the median of ``runs`` fresh interpreters (one per run and per
-probe, so no probe warms another's caches), timed in the child with
-``time.perf_counter`` (the figure named after the probe) and ``time.thread_time``
-(``<probe> (cpu)``: the CPU time, which a shared machine's load inflates less);
-the import probe runs under ``python -X importtime`` as well, which gives the
-cumulative time of ``recall`` and the time of ``recall._go``'s own modules. The
-probes:
+Every figure is the median of ``runs`` fresh interpreters (one per run and per probe,
+so no probe warms another's caches), timed in the child with ``time.perf_counter``
+(named after the probe) and ``time.thread_time`` (``<probe> (cpu)``, which a shared
+machine's load inflates less); the import probe also runs under ``-X importtime``:
+the cumulative time of ``recall`` and the time of ``recall._go``'s own modules. The
+probes: ``import`` (``import recall``); ``to_lower`` and ``recall_tokens``, the first
+call of each on a non-ASCII query; ``recall_search``, the first ``run_tool`` over a
+``MemoryArchive`` of 100 blocks of ``bench.data``, built before the clock starts.
 
-- ``import``: ``import recall``;
-- ``to_lower``: the first ``strings.ToLower`` of a non-ASCII query (``recall`` imported);
-- ``recall_tokens``: the first ``recall_tokens`` of that query;
-- ``recall_search``: the first ``run_tool("recall_search", ...)`` over a
-  ``MemoryArchive`` of 100 blocks of ``bench.data`` (2.4 KB each, most of them
-  not ASCII), the archive built before the clock starts.
+Two byte-code modes, each with its own ``PYTHONPYCACHEPREFIX`` filled by a warm-up
+run: ``pyc``, every module's byte code cached (an installed wheel); ``source``, the
+same but the measured tree's own modules compiled at each import (a checkout run with
+``PYTHONDONTWRITEBYTECODE=1``, as this project's machines do).
 
-Two byte-code modes, each with its own ``PYTHONPYCACHEPREFIX`` filled by a
-warm-up run: ``pyc``, every module's byte code cached (an installed wheel);
-``source``, the same but the measured tree's own modules compiled at each import
-(a checkout run with ``PYTHONDONTWRITEBYTECODE=1``, as this project's machines do).
-
-``python -m bench.coldstart [--runs N] [ROOT ...]`` prints the figures of each
-ROOT (a tree holding ``recall/`` and ``bench/``; default: this one) as JSON.
+``python -m bench.coldstart [--runs N] [ROOT ...]`` prints the figures of each ROOT (a
+tree holding ``recall/`` and ``bench/``; default: this one) as JSON.
 """
 
 from __future__ import annotations
@@ -102,9 +96,9 @@ def _env(prefix: Path, *, write: bool) -> dict[str, str]:
     return env
 
 
-def _run(python: str, root: Path, probe: str, env: dict[str, str]) -> dict[str, float]:
+def _run(root: Path, probe: str, env: dict[str, str]) -> dict[str, float]:
     """One fresh interpreter running one probe in root; its figures in ms."""
-    argv = [python, *["-X", "importtime"] * (probe == "import"), "-c", _CHILD, probe, QUERY]
+    argv = [sys.executable, *["-X", "importtime"] * (probe == "import"), "-c", _CHILD, probe, QUERY]
     env = {**env, "PYTHONPATH": str(root)}  # root's recall/ before any installed one
     done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=120)
     if done.returncode != 0:
@@ -119,12 +113,7 @@ def _run(python: str, root: Path, probe: str, env: dict[str, str]) -> dict[str, 
 
 
 def measure(
-    roots: Iterable[Path] = (ROOT,),
-    *,
-    runs: int = 10,
-    modes: Sequence[str] = MODES,
-    probes: Sequence[str] = PROBES,
-    python: str = sys.executable,
+    roots: Iterable[Path] = (ROOT,), *, runs: int = 10, modes: Sequence[str] = MODES
 ) -> dict[str, dict[str, dict[str, float]]]:
     """Median milliseconds of each figure: ``{root: {mode: {figure: ms}}}``.
 
@@ -132,17 +121,17 @@ def measure(
     that the load of a shared machine falls on all alike.
     """
     roots = [Path(r).resolve() for r in roots]
-    unknown = set(modes) - set(MODES) or set(probes) - set(PROBES)
+    unknown = set(modes) - set(MODES)
     if unknown or runs < 1:
-        raise ValueError(f"unknown mode or probe {sorted(unknown)}, or runs < 1")
+        raise ValueError(f"unknown mode {sorted(unknown)}, or runs < 1")
     samples: dict[str, dict[str, dict[str, list[float]]]] = {
         str(r): {m: {} for m in modes} for r in roots
     }
     with tempfile.TemporaryDirectory(prefix="coldstart-") as tmp:
         warm, cold = Path(tmp, "pyc"), Path(tmp, "source")
         for root in roots:
-            for probe in probes:
-                _run(python, root, probe, _env(warm, write=True))
+            for probe in PROBES:
+                _run(root, probe, _env(warm, write=True))
         shutil.copytree(warm, cold)
         for root in roots:  # the measured trees' own byte code, gone from "source"
             shutil.rmtree(cold / root.relative_to(root.anchor), ignore_errors=True)
@@ -150,8 +139,8 @@ def measure(
         for _ in range(runs):
             for root in roots:
                 for mode in modes:
-                    for probe in probes:
-                        figures = _run(python, root, probe, envs[mode])
+                    for probe in PROBES:
+                        figures = _run(root, probe, envs[mode])
                         for name, ms in figures.items():
                             samples[str(root)][mode].setdefault(name, []).append(ms)
     return {

@@ -35,56 +35,54 @@ def _words(text: str) -> list[str]:
 # (ASCII apostrophe, "oe"); a "typographic" block gets curly apostrophes (U+2019),
 # œ, « », em dashes and ellipses instead.
 _FR_COMMON = _words(
-    "le la les un une des du de au aux et ou mais donc car avec sans pour par sur sous "
-    "dans entre vers chez pendant après avant depuis encore déjà très plus moins bien "
-    "aussi toujours jamais souvent parfois ici là où quand comme puis ensuite enfin "
-    "il elle on nous vous ils qui que dont ce cette ces son sa ses leur notre votre"
+    "le la les un une des du de au aux et ou mais donc car avec sans pour par sur sous dans entre "
+    "vers chez pendant après avant depuis encore déjà très plus moins bien aussi toujours jamais "
+    "souvent parfois ici là où quand comme puis ensuite enfin il elle on nous vous ils qui que "
+    "dont ce cette ces son sa ses leur notre votre"
 )
 _FR_WORDS = _words(
-    "équipe serveur réunion décision problème réponse requête fichier dépôt branche "
-    "mémoire archive résumé conversation utilisateur modèle paramètre fenêtre contexte "
-    "étape tâche priorité échéance client facture commande livraison entrepôt stock "
-    "référence numéro adresse téléphone courriel réseau sécurité accès clé jeton "
-    "rapport analyse résultat mesure performance latence débit charge file message "
-    "événement journal trace erreur avertissement correctif version évolution "
-    "fonctionnalité interface écran bouton formulaire champ valeur élément liste "
-    "tableau colonne ligne cellule données schéma index transaction verrou "
-    "coeur noeud oeuvre soeur manoeuvre hôpital forêt île château août garçon "
-    "hôtel théâtre Noël maïs ambiguïté façade leçon projet code test build"
+    "équipe serveur réunion décision problème réponse requête fichier dépôt branche mémoire "
+    "archive résumé conversation utilisateur modèle paramètre fenêtre contexte étape tâche "
+    "priorité échéance client facture commande livraison entrepôt stock référence numéro adresse "
+    "téléphone courriel réseau sécurité accès clé jeton rapport analyse résultat mesure "
+    "performance latence débit charge file message événement journal trace erreur avertissement "
+    "correctif version évolution fonctionnalité interface écran bouton formulaire champ valeur "
+    "élément liste tableau colonne ligne cellule données schéma index transaction verrou coeur "
+    "noeud oeuvre soeur manoeuvre hôpital forêt île château août garçon hôtel théâtre Noël maïs "
+    "ambiguïté façade leçon projet code test build"
 )
 _FR_VERBS = _words(
-    "vérifie corrige déploie relance analyse compare archive résume envoie reçoit "
-    "ajoute supprime modifie crée lit écrit teste valide refuse accepte bloque "
-    "débloque migre configure surveille prévoit décide explique propose"
+    "vérifie corrige déploie relance analyse compare archive résume envoie reçoit ajoute supprime "
+    "modifie crée lit écrit teste valide refuse accepte bloque débloque migre configure surveille "
+    "prévoit décide explique propose"
 )
 _EN_COMMON = _words(
-    "the a an of to in on at for with without by from and or but so then when while "
-    "after before since until again already very more less well also always never "
-    "it we they this that these which who"
+    "the a an of to in on at for with without by from and or but so then when while after before "
+    "since until again already very more less well also always never it we they this that these "
+    "which who"
 )
 _EN_WORDS = _words(
-    "team server meeting decision problem answer request file repository branch "
-    "memory archive summary conversation user model parameter window context step "
-    "task priority deadline customer invoice order delivery warehouse stock "
-    "reference number address phone email network security access key token report "
-    "analysis result measure performance latency throughput load queue message event "
-    "log trace error warning patch version feature interface screen button form "
+    "team server meeting decision problem answer request file repository branch memory archive "
+    "summary conversation user model parameter window context step task priority deadline customer "
+    "invoice order delivery warehouse stock reference number address phone email network security "
+    "access key token report analysis result measure performance latency throughput load queue "
+    "message event log trace error warning patch version feature interface screen button form "
     "field value element list table column row cell data schema index transaction lock"
 )
 _EN_VERBS = _words(
-    "checks fixes deploys restarts analyses compares archives summarises sends "
-    "receives adds removes changes creates reads writes tests validates refuses "
-    "accepts blocks unblocks migrates configures monitors plans decides explains"
+    "checks fixes deploys restarts analyses compares archives summarises sends receives adds "
+    "removes changes creates reads writes tests validates refuses accepts blocks unblocks migrates "
+    "configures monitors plans decides explains"
 )
 _PROPER = _words(
-    "Paris Lyon Montréal Genève Zürich Québec Besançon Orléans Nîmes Hélène Zoé "
-    "Chloé Léa Jérôme Émile Éloïse Anaïs François Gaëlle Benoît Céline "
-    "Alice Bob Carol Dave Kubernetes Docker GitHub Redis Kafka Nginx Linux"
+    "Paris Lyon Montréal Genève Zürich Québec Besançon Orléans Nîmes Hélène Zoé Chloé Léa Jérôme "
+    "Émile Éloïse Anaïs François Gaëlle Benoît Céline Alice Bob Carol Dave Kubernetes Docker "
+    "GitHub Redis Kafka Nginx Linux"
 )
 # Words outside Latin-1: Greek and Cyrillic (upper and lower case), İ, Ÿ, €.
 _WIDE = _words(
-    "Αθήνα λόγος ΣΟΦΙΑ σύστημα ΔΙΑΚΟΜΙΣΤΗΣ Москва сервер ОШИБКА Журнал запрос "
-    "İstanbul ŸVES 12€ ½ → ✓"
+    "Αθήνα λόγος ΣΟΦΙΑ σύστημα ΔΙΑΚΟΜΙΣΤΗΣ Москва сервер ОШИБКА Журнал запрос İstanbul ŸVES 12€ ½ "
+    "→ ✓"
 )
 _EMOJI = ("🚀", "🙂", "📦", "🔥", "✅")
 

@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import islice
@@ -73,20 +74,9 @@ class Config:
     seed: int = DEFAULT_SEED
     memory: bool = True
     kernel: bool = True
-    coldstart_runs: int = 5
     parity_runs: int = 3
     quick: bool = False
     argv: Sequence[str] = ()
-
-
-@dataclass
-class Expected:
-    """What a Go's request log holds since its last check: the bench's own ``/tool/exec``
-    calls and ``/blocks`` reads, and the Python path's searches (a read each at most)."""
-
-    execs: int = 0
-    reads: int = 0
-    searches: int = 0
 
 
 def _figure(python: list[float], go: list[float]) -> dict[str, Any]:
@@ -109,17 +99,16 @@ def _log(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
+def _run(argv: list[str], *, timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        argv, cwd=ROOT, env=CHILD_ENV, capture_output=True, text=True, timeout=timeout
+    )
+
+
 def _child(module: str, *args: object, timeout: float = 900, parity: str = "") -> dict[str, Any]:
     """``python -m module args`` in a fresh interpreter: the JSON object of its last line.
     ParityFailure when its field ``parity`` is set (a failure the child found)."""
-    done = subprocess.run(
-        [sys.executable, "-m", module, *map(str, args)],
-        cwd=ROOT,
-        env=CHILD_ENV,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    done = _run([sys.executable, "-m", module, *map(str, args)], timeout=timeout)
     try:
         found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     except (IndexError, ValueError):
@@ -143,7 +132,8 @@ class Bench:
         self.gos = gos
         self.checked = 0
         """Outputs compared with Go's."""
-        self.expected = {kind: Expected() for kind in gos}
+        self.expected = {kind: Counter[str]() for kind in gos}
+        """What each Go's request log is to hold since its last check (``expect``)."""
         self.clients = {kind: GoClient(go.connection, timeout=TIMEOUT) for kind, go in gos.items()}
         self.log_at = {kind: len(go.requests()) for kind, go in gos.items()}
         self.body_bytes = 0
@@ -155,14 +145,10 @@ class Bench:
         for client in self.clients.values():
             client.close()
 
-    def expect(
-        self, kind: str, *, execs: int = 0, reads: int = 0, searches: int = 0, checked: int = 0
-    ) -> None:
-        """Count requests the Go of this kind is to see, and outputs compared with Go's."""
-        expected = self.expected[kind]
-        expected.execs += execs
-        expected.reads += reads
-        expected.searches += searches
+    def expect(self, kind: str, *, checked: int = 0, **requests: int) -> None:
+        """Count what the Go of this kind is to see (``execs``, ``reads``: the bench's own;
+        ``searches``: the Python path's, a read each at most), and outputs compared."""
+        self.expected[kind].update(requests)
         self.checked += checked
 
     def cache_bytes(self, kind: str = "delta") -> int:
@@ -194,17 +180,14 @@ class Bench:
     def session(self, name: str, *, go_first: bool, steady: bool) -> dict[str, Any]:
         """One bench.session of this kind (``GO/HOW``) in a fresh interpreter."""
         kind, how = name.split("/")
-        flags = ["--go-first"] * go_first + ["--warm"] * (how == "warm")
+        args = [self.gos[kind].base_url, "--decoder", "json" if how == "json" else "best"]
+        args += (
+            ["--go-first"] * go_first
+            + ["--warm"] * (how == "warm")
+            + ["--no-steady"] * (not steady)
+        )
         found = _child(
-            "bench.session",
-            self.gos[kind].base_url,
-            *flags,
-            *([] if steady else ["--no-steady"]),
-            "--decoder",
-            "json" if how == "json" else "best",
-            "--cache-bytes",
-            self.cache_bytes(kind),
-            parity="failures",
+            "bench.session", *args, "--cache-bytes", self.cache_bytes(kind), parity="failures"
         )
         calls = SESSION_CALLS - (0 if steady else len(SESSION_QUERIES))
         self.expect(kind, execs=calls, searches=calls + (how == "warm"), checked=calls)
@@ -232,11 +215,11 @@ class Bench:
         execs = new.count(f"POST {EXEC_PATH}")
         allowed = {f"GET {BLOCKS_PATH}", f"POST {EXEC_PATH}", f"POST {ARCHIVE_PATH}"}
         others = [line for line, path in zip(new, paths, strict=True) if path not in allowed]
-        expected, self.expected[kind] = self.expected[kind], Expected()
-        most = expected.searches + expected.reads  # a read per search at most
-        if execs != expected.execs or not expected.reads <= reads <= most or others:
+        expected, self.expected[kind] = self.expected[kind], Counter()
+        most = expected["searches"] + expected["reads"]  # a read per search at most
+        if execs != expected["execs"] or not expected["reads"] <= reads <= most or others:
             raise ParityFailure(
-                f"the {kind} Go saw {execs} /tool/exec calls (expected {expected.execs}, "
+                f"the {kind} Go saw {execs} /tool/exec calls (expected {expected['execs']}, "
                 f"the bench's own) and {reads} /blocks reads (expected at most {most}), "
                 f"other requests {others[:3]}: the Python path must read the archive and "
                 "never call Go's tool"
@@ -327,11 +310,8 @@ def _measure_size(bench: Bench, size: int, work_dir: Path) -> dict[str, Any]:
     blocks = [Block(b["seq"], b["label"], b["content"]) for b in json.loads(body)["blocks"]]
     if len(blocks) != size:
         raise BenchError(f"the Go serves {len(blocks)} blocks, {size} were archived")
-    entry: dict[str, Any] = {
-        "blocks": size,
-        "body_bytes": len(body),
-        "composition": _composition(blocks),
-    }
+    entry: dict[str, Any] = {"blocks": size, "body_bytes": len(body)}
+    entry["composition"] = _composition(blocks)
     if size <= DETAIL_SIZE:
         _log(f"[bench] {size} blocks: decoders and the word index…")
         entry["decode_s"] = kernel.time_decoders(body, max(1, min(cfg.rounds, 5)))
@@ -372,11 +352,8 @@ def _measure_memory(bench: Bench, entry: dict[str, Any], modes: Sequence[str]) -
     _log(f"[bench] {entry['blocks']} blocks: memory of the Python path…")
     digest = hashlib.sha256(bench.gold(query.args()).encode()).hexdigest()
     body_bytes = entry["body_bytes"]
-    memory: dict[str, Any] = {
-        "blocks": entry["blocks"],
-        "query": query.name,
-        "body_bytes": body_bytes,
-    }
+    memory: dict[str, Any] = {"blocks": entry["blocks"], "query": query.name}
+    memory["body_bytes"] = body_bytes
     for mode in modes:
         found = _child(
             "bench.memory",
@@ -398,14 +375,7 @@ def _time_make_parity(runs: int) -> dict[str, Any]:
     seconds: list[float] = []
     for _ in range(runs):
         start = time.perf_counter()
-        done = subprocess.run(
-            ["make", "--no-print-directory", "parity"],
-            cwd=ROOT,
-            env=CHILD_ENV,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        done = _run(["make", "--no-print-directory", "parity"], timeout=600)
         seconds.append(time.perf_counter() - start)
         found = {"seconds": seconds, "last_line": (done.stdout.strip().splitlines() or [""])[-1]}
         if done.returncode != 0:
@@ -465,8 +435,8 @@ def run(cfg: Config) -> dict[str, Any]:
         "sizes": [],
     }
     _log("[bench] cold start (fresh processes)…")
-    modes = ("pyc",) if cfg.quick else coldstart.MODES
-    results["coldstart"] = coldstart.measure(runs=cfg.coldstart_runs, modes=modes)[str(ROOT)]
+    runs, modes = (1, ("pyc",)) if cfg.quick else (5, coldstart.MODES)
+    results["coldstart"] = coldstart.measure(runs=runs, modes=modes)[str(ROOT)]
     specs = generate_blocks(max(cfg.sizes), cfg.seed)
     reference = GoReference()
     (ROOT / ".cache" / "bench").mkdir(parents=True, exist_ok=True)
@@ -495,11 +465,9 @@ def run(cfg: Config) -> dict[str, Any]:
         _log("[bench] make parity…")
         results["make_parity"] = _time_make_parity(cfg.parity_runs)
     results["load_after"] = _load()
-    results["parity"] = {
-        "checked_outputs": bench.checked,
-        "all_identical": True,
-        "python_path_called_go_tool": False,
-    }
+    # Reached only when every output was identical and the request logs were as expected.
+    parity = {"checked_outputs": bench.checked, "all_identical": True}
+    results["parity"] = parity | {"python_path_called_go_tool": False}
     results["elapsed_s"] = time.time() - started
     results["targets"] = targets(results)
     return results
@@ -534,7 +502,7 @@ def parse_args(argv: Sequence[str]) -> Config:
         "--min-time",
         type=float,
         default=0.3,
-        help="seconds per kernel sample, each side (default 0.3)",
+        help="seconds per kernel sample, each side (default %(default)s)",
     )
     add(
         "--quick",
@@ -549,7 +517,7 @@ def parse_args(argv: Sequence[str]) -> Config:
         "--out-dir",
         type=Path,
         default=ROOT / "bench",
-        help="where results.json and RESULTS.md go (default bench/)",
+        help="for results.json and RESULTS.md (default bench/)",
     )
     opts = parser.parse_args(argv)
     quick: bool = opts.quick
@@ -561,7 +529,6 @@ def parse_args(argv: Sequence[str]) -> Config:
         seed=opts.seed,
         memory=not opts.no_memory,
         kernel=not (opts.no_kernel or quick),
-        coldstart_runs=1 if quick else 5,
         parity_runs=(0 if quick else 3) if opts.parity_runs is None else opts.parity_runs,
         quick=quick,
         argv=list(argv),

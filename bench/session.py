@@ -1,25 +1,16 @@
 """One session of a host in a fresh process, Python beside Go: what ``make bench`` times.
 
-``python -m bench.session URL [--token-env VAR] [--go-first]`` runs, in this fresh
-interpreter, and prints one JSON object:
-
-1. ``import recall`` (timed), then ``GoTurnHost(URL)`` (timed); with ``--warm``,
-   ``host.warm()`` (timed apart: what a service pays in its start-up hook);
-2. **first**: the host's first ``recall_search`` (the first query), then the Go's
-   own ``POST /internal/v1/tool/exec`` from a new httpx client (a new connection):
-   Python always first, so that it bears every cost of a cold process;
-3. **repeated**: six different queries (``bench.data.SESSION_QUERIES``), each beside
-   the Go's, the archive unchanged;
-4. **steady**: the same six again (not with ``--no-steady``);
-5. **new block**: one block archived (not timed), then the first query, beside the Go's;
-   the block is locked again afterwards (``/debug/lock``), so that the next session
-   reads the archive it measures.
-
-Elsewhere Python and Go alternate (``--go-first`` starts with Go), each figure its own wall
-time (``time.perf_counter``) until the output is a str. Every Python output is
-compared with the Go's for the same call at the same moment: a difference is
-printed and the process exits 1. The token, if any, is read from the environment
-variable named, never from the command line.
+``python -m bench.session URL [--token-env VAR] [--go-first] [--warm] [--no-steady]``
+times ``import recall``, ``GoTurnHost(URL)`` and, with ``--warm``, ``host.warm()``;
+then, each search beside the Go's own ``POST /internal/v1/tool/exec``: **first**
+(the first query, Python first, so that it bears every cost of a cold process),
+**repeated** (the six ``SESSION_QUERIES``, the archive unchanged), **steady** (the six
+again) and **new block** (one block archived untimed, then the first query; locked
+again afterwards, so that the next session reads the archive it measures). Elsewhere
+Python and Go alternate (``--go-first``: Go first), each figure its own wall time.
+Every Python output is compared with Go's for the same call at the same moment: a
+difference is printed and the process exits 1. It prints one JSON object. The token,
+if any, is read from the environment variable named, never from the command line.
 """
 
 from __future__ import annotations
