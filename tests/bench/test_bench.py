@@ -20,9 +20,10 @@ from bench.data import QUERIES, SESSION_QUERIES, generate_blocks
 from bench.kernel import check_parity, parse_ns_per_op
 from bench.memory import CACHE_PER_JSON_BYTE, DEFAULT_CACHE_BYTES, cache_bytes_for
 from bench.report import targets
-from bench.runner import SESSION_CALLS, SESSION_KINDS, parse_args
+from bench.runner import SESSION_CALLS, SESSION_KINDS, Bench, parse_args
 from parity.errors import GoReferenceError
 from parity.fixtures.go import go_unavailable
+from parity.goclient import BLOCKS_PATH, EXEC_PATH, GoConnection
 from parity.reference import go_executable
 from recall._index import Searcher
 from tests.recall.mockgo import MockGo, go_body
@@ -181,3 +182,36 @@ def test_cache_bytes_sized_as_the_readme_says_keeps_the_set_and_its_index(
         assert core._searcher.index_of(kept) is not None
         assert kept.complete == (options != {"deltas": True})  # whole where a re-read may come
     assert mock.kinds[len(SESSION_QUERIES)] == ("delta" if options.get("deltas") else "full")
+
+
+class _LoggedGo:
+    """What Bench needs of a running Go: its connection and its request log."""
+
+    def __init__(self) -> None:
+        self.connection = GoConnection("http://127.0.0.1:9")
+        self.log: list[str] = []
+
+    def requests(self, *, since: int = 0) -> list[str]:
+        return self.log[since:]
+
+
+def test_request_log_check_refuses_a_tool_call_or_a_read_not_accounted_for() -> None:
+    gos = {"delta": _LoggedGo(), "plain": _LoggedGo()}
+    bench = Bench(parse_args(["--quick"]), gos)  # type: ignore[arg-type]
+    read, execute = f"GET {BLOCKS_PATH}", f"POST {EXEC_PATH}"
+    bench.expect("delta", execs=1, reads=1, searches=2, checked=2)
+    gos["delta"].log += [execute, read, f"{read}?since=3", read]  # the bench's, the searches'
+    bench.request_log_check("delta")
+    assert bench.checked == 2
+    bench.expect("delta", searches=1)
+    gos["delta"].log += [read, execute]  # the Python path called Go's tool
+    with pytest.raises(ParityFailure, match="1 /tool/exec calls"):
+        bench.request_log_check("delta")
+    bench.expect("delta", searches=1)
+    gos["delta"].log += [read, read]  # two reads for one search
+    with pytest.raises(ParityFailure, match="2 /blocks reads"):
+        bench.request_log_check("delta")
+    gos["plain"].log += ["GET /debug/requests"]
+    with pytest.raises(ParityFailure, match="other requests"):
+        bench.request_log_check("plain")
+    bench.close()
