@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterable, Sequence
+from itertools import product
 from pathlib import Path
 
 from bench import BenchError
@@ -129,20 +130,15 @@ def measure(
     }
     with tempfile.TemporaryDirectory(prefix="coldstart-") as tmp:
         warm, cold = Path(tmp, "pyc"), Path(tmp, "source")
-        for root in roots:
-            for probe in PROBES:
-                _run(root, probe, _env(warm, write=True))
+        for root, probe in product(roots, PROBES):
+            _run(root, probe, _env(warm, write=True))
         shutil.copytree(warm, cold)
         for root in roots:  # the measured trees' own byte code, gone from "source"
             shutil.rmtree(cold / root.relative_to(root.anchor), ignore_errors=True)
         envs = {"pyc": _env(warm, write=True), "source": _env(cold, write=False)}
-        for _ in range(runs):
-            for root in roots:
-                for mode in modes:
-                    for probe in PROBES:
-                        figures = _run(root, probe, envs[mode])
-                        for name, ms in figures.items():
-                            samples[str(root)][mode].setdefault(name, []).append(ms)
+        for _, root, mode, probe in product(range(runs), roots, modes, PROBES):
+            for name, ms in _run(root, probe, envs[mode]).items():
+                samples[str(root)][mode].setdefault(name, []).append(ms)
     return {
         root: {
             mode: {name: round(statistics.median(v), 3) for name, v in figures.items()}
