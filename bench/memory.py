@@ -1,23 +1,17 @@
 """The Python path's memory, measured in a fresh process; the hosts' ``cache_bytes``.
 
-``python -m bench.memory --base-url URL --args JSON --mode rss|tracemalloc`` makes a
-``GoTurnHost``, runs the search ``--searches`` times on it (a first search, then
-repeated ones) and prints one JSON line: each search's peak, for ``rss`` the peak
-resident set size (``VmHWM``, reset between searches through ``/proc/self/clear_refs``)
-minus the resident size just before (what the operating system saw, allocator slack
-included), for ``tracemalloc`` the peak of the memory Python allocated minus what was
-allocated before (Python's own figure, slower to run); and ``kept``, what the host holds
-between searches as it counts it (the kept set and its index, which ``cache_bytes``
-bounds) and as ``rss`` or tracemalloc sees it (after the searches, minus before the host).
+``python -m bench.memory --base-url URL --args JSON --mode rss|tracemalloc`` runs the
+search ``--searches`` times on one ``GoTurnHost`` and prints one JSON line: each
+search's peak (``rss``: ``VmHWM``, reset through ``/proc/self/clear_refs``, minus the
+RSS just before, allocator slack included; ``tracemalloc``: Python's own peak minus
+what was allocated before), and ``kept``, what the host holds between searches as it
+counts it (the kept set and its index) and as ``rss`` or tracemalloc sees it.
 
-With ``--herd sync|async --callers N``: a herd after a change instead. The host
-(``GoTurnHost``, its callers threads; ``AsyncGoTurnHost``, its callers tasks on one
-loop) searches once, one block is archived, then the N callers search at once; the
-line holds the herd's peak RSS (``VmHWM`` reset just before, minus the RSS before),
-its wall time, how the Go answered the reads of ``/blocks`` meanwhile (``GET
-/debug/answers``: one full read or delta per change is the target) and how many
-outputs differ from Go's own (``/tool/exec`` after the herd; exit 1 if any). The block
-is locked again at the end.
+With ``--herd sync|async --callers N``, a herd after a change: the host (threads on a
+``GoTurnHost``, tasks on an ``AsyncGoTurnHost``) searches once, a block is archived,
+the N callers search at once; the line holds the herd's peak RSS and wall time, the
+Go's answers to the reads of ``/blocks`` meanwhile (``/debug/answers``) and how many
+outputs differ from Go's (exit 1 if any). The block is locked again at the end.
 """
 
 from __future__ import annotations
@@ -108,11 +102,8 @@ def _searches(opts: argparse.Namespace) -> dict[str, object]:
     else:
         held = tracemalloc.get_traced_memory()[0] - traced_before
     core = host._core
-    kept = {
-        "set_bytes": 0 if core._kept is None else core._kept.size,
-        "index_bytes": core._searcher.held,
-        "held_bytes": held,
-    }
+    kept: dict[str, int | None] = {"set_bytes": 0 if core._kept is None else core._kept.size}
+    kept |= {"index_bytes": core._searcher.held, "held_bytes": held}
     host.close()
     return {"mode": opts.mode, "searches": searches, "kept": kept}
 

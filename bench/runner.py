@@ -420,20 +420,11 @@ def _load() -> list[float]:
 def run(cfg: Config) -> dict[str, Any]:
     """Run the whole bench; the results (as results.json holds them)."""
     started = time.time()
-    results: dict[str, Any] = {
-        "machine": _machine(),
-        "load_before": _load(),
-        "config": {
-            "sizes": cfg.sizes,
-            "rounds": cfg.rounds,
-            "min_time_s": cfg.min_time,
-            "seed": cfg.seed,
-            "quick": cfg.quick,
-            "argv": list(cfg.argv),
-            "queries": [{"name": q.name, "args": q.args()} for q in SESSION_QUERIES],
-        },
-        "sizes": [],
-    }
+    config = {"sizes": cfg.sizes, "rounds": cfg.rounds, "min_time_s": cfg.min_time}
+    config |= {"seed": cfg.seed, "quick": cfg.quick, "argv": list(cfg.argv)}
+    config["queries"] = [{"name": q.name, "args": q.args()} for q in SESSION_QUERIES]
+    results: dict[str, Any] = {"machine": _machine(), "load_before": _load(), "config": config}
+    results["sizes"] = []
     _log("[bench] cold start (fresh processes)…")
     runs, modes = (1, ("pyc",)) if cfg.quick else (5, coldstart.MODES)
     results["coldstart"] = coldstart.measure(runs=runs, modes=modes)[str(ROOT)]
