@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from bench import ParityFailure
+from bench import BenchError, ParityFailure
 from bench.data import QUERIES, SESSION_QUERIES, generate_blocks
 from bench.kernel import check_parity, parse_ns_per_op
 from bench.memory import CACHE_PER_JSON_BYTE, DEFAULT_CACHE_BYTES, cache_bytes_for
 from bench.report import targets
-from bench.runner import SESSION_CALLS, SESSION_KINDS, Bench, parse_args
+from bench.runner import SESSION_CALLS, SESSION_KINDS, Bench, _child, parse_args
 from parity.errors import GoReferenceError
 from parity.fixtures.go import go_unavailable
 from parity.goclient import BLOCKS_PATH, EXEC_PATH, GoConnection
@@ -215,3 +215,21 @@ def test_request_log_check_refuses_a_tool_call_or_a_read_not_accounted_for() -> 
     with pytest.raises(ParityFailure, match="other requests"):
         bench.request_log_check("plain")
     bench.close()
+
+
+def test_a_child_reports_its_parity_failure_or_its_error(tmp_path: Path) -> None:
+    def printed(doc: str) -> Path:  # `python -m json.tool --compact FILE` prints it on a line
+        path = tmp_path / "printed.json"
+        path.write_text(doc)
+        return path
+
+    assert _child("json.tool", "--compact", printed('{"failures": []}'), parity="failures") == {
+        "failures": []
+    }
+    doc = printed('{"failures": ["first: python \'a\'", "first: go \'b\'"]}')
+    with pytest.raises(ParityFailure, match=r"json\.tool: first: python 'a'\nfirst: go 'b'"):
+        _child("json.tool", "--compact", doc, parity="failures")
+    with pytest.raises(ParityFailure, match="3 outputs differ"):
+        _child("json.tool", "--compact", printed('{"differ": 3}'), parity="differ")
+    with pytest.raises(BenchError, match=r"json\.tool failed:\n(.|\n)*Expecting value"):
+        _child("json.tool", "--compact", printed("not json"))
