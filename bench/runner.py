@@ -127,23 +127,21 @@ def _child(module: str, *args: object, timeout: float = 900, parity: str = "") -
 class Bench:
     """One run: the two Go references, a client of each, the counters."""
 
-    def __init__(self, cfg: Config, gos: dict[str, RunningReference]) -> None:
+    def __init__(
+        self, cfg: Config, gos: dict[str, RunningReference], clients: dict[str, GoClient]
+    ) -> None:
         self.cfg = cfg
         self.gos = gos
+        self.clients = clients
         self.checked = 0
         """Outputs compared with Go's."""
         self.expected = {kind: Counter[str]() for kind in gos}
         """What each Go's request log is to hold since its last check (``expect``)."""
-        self.clients = {kind: GoClient(go.connection, timeout=TIMEOUT) for kind, go in gos.items()}
         self.log_at = {kind: len(go.requests()) for kind, go in gos.items()}
         self.body_bytes = 0
         """The /blocks JSON of the size measured: the children's ``cache_bytes_for``."""
         self.tag: str | None = None
         """The ETag of the delta Go's last /blocks answer to the bench's own reads."""
-
-    def close(self) -> None:
-        for client in self.clients.values():
-            client.close()
 
     def expect(self, kind: str, *, checked: int = 0, **requests: int) -> None:
         """Count what the Go of this kind is to see (``execs``, ``reads``: the bench's own;
@@ -433,25 +431,20 @@ def run(cfg: Config) -> dict[str, Any]:
     (ROOT / ".cache" / "bench").mkdir(parents=True, exist_ok=True)
     with (
         tempfile.TemporaryDirectory(prefix="run-", dir=ROOT / ".cache" / "bench") as work,
-        reference.start(first_seq=1) as with_extensions,
-        reference.start(first_seq=1, etag=False) as without,
+        reference.start(first_seq=1) as delta,
+        reference.start(first_seq=1, etag=False) as plain,
+        GoClient(delta.connection, timeout=TIMEOUT) as to_delta,
+        GoClient(plain.connection, timeout=TIMEOUT) as to_plain,
     ):
-        results["go"] = with_extensions.version()
-        bench = Bench(cfg, {"delta": with_extensions, "plain": without})
-        try:
-            archived = 0
-            for size in cfg.sizes:
-                _log(f"[bench] {size} blocks: archiving…")
-                batch = [
-                    (spec.label, spec.content, False) for spec in islice(specs, size - archived)
-                ]
-                archived = size
-                load_s = max(_archive(client, batch) for client in bench.clients.values())
-                entry = _measure_size(bench, size, Path(work))
-                entry["archive_s"] = load_s
-                results["sizes"].append(entry)
-        finally:
-            bench.close()
+        results["go"] = delta.version()
+        bench = Bench(cfg, {"delta": delta, "plain": plain}, {"delta": to_delta, "plain": to_plain})
+        for before, size in zip([0, *cfg.sizes], cfg.sizes, strict=False):
+            _log(f"[bench] {size} blocks: archiving…")
+            batch = [(spec.label, spec.content, False) for spec in islice(specs, size - before)]
+            load_s = max(_archive(client, batch) for client in bench.clients.values())
+            entry = _measure_size(bench, size, Path(work))
+            entry["archive_s"] = load_s
+            results["sizes"].append(entry)
     if cfg.parity_runs > 0:
         _log("[bench] make parity…")
         results["make_parity"] = _time_make_parity(cfg.parity_runs)

@@ -23,7 +23,7 @@ from bench.report import targets
 from bench.runner import SESSION_CALLS, SESSION_KINDS, Bench, _child, parse_args
 from parity.errors import GoReferenceError
 from parity.fixtures.go import go_unavailable
-from parity.goclient import BLOCKS_PATH, EXEC_PATH, GoConnection
+from parity.goclient import BLOCKS_PATH, EXEC_PATH, GoClient, GoConnection
 from parity.reference import go_executable
 from recall._index import Searcher
 from tests.recall.mockgo import MockGo, go_body
@@ -197,7 +197,8 @@ class _LoggedGo:
 
 def test_request_log_check_refuses_a_tool_call_or_a_read_not_accounted_for() -> None:
     gos = {"delta": _LoggedGo(), "plain": _LoggedGo()}
-    bench = Bench(parse_args(["--quick"]), gos)  # type: ignore[arg-type]
+    clients = {kind: GoClient(go.connection) for kind, go in gos.items()}  # never used here
+    bench = Bench(parse_args(["--quick"]), gos, clients)  # type: ignore[arg-type]
     read, execute = f"GET {BLOCKS_PATH}", f"POST {EXEC_PATH}"
     bench.expect("delta", execs=1, reads=1, searches=2, checked=2)
     gos["delta"].log += [execute, read, f"{read}?since=3", read]  # the bench's, the searches'
@@ -214,7 +215,8 @@ def test_request_log_check_refuses_a_tool_call_or_a_read_not_accounted_for() -> 
     gos["plain"].log += ["GET /debug/requests"]
     with pytest.raises(ParityFailure, match="other requests"):
         bench.request_log_check("plain")
-    bench.close()
+    for client in clients.values():
+        client.close()
 
 
 def test_a_child_reports_its_parity_failure_or_its_error(tmp_path: Path) -> None:
