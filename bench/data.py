@@ -231,11 +231,8 @@ class _Generator:
             parts.append("\n   \n\t" + rng.choice(pool).strip())
         else:
             parts.append(f"## {rng.choice(pool).strip()[:60]} (tour {n})")
-        total = len(parts[0])
-        while total < TARGET_CHARS:
-            para = "".join(rng.choices(pool, k=rng.randint(2, 5))).rstrip()
-            parts.append(para)
-            total += len(para) + 2
+        while len("\n\n".join(parts)) < TARGET_CHARS:
+            parts.append("".join(rng.choices(pool, k=rng.randint(2, 5))).rstrip())
         label = rng.choice(("résumé", "Résumé", "notes", "Compte rendu", "summary", "", "RÉSUMÉ"))
         return (f"{label} tour {n}" if label else ""), "\n\n".join(parts)
 
@@ -258,15 +255,12 @@ class _Generator:
         rng = self.rng
         path = f"docs/{rng.choice(_FR_WORDS)}.md"
         parts = [f"--- a/{path}\n+++ b/{path}"]
-        total = len(parts[0])
-        while total < TARGET_CHARS:
+        while len("\n".join(parts)) < TARGET_CHARS:
             start = rng.randint(1, 900)
             hunk = [f"@@ -{start},4 +{start},5 @@"]
             pool = self.fr if rng.random() < 0.5 else self.en
             hunk += [rng.choice(" -+") + s.strip() for s in rng.choices(pool, k=rng.randint(3, 6))]
-            text = "\n".join(hunk)
-            parts.append(text)
-            total += len(text) + 1
+            parts.append("\n".join(hunk))
         return f"diff {path}", "\n".join(parts)
 
     def log(self, n: int) -> tuple[str, str]:

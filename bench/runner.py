@@ -303,6 +303,7 @@ def _composition(blocks: Sequence[Block]) -> dict[str, float]:
 
 def _measure_size(bench: Bench, size: int, work_dir: Path) -> dict[str, Any]:
     cfg = bench.cfg
+    few = min(cfg.rounds, 3)  # in-process samples and the Go's GET after a new block
     body = bench.read("delta")
     bench.body_bytes = len(body)
     blocks = [Block(b["seq"], b["label"], b["content"]) for b in json.loads(body)["blocks"]]
@@ -312,18 +313,18 @@ def _measure_size(bench: Bench, size: int, work_dir: Path) -> dict[str, Any]:
     entry["composition"] = _composition(blocks)
     if size <= DETAIL_SIZE:
         _log(f"[bench] {size} blocks: decoders and the word index…")
-        entry["decode_s"] = kernel.time_decoders(body, max(1, min(cfg.rounds, 5)))
-        entry["index"] = kernel.index_figures(body, max(1, min(cfg.rounds, 3)))
+        entry["decode_s"] = kernel.time_decoders(body, min(cfg.rounds, 5))
+        entry["index"] = kernel.index_figures(body, few)
     if cfg.kernel and size == max((s for s in cfg.sizes if s <= DETAIL_SIZE), default=0):
         _log(f"[bench] {size} blocks: kernel…")
         golds = {q.name: bench.gold(q.args()) for q in QUERIES}
         samples, checked = kernel.kernel(
-            blocks, body, golds, work_dir, rounds=max(1, min(cfg.rounds, 3)), min_time=cfg.min_time
+            blocks, body, golds, work_dir, rounds=few, min_time=cfg.min_time
         )
         entry["kernel"] = {name: _figure(*sides) for name, sides in samples.items()}
         bench.checked += checked
         _log(f"[bench] {size} blocks: the Go's GET after a new block…")
-        entry["go_get_after_new_block"] = _go_get_after(bench, max(1, min(cfg.rounds, 3)))
+        entry["go_get_after_new_block"] = _go_get_after(bench, few)
     del body, blocks
     gc.collect()
     _log(f"[bench] {size} blocks: sessions…")
