@@ -21,6 +21,7 @@ import asyncio
 import hashlib
 import json
 import math
+import re
 import resource
 import sys
 import threading
@@ -48,12 +49,10 @@ def cache_bytes_for(json_bytes: int, go: str) -> int:
 def rss_kib(field: str = "VmRSS") -> int | None:
     """A field of ``/proc/self/status`` in KiB (``VmRSS``, ``VmHWM``), None where unknown."""
     try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+        found = re.search(rf"^{field}:\s*(\d+)", Path("/proc/self/status").read_text(), re.M)
+    except OSError:
+        return None
+    return int(found[1]) if found else None
 
 
 def reset_hwm() -> bool:
@@ -149,11 +148,8 @@ def _herd(opts: argparse.Namespace) -> dict[str, object]:
             ) as host:
                 await host.exec_tool("recall_search", args)
                 change()
-                done(
-                    await asyncio.gather(
-                        *(host.exec_tool("recall_search", args) for _ in range(callers))
-                    )
-                )
+                calls = (host.exec_tool("recall_search", args) for _ in range(callers))
+                done(await asyncio.gather(*calls))
 
         asyncio.run(herd())
     answers = go.get("/debug/answers", params={"since": mark["since"]}).json()["answers"]
