@@ -1,17 +1,11 @@
 """Deterministic archives for the benchmark: realistic blocks of about 2 KB.
 
-The blocks look like what compaction archives in a conversation: prose in French
-and English (accents, mixed case, typographic quotes and ligatures for some
-writers), code with French comments, HTML pages with tags and entities, diffs and
-logs. Some blocks carry Greek or Cyrillic words, a few an emoji (outside the
-BMP); some start with blank lines, some have a first line longer than an excerpt.
-Labels are short, sometimes empty, sometimes accented or in capitals.
-
-Everything comes from one seeded ``random.Random``: the archive of size N is the
-first N blocks of the same stream, so the sizes nest (1,000 ⊂ 10,000 ⊂ 50,000)
-and one Go instance is filled step by step. Blocks are assembled from pools of
-generated sentences and lines plus per-block details (numbers, paths, times), so
-that 50,000 blocks (~110 MB) take a few seconds.
+Prose in French and English (accents, mixed case, typographic quotes and ligatures for
+some writers), code with French comments, HTML with tags and entities, diffs and logs;
+some blocks carry Greek or Cyrillic words, a few an emoji, some start with blank lines
+or a first line longer than an excerpt; labels short, sometimes empty or accented.
+Everything comes from one seeded ``random.Random``: the archive of size N is the first
+N blocks of the same stream, so the sizes nest and one Go is filled step by step.
 """
 
 from __future__ import annotations

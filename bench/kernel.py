@@ -1,12 +1,8 @@
 """Measured in the bench's own process: the kernel beside Go's, the decoders, the index.
 
-The kernel is ``run_tool`` over blocks in memory against ``BenchmarkSearch`` of
-``goref/recall``, whose test binary is built once (``go test -c``) and run once per
-sample, so that Go and Python samples alternate; each run writes Go's output
-(``RECALL_BENCH_OUTPUT``), compared with Python's byte for byte. The decoders of a
-``/blocks`` body: the port's read (``read_set``: decoded and lowered, as a host's first
-search does it) with json's scanner and with msgspec when installed, against the
-decoding alone by ``json.loads`` and, when installed, orjson and msgspec (typed).
+Go's side of the kernel is ``BenchmarkSearch`` of ``goref/recall``, its test binary
+built once and run once per sample, so that Go and Python samples alternate; each run
+writes Go's output (``RECALL_BENCH_OUTPUT``), compared with Python's byte for byte.
 """
 
 from __future__ import annotations

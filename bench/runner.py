@@ -1,15 +1,12 @@
 """``make bench``: recall_search in Python and in Go, side by side, on the same data.
 
-For each size, the first N blocks of ``bench.data``'s stream are archived in two Go
-references (``delta``: with the conditional and incremental reads of ``/blocks``;
-``plain``: without, ``-no-etag``) and measured: sessions in fresh interpreters
-(``bench.session``), ``GET /blocks`` and a 304 alone, the decoders, the index and the
-kernel (``bench.kernel``), memory and herds (``bench.memory``); then the
-cold start (``bench.coldstart``) and ``make parity``. ``bench/NOTES.md`` says what each
-figure is. Every output measured is compared with Go's, byte for byte, and the Gos'
-request logs show that the Python path never called ``/tool/exec``: a divergence stops
-the run (exit 1). The figures are printed and written to ``results.json`` and
-``RESULTS.md``.
+Two Go references (``delta``: with the conditional and incremental reads of ``/blocks``;
+``plain``: without) hold the first N blocks of ``bench.data``; sessions in fresh
+interpreters (``bench.session``), in-process measures (``bench.kernel``), memory and
+herds (``bench.memory``), the cold start (``bench.coldstart``) and ``make parity`` are
+measured (``bench/NOTES.md`` says what each figure is), every output compared with Go's
+byte for byte, and the Gos' request logs checked: a divergence stops the run (exit 1).
+The figures are printed and written to ``results.json`` and ``RESULTS.md``.
 """
 
 from __future__ import annotations
@@ -50,7 +47,6 @@ TIMEOUT = 300.0
 DETAIL_SIZE = 10_000
 """The largest size with the decoders, the index and ``json`` sessions measured."""
 GOS = ("delta", "plain")
-"""The two Gos: with the conditional and incremental reads of /blocks, and without."""
 SESSION_KINDS = ("delta/best", "delta/warm", "plain/best", "delta/json")
 """Sessions, ``GO/HOW``: ``best`` decodes as the hosts do (msgspec when installed),
 ``warm`` too, after ``host.warm()``, ``json`` with json's scanner only (up to
@@ -65,7 +61,7 @@ CHILD_ENV["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), CHILD_ENV.get
 
 @dataclass(frozen=True)
 class Config:
-    """What to run."""
+    """What to run (``parse_args``)."""
 
     sizes: list[int]
     rounds: int
