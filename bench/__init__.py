@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-__all__ = ["BenchError", "ParityFailure"]
+import time
+from collections.abc import Callable
+
+__all__ = ["BenchError", "ParityFailure", "timed"]
 
 
 class BenchError(Exception):
@@ -11,3 +14,10 @@ class BenchError(Exception):
 
 class ParityFailure(BenchError):
     """A measured Python output differs from Go's, or the Python path called Go's tool."""
+
+
+def timed(call: Callable[..., object], *args: object) -> float:
+    """The seconds ``call(*args)`` takes; what it returns is freed after the clock stops."""
+    start = time.perf_counter()
+    _kept = call(*args)
+    return time.perf_counter() - start

@@ -19,7 +19,7 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from bench import BenchError, ParityFailure
+from bench import BenchError, ParityFailure, timed
 from bench.data import QUERIES
 from parity.reference import go_env, go_executable
 from recall import Block, MemoryArchive, run_tool
@@ -174,12 +174,5 @@ def _decoders() -> dict[str, Callable[[bytes], object]]:
 
 def time_decoders(body: bytes, rounds: int) -> dict[str, float]:
     """The median seconds each decoder takes on body (the copy into a bytearray included)."""
-    medians: dict[str, float] = {}
-    for name, decode in _decoders().items():
-        samples: list[float] = []
-        for _ in range(rounds):
-            start = time.perf_counter()
-            decode(body)
-            samples.append(time.perf_counter() - start)
-        medians[name] = median(samples)
-    return medians
+    decoders = _decoders().items()
+    return {name: median(timed(decode, body) for _ in range(rounds)) for name, decode in decoders}

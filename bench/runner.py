@@ -23,14 +23,14 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import islice
+from itertools import islice, pairwise
 from pathlib import Path
 from statistics import median
 from typing import Any
 
-from bench import BenchError, ParityFailure, coldstart, kernel
+from bench import BenchError, ParityFailure, coldstart, kernel, timed
 from bench.data import DEFAULT_SEED, QUERIES, SESSION_QUERIES, generate_blocks
 from bench.memory import cache_bytes_for
 from bench.report import render_markdown, render_text, targets
@@ -83,12 +83,6 @@ def _figure(python: list[float], go: list[float]) -> dict[str, Any]:
 
 def _seconds(samples: list[float]) -> dict[str, Any]:
     return {"seconds": median(samples), "samples_s": samples}
-
-
-def _timed(call: Callable[..., object], *args: object) -> float:
-    start = time.perf_counter()
-    call(*args)
-    return time.perf_counter() - start
 
 
 def _log(text: str) -> None:
@@ -231,9 +225,9 @@ def _sessions(bench: Bench, size: int) -> dict[str, Any]:
             found = bench.session(name, go_first=r % 2 == 1, steady=size <= DETAIL_SIZE)
             samples[name].append(found)
         for kind in GOS:  # GET /blocks alone, the body read whole (kept connection)
-            fetch[kind].append(_timed(bench.read, kind))
+            fetch[kind].append(timed(bench.read, kind))
         # A 304 alone: what a search that reuses its set waits for at least.
-        not_modified.append(_timed(bench.not_modified))
+        not_modified.append(timed(bench.not_modified))
     found = {name: _session_figures(sessions) for name, sessions in samples.items()}
     found["fetch"] = {kind: _seconds(v) for kind, v in fetch.items()}
     found["not_modified_s"] = median(not_modified)
@@ -435,7 +429,7 @@ def run(cfg: Config) -> dict[str, Any]:
     ):
         results["go"] = delta.version()
         bench = Bench(cfg, {"delta": delta, "plain": plain}, {"delta": to_delta, "plain": to_plain})
-        for before, size in zip([0, *cfg.sizes], cfg.sizes, strict=False):
+        for before, size in pairwise([0, *cfg.sizes]):
             _log(f"[bench] {size} blocks: archiving…")
             batch = [(spec.label, spec.content, False) for spec in islice(specs, size - before)]
             load_s = max(_archive(client, batch) for client in bench.clients.values())
