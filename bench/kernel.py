@@ -14,7 +14,7 @@ import json
 import re
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from statistics import median
 from typing import Any
@@ -27,7 +27,14 @@ from recall._blocks import read_set
 from recall._fast import available, decode_item_msgspec, decode_items_msgspec
 from recall._index import WordIndex
 
-__all__ = ["check_parity", "index_figures", "kernel", "parse_ns_per_op", "time_decoders"]
+__all__ = [
+    "blocks_of",
+    "check_parity",
+    "index_figures",
+    "kernel",
+    "parse_ns_per_op",
+    "time_decoders",
+]
 
 _ROOT = Path(__file__).resolve().parent.parent
 _LINE = re.compile(
@@ -83,14 +90,13 @@ Samples = dict[str, tuple[list[float], list[float]]]
 """Seconds a search, by query: (Python's samples, Go's samples)."""
 
 
+def blocks_of(body: bytes) -> list[Block]:
+    """The blocks of a ``/blocks`` body."""
+    return [Block(b["seq"], b["label"], b["content"]) for b in json.loads(body)["blocks"]]
+
+
 def kernel(
-    blocks: Sequence[Block],
-    body: bytes,
-    golds: dict[str, str],
-    work_dir: Path,
-    *,
-    rounds: int,
-    min_time: float,
+    body: bytes, golds: dict[str, str], work_dir: Path, *, rounds: int, min_time: float
 ) -> tuple[Samples, int]:
     """run_tool over the blocks in memory against Go's BenchmarkSearch, alternating, for
     each of ``QUERIES`` (``golds``: Go's outputs by name); the samples, the outputs checked."""
@@ -99,7 +105,7 @@ def kernel(
     _go(cmd, "go test -c ./recall", cwd=_ROOT / "goref", env=go_env())
     blocks_file = work_dir / "blocks.json"
     blocks_file.write_bytes(body)
-    archive = MemoryArchive(blocks)
+    archive = MemoryArchive(blocks_of(body))
     found: Samples = {}
     checked = 0
     try:
@@ -140,10 +146,8 @@ def index_figures(body: bytes, rounds: int) -> dict[str, Any]:
         for images in blocks.images:
             index.add(images)
         seconds.append(time.perf_counter() - start)
-    return {
-        "build_s": median(seconds),
-        "build_samples_s": seconds,
-        "index_bytes": index.size,
+    found = {"build_s": median(seconds), "build_samples_s": seconds, "index_bytes": index.size}
+    return found | {
         "set_bytes": blocks.size,
         "image_bytes": blocks.image_bytes,
         "body_bytes": len(body),

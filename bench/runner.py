@@ -168,12 +168,9 @@ class Bench:
     def session(self, name: str, *, go_first: bool, steady: bool) -> dict[str, Any]:
         """One bench.session of this kind (``GO/HOW``) in a fresh interpreter."""
         kind, how = name.split("/")
-        args = [self.gos[kind].base_url, "--decoder", "json" if how == "json" else "best"]
-        args += (
-            ["--go-first"] * go_first
-            + ["--warm"] * (how == "warm")
-            + ["--no-steady"] * (not steady)
-        )
+        flags = {"--go-first": go_first, "--warm": how == "warm", "--no-steady": not steady}
+        args = [self.gos[kind].base_url, *(flag for flag, on in flags.items() if on)]
+        args += ["--decoder", "json" if how == "json" else "best"]
         found = _child(
             "bench.session", *args, "--cache-bytes", self.cache_bytes(kind), parity="failures"
         )
@@ -296,7 +293,7 @@ def _measure_size(bench: Bench, size: int, work_dir: Path) -> dict[str, Any]:
     few = min(cfg.rounds, 3)  # in-process samples and the Go's GET after a new block
     body = bench.read("delta")
     bench.body_bytes = len(body)
-    blocks = [Block(b["seq"], b["label"], b["content"]) for b in json.loads(body)["blocks"]]
+    blocks = kernel.blocks_of(body)
     if len(blocks) != size:
         raise BenchError(f"the Go serves {len(blocks)} blocks, {size} were archived")
     entry: dict[str, Any] = {"blocks": size, "body_bytes": len(body)}
@@ -308,9 +305,7 @@ def _measure_size(bench: Bench, size: int, work_dir: Path) -> dict[str, Any]:
     if cfg.kernel and size == max((s for s in cfg.sizes if s <= DETAIL_SIZE), default=0):
         _log(f"[bench] {size} blocks: kernel…")
         golds = {q.name: bench.gold(q.args()) for q in QUERIES}
-        samples, checked = kernel.kernel(
-            blocks, body, golds, work_dir, rounds=few, min_time=cfg.min_time
-        )
+        samples, checked = kernel.kernel(body, golds, work_dir, rounds=few, min_time=cfg.min_time)
         entry["kernel"] = {name: _figure(*sides) for name, sides in samples.items()}
         bench.checked += checked
         _log(f"[bench] {size} blocks: the Go's GET after a new block…")
@@ -473,12 +468,8 @@ def parse_args(argv: Sequence[str]) -> Config:
     add = parser.add_argument
     add("--sizes", type=_sizes, help="archive sizes (default 100,10000,100000)")
     add("--rounds", type=_positive, help="sessions of each kind per size (default 3)")
-    add(
-        "--min-time",
-        type=float,
-        default=0.3,
-        help="seconds per kernel sample, each side (default %(default)s)",
-    )
+    sample = "seconds per kernel sample, each side (default 0.3)"
+    add("--min-time", type=float, default=0.3, help=sample)
     add(
         "--quick",
         action="store_true",
@@ -488,12 +479,8 @@ def parse_args(argv: Sequence[str]) -> Config:
     add("--no-kernel", action="store_true", help="skip the kernel measurement")
     add("--parity-runs", type=int, help="times `make parity` is timed (default 3, quick 0)")
     add("--seed", type=int, default=DEFAULT_SEED)
-    add(
-        "--out-dir",
-        type=Path,
-        default=ROOT / "bench",
-        help="for results.json and RESULTS.md (default bench/)",
-    )
+    out = "where results.json and RESULTS.md go (default bench/)"
+    add("--out-dir", type=Path, default=ROOT / "bench", help=out)
     opts = parser.parse_args(argv)
     quick: bool = opts.quick
     return Config(
