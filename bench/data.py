@@ -107,10 +107,8 @@ class Query:
 
     def args(self) -> str:
         """The tool call's arguments as a model writes them (JSON text, UTF-8 as is)."""
-        doc: dict[str, object] = {"query": self.text}
-        if self.limit is not None:
-            doc["limit"] = self.limit
-        return json.dumps(doc, ensure_ascii=False)
+        limit = {} if self.limit is None else {"limit": self.limit}
+        return json.dumps({"query": self.text, **limit}, ensure_ascii=False)
 
 
 # Several terms each, with accents and upper case. "broad" has a stop word among

@@ -27,14 +27,7 @@ from recall._blocks import read_set
 from recall._fast import available, decode_item_msgspec, decode_items_msgspec
 from recall._index import WordIndex
 
-__all__ = [
-    "blocks_of",
-    "check_parity",
-    "index_figures",
-    "kernel",
-    "parse_ns_per_op",
-    "time_decoders",
-]
+__all__ = ["blocks_of", "check_parity", "decode_times", "kernel", "parse_ns_per_op", "word_index"]
 
 _ROOT = Path(__file__).resolve().parent.parent
 _LINE = re.compile(
@@ -135,7 +128,7 @@ def kernel(
     return found, checked
 
 
-def index_figures(body: bytes, rounds: int) -> dict[str, Any]:
+def word_index(body: bytes, rounds: int) -> dict[str, Any]:
     """The word index over the whole set: its build time and its size, in this process."""
     blocks = read_set(bytearray(body), decode=decode_item_msgspec)
     seconds: list[float] = []
@@ -176,7 +169,7 @@ def _decoders() -> dict[str, Callable[[bytes], object]]:
     return found
 
 
-def time_decoders(body: bytes, rounds: int) -> dict[str, float]:
+def decode_times(body: bytes, rounds: int) -> dict[str, float]:
     """The median seconds each decoder takes on body (the copy into a bytearray included)."""
     decoders = _decoders().items()
     return {name: median(timed(decode, body) for _ in range(rounds)) for name, decode in decoders}

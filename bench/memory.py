@@ -112,8 +112,8 @@ def _herd(opts: argparse.Namespace) -> dict[str, object]:
 
     from recall import AsyncGoTurnHost, GoTurnHost
 
-    go = httpx.Client(base_url=opts.base_url, timeout=600.0, trust_env=False)
-    args, callers = opts.args, opts.callers
+    url, args, callers, cache = opts.base_url, opts.args, opts.callers, opts.cache_bytes
+    go = httpx.Client(base_url=url, timeout=600.0, trust_env=False)
     mark: dict[str, Any] = {}
 
     def change() -> None:
@@ -129,7 +129,7 @@ def _herd(opts: argparse.Namespace) -> dict[str, object]:
         mark.update(outputs=outputs, peak=rss_kib("VmHWM"), seconds=seconds)
 
     if opts.herd == "sync":
-        with GoTurnHost(opts.base_url, timeout=600.0, cache_bytes=opts.cache_bytes) as host:
+        with GoTurnHost(url, timeout=600.0, cache_bytes=cache) as host:
             host.exec_tool("recall_search", args)
             change()
             barrier = threading.Barrier(callers)
@@ -143,9 +143,7 @@ def _herd(opts: argparse.Namespace) -> dict[str, object]:
     else:
 
         async def herd() -> None:
-            async with AsyncGoTurnHost(
-                opts.base_url, timeout=600.0, cache_bytes=opts.cache_bytes
-            ) as host:
+            async with AsyncGoTurnHost(url, timeout=600.0, cache_bytes=cache) as host:
                 await host.exec_tool("recall_search", args)
                 change()
                 calls = (host.exec_tool("recall_search", args) for _ in range(callers))

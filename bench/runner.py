@@ -103,12 +103,9 @@ def _child(module: str, *args: object, timeout: float = 900, parity: str = "") -
         found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     except (IndexError, ValueError):
         found = {}
-    if parity and found.get(parity):
-        problem = found[parity]
-        raise ParityFailure(
-            f"{module}: "
-            + ("\n".join(problem) if isinstance(problem, list) else f"{problem} outputs differ")
-        )
+    if parity and (problem := found.get(parity)):
+        detail = "\n".join(problem) if isinstance(problem, list) else f"{problem} outputs differ"
+        raise ParityFailure(f"{module}: {detail}")
     if done.returncode != 0 or not found:
         raise BenchError(f"{module} failed:\n{done.stderr.strip()[-3000:]}")
     return found
@@ -236,10 +233,8 @@ def _session_figures(sessions: list[dict[str, Any]]) -> dict[str, Any]:
         runs = [s[key] if isinstance(s[key], list) else [s[key]] for s in sessions]
         if not all(runs):
             return None  # no steady searches
-        python, go = (
-            [sum(pair[side] for pair in pairs) for pairs in runs] for side in ("python", "go")
-        )
-        return _figure(python, go)
+        python = [sum(pair["python"] for pair in pairs) for pairs in runs]
+        return _figure(python, [sum(pair["go"] for pair in pairs) for pairs in runs])
 
     warm = [s["warm_s"] for s in sessions]
     return {
@@ -300,8 +295,8 @@ def _measure_size(bench: Bench, size: int, work_dir: Path) -> dict[str, Any]:
     entry["composition"] = _composition(blocks)
     if size <= DETAIL_SIZE:
         _log(f"[bench] {size} blocks: decoders and the word index…")
-        entry["decode_s"] = kernel.time_decoders(body, min(cfg.rounds, 5))
-        entry["index"] = kernel.index_figures(body, few)
+        entry["decode_s"] = kernel.decode_times(body, min(cfg.rounds, 5))
+        entry["index"] = kernel.word_index(body, few)
     if cfg.kernel and size == max((s for s in cfg.sizes if s <= DETAIL_SIZE), default=0):
         _log(f"[bench] {size} blocks: kernel…")
         golds = {q.name: bench.gold(q.args()) for q in QUERIES}

@@ -36,19 +36,19 @@ def main(argv: list[str] | None = None) -> int:
 
     import httpx
 
+    from bench import timed
     from bench.data import SESSION_QUERIES
     from recall._core import DEFAULT_CACHE_BYTES
 
     parser = argparse.ArgumentParser(prog="python -m bench.session")
-    parser.add_argument("url")
-    parser.add_argument("--token-env", default="", help="the variable that holds the token")
-    parser.add_argument("--go-first", action="store_true")
-    parser.add_argument("--warm", action="store_true", help="host.warm() before the first")
-    parser.add_argument("--no-steady", action="store_true", help="not the six again")
-    parser.add_argument("--cache-bytes", type=int, default=DEFAULT_CACHE_BYTES)
-    parser.add_argument(
-        "--decoder", choices=("best", "json"), default="best", help="json: as without msgspec"
-    )
+    add = parser.add_argument
+    add("url")
+    add("--token-env", default="", help="the variable that holds the token")
+    add("--go-first", action="store_true")
+    add("--warm", action="store_true", help="host.warm() before the first")
+    add("--no-steady", action="store_true", help="not the six again")
+    add("--cache-bytes", type=int, default=DEFAULT_CACHE_BYTES)
+    add("--decoder", choices=("best", "json"), default="best", help="json: as without msgspec")
     opts = parser.parse_args(argv)
     if opts.decoder == "json":
         import recall._blocks
@@ -60,11 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     host = recall.GoTurnHost(opts.url, token=token, timeout=300.0, cache_bytes=opts.cache_bytes)
     constructed = time.perf_counter() - started
-    warmed = None
-    if opts.warm:
-        started = time.perf_counter()
-        host.warm()
-        warmed = time.perf_counter() - started
+    warmed = timed(host.warm) if opts.warm else None
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     go = httpx.Client(base_url=opts.url, headers=headers, timeout=300.0, trust_env=False)
     failures: list[str] = []
