@@ -107,9 +107,8 @@ def _run(root: Path, probe: str, env: dict[str, str]) -> dict[str, float]:
     seconds = json.loads(done.stdout)
     figures = {probe: seconds["wall"] * 1000, f"{probe} (cpu)": seconds["cpu"] * 1000}
     if probe == "import":
-        cumulative, go_self = _importtime(done.stderr)
-        figures["import (importtime, cumulative)"] = cumulative
-        figures["recall._go (importtime, self)"] = go_self
+        names = ("import (importtime, cumulative)", "recall._go (importtime, self)")
+        figures.update(zip(names, _importtime(done.stderr), strict=True))
     return figures
 
 

@@ -67,12 +67,9 @@ def _go_search(binary: Path, blocks_file: Path, args: str, benchtime: float) -> 
     output_file = binary.with_name("go-output.txt")
     output_file.unlink(missing_ok=True)
     extra = {"RECALL_BENCH_BLOCKS": str(blocks_file), "RECALL_BENCH_ARGS": args}
+    extra["RECALL_BENCH_OUTPUT"] = str(output_file)
     argv = [str(binary), "-test.run", "^$", "-test.bench", "^BenchmarkSearch$", "-test.count", "1"]
-    done = _go(
-        [*argv, "-test.benchtime", f"{benchtime}s"],
-        "BenchmarkSearch",
-        env=go_env({**extra, "RECALL_BENCH_OUTPUT": str(output_file)}),
-    )
+    done = _go([*argv, "-test.benchtime", f"{benchtime}s"], "BenchmarkSearch", env=go_env(extra))
     figures = parse_ns_per_op(done.stdout)
     if len(figures) != 1:
         raise BenchError(f"BenchmarkSearch printed {len(figures)} figures:\n{done.stdout[-2000:]}")
@@ -93,10 +90,9 @@ def kernel(
 ) -> tuple[Samples, int]:
     """run_tool over the blocks in memory against Go's BenchmarkSearch, alternating, for
     each of ``QUERIES`` (``golds``: Go's outputs by name); the samples, the outputs checked."""
-    binary = work_dir / "recall.test"
+    binary, blocks_file = work_dir / "recall.test", work_dir / "blocks.json"
     cmd = [str(go_executable()), "test", "-c", "-o", str(binary), "./recall"]
     _go(cmd, "go test -c ./recall", cwd=_ROOT / "goref", env=go_env())
-    blocks_file = work_dir / "blocks.json"
     blocks_file.write_bytes(body)
     archive = MemoryArchive(blocks_of(body))
     found: Samples = {}

@@ -54,13 +54,13 @@ def _mb(n: float | None) -> str:
     return "?" if n is None else f"{n / 1e6:.1f} MB"
 
 
-def _target(
-    name: str, limit: float, value: float | None, met: bool | None = None
-) -> dict[str, Any]:
-    if value is None:
+def _target(name: str, limit: float, got: float | None, met: bool | None = None) -> dict[str, Any]:
+    """A target, met when ``got`` is at most ``limit`` unless ``met`` says; not measured
+    without ``got``."""
+    if got is None:
         return {"target": name, "limit": limit}
-    met = value <= limit if met is None else met
-    return {"target": name, "value": round(value, 3), "limit": limit, "met": met}
+    met = got <= limit if met is None else met
+    return {"target": name, "value": round(got, 3), "limit": limit, "met": met}
 
 
 def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
@@ -83,8 +83,7 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
 def _memory_targets(entry: dict[str, Any]) -> list[dict[str, Any]]:
     """The memory targets at one size: the first search's peak, the kept set, the herds."""
     checks: list[tuple[str, float, float]] = []
-    memory = entry.get("memory")
-    if memory is not None:
+    if (memory := entry.get("memory")) is not None:
         first = memory["rss"][0]["ratio"]
         checks.append(("peak memory of a first search / JSON (rss)", first, MEMORY_LIMIT))
         kept = (memory.get("rss_kept") or {}).get("set_bytes", 0) / entry["body_bytes"]
@@ -113,8 +112,7 @@ def _size_lines(entry: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     blocks = entry["blocks"]
     for kind, kind_label in KINDS.items():
-        figures = entry.get(kind)
-        if figures is None:
+        if (figures := entry.get(kind)) is None:
             continue
         for key, label in MEASURES.items():
             if f := figures[key]:
@@ -213,9 +211,7 @@ def _memory_lines(entry: dict[str, Any]) -> list[str]:
 def render_text(results: dict[str, Any]) -> str:
     """The human-readable report."""
     m, go, config = results["machine"], results.get("go", {}), results["config"]
-    header = (
-        f"{'blocks':>7} {'session':<16} {'measure':<19} {'python ms':>9} {'go ms':>9} {'ratio':>7}"
-    )
+    header = f"{'blocks':>7} {'session':<16} {'measure':<19} {'python ms':>9} {'go ms':>9}   ratio"
     lines = [
         "recall_search: Python against Go, side by side (medians; ratio = Python / Go)",
         f"machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, {m['os']}",

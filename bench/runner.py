@@ -121,7 +121,6 @@ class Bench:
         self.gos = gos
         self.clients = clients
         self.checked = 0
-        """Outputs compared with Go's."""
         self.expected = {kind: Counter[str]() for kind in gos}
         """What each Go's request log is to hold since its last check (``expect``)."""
         self.log_at = {kind: len(go.requests()) for kind, go in gos.items()}
@@ -177,13 +176,9 @@ class Bench:
 
     def herd(self, kind: str, callers: int, args: str) -> dict[str, Any]:
         """A herd after a change (bench.memory) in a fresh interpreter against the delta Go."""
-        found = _child(
-            "bench.memory",
-            *("--base-url", self.gos["delta"].base_url, "--args", args),
-            *("--herd", kind, "--callers", callers, "--cache-bytes", self.cache_bytes()),
-            timeout=1800,
-            parity="differ",
-        )
+        argv = ["--base-url", self.gos["delta"].base_url, "--args", args, "--herd", kind]
+        argv += ["--callers", str(callers), "--cache-bytes", str(self.cache_bytes())]
+        found = _child("bench.memory", *argv, timeout=1800, parity="differ")
         self.expect("delta", execs=1, searches=callers + 1, checked=callers + 1)
         return found
 
@@ -216,16 +211,16 @@ def _sessions(bench: Bench, size: int) -> dict[str, Any]:
     not_modified: list[float] = []
     for r in range(bench.cfg.rounds):
         for name in kinds:  # past DETAIL_SIZE, the six once: the targets' rows
-            found = bench.session(name, go_first=r % 2 == 1, steady=size <= DETAIL_SIZE)
-            samples[name].append(found)
+            session = bench.session(name, go_first=r % 2 == 1, steady=size <= DETAIL_SIZE)
+            samples[name].append(session)
         for kind in GOS:  # GET /blocks alone, the body read whole (kept connection)
             fetch[kind].append(timed(bench.read, kind))
         # A 304 alone: what a search that reuses its set waits for at least.
         not_modified.append(timed(bench.not_modified))
-    found = {name: _session_figures(sessions) for name, sessions in samples.items()}
-    found["fetch"] = {kind: _seconds(v) for kind, v in fetch.items()}
-    found["not_modified_s"] = median(not_modified)
-    return found
+    figures: dict[str, Any] = {name: _session_figures(runs) for name, runs in samples.items()}
+    figures["fetch"] = {kind: _seconds(v) for kind, v in fetch.items()}
+    figures["not_modified_s"] = median(not_modified)
+    return figures
 
 
 def _session_figures(sessions: list[dict[str, Any]]) -> dict[str, Any]:
@@ -334,11 +329,8 @@ def _measure_memory(bench: Bench, entry: dict[str, Any], modes: Sequence[str]) -
     memory: dict[str, Any] = {"blocks": entry["blocks"], "query": query.name}
     memory["body_bytes"] = body_bytes
     for mode in modes:
-        found = _child(
-            "bench.memory",
-            *("--base-url", bench.gos["delta"].base_url, "--args", query.args()),
-            *("--mode", mode, "--searches", 3, "--cache-bytes", bench.cache_bytes()),
-        )
+        argv = ["--base-url", bench.gos["delta"].base_url, "--args", query.args(), "--mode", mode]
+        found = _child("bench.memory", *argv, "--searches", 3, "--cache-bytes", bench.cache_bytes())
         for n, search in enumerate(found["searches"], 1):
             bench.expect("delta", searches=1, checked=1)
             if search["output_sha256"] != digest:
