@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-
-__all__ = ["BenchError", "ParityFailure", "timed"]
+__all__ = ["BenchError", "ParityFailure"]
 
 
 class BenchError(Exception):
@@ -14,10 +11,3 @@ class BenchError(Exception):
 
 class ParityFailure(BenchError):
     """A measured Python output differs from Go's, or the Python path called Go's tool."""
-
-
-def timed(call: Callable[..., object], *args: object) -> float:
-    """The seconds ``call(*args)`` takes; what it returns is freed after the clock stops."""
-    start = time.perf_counter()
-    _kept = call(*args)
-    return time.perf_counter() - start

@@ -19,7 +19,7 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from bench import BenchError, ParityFailure, timed
+from bench import BenchError, ParityFailure
 from bench.data import QUERIES
 from parity.reference import go_env, go_executable
 from recall import Block, MemoryArchive, run_tool
@@ -27,13 +27,20 @@ from recall._blocks import read_set
 from recall._fast import available, decode_item_msgspec, decode_items_msgspec
 from recall._index import WordIndex
 
-__all__ = ["blocks_of", "check_parity", "decode_times", "kernel", "parse_ns_per_op", "word_index"]
+__all__ = ["blocks_of", "check_parity", "decoders", "kernel", "ns_per_op", "timed", "word_index"]
 
 _ROOT = Path(__file__).resolve().parent.parent
 _LINE = re.compile(
     r"^BenchmarkSearch(?:-\d+)?\s+(\d+)\s+([0-9]+(?:\.[0-9]*)?(?:e[+-]?[0-9]+)?) ns/op",
     re.MULTILINE,
 )
+
+
+def timed(call: Callable[..., object], *args: object) -> float:
+    """The seconds ``call(*args)`` takes; what it returns is freed after the clock stops."""
+    start = time.perf_counter()
+    _kept = call(*args)
+    return time.perf_counter() - start
 
 
 def check_parity(what: str, got: str, gold: str) -> None:
@@ -49,7 +56,7 @@ def check_parity(what: str, got: str, gold: str) -> None:
     )
 
 
-def parse_ns_per_op(text: str) -> list[tuple[int, float]]:
+def ns_per_op(text: str) -> list[tuple[int, float]]:
     """The (iterations, ns/op) of each BenchmarkSearch line in ``go test -bench`` output."""
     return [(int(m[1]), float(m[2])) for m in _LINE.finditer(text)]
 
@@ -70,7 +77,7 @@ def _go_search(binary: Path, blocks_file: Path, args: str, benchtime: float) -> 
     extra["RECALL_BENCH_OUTPUT"] = str(output_file)
     argv = [str(binary), "-test.run", "^$", "-test.bench", "^BenchmarkSearch$", "-test.count", "1"]
     done = _go([*argv, "-test.benchtime", f"{benchtime}s"], "BenchmarkSearch", env=go_env(extra))
-    figures = parse_ns_per_op(done.stdout)
+    figures = ns_per_op(done.stdout)
     if len(figures) != 1:
         raise BenchError(f"BenchmarkSearch printed {len(figures)} figures:\n{done.stdout[-2000:]}")
     return figures[0][1] / 1e9, output_file.read_bytes().decode("utf-8")
@@ -143,7 +150,7 @@ def word_index(body: bytes, rounds: int) -> dict[str, Any]:
     }
 
 
-def _decoders() -> dict[str, Callable[[bytes], object]]:
+def _all_decoders() -> dict[str, Callable[[bytes], object]]:
     """The decoders to time, by name: the port's, json.loads, and those installed."""
     found: dict[str, Callable[[bytes], object]] = {
         "port, json (decoded and lowered)": lambda body: read_set(bytearray(body)),
@@ -165,7 +172,7 @@ def _decoders() -> dict[str, Callable[[bytes], object]]:
     return found
 
 
-def decode_times(body: bytes, rounds: int) -> dict[str, float]:
+def decoders(body: bytes, rounds: int) -> dict[str, float]:
     """The median seconds each decoder takes on body (the copy into a bytearray included)."""
-    decoders = _decoders().items()
-    return {name: median(timed(decode, body) for _ in range(rounds)) for name, decode in decoders}
+    table = _all_decoders().items()
+    return {name: median(timed(decode, body) for _ in range(rounds)) for name, decode in table}

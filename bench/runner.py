@@ -30,7 +30,7 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from bench import BenchError, ParityFailure, coldstart, kernel, timed
+from bench import BenchError, ParityFailure, coldstart, kernel
 from bench.data import DEFAULT_SEED, QUERIES, SESSION_QUERIES, generate_blocks
 from bench.memory import cache_bytes_for
 from bench.report import render_markdown, render_text, targets
@@ -214,9 +214,9 @@ def _sessions(bench: Bench, size: int) -> dict[str, Any]:
             session = bench.session(name, go_first=r % 2 == 1, steady=size <= DETAIL_SIZE)
             samples[name].append(session)
         for kind in GOS:  # GET /blocks alone, the body read whole (kept connection)
-            fetch[kind].append(timed(bench.read, kind))
+            fetch[kind].append(kernel.timed(bench.read, kind))
         # A 304 alone: what a search that reuses its set waits for at least.
-        not_modified.append(timed(bench.not_modified))
+        not_modified.append(kernel.timed(bench.not_modified))
     figures: dict[str, Any] = {name: _session_figures(runs) for name, runs in samples.items()}
     figures["fetch"] = {kind: _seconds(v) for kind, v in fetch.items()}
     figures["not_modified_s"] = median(not_modified)
@@ -290,7 +290,7 @@ def _measure_size(bench: Bench, size: int, work_dir: Path) -> dict[str, Any]:
     entry["composition"] = _composition(blocks)
     if size <= DETAIL_SIZE:
         _log(f"[bench] {size} blocks: decoders and the word index…")
-        entry["decode_s"] = kernel.decode_times(body, min(cfg.rounds, 5))
+        entry["decode_s"] = kernel.decoders(body, min(cfg.rounds, 5))
         entry["index"] = kernel.word_index(body, few)
     if cfg.kernel and size == max((s for s in cfg.sizes if s <= DETAIL_SIZE), default=0):
         _log(f"[bench] {size} blocks: kernel…")

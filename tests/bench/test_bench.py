@@ -17,7 +17,7 @@ import pytest
 
 from bench import BenchError, ParityFailure
 from bench.data import QUERIES, SESSION_QUERIES, generate_blocks
-from bench.kernel import check_parity, parse_ns_per_op
+from bench.kernel import check_parity, ns_per_op
 from bench.memory import CACHE_PER_JSON_BYTE, DEFAULT_CACHE_BYTES, cache_bytes_for
 from bench.report import targets
 from bench.runner import SESSION_CALLS, SESSION_KINDS, Bench, _child, parse_args
@@ -48,12 +48,12 @@ def test_data_is_deterministic_and_realistic() -> None:
     assert SESSION_QUERIES[: len(QUERIES)] == QUERIES
 
 
-def test_parse_ns_per_op() -> None:
+def test_ns_per_op() -> None:
     text = (
         "goos: linux\nBenchmarkSearch-2   \t      12\t  98765432 ns/op\t  10000 blocks\n"
         "BenchmarkSearch \t 3\t 1.5e+09 ns/op\nPASS\n"
     )
-    assert parse_ns_per_op(text) == [(12, 98765432.0), (3, 1.5e9)]
+    assert ns_per_op(text) == [(12, 98765432.0), (3, 1.5e9)]
 
 
 def test_check_parity_names_the_first_difference() -> None:
