@@ -129,10 +129,12 @@ class Bench:
         self.tag: str | None = None
         """The ETag of the delta Go's last /blocks answer to the bench's own reads."""
 
-    def expect(self, kind: str, *, checked: int = 0, **requests: int) -> None:
+    def expect(
+        self, kind: str, *, execs: int = 0, reads: int = 0, searches: int = 0, checked: int = 0
+    ) -> None:
         """Count what the Go of this kind is to see (``execs``, ``reads``: the bench's own;
         ``searches``: the Python path's, a read each at most), and outputs compared."""
-        self.expected[kind].update(requests)
+        self.expected[kind].update(execs=execs, reads=reads, searches=searches)
         self.checked += checked
 
     def cache_bytes(self, kind: str = "delta") -> int:
