@@ -139,7 +139,8 @@ def _herd(opts: argparse.Namespace) -> dict[str, object]:
                 return host.exec_tool("recall_search", args)
 
             with ThreadPoolExecutor(callers) as pool:
-                done(list(pool.map(call, range(callers))))
+                outputs = list(pool.map(call, range(callers)))
+            done(outputs)
     else:
 
         async def herd() -> None:
