@@ -290,6 +290,7 @@ def _measure_size(bench: Bench, size: int, work_dir: Path) -> dict[str, Any]:
         raise BenchError(f"the Go serves {len(blocks)} blocks, {size} were archived")
     entry: dict[str, Any] = {"blocks": size, "body_bytes": len(body)}
     entry["composition"] = _composition(blocks)
+    del blocks
     if size <= DETAIL_SIZE:
         _log(f"[bench] {size} blocks: decoders and the word index…")
         entry["decode_s"] = kernel.decoders(body, min(cfg.rounds, 5))
@@ -302,7 +303,7 @@ def _measure_size(bench: Bench, size: int, work_dir: Path) -> dict[str, Any]:
         bench.checked += checked
         _log(f"[bench] {size} blocks: the Go's GET after a new block…")
         entry["go_get_after_new_block"] = _go_get_after(bench, few)
-    del body, blocks
+    del body
     gc.collect()
     _log(f"[bench] {size} blocks: sessions…")
     entry.update(_sessions(bench, size))
