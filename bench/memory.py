@@ -114,7 +114,7 @@ def _herd(opts: argparse.Namespace) -> dict[str, object]:
 
     url, args, callers, cache = opts.base_url, opts.args, opts.callers, opts.cache_bytes
     go = httpx.Client(base_url=url, timeout=600.0, trust_env=False)
-    mark: dict[str, Any] = {}
+    mark: dict[str, Any] = {}  # what the change and the herd leave for the figures
 
     def change() -> None:
         """A new block, then the RSS high-water mark reset: the herd starts."""
