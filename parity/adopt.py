@@ -35,8 +35,6 @@ from parity.shrink import Case, GoOracle, shrink
 from recall import Block, Divergence
 from recall._tools import BlocksRead, score, start_tool
 
-__all__ = ["Adoption", "add_parser", "adopt", "load_divergences", "module_source", "run"]
-
 DEFAULT_MODULE = Path(recall_adopted.__file__)
 
 

@@ -30,17 +30,6 @@ from parity.fuzz import PROFILES, SHRINK_SECONDS, fuzz_go_url, fuzz_reference, p
 from parity.goclient import TOKEN_ENV, add_go_options, connection_from_options
 from parity.rig import FuzzStats
 
-__all__ = [
-    "MODES",
-    "add_parser",
-    "example_database",
-    "gather",
-    "process_age",
-    "run",
-    "usable_cpus",
-    "worker_report",
-]
-
 MODES = ("both", "stateless", "stateful")
 
 

@@ -41,8 +41,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from parity.corpus import Corpus
 
-__all__ = ["COMMANDS", "Exit", "corpora", "corpus_options", "display", "main"]
-
 
 class Exit(enum.IntEnum):
     """The exit statuses of ``parity`` (see the module docstring)."""

@@ -23,19 +23,6 @@ from typing import Protocol
 from parity.errors import CorpusError
 from parity.project import project_root
 
-__all__ = [
-    "CORPORA",
-    "Corpus",
-    "CorpusBlock",
-    "CorpusCall",
-    "PrintedSeqs",
-    "SeqSite",
-    "ToolHost",
-    "get_corpus",
-    "golden_dir",
-    "split_template",
-]
-
 
 def golden_dir() -> Path:
     """Where the committed journals live, one ``<corpus>.json`` per corpus."""

@@ -16,17 +16,6 @@ from parity import report
 from parity.cli import Exit
 from parity.compare import Drift, compare
 
-__all__ = [
-    "CASES_SHOWN",
-    "LINES_SHOWN",
-    "add_parser",
-    "case_report",
-    "changes_report",
-    "explain",
-    "run",
-]
-
-
 CASES_SHOWN = 10
 """How many changed cases a bounded account shows (``changes_report``)."""
 LINES_SHOWN = 20

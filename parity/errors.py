@@ -22,19 +22,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = [
-    "AdoptError",
-    "CorpusError",
-    "FakeGoError",
-    "GoClientError",
-    "GoReferenceError",
-    "JournalError",
-    "ParityError",
-    "RecordError",
-    "ReplayError",
-    "ReviewError",
-]
-
 
 class ParityError(Exception):
     """Base of every error the harness raises on purpose."""

@@ -35,15 +35,6 @@ if TYPE_CHECKING:
     from pytest_httpserver import HTTPServer
     from werkzeug import Request, Response
 
-__all__ = [
-    "FakeGo",
-    "Mode",
-    "Served",
-    "blocks_body",
-    "go_json",
-    "names_tag",
-]
-
 Mode = Literal["archive", "conditional", "delta", "fallback"]
 
 _INT64 = 2**63

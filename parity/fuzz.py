@@ -32,7 +32,6 @@ from parity.probe import probe
 from parity.reference import GoReference
 from parity.report import mismatch_report
 from parity.rig import (
-    EXEC_REQUEST,
     HARNESS_ERRORS,
     Abort,
     Clock,
@@ -54,24 +53,6 @@ from parity.rig import (
 )
 from parity.strategies import INT64_MAX, BlockSpec, block_sets, call_pools, calls, words_of
 from recall._tools import replace_surrogates
-
-__all__ = [
-    "ARCHIVES",
-    "CALLS_PER_EXAMPLE",
-    "EXEC_REQUEST",
-    "FIRST_SEQS",
-    "POOL",
-    "PROFILES",
-    "SHRINK_SECONDS",
-    "Divergence",
-    "FuzzStats",
-    "archive_ends",
-    "archives",
-    "fuzz_go_url",
-    "fuzz_reference",
-    "profile",
-    "static_divergence",
-]
 
 PROFILES = ("ci", "dev")
 _HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]

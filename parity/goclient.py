@@ -33,37 +33,6 @@ import httpx
 from parity.errors import GoClientError
 from parity.journal import JournalBlock
 
-__all__ = [
-    "ANSWERS_PATH",
-    "ARCHIVE_BATCH_PATH",
-    "ARCHIVE_PATH",
-    "BATCH_PATH",
-    "BLOCKS_PATH",
-    "BLOCK_PATH",
-    "CA_ENV",
-    "CERT_ENV",
-    "EXEC_BATCH_PATH",
-    "EXEC_PATH",
-    "KEY_ENV",
-    "LOCK_PATH",
-    "READS_PATH",
-    "REQUESTS_PATH",
-    "RESET_PATH",
-    "TOKEN_ENV",
-    "VERSION_PATH",
-    "BlocksAnswer",
-    "DebugRequest",
-    "GoClient",
-    "GoConnection",
-    "add_go_options",
-    "archive_request",
-    "connection_from_options",
-    "default_ssl_context",
-    "lock_request",
-    "log_request",
-    "outputs_request",
-]
-
 # The contract's routes (docs/contract.md).
 ARCHIVE_PATH: Final = "/internal/v1/recall/archive"
 BLOCK_PATH: Final = "/internal/v1/recall/block"

@@ -43,25 +43,6 @@ from typing import Any, Literal, cast
 
 from parity.errors import JournalError
 
-__all__ = [
-    "FORMAT",
-    "INSTANCES",
-    "UNKNOWN",
-    "VERSION_KEYS",
-    "Journal",
-    "JournalBlock",
-    "JournalCall",
-    "RecordedBy",
-    "blocks_digest",
-    "digest",
-    "dumps",
-    "load",
-    "loads",
-    "pending_path",
-    "reads_digest",
-    "write",
-]
-
 FORMAT = 3
 """The format version this module reads and writes (3: the blocks carry digests)."""
 

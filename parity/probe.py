@@ -20,8 +20,6 @@ from parity.goclient import TOKEN_ENV, GoClient, GoConnection, add_go_options
 from recall import MemoryArchive, run_tool, unicode_versions
 from recall._go import tables
 
-__all__ = ["ProbeError", "add_parser", "probe", "probe_calls", "run", "version_code_point_ranges"]
-
 _MARKERS = "\U0001fae9\u1c89"  # an emoji of Unicode 16; a Cyrillic capital of 16
 
 

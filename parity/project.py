@@ -12,8 +12,6 @@ from pathlib import Path
 
 from parity.errors import ParityError
 
-__all__ = ["ROOT_ENV", "in_ci", "project_root"]
-
 ROOT_ENV = "PARITY_ROOT"
 """The environment variable that names the project checkout explicitly."""
 

@@ -37,8 +37,6 @@ from parity.journal import (
 from parity.probe import ProbeError, probe
 from parity.project import in_ci
 
-__all__ = ["FIRST_SEQ", "add_parser", "record", "run", "run_record"]
-
 FIRST_SEQ = 1000
 """The first seq of a reference started for recording (not 1, so seqs are not small counts)."""
 

@@ -35,16 +35,6 @@ from parity.errors import GoClientError, GoReferenceError
 from parity.goclient import GoClient, GoConnection
 from parity.project import project_root
 
-__all__ = [
-    "RELEASE_ENV",
-    "GoReference",
-    "RunningReference",
-    "TLSFiles",
-    "go_env",
-    "go_executable",
-    "go_releases",
-]
-
 RELEASE_ENV = "PARITY_GO_RELEASE"
 """The environment variable naming the Go release to build the reference with."""
 

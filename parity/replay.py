@@ -30,18 +30,6 @@ from parity.fakego import FakeGo, Mode, Served
 from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 from parity.journal import UNKNOWN, Journal, JournalCall
 
-__all__ = [
-    "ALL_MODES",
-    "MODES",
-    "CaseResult",
-    "ModeRun",
-    "ReplayResult",
-    "Replayer",
-    "add_parser",
-    "check_consistency",
-    "run",
-]
-
 MODES: tuple[Mode, ...] = ("archive", "delta", "fallback")
 """The passes that tell the tools' outputs and reads apart (what a mutation run replays):
 only the delta pass searches sets that share images with the set kept before."""

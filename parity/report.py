@@ -20,18 +20,6 @@ from recall._shadow import first_difference
 if TYPE_CHECKING:
     from parity.replay import CaseResult, ReplayResult
 
-__all__ = [
-    "block",
-    "case_record",
-    "inline",
-    "mismatch_report",
-    "reads_text",
-    "shorten",
-    "visible",
-    "write_json",
-    "write_junitxml",
-]
-
 _NAMES = {"\t": "TAB", "\r": "CR", "\x00": "NUL", "\x1b": "ESC", "\x7f": "DEL"}
 _MARKERS = frozenset("⟨⟩⏎␠")
 _INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"})

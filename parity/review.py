@@ -27,8 +27,6 @@ from parity.project import in_ci
 if TYPE_CHECKING:
     from parity.replay import Replayer
 
-__all__ = ["Decision", "add_parser", "inseparable", "items", "run", "run_review", "whole_only"]
-
 Decision = Literal["accept", "reject", "skip"]
 _Answer = Decision | Literal["details"]
 

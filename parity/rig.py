@@ -40,35 +40,6 @@ from parity.strategies import BlockSpec
 from recall import DEFAULT_UNICODE_VERSION, AsyncGoTurnHost, GoTurnHost
 from recall._tools import replace_surrogates
 
-__all__ = [
-    "CACHE_SIZES",
-    "EXEC_REQUEST",
-    "HARNESS_ERRORS",
-    "MISSING",
-    "Abort",
-    "Clock",
-    "Distinct",
-    "DivergenceFound",
-    "Found",
-    "FuzzStats",
-    "GoSession",
-    "Host",
-    "HostSpec",
-    "Played",
-    "Recording",
-    "Rig",
-    "ShrinkTimeUp",
-    "TimeUp",
-    "TransportWrap",
-    "diverged",
-    "fuzz_settings",
-    "host_specs",
-    "log_verdict",
-    "run_test",
-    "state_key",
-    "verdict",
-]
-
 EXEC_REQUEST = f"POST {EXEC_PATH}"
 _READ_REQUESTS = (f"GET {BLOCK_PATH}?", f"GET {BLOCKS_PATH}")
 MISSING = ('recall needs an "id", such as "r7"', 'recall_search needs a "query"')

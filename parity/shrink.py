@@ -22,8 +22,6 @@ from parity.goclient import GoClient, GoConnection
 from parity.record import FIRST_SEQ
 from recall import GoTurnHost, RecallError
 
-__all__ = ["FILLER", "MAX_TRIES", "Case", "GoOracle", "Shrunk", "shrink"]
-
 FILLER = "x"
 """What replaces a character that the divergence needs to be there, but not as it was."""
 

@@ -60,23 +60,6 @@ from parity.rig import (
 from parity.shrink import ddmin
 from parity.strategies import BlockSpec, block_sets, call_pools, calls, words_of
 
-__all__ = [
-    "POOL",
-    "POOL_MAX",
-    "STEPS",
-    "ArchiveBlock",
-    "Lock",
-    "NewHost",
-    "RecallMachine",
-    "Restart",
-    "Start",
-    "StatefulDivergence",
-    "Step",
-    "ToolCall",
-    "fuzz_stateful",
-    "replay",
-]
-
 P = ParamSpec("P")
 R = TypeVar("R")
 

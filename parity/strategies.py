@@ -34,33 +34,6 @@ PRINT_LO, PRINT_HI = tables.DEFAULT.PRINT_LO, tables.DEFAULT.PRINT_HI
 T = TypeVar("T")
 P = ParamSpec("P")
 
-__all__ = [
-    "DIGIT_ZEROS",
-    "GO_SPACES",
-    "INT64_MAX",
-    "MAX_NESTING",
-    "NOT_GO_SPACES",
-    "BlockSpec",
-    "block_sets",
-    "blocks",
-    "call_pools",
-    "calls",
-    "deep_nesting",
-    "ids",
-    "json_strings",
-    "limits",
-    "lower_changed",
-    "new_code_point_ranges",
-    "new_code_points",
-    "queries",
-    "raw_args",
-    "recall_args",
-    "search_args",
-    "version_code_point_ranges",
-    "version_code_points",
-    "words_of",
-]
-
 INT64_MAX = 2**63 - 1
 MAX_NESTING = 10000
 """Go's ``encoding/json`` nesting limit: depth 10000 decodes, 10001 is an error."""

@@ -543,7 +543,7 @@ def test_a_fallback_is_a_divergence(reference: GoReference) -> None:
         base=fuzz.profile("ci"), examples=20, reference=reference, shrink_seconds=5, wrap=NoReads()
     )
     (divergence,) = stats.divergences
-    assert f"the host fell back on {fuzz.EXEC_REQUEST}" in divergence.reasons
+    assert f"the host fell back on {rig.EXEC_REQUEST}" in divergence.reasons
     assert divergence.go_output == divergence.python_output
 
 
