@@ -162,7 +162,6 @@ class Drift:
 
     @property
     def changed(self) -> tuple[str, ...]:
-        """The names of the changed cases."""
         return tuple(c.case for c in self.changes)
 
     @property

@@ -92,7 +92,6 @@ class CorpusBlock:
     locked: bool = False
 
     def source(self) -> str:
-        """This block as Python source, for a corpus module."""
         locked = ", locked=True" if self.locked else ""
         return f"CorpusBlock({self.name!r}, {self.label!r}, {self.content!r}{locked})"
 
@@ -117,7 +116,6 @@ class CorpusCall:
         return f"CorpusCall({self.case!r}, {self.tool!r}, {self.args!r}{literal}{note})"
 
     def block_names(self) -> list[str]:
-        """The block names the args cite, in order."""
         return _SEQ_RE.findall(self.args)
 
     def resolve(self, seqs: Mapping[str, int]) -> str:
@@ -167,12 +165,10 @@ class Corpus:
 
     @property
     def journal_path(self) -> Path:
-        """The committed journal of this corpus."""
         return golden_dir() / f"{self.name}.json"
 
     @property
     def cases(self) -> tuple[str, ...]:
-        """The case names, in corpus order."""
         return tuple(c.case for c in self.calls)
 
     def call(self, case: str) -> CorpusCall:

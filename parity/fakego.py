@@ -40,41 +40,19 @@ Mode = Literal["archive", "conditional", "delta", "fallback"]
 _INT64 = 2**63
 _SEQ_RE = re.compile(r"[+-]?[0-9]+\Z")
 
-# encoding/json's string escapes (HTML-safe encoder, Go 1.22 and later).
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r"}
-_ESCAPES["\t"] = "\\t"
-for _c in [*map(chr, range(0x20)), "<", ">", "&", "\u2028", "\u2029"]:
-    _ESCAPES.setdefault(_c, f"\\u{ord(_c):04x}")
-_ESCAPE_RE = re.compile("[" + re.escape("".join(_ESCAPES)) + "]")
-
-
-def _go_string(s: str) -> str:
-    return '"' + _ESCAPE_RE.sub(lambda m: _ESCAPES[m.group()], s) + '"'
+# What encoding/json's HTML-safe encoder escapes beyond what json.dumps does (Go 1.22
+# and later): in JSON text these characters stand only inside strings.
+_HTML_RE = re.compile("[<>&\u2028\u2029]")
 
 
 def go_json(value: Any) -> bytes:
     """``value`` as Go's ``json.NewEncoder(w).Encode`` writes it (final newline included).
 
     Dicts are written in their own key order (Go sorts map keys and keeps struct
-    field order: build them that way); str, int, bool, None and lists are supported.
+    field order: build them that way).
     """
-    return (_encode(value) + "\n").encode("utf-8")
-
-
-def _encode(value: Any) -> str:
-    if isinstance(value, str):
-        return _go_string(value)
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, list | tuple):
-        return "[" + ",".join(_encode(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{_go_string(k)}:{_encode(v)}" for k, v in value.items()) + "}"
-    raise TypeError(f"go_json cannot encode {type(value).__name__}")
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return (_HTML_RE.sub(lambda m: f"\\u{ord(m[0]):04x}", text) + "\n").encode("utf-8")
 
 
 def _block_obj(b: JournalBlock) -> dict[str, Any]:
@@ -92,7 +70,6 @@ class Served:
 
     @property
     def path(self) -> str:
-        """The path, without the query."""
         return self.target.split("?", 1)[0]
 
     @property

@@ -115,7 +115,6 @@ class Divergence:
         return f"fuzz-{self.tool.replace('_', '-')}-{digest.hexdigest()[:8]}"
 
     def block_name(self, index: int) -> str:
-        """The corpus name of the ``index``-th block."""
         return f"{self.case}-b{index}"
 
     def symbolic_args(self) -> str:

@@ -24,7 +24,7 @@ import os
 import re
 import ssl
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any, Final, Generic, Literal, Protocol, TypeVar
 
@@ -91,6 +91,7 @@ class GoConnection:
     holds it); ``ssl_context`` is built once for all its clients, ``url`` is as shown."""
 
     base_url: str
+    _: KW_ONLY
     token: str | None = None
     ca: Path | None = None
     cert: Path | None = None
@@ -98,19 +99,8 @@ class GoConnection:
     url: str = field(init=False, compare=False)
     ssl_context: ssl.SSLContext = field(init=False, compare=False)
 
-    def __init__(
-        self,
-        base_url: str,
-        *,
-        token: str | None = None,
-        ca: Path | None = None,
-        cert: Path | None = None,
-        key: Path | None = None,
-    ) -> None:
-        values = {"base_url": base_url, "token": token, "ca": ca, "cert": cert, "key": key}
-        for name, value in values.items():
-            object.__setattr__(self, name, value)
-        object.__setattr__(self, "url", _shown(base_url))
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "url", _shown(self.base_url))
         self._check()
         object.__setattr__(self, "ssl_context", self._build_ssl_context())
 
@@ -383,7 +373,6 @@ class GoClient:
         self.close()
 
     def close(self) -> None:
-        """Close the connections."""
         self._http.close()
 
     # -- one request, one error mapping ---------------------------------------------------

@@ -146,7 +146,6 @@ class Journal:
 
     @property
     def cases(self) -> tuple[str, ...]:
-        """The case names, in journal order."""
         return tuple(c.case for c in self.calls)
 
     def call(self, case: str) -> JournalCall:
@@ -337,18 +336,13 @@ class _Checker:
         return value
 
 
+_JSON_TYPES = {bool: "a boolean", int: "a number", float: "a number", str: "a string"}
+
+
 def _json_type(value: Any) -> str:
     if value is None:
         return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
+    return _JSON_TYPES.get(type(value), "an array" if isinstance(value, list) else "an object")
 
 
 def _check_digest(

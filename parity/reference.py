@@ -229,24 +229,13 @@ class GoReference:
         """
         binary = self.build(cover=cover)
         # -exit-on-stdin-eof: the instance stops when this process dies, even by SIGKILL.
-        argv = [
-            str(binary),
-            "-addr",
-            f"127.0.0.1:{port}",
-            "-first-seq",
-            str(first_seq),
-            "-exit-on-stdin-eof",
-        ]
+        off = {"-no-etag": etag, "-no-since": since, "-no-debug": debug}
+        argv = [str(binary), "-addr", f"127.0.0.1:{port}", "-first-seq", str(first_seq)]
+        argv += ["-exit-on-stdin-eof", *(flag for flag, on in off.items() if not on)]
         if token is not None:
             argv += ["-token", token]
-        if not etag:
-            argv.append("-no-etag")
-        if not since:
-            argv.append("-no-since")
         if since_history is not None:
             argv += ["-since-history", str(since_history)]
-        if not debug:
-            argv.append("-no-debug")
         for old, new in (rewrite_output or {}).items():
             if not old or "=" in old:
                 raise ValueError(f"rewrite_output: {old!r} is empty or holds '='")
@@ -352,31 +341,24 @@ class RunningReference:
         _terminate(self._process)
 
     def archive(self, label: str, content: str, *, locked: bool = False) -> int:
-        """Archive one block; its seq."""
         return self.client.archive(label, content, locked=locked)
 
     def exec_tool(self, name: str, args: str) -> str:
-        """The Go's own output for a tool call (``POST /internal/v1/tool/exec``)."""
         return self.client.exec_tool(name, args)
 
     def blocks(self) -> list[dict[str, Any]]:
-        """The readable blocks, as ``/internal/v1/recall/blocks`` serves them."""
         return [dataclasses.asdict(b) for b in self.client.blocks()]
 
     def lock(self, seq: int, *, locked: bool = True) -> None:
-        """Lock (``locked=False``: unlock) the memory of block ``seq`` (``POST /debug/lock``)."""
         self.client.lock(seq, locked=locked)
 
     def reset(self, *, first_seq: int | None = None) -> None:
-        """Empty the archive and the logs; the next seq ``first_seq`` (default: the first)."""
         self.client.reset(first_seq=first_seq)
 
     def requests(self, *, since: int = 0) -> list[str]:
-        """The request log from index ``since`` on (counted from the start or the reset)."""
         return self.client.requests(since=since)
 
     def version(self) -> dict[str, str]:
-        """Go version, Unicode version, GOOS and GOARCH of the instance."""
         return self.client.version()
 
 

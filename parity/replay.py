@@ -55,7 +55,6 @@ class ModeRun:
 
     @property
     def reads(self) -> tuple[str, ...]:
-        """The archive reads this run made, in order."""
         return tuple(r for s in self.served if (r := s.read) is not None)
 
 
@@ -68,7 +67,6 @@ class CaseResult:
 
     @property
     def case(self) -> str:
-        """The case name."""
         return self.call.case
 
     @property
@@ -120,17 +118,14 @@ class ReplayResult:
 
     @property
     def passed(self) -> int:
-        """How many cases passed."""
         return sum(r.passed for r in self.results)
 
     @property
     def failed(self) -> int:
-        """How many cases failed."""
         return len(self.results) - self.passed
 
     @property
     def failures(self) -> list[CaseResult]:
-        """The failed cases."""
         return [r for r in self.results if not r.passed]
 
 

@@ -90,7 +90,6 @@ class GoSession:
 
     @property
     def connection(self) -> GoConnection:
-        """How a host reaches this Go."""
         return self.running.connection
 
     def load(self, first_seq: int, blocks: Sequence[BlockSpec] = ()) -> list[int]:
@@ -137,7 +136,6 @@ class GoSession:
         return outputs, log, changed
 
     def close(self) -> None:
-        """Stop the process."""
         self.running.stop()
 
 
@@ -175,7 +173,6 @@ class Recording:
         self.seen.append(f"{request.method} {request.url.raw_path.decode('ascii')}")
 
     def since(self, at: int) -> list[str]:
-        """The requests from index ``at`` on."""
         return self.seen[at:]
 
 
@@ -233,31 +230,25 @@ class Host:
         self.spec = spec
         self.recording = recording
         self._loop = loop
-        url, token, cache = connection.base_url, connection.token, spec.cache_bytes
+        options: dict[str, Any] = {
+            "token": connection.token,
+            "cache_bytes": spec.cache_bytes,
+            "unicode_version": unicode_version,
+        }
         self._sync: GoTurnHost | None = None
         self._async: AsyncGoTurnHost | None = None
         if spec.kind == "sync":
             inner: httpx.BaseTransport = connection.transport()
             inner = inner if wrap is None else wrap.sync(inner)
-            self._sync = GoTurnHost(
-                url,
-                token=token,
-                cache_bytes=cache,
-                transport=_Recorder(inner, recording),
-                unicode_version=unicode_version,
-            )
+            transport = _Recorder(inner, recording)
+            self._sync = GoTurnHost(connection.base_url, transport=transport, **options)
         else:
             ainner: httpx.AsyncBaseTransport = httpx.AsyncHTTPTransport(
                 verify=connection.ssl_context
             )
             ainner = ainner if wrap is None else wrap.asynchronous(ainner)
-            self._async = AsyncGoTurnHost(
-                url,
-                token=token,
-                cache_bytes=cache,
-                transport=_AsyncRecorder(ainner, recording),
-                unicode_version=unicode_version,
-            )
+            atransport = _AsyncRecorder(ainner, recording)
+            self._async = AsyncGoTurnHost(connection.base_url, transport=atransport, **options)
 
     def play(self, tool: str, args: str) -> Played:
         """Run one call; any error of the host is its outcome, never raised here."""
@@ -267,10 +258,17 @@ class Host:
     def play_many(self, calls: Sequence[tuple[str, str]]) -> list[Played]:
         """Run the calls one after the other (an async host's in one run of the loop:
         as fast as one at a time can be; running them at once was slower, measured)."""
-        if self._sync is not None:
-            host = self._sync
-            return [self._played(tool, args, host.exec_tool) for tool, args in calls]
-        return self._loop.run(self._play_async(calls))
+        if self._sync is None:
+            return self._loop.run(self._play_async(calls))
+        played = []
+        for tool, args in calls:
+            at = len(self.recording.seen)
+            try:
+                result: str | Exception = self._sync.exec_tool(tool, args)
+            except Exception as exc:  # any error of the host is a divergence, never a crash
+                result = exc
+            played.append(self._outcome(tool, args, at, result))
+        return played
 
     async def _play_async(self, calls: Sequence[tuple[str, str]]) -> list[Played]:
         assert self._async is not None
@@ -279,21 +277,13 @@ class Host:
             at = len(self.recording.seen)
             try:
                 result: str | Exception = await self._async.exec_tool(tool, args)
-            except Exception as exc:  # any error of the host is a divergence, never a crash
+            except Exception as exc:  # as in play_many
                 result = exc
             played.append(self._outcome(tool, args, at, result))
         return played
 
-    def _played(self, tool: str, args: str, exec_tool: Callable[[str, str], str]) -> Played:
-        at = len(self.recording.seen)
-        try:
-            result: str | Exception = exec_tool(tool, args)
-        except Exception as exc:  # any error of the host is a divergence, never a crash
-            result = exc
-        return self._outcome(tool, args, at, result)
-
     def _outcome(self, tool: str, args: str, at: int, result: str | Exception) -> Played:
-        requests = tuple(self.recording.since(at))
+        requests = tuple(self.recording.seen[at:])
         if isinstance(result, str):
             return Played(tool, args, result, requests)
         raised = type(result).__name__
@@ -418,7 +408,6 @@ class Distinct:
         return len(self._seen)
 
     def keys(self) -> frozenset[int]:
-        """The calls noted, as digests."""
         return frozenset(self._seen)
 
     def merge(self, keys: Iterable[int]) -> None:
