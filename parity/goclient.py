@@ -268,13 +268,8 @@ class DebugRequest(Generic[T]):
 
 def lock_request(seq: int, *, locked: bool = True) -> DebugRequest[None]:
     """Lock (``locked=False``: unlock) the memory of block ``seq`` (``POST /debug/lock``)."""
-    return DebugRequest(
-        "POST", LOCK_PATH, _nothing, body={"seq": seq, "locked": locked}, detail=f" ({seq})"
-    )
-
-
-def _nothing(doc: dict[str, Any], fail: Fail) -> None:
-    return None
+    body = {"seq": seq, "locked": locked}
+    return DebugRequest("POST", LOCK_PATH, lambda doc, fail: None, body=body, detail=f" ({seq})")
 
 
 def log_request(

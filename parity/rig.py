@@ -88,10 +88,6 @@ class GoSession:
         self.client = self.running.client
         self.load(first_seq, blocks)  # its logs emptied of the start's own reads
 
-    @property
-    def connection(self) -> GoConnection:
-        return self.running.connection
-
     def load(self, first_seq: int, blocks: Sequence[BlockSpec] = ()) -> list[int]:
         """Empty the archive and logs (next seq ``first_seq``), archive ``blocks``; their seqs."""
         self.client.reset(first_seq=first_seq)
@@ -326,7 +322,7 @@ class Rig:
         """A new host of ``spec``'s kind over ``session``'s Go."""
         return Host(
             spec,
-            session.connection,
+            session.running.connection,
             self.recording,
             loop=self.loop,
             wrap=self.wrap,

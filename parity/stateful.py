@@ -221,9 +221,6 @@ class _World:
     """The calls played, keyed on what a host's output may depend on besides its args
     (:meth:`RecallMachine._context`)."""
 
-    def close(self) -> None:
-        self.rig.close()
-
 
 class RecallMachine(RuleBasedStateMachine):
     """One Go and one host through archives, locks, calls and new hosts (see the module)."""
@@ -518,7 +515,7 @@ def fuzz_stateful(
             stats.divergences[:] = [_with_static(_minimized(found, world), world)]
     finally:
         RecallMachine.world = None
-        world.close()
+        world.rig.close()
     return stats
 
 
@@ -618,7 +615,7 @@ def replay(
     try:
         _play_steps(world, steps)
     finally:
-        world.close()
+        world.rig.close()
 
 
 def _play_steps(world: _World, steps: Sequence[Step]) -> None:

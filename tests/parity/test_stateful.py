@@ -207,7 +207,7 @@ def test_each_go_mode_through_changes_and_a_restart(go_build: GoReference, mode:
             _play_steps(world, played)
             answers.append(world.rig.session(mode=mode).client.run(log_request("answers")))
     finally:
-        world.close()
+        world.rig.close()
     delta = "delta" if mode == "delta" else "full"
     assert answers == [["full", delta, delta], ["full", delta]]
 
