@@ -295,4 +295,4 @@ def test_the_corpus_case_is_checked_with_the_kind_of_host_that_diverged(
         honest = replace(divergence, steps=(steps[0], *steps[2:]))
         assert _with_static(honest, world).static is None
     finally:
-        world.close()
+        world.rig.close()
