@@ -31,6 +31,7 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
     """
 
     _transport_kind = httpx.BaseTransport
+    _http: httpx.Client
     _offpath: _Worker | None = None
 
     def _transport(self, verify: bool | ssl.SSLContext) -> httpx.BaseTransport:
@@ -38,6 +39,7 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
 
     def _open(self, transport: httpx.BaseTransport, options: ClientOptions) -> None:
         self._http = httpx.Client(transport=transport, **options)
+        self._through = transport  # what sends: the client's auth, redirects and cookies unused
         self._offpath_lock = threading.Lock()
 
     def __enter__(self) -> GoTurnHost:
@@ -121,10 +123,15 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
     def _send(self, request: Request) -> Answer:
         """Go's answer to the request; GoUnavailableError when there is none."""
         try:
-            with self._http.stream(request.method, request.path, **request.parts) as response:
+            if self._http.is_closed:  # by another thread, this call under way
+                raise HostClosedError(f"{self!r} is closed: it sends no more requests")
+            response = self._through.handle_request(self._prepared(request))
+            try:
                 body = self._core.receive(request, response.status_code, response.headers)
                 for chunk in response.iter_bytes():
                     body.feed(chunk)
+            finally:
+                response.close()
         except HTTP_ERRORS as exc:
             raise self._core.unavailable(request, exc) from exc
         except RuntimeError:
