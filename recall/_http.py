@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import encodings.idna  # noqa: F401  getaddrinfo's codec of host names: not in a first search
 import functools
 import ssl
 from abc import ABC, abstractmethod
