@@ -91,6 +91,7 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
             raise HostClosedError(f"{self!r} is closed: it sends no more requests")
         self._on_own_loop()
         await self._drive(self._core.warm())
+        self._prepared(self._core.next_read())  # the first search's, built now
 
     def _on_own_loop(self) -> None:
         loop = asyncio.get_running_loop()

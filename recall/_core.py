@@ -220,6 +220,11 @@ class HostCore:
         flight.result()
         return None
 
+    def next_read(self) -> Request:
+        """The read of /blocks a search would send now."""
+        kept = self._kept
+        return blocks_request(None if kept is None else kept.tag)
+
     def compare(self, job: Job) -> Call[None]:
         """A sampled call's comparison, to be driven off the caller's path: it gets the
         other side's output, checks a difference once more on both sides, and settles

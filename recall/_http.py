@@ -12,7 +12,7 @@ import httpx
 
 from recall._core import DEFAULT_CACHE_BYTES, DEFAULT_MAX_BODY_BYTES, HostCore
 from recall._go import DEFAULT_UNICODE_VERSION
-from recall._protocol import Request, check_base_url
+from recall._protocol import Request, blocks_request, check_base_url
 from recall._shadow import Job, Shadow, ShadowState
 
 __all__ = ["HTTP_ERRORS", "ClientOptions", "HostBase"]
@@ -113,6 +113,7 @@ class HostBase(ABC, Generic[TransportT]):
             transport = self._transport(verify)
         try:
             self._open(transport, options)
+            self._prepared(blocks_request())  # a first search's read, built with the host
         except httpx.InvalidURL as exc:
             raise ValueError(f"invalid base URL: {exc}") from exc
 

@@ -82,8 +82,9 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         return self._drive(self._core.call(name, args))
 
     def warm(self) -> None:
-        """Read the archive's blocks and keep them ready for the first search (a service's
-        start-up or readiness probe pays that cost, not its first user).
+        """Read the archive's blocks and keep them ready for the first search, with the
+        request that reads them again (a service's start-up or readiness probe pays that
+        cost, not its first user).
 
         GoUnavailableError when the read fails (there is no fallback: no output);
         HostClosedError once the host is closed.
@@ -91,6 +92,7 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         if self._http.is_closed:
             raise HostClosedError(f"{self!r} is closed: it sends no more requests")
         self._drive(self._core.warm())
+        self._prepared(self._core.next_read())  # the first search's, built now
 
     def _drive(self, call: Call[T]) -> T:
         while (request := call.request) is not None:
