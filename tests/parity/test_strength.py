@@ -26,6 +26,7 @@ from parity.strength import (
     parse_explanations,
 )
 from parity.strength._explain import module_file
+from parity.strength._mutants import Key
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = "recall/_tools.py"
@@ -279,10 +280,35 @@ READ_DIFFERING = [
 ]
 
 
-def test_mutants_differing_only_in_archive_reads_are_killed(tool_mutants: list[Mutant]) -> None:
+SMALL_RUN = [
+    ("EXCERPT_RUNES", "160", "161"),  # the long-line excerpt kills it
+    ("_TERMS", "[à-ÿ] at 7", "[à-Ā]"),  # equivalent
+    ("recall_id_to_seq", "'0'", "'0X'"),  # equivalent
+]
+
+
+@pytest.fixture(scope="module")
+def replayed(tool_mutants: list[Mutant]) -> dict[Key, MutantResult]:
+    """One mutation run (two workers, each replaying the unmutated code first) for the
+    tests below, by mutant: what each test asserts is that run's result."""
+    chosen = [_find(tool_mutants, *change) for change in READ_DIFFERING + SMALL_RUN]
+    return {r.mutant.key: r for r in strength.run_mutants(chosen, jobs=2, timeout=60)}
+
+
+def _results(replayed: dict[Key, MutantResult], chosen: list[Mutant]) -> list[MutantResult]:
+    return [MutantResult(m, replayed[m.key].status, replayed[m.key].detail) for m in chosen]
+
+
+REPLAYED = pytest.mark.xdist_group("replayed")  # the tests sharing its run, in one worker
+
+
+@REPLAYED
+def test_mutants_differing_only_in_archive_reads_are_killed(
+    tool_mutants: list[Mutant], replayed: dict[Key, MutantResult]
+) -> None:
     chosen = [_find(tool_mutants, *change) for change in READ_DIFFERING]
     assert len(chosen) == 7
-    results = strength.run_mutants(chosen, jobs=2, timeout=60)
+    results = _results(replayed, chosen)
     assert [r.status for r in results] == ["killed"] * 7
     # the first case that told each apart: an id whose output is "not found" either way
     assert [r.detail for r in results] == [
@@ -292,13 +318,11 @@ def test_mutants_differing_only_in_archive_reads_are_killed(tool_mutants: list[M
     ]
 
 
-def test_a_small_mutation_run_kills_and_reports_survivors(tool_mutants: list[Mutant]) -> None:
-    chosen = [
-        _find(tool_mutants, "EXCERPT_RUNES", "160", "161"),  # the long-line excerpt kills it
-        _find(tool_mutants, "_TERMS", "[à-ÿ] at 7", "[à-Ā]"),  # equivalent
-        _find(tool_mutants, "recall_id_to_seq", "'0'", "'0X'"),  # equivalent
-    ]
-    results = strength.run_mutants(chosen, jobs=1, timeout=60)
+@REPLAYED
+def test_a_small_mutation_run_kills_and_reports_survivors(
+    tool_mutants: list[Mutant], replayed: dict[Key, MutantResult]
+) -> None:
+    results = _results(replayed, [_find(tool_mutants, *change) for change in SMALL_RUN])
     assert [r.status for r in results] == ["killed", "survived", "survived"]
     assert results[0].detail  # the first case that told it apart
     report = io.StringIO()
@@ -312,33 +336,36 @@ def test_a_small_mutation_run_kills_and_reports_survivors(tool_mutants: list[Mut
     assert "| 1 of 3 killed" in row
 
 
-def _only(mutant: Mutant, groups: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The command sees one mutant, and explanations of it made of ``groups`` (TOML)."""
+def _only(
+    mutant: Mutant,
+    groups: str,
+    monkeypatch: pytest.MonkeyPatch,
+    replayed: dict[Key, MutantResult],
+) -> None:
+    """The command sees one mutant, its result in the module's run, and explanations of
+    it made of ``groups`` (TOML)."""
     full = load_explanations()
     ex = parse_explanations(groups)
     ex.not_modules, ex.not_tool_logic = full.not_modules, full.not_tool_logic
     monkeypatch.setattr(_cli, "load_explanations", lambda: ex)
     monkeypatch.setattr(_cli, "generate_mutants", lambda: [mutant])
 
+    def run_mutants(chosen: list[Mutant], **options: Any) -> list[MutantResult]:
+        assert chosen == [mutant]
+        return _results(replayed, chosen)
 
+    monkeypatch.setattr(_cli, "run_mutants", run_mutants)
+
+
+@REPLAYED
 def test_the_gate_fails_on_an_unexplained_survivor(
     every_mutant: list[Mutant],
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    replayed: dict[Key, MutantResult],
 ) -> None:
     survivor = _find(every_mutant, "_TERMS", "[à-ÿ] at 7", "[à-Ā]")
-    # The mutant is replayed once; the three runs of the command judge that one result.
-    replayed: list[MutantResult] = []
-    replay = strength.run_mutants
-
-    def replayed_once(chosen: list[Mutant], **options: Any) -> list[MutantResult]:
-        if not replayed:
-            replayed.extend(replay(chosen, **options))
-        assert [r.mutant for r in replayed] == chosen
-        return list(replayed)
-
-    monkeypatch.setattr(_cli, "run_mutants", replayed_once)
-    _only(survivor, "", monkeypatch)
+    _only(survivor, "", monkeypatch, replayed)
     argv = ["--no-coverage", "--fail-under-mutation", "0"]
     assert cli.main(["strength", *argv]) == 5
     out = capsys.readouterr().out
@@ -348,22 +375,26 @@ def test_the_gate_fails_on_an_unexplained_survivor(
     assert entry.startswith('{ in = "_TERMS", line = "_TERMS = re.compile(')
     assert "under the gate: unexplained surviving mutants" in out
     # explained by the ready entry, it passes
-    _only(survivor, f"[[equivalent]]\nid = 'x'\nwhy = 'y'\nentries = [{entry}]\n", monkeypatch)
+    group = f"[[equivalent]]\nid = 'x'\nwhy = 'y'\nentries = [{entry}]\n"
+    _only(survivor, group, monkeypatch, replayed)
     assert cli.main(["strength", *argv]) == 0
     assert "1 explained, 0 unexplained" in capsys.readouterr().out
     # without a gate it is a report
-    _only(survivor, "", monkeypatch)
+    _only(survivor, "", monkeypatch, replayed)
     assert cli.main(["strength", "--no-coverage"]) == 0
 
 
+@REPLAYED
 def test_the_gate_fails_on_an_explanation_the_replay_disproves(
     every_mutant: list[Mutant],
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    replayed: dict[Key, MutantResult],
 ) -> None:
     killed = _find(every_mutant, "EXCERPT_RUNES", "160", "161")
     entry = _cli.entry_for(killed)
-    _only(killed, f"[[equivalent]]\nid = 'wrong'\nwhy = 'no'\nentries = [{entry}]\n", monkeypatch)
+    group = f"[[equivalent]]\nid = 'wrong'\nwhy = 'no'\nentries = [{entry}]\n"
+    _only(killed, group, monkeypatch, replayed)
     assert cli.main(["strength", "--no-coverage", "--fail-under-mutation", "0"]) == 5
     out = capsys.readouterr().out
     assert "equivalent wrong: killed: the replay kills recall/_tools.py:" in out

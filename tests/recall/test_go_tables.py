@@ -94,6 +94,7 @@ def goeval_of(running: dict[str, GoEval], release: str, tmp: Path) -> GoEval:
 # --- each table is what its Go writes --------------------------------------------------
 
 
+@pytest.mark.once  # Go writes the tables; Python only reads the files
 @each_release
 def test_a_release_writes_the_committed_tables_of_its_unicode(release: str) -> None:
     want = generated(release)
@@ -109,6 +110,7 @@ def test_a_release_writes_the_committed_tables_of_its_unicode(release: str) -> N
         pytest.fail(f"{path} is stale; run `make tables`:\n{shown}", pytrace=False)
 
 
+@pytest.mark.once
 @pytest.mark.go_releases
 def test_each_table_is_written_by_the_newest_release_of_its_unicode() -> None:
     newest: dict[str, str] = {}
@@ -118,6 +120,7 @@ def test_each_table_is_written_by_the_newest_release_of_its_unicode() -> None:
     assert {v: m.GO_VERSION for v, m in MODULES.items()} == newest
 
 
+@pytest.mark.once
 @pytest.mark.go
 def test_the_venv_go_is_a_release_and_carries_the_default() -> None:
     tool = GoTool(go_executable())
