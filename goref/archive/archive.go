@@ -1,10 +1,7 @@
-// Package archive is the reference instance's in-memory block archive: a
-// sequence assigns each archived block its seq, and blocks archived as
-// locked are kept but never readable. A generation counter names each state
-// of the archive: it increases on every change and is never reused, so a
-// generation names one readable set. It keeps its last changes (blocks
-// made readable or unreadable), so that Delta can say how the readable set
-// changed since a recent generation. It is safe for concurrent use.
+// Package archive is the reference instance's in-memory block archive,
+// safe for concurrent use: consecutive seqs, locked blocks kept but never
+// readable, a generation that names each readable set (never reused), and
+// the last changes of that set, for Delta.
 package archive
 
 import (
@@ -57,8 +54,7 @@ func (a *Archive) Reset(firstSeq int64) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.first = firstSeq
-	a.entries = nil
+	a.first, a.entries = firstSeq, nil
 	a.gen++
 	a.hist.forget(a.gen)
 }
@@ -81,6 +77,14 @@ func (a *Archive) Add(label, content string, locked bool) (int64, error) {
 	return seq, nil
 }
 
+// at returns the entry of seq, or nil when seq was never archived.
+func (a *Archive) at(seq int64) *entry {
+	if seq < a.first || seq-a.first >= int64(len(a.entries)) {
+		return nil
+	}
+	return &a.entries[seq-a.first]
+}
+
 // SetLocked locks or unlocks the memory of the block with this seq: a
 // locked block is kept but not readable, an unlocked one is readable again.
 // It reports whether the block was ever archived. Only a change of state
@@ -88,29 +92,23 @@ func (a *Archive) Add(label, content string, locked bool) (int64, error) {
 func (a *Archive) SetLocked(seq int64, locked bool) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if seq < a.first || seq-a.first >= int64(len(a.entries)) {
-		return false
-	}
-	if e := &a.entries[seq-a.first]; e.locked != locked {
+	e := a.at(seq)
+	if e != nil && e.locked != locked {
 		e.locked = locked
 		a.gen++
 		a.hist.record(a.gen, seq, !locked)
 	}
-	return true
+	return e != nil
 }
 
 // Get returns the block with this seq; absent and locked blocks are not found.
 func (a *Archive) Get(seq int64) (recall.Block, bool) {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	if seq < a.first {
-		return recall.Block{}, false
+	if e := a.at(seq); e != nil && !e.locked {
+		return e.block, true
 	}
-	i := seq - a.first
-	if i >= int64(len(a.entries)) || a.entries[i].locked {
-		return recall.Block{}, false
-	}
-	return a.entries[i].block, true
+	return recall.Block{}, false
 }
 
 // All returns every readable block by increasing seq, never nil.

@@ -35,32 +35,19 @@ type Archive interface {
 	All() []Block
 }
 
-// Tool names.
-const (
-	ToolRecall       = "recall"
-	ToolRecallSearch = "recall_search"
-)
-
-// The fixed texts of the contract.
+// The fixed texts and the limits of the contract.
 const (
 	textMissingID    = `recall needs an "id", such as "r7"`
 	textMissingQuery = `recall_search needs a "query"`
+
+	defaultLimit, maxLimit, excerptRunes = 5, 20, 160
 )
 
-// Search limits.
-const (
-	defaultLimit = 5
-	maxLimit     = 20
-	excerptRunes = 160
-)
-
-// Tool is a recall tool: its output for the JSON arguments args.
-type Tool func(args string, a Archive) string
-
-// Tools maps each tool's name to the tool.
-var Tools = map[string]Tool{
-	ToolRecall:       Recall,
-	ToolRecallSearch: RecallSearch,
+// Tools maps each tool's name to the tool: its output for the JSON
+// arguments args.
+var Tools = map[string]func(args string, a Archive) string{
+	"recall":        Recall,
+	"recall_search": RecallSearch,
 }
 
 // decodeArgs decodes the tool arguments as json.Unmarshal into
@@ -81,15 +68,12 @@ func Recall(args string, a Archive) string {
 	if strings.TrimSpace(id) == "" {
 		return textMissingID
 	}
-	seq, ok := recallIDToSeq(id)
-	if !ok {
-		return textNotFound(id)
+	if seq, ok := recallIDToSeq(id); ok {
+		if b, ok := a.Get(seq); ok {
+			return textBlock(b)
+		}
 	}
-	b, ok := a.Get(seq)
-	if !ok {
-		return textNotFound(id)
-	}
-	return textBlock(b)
+	return textNotFound(id)
 }
 
 // recallIDToSeq parses a tolerant block id: spaces, an "r" prefix then an
@@ -100,19 +84,13 @@ func recallIDToSeq(id string) (int64, bool) {
 	s = strings.TrimPrefix(s, "r")
 	s = strings.TrimPrefix(s, "R")
 	s = strings.TrimSpace(s)
-	if s == "" {
+	if s == "" || strings.Trim(s, "0123456789") != "" {
 		return 0, false
 	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
+	if seq, err := strconv.ParseInt(s, 10, 64); err == nil && seq >= 1 {
+		return seq, true
 	}
-	seq, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || seq < 1 {
-		return 0, false
-	}
-	return seq, true
+	return 0, false
 }
 
 // hit is a block matched by a search, with its score.
@@ -189,17 +167,13 @@ func score(b Block, terms []string) int {
 	return s
 }
 
-// isTermRune reports whether r belongs in a search term: a-z, 0-9 or
-// U+00E0 to U+00FF.
-func isTermRune(r rune) bool {
-	return 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || 0xE0 <= r && r <= 0xFF
-}
-
 // recallTokens splits a query into its distinct search terms, in order: the
-// lowered query cut on every rune that is not a term rune, keeping the fields
-// of at least two runes, each once.
+// lowered query cut on every rune that is not a-z, 0-9 or U+00E0 to U+00FF,
+// keeping the fields of at least two runes, each once.
 func recallTokens(s string) []string {
-	fields := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !isTermRune(r) })
+	fields := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !('a' <= r && r <= 'z' || '0' <= r && r <= '9' || 0xE0 <= r && r <= 0xFF)
+	})
 	var terms []string
 	seen := make(map[string]bool, len(fields))
 	for _, f := range fields {
@@ -218,11 +192,7 @@ func excerpt(content string) string {
 	for rest, more := content, true; more; {
 		var line string
 		line, rest, more = strings.Cut(rest, "\n")
-		t := strings.TrimSpace(line)
-		if t == "" {
-			continue
-		}
-		if utf8.RuneCountInString(t) > excerptRunes {
+		if t := strings.TrimSpace(line); t != "" {
 			n := 0
 			for i := range t {
 				if n == excerptRunes {
@@ -230,8 +200,8 @@ func excerpt(content string) string {
 				}
 				n++
 			}
+			return t
 		}
-		return t
 	}
 	return ""
 }
@@ -249,6 +219,4 @@ func textNotFound(id string) string { return fmt.Sprintf("no archived block %q",
 
 func textBlock(b Block) string { return header(b) + "\n" + b.Content }
 
-func textNoMatch(query string) string {
-	return fmt.Sprintf("no archived block matches %q", query)
-}
+func textNoMatch(query string) string { return fmt.Sprintf("no archived block matches %q", query) }

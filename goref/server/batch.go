@@ -14,9 +14,6 @@ import (
 // archiveBatchRoute archives every block of {"blocks": [...]}, or none
 // when one is not a block.
 func (s *server) archiveBatchRoute(r *http.Request) (any, error) {
-	if err := allow(r, http.MethodPost); err != nil {
-		return nil, err
-	}
 	items, err := readList[any](r, "blocks")
 	if err != nil {
 		return nil, err
@@ -27,55 +24,44 @@ func (s *server) archiveBatchRoute(r *http.Request) (any, error) {
 			return nil, badRequest("block %d: %v", i, err)
 		}
 	}
-	seqs := make([]int64, 0, len(blocks))
-	for _, b := range blocks {
-		seq, err := s.store.Add(b.label, b.content, b.locked)
-		if err != nil {
+	seqs := make([]int64, len(blocks))
+	for i, b := range blocks {
+		if seqs[i], err = s.store.Add(b.label, b.content, b.locked); err != nil {
 			return nil, err
 		}
-		seqs = append(seqs, seq)
 	}
 	return map[string][]int64{"seqs": seqs}, nil
 }
 
 // execBatchRoute runs every call of {"calls": [...]} as execRoute would
-// run it alone, and answers each call's status and body fields.
+// run it alone (the delay once for the batch), and answers each call's
+// status and body fields.
 func (s *server) execBatchRoute(r *http.Request) (any, error) {
-	if err := allow(r, http.MethodPost); err != nil {
-		return nil, err
-	}
 	items, err := readList[any](r, "calls")
 	if err != nil {
 		return nil, err
 	}
-	type call struct{ name, args string }
-	calls := make([]call, len(items))
+	calls := make([][2]string, len(items))
 	for i, m := range items {
-		name, args, err := toolCall(m)
-		if err != nil {
+		if calls[i][0], calls[i][1], err = toolCall(m); err != nil {
 			return nil, badRequest("call %d: %v", i, err)
 		}
-		calls[i] = call{name, args}
 	}
 	if err := s.execWait(r); err != nil {
 		return nil, err
 	}
-	results := make([]map[string]any, 0, len(calls))
-	for _, c := range calls {
-		fields, err := map[string]string(nil), s.execDown()
+	results := make([]map[string]any, len(calls))
+	for i, c := range calls {
+		output, err := "", s.execDown()
 		if err == nil {
-			fields, err = s.runTool(c.name, c.args)
+			output, err = s.runTool(c[0], c[1])
 		}
-		status := http.StatusOK
 		if err != nil {
-			status, _ = result(nil, err)
-			fields = errorBody(err.Error())
+			status, _ := result(nil, err)
+			results[i] = map[string]any{"status": status, "error": err.Error()}
+		} else {
+			results[i] = map[string]any{"status": http.StatusOK, "output": output}
 		}
-		res := map[string]any{"status": status}
-		for k, v := range fields {
-			res[k] = v
-		}
-		results = append(results, res)
 	}
 	return map[string]any{"results": results}, nil
 }
@@ -93,9 +79,6 @@ var notFoundBody, _ = json.Marshal("404 page not found\n")
 // batchRoute runs the debug requests of {"requests": [...]} in order, as
 // the package comment says.
 func (s *server) batchRoute(r *http.Request) (any, error) {
-	if err := allow(r, http.MethodPost); err != nil {
-		return nil, err
-	}
 	items, err := readList[json.RawMessage](r, "requests")
 	if err != nil {
 		return nil, err
@@ -106,11 +89,11 @@ func (s *server) batchRoute(r *http.Request) (any, error) {
 			return nil, badRequest("request %d: %v", i, err)
 		}
 	}
-	responses := make([]batchResponse, 0, len(subs))
+	responses := []batchResponse{}
 	for _, sub := range subs {
 		resp := batchResponse{http.StatusNotFound, notFoundBody}
 		if rt, ok := s.debug[sub.URL.Path]; ok {
-			status, body := result(rt(sub))
+			status, body := result(rt.answer(sub))
 			resp.Status = status
 			if resp.Body, err = json.Marshal(body); err != nil {
 				return nil, err
@@ -135,7 +118,7 @@ func batchRequest(r *http.Request, m map[string]json.RawMessage) (*http.Request,
 		return nil, errors.New(`"path" must be a clean path under /debug/ (the batch route aside), with a query or not`)
 	}
 	var body io.Reader = http.NoBody
-	if raw := m["body"]; !isBlank(raw) && !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+	if raw := m["body"]; len(raw) > 0 && string(raw) != "null" { // decoded values come trimmed
 		body = bytes.NewReader(raw)
 	}
 	return http.NewRequestWithContext(r.Context(), method, target, body)

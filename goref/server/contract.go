@@ -1,19 +1,16 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"recallref/recall"
 )
 
 func (s *server) archiveRoute(r *http.Request) (any, error) {
-	if err := allow(r, http.MethodPost); err != nil {
-		return nil, err
-	}
-	m, err := readObject[any](r)
+	m, err := object[any](readBody(r))
 	if err != nil {
 		return nil, err
 	}
@@ -41,21 +38,14 @@ func archivedBlock(m map[string]any) (toArchive, error) {
 	if !ok1 || !ok2 {
 		return toArchive{}, badRequest(`"label" and "content" must be strings`)
 	}
-	b := toArchive{label: label, content: content}
-	switch v := m["locked"].(type) {
-	case nil: // absent or null
-	case bool:
-		b.locked = v
-	default:
+	locked, ok := m["locked"].(bool)
+	if !ok && m["locked"] != nil { // absent and null are false
 		return toArchive{}, badRequest(`"locked" must be a boolean`)
 	}
-	return b, nil
+	return toArchive{label, content, locked}, nil
 }
 
 func (s *server) blockRoute(r *http.Request) (any, error) {
-	if err := allow(r, http.MethodGet); err != nil {
-		return nil, err
-	}
 	q := r.URL.Query()
 	if !q.Has("seq") {
 		return nil, badRequest(`missing "seq"`)
@@ -71,9 +61,9 @@ func (s *server) blockRoute(r *http.Request) (any, error) {
 	return b, nil
 }
 
+// execRoute runs a tool call. It reads the body before it waits: net/http
+// sees a client that gives up (and ends execWait) only once the body is read.
 func (s *server) execRoute(r *http.Request) (any, error) {
-	// The body is read first: net/http sees a client that gives up (and ends
-	// execWait) only once the body is read.
 	body, readErr := readBody(r)
 	if err := s.execWait(r); err != nil {
 		return nil, err
@@ -84,10 +74,7 @@ func (s *server) execRoute(r *http.Request) (any, error) {
 	if err := allow(r, http.MethodPost); err != nil {
 		return nil, err
 	}
-	if readErr != nil {
-		return nil, readErr
-	}
-	m, err := decodeObject[any](body)
+	m, err := object[any](body, readErr)
 	if err != nil {
 		return nil, err
 	}
@@ -95,30 +82,30 @@ func (s *server) execRoute(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.runTool(name, args)
+	output, err := s.runTool(name, args)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"output": output}, nil
 }
 
 // execWait waits ExecDelay, if any; it fails when the client gives up first.
 func (s *server) execWait(r *http.Request) error {
-	if s.execDelay <= 0 {
+	if s.ExecDelay <= 0 {
 		return nil
 	}
-	t := time.NewTimer(s.execDelay)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-r.Context().Done():
-		return r.Context().Err()
-	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.ExecDelay)
+	defer cancel()
+	<-ctx.Done()
+	return r.Context().Err()
 }
 
 // execDown is the failure of a tool endpoint made to answer ExecStatus.
 func (s *server) execDown() error {
-	if s.execCode == 0 {
+	if s.ExecStatus == 0 {
 		return nil
 	}
-	return newError(s.execCode, "tool endpoint down: %d %s", s.execCode, http.StatusText(s.execCode))
+	return newError(s.ExecStatus, "tool endpoint down: %d %s", s.ExecStatus, http.StatusText(s.ExecStatus))
 }
 
 // toolCall reads the name and args of a tool call's JSON object.
@@ -131,42 +118,30 @@ func toolCall(m map[string]any) (name, args string, err error) {
 	return name, args, nil
 }
 
-// runTool runs one tool call and returns the body {"output": s} of its
-// answer (ExecStatus aside): a 404 for an unknown tool.
-func (s *server) runTool(name, args string) (map[string]string, error) {
+// runTool runs one tool call, its reads logged, and rewrites its output:
+// a 404 for an unknown tool.
+func (s *server) runTool(name, args string) (string, error) {
 	tool, ok := recall.Tools[name]
 	if !ok {
-		return nil, newError(http.StatusNotFound, "unknown tool %q", name)
+		return "", newError(http.StatusNotFound, "unknown tool %q", name)
 	}
-	output := tool(args, readLog{s.store, s})
-	for _, rw := range s.rewrites {
+	output := tool(args, readLog{s})
+	for _, rw := range s.RewriteOutput {
 		output = strings.ReplaceAll(output, rw.Old, rw.New)
 	}
-	return map[string]string{"output": output}, nil
+	return output, nil
 }
 
 // readLog is the archive as a tool run by /tool/exec sees it: each read is
-// recorded, in order, before it is made: Get(seq) as "block?seq=N" (N in
-// canonical decimal), All() as "blocks".
-type readLog struct {
-	a recall.Archive
-	s *server
-}
-
-var _ recall.Archive = readLog{}
+// logged before it is made, Get(seq) as "block?seq=N", All() as "blocks".
+type readLog struct{ s *server }
 
 func (l readLog) Get(seq int64) (recall.Block, bool) {
-	l.s.addRead("block?seq=" + strconv.FormatInt(seq, 10))
-	return l.a.Get(seq)
+	l.s.log(l.s.reads, "block?seq="+strconv.FormatInt(seq, 10))
+	return l.s.store.Get(seq)
 }
 
 func (l readLog) All() []recall.Block {
-	l.s.addRead("blocks")
-	return l.a.All()
-}
-
-func (s *server) addRead(read string) {
-	s.mu.Lock()
-	s.reads.add(read)
-	s.mu.Unlock()
+	l.s.log(l.s.reads, "blocks")
+	return l.s.store.All()
 }

@@ -2,59 +2,38 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"runtime"
 	"strconv"
 	"unicode"
 )
 
-func (s *server) requestsRoute(r *http.Request) (any, error) {
-	return s.logRoute(r, s.requests, "requests")
-}
-
-func (s *server) readsRoute(r *http.Request) (any, error) {
-	return s.logRoute(r, s.reads, "reads")
-}
-
-func (s *server) answersRoute(r *http.Request) (any, error) {
-	return s.logRoute(r, s.answers, "answers")
-}
-
-// logRoute answers {key: [entries from ?since= on, or all], "next": count}:
-// 400 for a since that is not a decimal integer >= 0 or that is past the
-// end of the log; 410 when entries from since on were dropped.
-func (s *server) logRoute(r *http.Request, l *eventLog, key string) (any, error) {
-	if err := allow(r, http.MethodGet); err != nil {
-		return nil, err
-	}
-	since := 0
-	if q := r.URL.Query(); q.Has("since") {
-		n, err := strconv.ParseUint(q.Get("since"), 10, strconv.IntSize-1)
-		if err != nil {
-			return nil, badRequest(`"since" must be a decimal integer >= 0`)
+// logRoute answers {l.name: [entries from ?since= on, or all], "next":
+// count}: 400 for a since that is not a decimal integer >= 0.
+func (s *server) logRoute(l *eventLog) func(*http.Request) (any, error) {
+	return func(r *http.Request) (any, error) {
+		since := 0
+		if q := r.URL.Query(); q.Has("since") {
+			n, err := strconv.ParseUint(q.Get("since"), 10, strconv.IntSize-1)
+			if err != nil {
+				return nil, badRequest(`"since" must be a decimal integer >= 0`)
+			}
+			since = int(n)
 		}
-		since = int(n)
+		s.mu.Lock()
+		entries, err := l.since(since)
+		next := l.next()
+		s.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{l.name: entries, "next": next}, nil
 	}
-	s.mu.Lock()
-	entries, err := l.since(since)
-	next := l.next()
-	s.mu.Unlock()
-	switch {
-	case errors.Is(err, errDropped):
-		return nil, newError(http.StatusGone, "%s %v", key, err)
-	case err != nil:
-		return nil, badRequest("%s %v", key, err)
-	}
-	return map[string]any{key: entries, "next": next}, nil
 }
 
 // versionRoute names what produced the answers: the Go version, its Unicode
 // tables, and the platform.
-func versionRoute(r *http.Request) (any, error) {
-	if err := allow(r, http.MethodGet); err != nil {
-		return nil, err
-	}
+func versionRoute(*http.Request) (any, error) {
 	return map[string]string{
 		"go_version":      runtime.Version(),
 		"unicode_version": unicode.Version,
@@ -64,10 +43,7 @@ func versionRoute(r *http.Request) (any, error) {
 }
 
 func (s *server) lockRoute(r *http.Request) (any, error) {
-	if err := allow(r, http.MethodPost); err != nil {
-		return nil, err
-	}
-	fields, err := readObject[json.RawMessage](r)
+	fields, err := object[json.RawMessage](readBody(r))
 	if err != nil {
 		return nil, err
 	}
@@ -84,9 +60,6 @@ func (s *server) lockRoute(r *http.Request) (any, error) {
 }
 
 func (s *server) resetRoute(r *http.Request) (any, error) {
-	if err := allow(r, http.MethodPost); err != nil {
-		return nil, err
-	}
 	first, err := s.firstSeq(r)
 	if err != nil {
 		return nil, err
@@ -107,15 +80,13 @@ func (s *server) firstSeq(r *http.Request) (int64, error) {
 	if err != nil || isBlank(body) {
 		return s.store.InitialSeq(), err
 	}
-	fields, err := decodeObject[json.RawMessage](body)
+	fields, err := object[json.RawMessage](body, nil)
 	if err != nil {
 		return 0, err
 	}
 	var n *int64
-	if raw, ok := fields["first_seq"]; ok {
-		if err := json.Unmarshal(raw, &n); err != nil || n != nil && *n < 1 {
-			return 0, badRequest(`"first_seq" must be an int64 >= 1`)
-		}
+	if raw, ok := fields["first_seq"]; ok && (json.Unmarshal(raw, &n) != nil || n != nil && *n < 1) {
+		return 0, badRequest(`"first_seq" must be an int64 >= 1`)
 	}
 	if n == nil {
 		return s.store.InitialSeq(), nil

@@ -21,36 +21,41 @@ func (s *server) etag(gen uint64) string {
 	return `"` + s.nonce + "-" + strconv.FormatUint(gen, 10) + `"`
 }
 
+// ownGeneration returns the generation that tag names, when it is a tag of
+// this server exactly as etag writes it.
+func (s *server) ownGeneration(tag string) (uint64, bool) {
+	rest, ok := strings.CutPrefix(tag, `"`+s.nonce+"-")
+	if !ok || len(rest) < 2 {
+		return 0, false
+	}
+	gen, err := strconv.ParseUint(rest[:len(rest)-1], 10, 64)
+	return gen, err == nil && s.etag(gen) == tag
+}
+
 // namesTag reports whether an If-None-Match field, its lines combined as one
 // list, holds tag: it is "*", or a list of entity tags one of which matches
 // tag by weak comparison (W/"x" matches "x"), as RFC 9110 sections 8.8.3.2
 // and 13.1.2 define it. A malformed field names nothing, nor does an absent
 // one: the request is then answered in full.
 func namesTag(lines []string, tag string) bool {
-	list := strings.Join(lines, ",")
-	if strings.Trim(list, " \t") == "*" {
+	list := strings.Trim(strings.Join(lines, ","), " \t")
+	if list == "*" {
 		return true
 	}
 	found := false
-	for rest := list; ; {
-		rest = strings.TrimLeft(rest, " \t")
-		if rest == "" {
-			return found
-		}
-		if rest[0] == ',' { // empty list elements are allowed
-			rest = rest[1:]
+	for list != "" {
+		if list[0] == ',' { // empty list elements are allowed
+			list = strings.TrimLeft(list[1:], " \t")
 			continue
 		}
-		opaque, after, ok := cutETag(rest)
-		if !ok {
+		opaque, rest, ok := cutETag(list)
+		rest = strings.TrimLeft(rest, " \t")
+		if !ok || rest != "" && rest[0] != ',' {
 			return false
 		}
-		found = found || opaque == tag
-		rest = strings.TrimLeft(after, " \t")
-		if rest != "" && rest[0] != ',' {
-			return false
-		}
+		found, list = found || opaque == tag, rest
 	}
+	return found
 }
 
 // cutETag cuts the entity tag at the start of s: its opaque tag (quotes
@@ -59,15 +64,11 @@ func namesTag(lines []string, tag string) bool {
 // %x21 / %x23-7E / %x80-FF.
 func cutETag(s string) (opaque, rest string, ok bool) {
 	s = strings.TrimPrefix(s, "W/")
-	if s == "" || s[0] != '"' {
-		return "", "", false
-	}
-	for i := 1; i < len(s); i++ {
+	for i := 1; i < len(s) && s[0] == '"'; i++ {
 		switch c := s[i]; {
 		case c == '"':
 			return s[:i+1], s[i+1:], true
-		case c == 0x21 || 0x23 <= c && c <= 0x7E || c >= 0x80:
-		default:
+		case c < 0x21 || c == 0x7F:
 			return "", "", false
 		}
 	}

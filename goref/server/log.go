@@ -1,23 +1,13 @@
 package server
 
-import (
-	"errors"
-	"fmt"
-)
+import "net/http"
 
-// The bounds of each debug log (requests, reads). A fuzzer that runs for
-// hours reads its logs with ?since= after each call, or resets the server;
-// the bounds only keep a forgotten log from eating the machine.
+// The bounds of each debug log. A fuzzer that runs for hours reads its logs
+// with ?since= after each call, or resets the server; the bounds only keep
+// a forgotten log from eating the machine.
 const (
 	LogMaxEntries = 100_000
 	LogMaxBytes   = 16 << 20
-)
-
-var (
-	// errDropped: the entries asked for were dropped to bound the log.
-	errDropped = errors.New("dropped")
-	// errPastEnd: the index asked for is past the end of the log.
-	errPastEnd = errors.New("past the end")
 )
 
 // eventLog is an append-only log of strings whose entries keep their index
@@ -25,14 +15,15 @@ var (
 // holds at most maxEntries entries of maxBytes bytes in all (and always the
 // newest entry). It is not safe for concurrent use.
 type eventLog struct {
+	name                 string // the key of its entries in its debug route
 	maxEntries, maxBytes int
 	first                int      // the index of entries[0]
 	entries              []string // entries[i] has index first+i
 	bytes                int      // the bytes of entries
 }
 
-func newEventLog() *eventLog {
-	return &eventLog{maxEntries: LogMaxEntries, maxBytes: LogMaxBytes}
+func newEventLog(name string) *eventLog {
+	return &eventLog{name: name, maxEntries: LogMaxEntries, maxBytes: LogMaxBytes}
 }
 
 // add appends e, dropping the oldest entries past the bounds.
@@ -47,23 +38,20 @@ func (l *eventLog) add(e string) {
 	}
 }
 
-// next returns the index the next entry will get: the count of entries
-// added since the last clear.
+// next returns the index the next entry will get.
 func (l *eventLog) next() int { return l.first + len(l.entries) }
 
-// since returns a copy of the entries from index i on (never nil), or an
-// error when some were dropped or when i is past the end.
+// since returns a copy of the entries from index i on (never nil): a 410
+// when some were dropped, a 400 when i is past the end.
 func (l *eventLog) since(i int) ([]string, error) {
 	switch {
 	case i < l.first:
-		return nil, fmt.Errorf("%w: the log keeps the entries from %d on, not %d", errDropped, l.first, i)
+		return nil, newError(http.StatusGone, "%s dropped: the log keeps the entries from %d on, not %d", l.name, l.first, i)
 	case i > l.next():
-		return nil, fmt.Errorf("%w: since %d is past the end of the log (next %d); was it reset?", errPastEnd, i, l.next())
+		return nil, badRequest("%s past the end: since %d is past the end of the log (next %d); was it reset?", l.name, i, l.next())
 	}
 	return append([]string{}, l.entries[i-l.first:]...), nil
 }
 
 // clear empties the log; indexes start again at 0.
-func (l *eventLog) clear() {
-	l.first, l.entries, l.bytes = 0, nil, 0
-}
+func (l *eventLog) clear() { l.first, l.entries, l.bytes = 0, nil, 0 }

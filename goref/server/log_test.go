@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"net/http/httptest"
 	"slices"
 	"strconv"
@@ -27,11 +26,11 @@ func TestEventLog(t *testing.T) {
 			t.Errorf("since(%d) = %q, %v; want %q", i, got, err, want)
 		}
 	}
-	if _, err := l.since(1); !errors.Is(err, errDropped) {
-		t.Errorf("since(1) after dropping 2 entries: %v; want errDropped", err)
+	if _, err := l.since(1); status(err) != 410 {
+		t.Errorf("since(1) after dropping 2 entries: %v; want a 410", err)
 	}
-	if _, err := l.since(6); !errors.Is(err, errPastEnd) {
-		t.Errorf("since(6) of 5 entries: %v; want errPastEnd", err)
+	if _, err := l.since(6); status(err) != 400 {
+		t.Errorf("since(6) of 5 entries: %v; want a 400", err)
 	}
 	// since returns a copy.
 	got, _ := l.since(2)
@@ -55,9 +54,15 @@ func TestEventLog(t *testing.T) {
 	if got, err := l.since(0); err != nil || len(got) != 0 || l.next() != 0 || l.bytes != 0 {
 		t.Errorf("after clear: since(0) = %q, %v, next %d, %d bytes", got, err, l.next(), l.bytes)
 	}
-	if _, err := l.since(1); !errors.Is(err, errPastEnd) {
-		t.Errorf("since(1) after clear: %v; want errPastEnd", err)
+	if _, err := l.since(1); status(err) != 400 {
+		t.Errorf("since(1) after clear: %v; want a 400", err)
 	}
+}
+
+// status is the status that err is answered with (200 for nil).
+func status(err error) int {
+	s, _ := result(nil, err)
+	return s
 }
 
 // TestEventLogMemory adds many entries: the array behind the log stays
@@ -95,8 +100,9 @@ func TestLogRoutesSince(t *testing.T) {
 				t.Errorf("%s since %q: no error string in %s", path, q, r.body)
 			}
 		}
-		check(t, path+" past the end", c.do("GET", path+"?since=4", ""), 400, "")
 	}
+	check(t, "past the end", c.do("GET", PathReads+"?since=4", ""), 400,
+		`{"error":"reads past the end: since 4 is past the end of the log (next 2); was it reset?"}`)
 
 	// A log past its bound answers 410 for the dropped entries.
 	h := New(archive.New(1), Options{})
@@ -107,7 +113,8 @@ func TestLogRoutesSince(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		c.do("GET", PathBlocks, "")
 	}
-	check(t, "dropped", c.do("GET", PathRequests, ""), 410, "")
+	check(t, "dropped", c.do("GET", PathRequests, ""), 410,
+		`{"error":"requests dropped: the log keeps the entries from 1 on, not 0"}`)
 	check(t, "dropped since 0", c.do("GET", PathRequests+"?since=0", ""), 410, "")
 	check(t, "kept since 1", c.do("GET", PathRequests+"?since=1", ""), 200,
 		`{"requests":["GET /internal/v1/recall/blocks","GET /internal/v1/recall/blocks"],"next":3}`)

@@ -15,10 +15,23 @@ const MaxBodyBytes = 64 << 20
 
 // A route answers a request with a JSON value (status 200) or an error: a
 // *statusError for its status and message, any other error a 500.
-type route func(r *http.Request) (any, error)
+type route struct {
+	method string // the method allowed, else 405; "" when fn checks it
+	fn     func(r *http.Request) (any, error)
+}
+
+func get(fn func(*http.Request) (any, error)) route  { return route{http.MethodGet, fn} }
+func post(fn func(*http.Request) (any, error)) route { return route{http.MethodPost, fn} }
+
+func (rt route) answer(r *http.Request) (any, error) {
+	if err := allow(r, rt.method); err != nil {
+		return nil, err
+	}
+	return rt.fn(r)
+}
 
 func (rt route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	v, err := rt(r)
+	v, err := rt.answer(r)
 	writeResult(w, v, err)
 }
 
@@ -62,9 +75,10 @@ func badRequest(format string, a ...any) error {
 	return newError(http.StatusBadRequest, format, a...)
 }
 
-// allow fails with 405, and an Allow header, unless r uses method.
+// allow fails with 405, and an Allow header, unless r uses method (or
+// method is "").
 func allow(r *http.Request, method string) error {
-	if r.Method == method {
+	if method == "" || r.Method == method {
 		return nil
 	}
 	return &statusError{status: http.StatusMethodNotAllowed, msg: "method not allowed", allow: method}
@@ -82,9 +96,14 @@ func readBody(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// decodeObject decodes body, one JSON object, into a map (exact keys, a
-// repeated key keeps its last value).
-func decodeObject[V any](body []byte) (map[string]V, error) {
+// object decodes body, one JSON object, into a map (exact keys, a
+// repeated key keeps its last value), each value a V (any, or
+// json.RawMessage to keep its JSON text); it fails with err, the error of
+// reading body, first: object(readBody(r)).
+func object[V any](body []byte, err error) (map[string]V, error) {
+	if err != nil {
+		return nil, err
+	}
 	var m map[string]V
 	if err := json.Unmarshal(body, &m); err != nil || m == nil {
 		return nil, badRequest("request body must be a JSON object")
@@ -92,35 +111,22 @@ func decodeObject[V any](body []byte) (map[string]V, error) {
 	return m, nil
 }
 
-// readObject reads a bounded body holding one JSON object, each value
-// decoded as a V (any, or json.RawMessage to keep its JSON text).
-func readObject[V any](r *http.Request) (map[string]V, error) {
-	body, err := readBody(r)
-	if err != nil {
-		return nil, err
-	}
-	return decodeObject[V](body)
-}
-
-func isNil[V any](m map[string]V) bool { return m == nil }
-
-// readList reads a body {key: [object, ...]} (exact keys; null and a
-// missing key are an empty list).
+// readList reads a body {key: [object, ...]} (null and a missing key are
+// an empty list).
 func readList[V any](r *http.Request, key string) ([]map[string]V, error) {
-	fields, err := readObject[json.RawMessage](r)
+	fields, err := object[json.RawMessage](readBody(r))
 	if err != nil {
 		return nil, err
 	}
 	var list []map[string]V
-	if raw, ok := fields[key]; ok {
-		if err := json.Unmarshal(raw, &list); err != nil || slices.ContainsFunc(list, isNil[V]) {
-			return nil, badRequest("%q must be an array of objects", key)
-		}
+	isNil := func(m map[string]V) bool { return m == nil }
+	if raw := fields[key]; raw != nil && (json.Unmarshal(raw, &list) != nil || slices.ContainsFunc(list, isNil)) {
+		return nil, badRequest("%q must be an array of objects", key)
 	}
 	return list, nil
 }
 
-// isBlank reports whether a JSON text is empty or only white space.
+// isBlank reports whether a body is empty or only white space.
 func isBlank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
 
 func errorBody(msg string) map[string]string { return map[string]string{"error": msg} }

@@ -592,6 +592,14 @@ func TestNamesTag(t *testing.T) {
 		{[]string{"", tag}, true}, // an empty line adds an empty list element
 		{[]string{`"a,b", ` + tag}, true},
 		{[]string{`"a,b"`}, false},
+		{[]string{"\"\x7f\", " + tag}, false}, // nor DEL
+		{[]string{" * "}, true},
+		{[]string{"*, " + tag}, false},
+		{[]string{tag + " x"}, false},
+		{[]string{`"x"` + tag}, false},
+		{[]string{"\t, ," + tag + " ,"}, true},
+		{[]string{`"ab-1`}, false},
+		{[]string{`W/`}, false},
 	} {
 		if got := namesTag(tt.lines, tag); got != tt.want {
 			t.Errorf("namesTag(%q) = %v; want %v", tt.lines, got, tt.want)
@@ -785,13 +793,6 @@ func TestRewriteOutput(t *testing.T) {
 	check(t, "block", c.do("GET", PathBlock+"?seq=1", ""), 200, `{"seq":1,"label":"<a>","content":"no archived block matches"}`)
 	check(t, "blocks", c.do("GET", PathBlocks, ""), 200, `{"blocks":[{"seq":1,"label":"<a>","content":"no archived block matches"}]}`)
 	check(t, "unknown tool", c.do("POST", PathExec, `{"name":"<x>","args":""}`), 404, `{"error":"unknown tool \"<x>\""}`)
-
-	defer func() {
-		if recover() == nil {
-			t.Error("New with an empty Old did not panic")
-		}
-	}()
-	New(archive.New(1), Options{RewriteOutput: []Rewrite{{"", "x"}}})
 }
 
 func TestExecDelay(t *testing.T) {

@@ -14,6 +14,7 @@ If-None-Match sent, the status answered); ``kinds`` each answer's kind (``"304"`
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import threading
@@ -132,8 +133,10 @@ class MockGo:
         return [status for _, status in self.reads]
 
 
+@functools.lru_cache(maxsize=8)
 def cold(body: bytes, args: str) -> str:
-    """recall_search's output from a fresh host that keeps nothing."""
+    """recall_search's output from a fresh host that keeps nothing (the same for the same
+    body and args: computed once)."""
     with Host("sync", BASE, transport=httpx.MockTransport(MockGo(body)), cache_bytes=0) as host:
         return host.exec_tool("recall_search", args)
 

@@ -1,14 +1,8 @@
-// Command gencerts writes the certificates of a throw-away PKI for tests of
-// the reference behind TLS with mutual authentication, ECDSA P-256, valid
-// for 7 days (package recallref/internal/testpki):
-//
-//   - ca.pem: the CA;
-//   - server.pem, server-key.pem: signed by the CA, for 127.0.0.1, ::1 and
-//     localhost (the reference's -tls-cert and -tls-key);
-//   - client.pem, client-key.pem: a client certificate signed by the CA
-//     (which the reference requires with -client-ca ca.pem);
-//   - stranger.pem, stranger-key.pem: a self-signed client certificate that
-//     the CA did not sign.
+// Command gencerts writes the throw-away PKI of package
+// recallref/internal/testpki in DIR: ca.pem, server.pem and server-key.pem
+// (the reference's -tls-cert and -tls-key), client.pem and client-key.pem
+// (signed by the CA, which -client-ca ca.pem requires), stranger.pem and
+// stranger-key.pem (self-signed).
 //
 // Usage: go run ./cmd/gencerts -dir DIR
 package main

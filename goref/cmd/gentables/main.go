@@ -1,13 +1,8 @@
-// Command gentables writes the tables of Go's standard library that the Python
-// port needs (unicode.ToLower, unicode.IsSpace, strconv.IsPrint) as one Python
-// module for the Unicode version of the Go that runs it:
-// recall/_go/_unicode_<major>_<minor>_<patch>.py, which names that Go and
-// that unicode.Version.
-//
-// Each table is written in the form recall/_go uses it, so that nothing is
-// derived from it at import or at first use, and as a few string literals
-// rather than thousands of int literals, so that the module also compiles
-// quickly where no byte code is cached.
+// Command gentables writes the tables of Go's standard library that the
+// Python port needs (unicode.ToLower, unicode.IsSpace, strconv.IsPrint) as
+// recall/_go/_unicode_<major>_<minor>_<patch>.py for the Go that runs it:
+// each in the form recall/_go uses it, as a few string literals, so that
+// the module compiles fast and nothing is derived from it at import.
 //
 // Usage: go run ./cmd/gentables [-dir ../recall/_go] (without -dir: standard output)
 package main
@@ -27,26 +22,29 @@ import (
 func main() {
 	dir := flag.String("dir", "", "directory of the module (default: standard output)")
 	flag.Parse()
-	src, err := generate()
-	if err != nil {
-		fatal(err)
+	if err := write(*dir); err != nil {
+		fmt.Fprintln(os.Stderr, "gentables:", err)
+		os.Exit(1)
 	}
-	if *dir == "" {
-		if _, err := os.Stdout.Write(src); err != nil {
-			fatal(err)
-		}
-		return
-	}
-	name := "_unicode_" + strings.ReplaceAll(unicode.Version, ".", "_") + ".py"
-	if err := os.WriteFile(filepath.Join(*dir, name), src, 0o644); err != nil {
-		fatal(err)
-	}
-	fmt.Println(filepath.Join(*dir, name))
 }
 
-func fatal(err error) {
-	fmt.Fprintln(os.Stderr, "gentables:", err)
-	os.Exit(1)
+// write writes the module in dir and prints its path, or writes it on
+// standard output when dir is empty.
+func write(dir string) error {
+	src, err := generate()
+	switch {
+	case err != nil:
+		return err
+	case dir == "":
+		_, err = os.Stdout.Write(src)
+		return err
+	}
+	path := filepath.Join(dir, "_unicode_"+strings.ReplaceAll(unicode.Version, ".", "_")+".py")
+	if err := os.WriteFile(path, src, 0o644); err != nil {
+		return err
+	}
+	_, err = fmt.Println(path)
+	return err
 }
 
 // perLine is how many runes or bytes a line of a string literal holds.
@@ -97,11 +95,30 @@ from __future__ import annotations
 	fmt.Fprintf(&b, "GO_VERSION: str = %q\n", runtime.Version())
 	fmt.Fprintf(&b, "UNICODE_VERSION: str = %q\n", unicode.Version)
 
-	// LOWER: every rune r with unicode.ToLower(r) != r.
-	var from, to []rune
+	// from, to: every rune r with unicode.ToLower(r) != r, and its lower;
+	// space: unicode.IsSpace; lo, hi: strconv.IsPrint as inclusive ranges
+	// (strconv.Quote follows it); disagree: where unicode.IsPrint differs.
+	var from, to, space, lo, hi, disagree []rune
 	for r := rune(0); r <= unicode.MaxRune; r++ {
 		if l := unicode.ToLower(r); l != r {
 			from, to = append(from, r), append(to, l)
+		}
+		if unicode.IsSpace(r) {
+			space = append(space, r)
+		}
+		p := strconv.IsPrint(r)
+		if p != unicode.IsPrint(r) {
+			disagree = append(disagree, r)
+		}
+		if k := len(hi); p && k > 0 && hi[k-1] == r-1 {
+			hi[k-1] = r // extends the last range
+		} else if p {
+			lo, hi = append(lo, r), append(hi, r)
+		}
+	}
+	for _, r := range append(lo, hi...) {
+		if 0xD800 <= r && r <= 0xDFFF {
+			return nil, fmt.Errorf("printable range bound U+%04X is a surrogate", r)
 		}
 	}
 	b.WriteString("\n# strings.ToLower: unicode.ToLower(r) for every rune r it changes, as\n")
@@ -141,53 +158,19 @@ from __future__ import annotations
 	}
 	b.WriteString(")\n")
 
-	// SPACE: every rune with unicode.IsSpace.
-	var space []rune
-	for r := rune(0); r <= unicode.MaxRune; r++ {
-		if unicode.IsSpace(r) {
-			space = append(space, r)
-		}
-	}
 	b.WriteString("\n# Every rune r with unicode.IsSpace(r), in order (for str.strip).\n")
 	b.WriteString("SPACE: str = (\n")
 	pyStr(&b, "    ", space, "")
 	b.WriteString(")\n")
 
-	// PRINT_LO, PRINT_HI: strconv.IsPrint as inclusive ranges. strconv.Quote
-	// follows strconv.IsPrint; record every rune where unicode.IsPrint disagrees.
-	var disagree, lo, hi []rune
-	for r := rune(0); r <= unicode.MaxRune; r++ {
-		p := strconv.IsPrint(r)
-		if p != unicode.IsPrint(r) {
-			disagree = append(disagree, r)
-		}
-		if !p {
-			continue
-		}
-		if k := len(hi); k > 0 && hi[k-1] == r-1 {
-			hi[k-1] = r
-		} else {
-			lo, hi = append(lo, r), append(hi, r)
-		}
-	}
-	for _, r := range append(lo, hi...) {
-		if 0xD800 <= r && r <= 0xDFFF {
-			return nil, fmt.Errorf("printable range bound U+%04X is a surrogate", r)
-		}
-	}
 	b.WriteString("\n# The table PRINT_LO, PRINT_HI follows (strconv.Quote uses strconv.IsPrint).\n")
 	b.WriteString("PRINT_FOLLOWS: str = \"strconv.IsPrint\"\n")
 	b.WriteString("\n# Runes where unicode.IsPrint differs from strconv.IsPrint (expected empty).\n")
-	b.WriteString("PRINT_DISAGREES: tuple[int, ...] = (")
-	if len(disagree) == 0 {
-		b.WriteString(")\n")
-	} else {
-		parts := make([]string, len(disagree))
-		for i, r := range disagree {
-			parts[i] = fmt.Sprintf("0x%04X,", r)
-		}
-		b.WriteString(strings.Join(parts, " ") + ")\n")
+	parts := make([]string, len(disagree))
+	for i, r := range disagree {
+		parts[i] = fmt.Sprintf("0x%04X,", r)
 	}
+	b.WriteString("PRINT_DISAGREES: tuple[int, ...] = (" + strings.Join(parts, " ") + ")\n")
 	b.WriteString("\n# The runes r with strconv.IsPrint(r) are the ranges PRINT_LO[i]..PRINT_HI[i]\n")
 	b.WriteString("# (inclusive, ascending, disjoint, not adjacent), code points for bisect.\n")
 	for _, table := range []struct {

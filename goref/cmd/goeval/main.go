@@ -47,32 +47,34 @@ type goFloat struct {
 }
 
 func main() {
-	in := bufio.NewReaderSize(os.Stdin, 1<<20)
-	out := bufio.NewWriterSize(os.Stdout, 1<<20)
+	if err := serve(os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "goeval:", err)
+		os.Exit(1)
+	}
+}
+
+// serve answers each line of r on w, flushed after each.
+func serve(r io.Reader, w io.Writer) error {
+	in := bufio.NewReaderSize(r, 1<<20)
+	out := bufio.NewWriterSize(w, 1<<20)
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
 	for {
 		line, err := in.ReadBytes('\n')
 		if len(line) > 0 {
 			if err := enc.Encode(answer(line)); err != nil {
-				fatal(err)
+				return err
 			}
 			if err := out.Flush(); err != nil {
-				fatal(err)
+				return err
 			}
 		}
 		if err == io.EOF {
-			return
-		}
-		if err != nil {
-			fatal(err)
+			return nil
+		} else if err != nil {
+			return err
 		}
 	}
-}
-
-func fatal(err error) {
-	fmt.Fprintln(os.Stderr, "goeval:", err)
-	os.Exit(1)
 }
 
 func answer(line []byte) any {
@@ -80,17 +82,18 @@ func answer(line []byte) any {
 	if err := json.Unmarshal(line, &req); err != nil {
 		return map[string]string{"error": err.Error()}
 	}
+	var r any
 	switch req.Op {
 	case "lower":
-		return map[string]any{"r": strings.ToLower(req.S)}
+		r = strings.ToLower(req.S)
 	case "trimspace":
-		return map[string]any{"r": strings.TrimSpace(req.S)}
+		r = strings.TrimSpace(req.S)
 	case "quote":
-		return map[string]any{"r": strconv.Quote(req.S)}
+		r = strconv.Quote(req.S)
 	case "isspace":
-		return map[string]any{"r": runeBools(req.S, unicode.IsSpace)}
+		r = runeBools(req.S, unicode.IsSpace)
 	case "isprint":
-		return map[string]any{"r": runeBools(req.S, strconv.IsPrint)}
+		r = runeBools(req.S, strconv.IsPrint)
 	case "unmarshal":
 		return unmarshal(req.S)
 	case "f2i":
@@ -98,17 +101,17 @@ func answer(line []byte) any {
 		if err != nil {
 			return map[string]string{"error": err.Error()}
 		}
-		return map[string]any{"r": strconv.FormatInt(int64(f2i(math.Float64frombits(bits))), 10)}
+		r = strconv.FormatInt(int64(f2i(math.Float64frombits(bits))), 10)
+	default:
+		return map[string]string{"error": fmt.Sprintf("unknown op %q", req.Op)}
 	}
-	return map[string]string{"error": fmt.Sprintf("unknown op %q", req.Op)}
+	return map[string]any{"r": r}
 }
 
 // f2i is Go's conversion int(f), kept out of line so that it runs at run time.
 //
 //go:noinline
-func f2i(f float64) int {
-	return int(f)
-}
+func f2i(f float64) int { return int(f) }
 
 func runeBools(s string, f func(rune) bool) []bool {
 	bs := []bool{}
@@ -123,21 +126,18 @@ func unmarshal(s string) any {
 	err := json.Unmarshal([]byte(s), &m)
 	res := map[string]typed{}
 	for k, v := range m {
+		t := typed{"other", nil}
 		switch v := v.(type) {
 		case string:
-			res[k] = typed{"string", v}
+			t = typed{"string", v}
 		case float64:
-			res[k] = typed{"float64", goFloat{
-				strconv.FormatFloat(v, 'g', -1, 64),
-				fmt.Sprintf("%016x", math.Float64bits(v)),
-			}}
+			t = typed{"float64", goFloat{strconv.FormatFloat(v, 'g', -1, 64), fmt.Sprintf("%016x", math.Float64bits(v))}}
 		case bool:
-			res[k] = typed{"bool", v}
+			t = typed{"bool", v}
 		case nil:
-			res[k] = typed{"nil", nil}
-		default:
-			res[k] = typed{"other", nil}
+			t.Type = "nil"
 		}
+		res[k] = t
 	}
 	return map[string]any{"ok": err == nil, "m": res}
 }

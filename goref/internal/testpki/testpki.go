@@ -34,86 +34,48 @@ const (
 // Validity is how long the certificates are valid after they were written.
 const Validity = 7 * 24 * time.Hour
 
-// Write writes the CA, the server, client and stranger certificates and
-// their keys in dir, which it creates when needed.
-func Write(dir string) error {
-	return write(dir, time.Now())
-}
-
 type issued struct {
 	cert *x509.Certificate
-	der  []byte
 	key  *ecdsa.PrivateKey
 }
 
-func write(dir string, now time.Time) error {
-	base := func(cn string) *x509.Certificate {
-		return &x509.Certificate{
-			Subject:               pkix.Name{CommonName: cn, Organization: []string{"recallref tests"}},
-			NotBefore:             now.Add(-time.Hour),
-			NotAfter:              now.Add(Validity),
-			KeyUsage:              x509.KeyUsageDigitalSignature,
-			BasicConstraintsValid: true,
-		}
-	}
-	caTmpl := base("recallref test CA")
-	caTmpl.IsCA = true
-	caTmpl.MaxPathLenZero = true
-	caTmpl.KeyUsage |= x509.KeyUsageCertSign | x509.KeyUsageCRLSign
-	ca, err := issue(caTmpl, nil)
+// Write writes the CA, the server, client and stranger certificates and
+// their keys in dir, which it creates when needed.
+func Write(dir string) error {
+	now := time.Now()
+	ca, err := issue(dir, CA, "", now, "CA", nil, func(c *x509.Certificate) {
+		c.IsCA, c.MaxPathLenZero = true, true
+		c.KeyUsage |= x509.KeyUsageCertSign | x509.KeyUsageCRLSign
+	})
 	if err != nil {
 		return err
 	}
-	serverTmpl := base("recallref test server")
-	serverTmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-	serverTmpl.DNSNames = []string{"localhost"}
-	serverTmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
-	server, err := issue(serverTmpl, ca)
-	if err != nil {
-		return err
-	}
-	clientTmpl := base("recallref test client")
-	clientTmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
-	client, err := issue(clientTmpl, ca)
-	if err != nil {
-		return err
-	}
-	strangerTmpl := base("recallref test stranger")
-	strangerTmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
-	stranger, err := issue(strangerTmpl, nil)
-	if err != nil {
-		return err
-	}
-
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	for _, f := range []struct {
-		name string
-		c    *issued
-	}{{CA, ca}, {Server, server}, {Client, client}, {Stranger, stranger}} {
-		if err := writePEM(filepath.Join(dir, f.name), "CERTIFICATE", f.c.der, 0o644); err != nil {
-			return err
-		}
-	}
-	for _, f := range []struct {
-		name string
-		c    *issued
-	}{{ServerKey, server}, {ClientKey, client}, {StrangerKey, stranger}} {
-		der, err := x509.MarshalPKCS8PrivateKey(f.c.key)
-		if err != nil {
-			return err
-		}
-		if err := writePEM(filepath.Join(dir, f.name), "PRIVATE KEY", der, 0o600); err != nil {
+	for _, leaf := range []struct {
+		cert, key, role string
+		parent          *issued
+		usage           x509.ExtKeyUsage
+	}{
+		{Server, ServerKey, "server", ca, x509.ExtKeyUsageServerAuth},
+		{Client, ClientKey, "client", ca, x509.ExtKeyUsageClientAuth},
+		{Stranger, StrangerKey, "stranger", nil, x509.ExtKeyUsageClientAuth},
+	} {
+		if _, err := issue(dir, leaf.cert, leaf.key, now, leaf.role, leaf.parent, func(c *x509.Certificate) {
+			c.ExtKeyUsage = []x509.ExtKeyUsage{leaf.usage}
+			if leaf.usage == x509.ExtKeyUsageServerAuth {
+				c.DNSNames = []string{"localhost"}
+				c.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+			}
+		}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// issue creates a key and a certificate from tmpl, signed by parent, or
-// self-signed when parent is nil.
-func issue(tmpl *x509.Certificate, parent *issued) (*issued, error) {
+// issue creates a key and a certificate for role, set up by setup, signed by
+// parent or self-signed when parent is nil, and writes the certificate to
+// certFile and, unless keyFile is empty, the key to keyFile, both in dir.
+func issue(dir, certFile, keyFile string, now time.Time, role string, parent *issued, setup func(*x509.Certificate)) (*issued, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
@@ -122,12 +84,20 @@ func issue(tmpl *x509.Certificate, parent *issued) (*issued, error) {
 	if err != nil {
 		return nil, err
 	}
-	tmpl.SerialNumber = serial.Add(serial, big.NewInt(1)) // positive, at most 128 bits
-	signer, signerKey := tmpl, key
-	if parent != nil {
-		signer, signerKey = parent.cert, parent.key
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial.Add(serial, big.NewInt(1)), // positive, at most 128 bits
+		Subject:               pkix.Name{CommonName: "recallref test " + role, Organization: []string{"recallref tests"}},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(Validity),
+		KeyUsage:              x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, signer, &key.PublicKey, signerKey)
+	setup(tmpl)
+	signer := &issued{tmpl, key}
+	if parent != nil {
+		signer = parent
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, signer.cert, &key.PublicKey, signer.key)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +105,17 @@ func issue(tmpl *x509.Certificate, parent *issued) (*issued, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &issued{cert, der, key}, nil
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := writePEM(filepath.Join(dir, certFile), "CERTIFICATE", der, 0o644); err != nil || keyFile == "" {
+		return &issued{cert, key}, err
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err == nil {
+		err = writePEM(filepath.Join(dir, keyFile), "PRIVATE KEY", keyDER, 0o600)
+	}
+	return &issued{cert, key}, err
 }
 
 // writePEM writes one PEM block to a new file (replacing an old one).
