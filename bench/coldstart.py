@@ -1,28 +1,22 @@
 # ruff: noqa: RUF001  (Greek and Cyrillic capitals in the query are the point)
 """Cold start of the port: ``import recall`` and the first call of each Go piece.
 
-Every figure is the median of ``runs`` fresh interpreters (one per run and per
-probe, so no probe warms another's caches), timed in the child with
-``time.perf_counter`` (the figure named after the probe) and ``time.thread_time``
-(``<probe> (cpu)``: the CPU time, which a shared machine's load inflates less);
-the import probe runs under ``python -X importtime`` as well, which gives the
-cumulative time of ``recall`` and the time of ``recall._go``'s own modules. The
-probes:
+Every figure is the median of ``runs`` fresh interpreters (one per run and per probe,
+so no probe warms another's caches), timed in the child with ``time.perf_counter``
+(named after the probe) and ``time.thread_time`` (``<probe> (cpu)``, which a shared
+machine's load inflates less); the import probe also runs under ``-X importtime``:
+the cumulative time of ``recall`` and the time of ``recall._go``'s own modules. The
+probes: ``import`` (``import recall``); ``to_lower`` and ``recall_tokens``, the first
+call of each on a non-ASCII query; ``recall_search``, the first ``run_tool`` over a
+``MemoryArchive`` of 100 blocks of ``bench.data``, built before the clock starts.
 
-- ``import``: ``import recall``;
-- ``to_lower``: the first ``strings.ToLower`` of a non-ASCII query (``recall`` imported);
-- ``recall_tokens``: the first ``recall_tokens`` of that query;
-- ``recall_search``: the first ``run_tool("recall_search", ...)`` over a
-  ``MemoryArchive`` of 100 blocks of ``bench.data`` (2.4 KB each, most of them
-  not ASCII), the archive built before the clock starts.
+Two byte-code modes, each with its own ``PYTHONPYCACHEPREFIX`` filled by a warm-up
+run: ``pyc``, every module's byte code cached (an installed wheel); ``source``, the
+same but the measured tree's own modules compiled at each import (a checkout run with
+``PYTHONDONTWRITEBYTECODE=1``, as this project's machines do).
 
-Two byte-code modes, each with its own ``PYTHONPYCACHEPREFIX`` filled by a
-warm-up run: ``pyc``, every module's byte code cached (an installed wheel);
-``source``, the same but the measured tree's own modules compiled at each import
-(a checkout run with ``PYTHONDONTWRITEBYTECODE=1``, as this project's machines do).
-
-``python -m bench.coldstart [--runs N] [ROOT ...]`` prints the figures of each
-ROOT (a tree holding ``recall/`` and ``bench/``; default: this one) as JSON.
+``python -m bench.coldstart [--runs N] [ROOT ...]`` prints the figures of each ROOT (a
+tree holding ``recall/`` and ``bench/``; default: this one) as JSON.
 """
 
 from __future__ import annotations
@@ -37,7 +31,10 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterable, Sequence
+from itertools import product
 from pathlib import Path
+
+from bench import BenchError
 
 __all__ = ["MODES", "PROBES", "QUERY", "ROOT", "main", "measure"]
 
@@ -88,49 +85,35 @@ def _importtime(stderr: str) -> tuple[float, float]:
         if name == "recall._go" or name.startswith("recall._go."):
             go_self += int(self_us) / 1000
     if not cumulative:
-        raise RuntimeError("python -X importtime did not report `recall`")
+        raise BenchError("python -X importtime did not report `recall`")
     return cumulative, go_self
 
 
 def _env(prefix: Path, *, write: bool) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPYCACHEPREFIX"] = str(prefix)
+    env = dict(os.environ, PYTHONPYCACHEPREFIX=str(prefix), PYTHONDONTWRITEBYTECODE="1")
     env.pop("PYTHONPATH", None)
     if write:
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-    else:
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        del env["PYTHONDONTWRITEBYTECODE"]
     return env
 
 
-def _run(python: str, root: Path, probe: str, env: dict[str, str]) -> dict[str, float]:
+def _run(root: Path, probe: str, env: dict[str, str]) -> dict[str, float]:
     """One fresh interpreter running one probe in root; its figures in ms."""
-    argv = [python]
-    if probe == "import":
-        argv += ["-X", "importtime"]
-    argv += ["-c", _CHILD, probe, QUERY]
+    argv = [sys.executable, *["-X", "importtime"] * (probe == "import"), "-c", _CHILD, probe, QUERY]
     env = {**env, "PYTHONPATH": str(root)}  # root's recall/ before any installed one
-    done = subprocess.run(
-        argv, cwd=root, env=env, capture_output=True, text=True, timeout=120, check=False
-    )
+    done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=120)
     if done.returncode != 0:
-        raise RuntimeError(f"{probe} in {root} failed:\n{done.stderr[-2000:]}")
+        raise BenchError(f"{probe} in {root} failed:\n{done.stderr[-2000:]}")
     seconds = json.loads(done.stdout)
     figures = {probe: seconds["wall"] * 1000, f"{probe} (cpu)": seconds["cpu"] * 1000}
     if probe == "import":
-        cumulative, go_self = _importtime(done.stderr)
-        figures["import (importtime, cumulative)"] = cumulative
-        figures["recall._go (importtime, self)"] = go_self
+        names = ("import (importtime, cumulative)", "recall._go (importtime, self)")
+        figures.update(zip(names, _importtime(done.stderr), strict=True))
     return figures
 
 
 def measure(
-    roots: Iterable[Path] = (ROOT,),
-    *,
-    runs: int = 10,
-    modes: Sequence[str] = MODES,
-    probes: Sequence[str] = PROBES,
-    python: str = sys.executable,
+    roots: Iterable[Path] = (ROOT,), *, runs: int = 10, modes: Sequence[str] = MODES
 ) -> dict[str, dict[str, dict[str, float]]]:
     """Median milliseconds of each figure: ``{root: {mode: {figure: ms}}}``.
 
@@ -138,28 +121,23 @@ def measure(
     that the load of a shared machine falls on all alike.
     """
     roots = [Path(r).resolve() for r in roots]
-    unknown = set(modes) - set(MODES) or set(probes) - set(PROBES)
+    unknown = set(modes) - set(MODES)
     if unknown or runs < 1:
-        raise ValueError(f"unknown mode or probe {sorted(unknown)}, or runs < 1")
+        raise ValueError(f"unknown mode {sorted(unknown)}, or runs < 1")
     samples: dict[str, dict[str, dict[str, list[float]]]] = {
         str(r): {m: {} for m in modes} for r in roots
     }
     with tempfile.TemporaryDirectory(prefix="coldstart-") as tmp:
         warm, cold = Path(tmp, "pyc"), Path(tmp, "source")
-        for root in roots:
-            for probe in probes:
-                _run(python, root, probe, _env(warm, write=True))
+        for root, probe in product(roots, PROBES):
+            _run(root, probe, _env(warm, write=True))
         shutil.copytree(warm, cold)
         for root in roots:  # the measured trees' own byte code, gone from "source"
             shutil.rmtree(cold / root.relative_to(root.anchor), ignore_errors=True)
         envs = {"pyc": _env(warm, write=True), "source": _env(cold, write=False)}
-        for _ in range(runs):
-            for root in roots:
-                for mode in modes:
-                    for probe in probes:
-                        figures = _run(python, root, probe, envs[mode])
-                        for name, ms in figures.items():
-                            samples[str(root)][mode].setdefault(name, []).append(ms)
+        for _, root, mode, probe in product(range(runs), roots, modes, PROBES):
+            for name, ms in _run(root, probe, envs[mode]).items():
+                samples[str(root)][mode].setdefault(name, []).append(ms)
     return {
         root: {
             mode: {name: round(statistics.median(v), 3) for name, v in figures.items()}

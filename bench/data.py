@@ -1,17 +1,11 @@
 """Deterministic archives for the benchmark: realistic blocks of about 2 KB.
 
-The blocks look like what compaction archives in a conversation: prose in French
-and English (accents, mixed case, typographic quotes and ligatures for some
-writers), code with French comments, HTML pages with tags and entities, diffs and
-logs. Some blocks carry Greek or Cyrillic words, a few an emoji (outside the
-BMP); some start with blank lines, some have a first line longer than an excerpt.
-Labels are short, sometimes empty, sometimes accented or in capitals.
-
-Everything comes from one seeded ``random.Random``: the archive of size N is the
-first N blocks of the same stream, so the sizes nest (1,000 ⊂ 10,000 ⊂ 50,000)
-and one Go instance is filled step by step. Blocks are assembled from pools of
-generated sentences and lines plus per-block details (numbers, paths, times), so
-that 50,000 blocks (~110 MB) take a few seconds.
+Prose in French and English (accents, mixed case, typographic quotes and ligatures for
+some writers), code with French comments, HTML with tags and entities, diffs and logs;
+some blocks carry Greek or Cyrillic words, a few an emoji, some start with blank lines
+or a first line longer than an excerpt; labels short, sometimes empty or accented.
+Everything comes from one seeded ``random.Random``: the archive of size N is the first
+N blocks of the same stream, so the sizes nest and one Go is filled step by step.
 """
 
 from __future__ import annotations
@@ -35,73 +29,62 @@ def _words(text: str) -> list[str]:
 # (ASCII apostrophe, "oe"); a "typographic" block gets curly apostrophes (U+2019),
 # œ, « », em dashes and ellipses instead.
 _FR_COMMON = _words(
-    "le la les un une des du de au aux et ou mais donc car avec sans pour par sur sous "
-    "dans entre vers chez pendant après avant depuis encore déjà très plus moins bien "
-    "aussi toujours jamais souvent parfois ici là où quand comme puis ensuite enfin "
-    "il elle on nous vous ils qui que dont ce cette ces son sa ses leur notre votre"
+    "le la les un une des du de au aux et ou mais donc car avec sans pour par sur sous dans entre "
+    "vers chez pendant après avant depuis encore déjà très plus moins bien aussi toujours jamais "
+    "souvent parfois ici là où quand comme puis ensuite enfin il elle on nous vous ils qui que "
+    "dont ce cette ces son sa ses leur notre votre"
 )
 _FR_WORDS = _words(
-    "équipe serveur réunion décision problème réponse requête fichier dépôt branche "
-    "mémoire archive résumé conversation utilisateur modèle paramètre fenêtre contexte "
-    "étape tâche priorité échéance client facture commande livraison entrepôt stock "
-    "référence numéro adresse téléphone courriel réseau sécurité accès clé jeton "
-    "rapport analyse résultat mesure performance latence débit charge file message "
-    "événement journal trace erreur avertissement correctif version évolution "
-    "fonctionnalité interface écran bouton formulaire champ valeur élément liste "
-    "tableau colonne ligne cellule données schéma index transaction verrou "
-    "coeur noeud oeuvre soeur manoeuvre hôpital forêt île château août garçon "
-    "hôtel théâtre Noël maïs ambiguïté façade leçon projet code test build"
+    "équipe serveur réunion décision problème réponse requête fichier dépôt branche mémoire "
+    "archive résumé conversation utilisateur modèle paramètre fenêtre contexte étape tâche "
+    "priorité échéance client facture commande livraison entrepôt stock référence numéro adresse "
+    "téléphone courriel réseau sécurité accès clé jeton rapport analyse résultat mesure "
+    "performance latence débit charge file message événement journal trace erreur avertissement "
+    "correctif version évolution fonctionnalité interface écran bouton formulaire champ valeur "
+    "élément liste tableau colonne ligne cellule données schéma index transaction verrou coeur "
+    "noeud oeuvre soeur manoeuvre hôpital forêt île château août garçon hôtel théâtre Noël maïs "
+    "ambiguïté façade leçon projet code test build"
 )
 _FR_VERBS = _words(
-    "vérifie corrige déploie relance analyse compare archive résume envoie reçoit "
-    "ajoute supprime modifie crée lit écrit teste valide refuse accepte bloque "
-    "débloque migre configure surveille prévoit décide explique propose"
+    "vérifie corrige déploie relance analyse compare archive résume envoie reçoit ajoute supprime "
+    "modifie crée lit écrit teste valide refuse accepte bloque débloque migre configure surveille "
+    "prévoit décide explique propose"
 )
 _EN_COMMON = _words(
-    "the a an of to in on at for with without by from and or but so then when while "
-    "after before since until again already very more less well also always never "
-    "it we they this that these which who"
+    "the a an of to in on at for with without by from and or but so then when while after before "
+    "since until again already very more less well also always never it we they this that these "
+    "which who"
 )
 _EN_WORDS = _words(
-    "team server meeting decision problem answer request file repository branch "
-    "memory archive summary conversation user model parameter window context step "
-    "task priority deadline customer invoice order delivery warehouse stock "
-    "reference number address phone email network security access key token report "
-    "analysis result measure performance latency throughput load queue message event "
-    "log trace error warning patch version feature interface screen button form "
+    "team server meeting decision problem answer request file repository branch memory archive "
+    "summary conversation user model parameter window context step task priority deadline customer "
+    "invoice order delivery warehouse stock reference number address phone email network security "
+    "access key token report analysis result measure performance latency throughput load queue "
+    "message event log trace error warning patch version feature interface screen button form "
     "field value element list table column row cell data schema index transaction lock"
 )
 _EN_VERBS = _words(
-    "checks fixes deploys restarts analyses compares archives summarises sends "
-    "receives adds removes changes creates reads writes tests validates refuses "
-    "accepts blocks unblocks migrates configures monitors plans decides explains"
+    "checks fixes deploys restarts analyses compares archives summarises sends receives adds "
+    "removes changes creates reads writes tests validates refuses accepts blocks unblocks migrates "
+    "configures monitors plans decides explains"
 )
 _PROPER = _words(
-    "Paris Lyon Montréal Genève Zürich Québec Besançon Orléans Nîmes Hélène Zoé "
-    "Chloé Léa Jérôme Émile Éloïse Anaïs François Gaëlle Benoît Céline "
-    "Alice Bob Carol Dave Kubernetes Docker GitHub Redis Kafka Nginx Linux"
+    "Paris Lyon Montréal Genève Zürich Québec Besançon Orléans Nîmes Hélène Zoé Chloé Léa Jérôme "
+    "Émile Éloïse Anaïs François Gaëlle Benoît Céline Alice Bob Carol Dave Kubernetes Docker "
+    "GitHub Redis Kafka Nginx Linux"
 )
 # Words outside Latin-1: Greek and Cyrillic (upper and lower case), İ, Ÿ, €.
 _WIDE = _words(
-    "Αθήνα λόγος ΣΟΦΙΑ σύστημα ΔΙΑΚΟΜΙΣΤΗΣ Москва сервер ОШИБКА Журнал запрос "
-    "İstanbul ŸVES 12€ ½ → ✓"
+    "Αθήνα λόγος ΣΟΦΙΑ σύστημα ΔΙΑΚΟΜΙΣΤΗΣ Москва сервер ОШИБКА Журнал запрос İstanbul ŸVES 12€ ½ "
+    "→ ✓"
 )
 _EMOJI = ("🚀", "🙂", "📦", "🔥", "✅")
 
 # Topic words, which the queries look for: rarer than the rest, in varied case.
-_TOPICS_FR = (
-    "déploiement",
-    "Déploiement",
-    "DÉPLOIEMENT",
-    "échec",
-    "Échec",
-    "PostgreSQL",
-    "postgresql",
-    "délai",
-    "Délai",
-    "sauvegarde",
+_TOPICS_FR = _words(
+    "déploiement Déploiement DÉPLOIEMENT échec Échec PostgreSQL postgresql délai Délai sauvegarde"
 )
-_TOPICS_EN = ("deployment", "Deployment", "timeout", "Timeout", "TIMEOUT", "PostgreSQL", "backup")
+_TOPICS_EN = _words("deployment Deployment timeout Timeout TIMEOUT PostgreSQL backup")
 
 _TYPOGRAPHY = str.maketrans({"'": "\u2019"})
 
@@ -124,10 +107,8 @@ class Query:
 
     def args(self) -> str:
         """The tool call's arguments as a model writes them (JSON text, UTF-8 as is)."""
-        doc: dict[str, object] = {"query": self.text}
-        if self.limit is not None:
-            doc["limit"] = self.limit
-        return json.dumps(doc, ensure_ascii=False)
+        limit = {} if self.limit is None else {"limit": self.limit}
+        return json.dumps({"query": self.text, **limit}, ensure_ascii=False)
 
 
 # Several terms each, with accents and upper case. "broad" has a stop word among
@@ -171,11 +152,7 @@ class _Generator:
         self.html = [self._html_line() for _ in range(3000)]
 
     def _sentence(
-        self,
-        common: list[str],
-        words: list[str],
-        verbs: list[str],
-        topics: tuple[str, ...],
+        self, common: list[str], words: list[str], verbs: list[str], topics: list[str]
     ) -> str:
         rng = self.rng
         out: list[str] = []
@@ -246,11 +223,8 @@ class _Generator:
             parts.append("\n   \n\t" + rng.choice(pool).strip())
         else:
             parts.append(f"## {rng.choice(pool).strip()[:60]} (tour {n})")
-        total = len(parts[0])
-        while total < TARGET_CHARS:
-            para = "".join(rng.choices(pool, k=rng.randint(2, 5))).rstrip()
-            parts.append(para)
-            total += len(para) + 2
+        while len("\n\n".join(parts)) < TARGET_CHARS:
+            parts.append("".join(rng.choices(pool, k=rng.randint(2, 5))).rstrip())
         label = rng.choice(("résumé", "Résumé", "notes", "Compte rendu", "summary", "", "RÉSUMÉ"))
         return (f"{label} tour {n}" if label else ""), "\n\n".join(parts)
 
@@ -273,15 +247,12 @@ class _Generator:
         rng = self.rng
         path = f"docs/{rng.choice(_FR_WORDS)}.md"
         parts = [f"--- a/{path}\n+++ b/{path}"]
-        total = len(parts[0])
-        while total < TARGET_CHARS:
+        while len("\n".join(parts)) < TARGET_CHARS:
             start = rng.randint(1, 900)
             hunk = [f"@@ -{start},4 +{start},5 @@"]
             pool = self.fr if rng.random() < 0.5 else self.en
             hunk += [rng.choice(" -+") + s.strip() for s in rng.choices(pool, k=rng.randint(3, 6))]
-            text = "\n".join(hunk)
-            parts.append(text)
-            total += len(text) + 1
+            parts.append("\n".join(hunk))
         return f"diff {path}", "\n".join(parts)
 
     def log(self, n: int) -> tuple[str, str]:
@@ -301,19 +272,9 @@ class _Generator:
     def block(self, n: int) -> BlockSpec:
         rng = self.rng
         r = rng.random()
-        if r < 0.45:
-            label, content = self.prose(n)
-        elif r < 0.6:
-            label, content = self.source(n)
-        elif r < 0.72:
-            label, content = self.page(n)
-        elif r < 0.86:
-            label, content = self.diff(n)
-        else:
-            label, content = self.log(n)
-        if r >= 0.45 and r < 0.6:
-            pass  # code keeps its ASCII quotes
-        elif rng.random() < 0.35:
+        kinds = ((0.45, self.prose), (0.6, self.source), (0.72, self.page), (0.86, self.diff))
+        label, content = next((make for top, make in kinds if r < top), self.log)(n)
+        if not 0.45 <= r < 0.6 and rng.random() < 0.35:  # code keeps its ASCII quotes
             content = _typographic(content)
         r = rng.random()
         if r < 0.04:  # a word outside Latin-1, somewhere in the middle

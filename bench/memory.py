@@ -1,44 +1,40 @@
-"""The Python path's peak memory during a search, measured in a fresh process.
+"""The Python path's memory, measured in a fresh process; the hosts' ``cache_bytes``.
 
-``python -m bench.memory --base-url URL --args JSON --mode rss|tracemalloc``
-imports ``recall``, makes a ``GoTurnHost``, then runs the search ``--searches``
-times on the same host (a first search, then repeated ones) and prints one JSON
-line:
+``python -m bench.memory --base-url URL --args JSON --mode rss|tracemalloc`` runs the
+search ``--searches`` times on one ``GoTurnHost`` and prints one JSON line: each
+search's peak (``rss``: ``VmHWM``, reset through ``/proc/self/clear_refs``, minus the
+RSS just before, allocator slack included; ``tracemalloc``: Python's own peak minus
+what was allocated before), and ``kept``, what the host holds between searches as it
+counts it (the kept set and its index) and as ``rss`` or tracemalloc sees it.
 
-- ``rss``: the peak resident set size (``VmHWM``, reset between searches through
-  ``/proc/self/clear_refs``) minus the resident size just before the search: what
-  the operating system saw, allocator slack included;
-- ``tracemalloc``: the peak of the memory Python allocated (``tracemalloc``,
-  reset between searches) minus what was allocated before: Python's own figure,
-  slower to run.
-
-and ``kept``: what the host holds between searches, as it counts it (the kept set
-and its index, ``cache_bytes`` bounds both) and as the operating system (``rss``)
-or tracemalloc sees it (after the searches, minus before the host was made).
-
-The parent (``measure``) compares them with the size of the blocks' JSON.
+With ``--herd sync|async --callers N``, a herd after a change: the host (threads on a
+``GoTurnHost``, tasks on an ``AsyncGoTurnHost``) searches once, a block is archived,
+the N callers search at once; the line holds the herd's peak RSS and wall time, the
+Go's answers to the reads of ``/blocks`` meanwhile (``/debug/answers``) and how many
+outputs differ from Go's (exit 1 if any). The block is locked again at the end.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import hashlib
 import json
 import math
-import os
-import subprocess
+import re
+import resource
 import sys
+import threading
 import time
 import tracemalloc
-from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from recall._core import DEFAULT_CACHE_BYTES
 
-__all__ = ["CACHE_PER_JSON_BYTE", "DEFAULT_CACHE_BYTES", "cache_bytes_for", "measure"]
+__all__ = ["CACHE_PER_JSON_BYTE", "DEFAULT_CACHE_BYTES", "cache_bytes_for", "main"]
 
-_ROOT = Path(__file__).resolve().parent.parent
 CACHE_PER_JSON_BYTE: Final = {"delta": 1.75, "plain": 2.75}
 """``cache_bytes`` per byte of the /blocks JSON, as the README sizes it: the kept set
 (compacted against a Go with ETag and deltas, whole otherwise) and its word index."""
@@ -50,17 +46,17 @@ def cache_bytes_for(json_bytes: int, go: str) -> int:
     return max(DEFAULT_CACHE_BYTES, math.ceil(CACHE_PER_JSON_BYTE[go] * json_bytes))
 
 
-def _status_kib(field: str) -> int | None:
+def rss_kib(field: str = "VmRSS") -> int | None:
+    """A field of ``/proc/self/status`` in KiB (``VmRSS``, ``VmHWM``), None where unknown."""
     try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+        found = re.search(rf"^{field}:\s*(\d+)", Path("/proc/self/status").read_text(), re.M)
+    except OSError:
+        return None
+    return int(found[1]) if found else None
 
 
-def _reset_hwm() -> bool:
+def reset_hwm() -> bool:
+    """Reset the RSS high-water mark ``VmHWM`` to the RSS; False where it cannot be."""
     try:
         Path("/proc/self/clear_refs").write_text("5")
     except OSError:
@@ -68,125 +64,123 @@ def _reset_hwm() -> bool:
     return True
 
 
-def _rss_search(run: Callable[[], str], count: int) -> list[dict[str, object]]:
-    import resource
-
-    found: list[dict[str, object]] = []
-    for _ in range(count):
-        reset = _reset_hwm()
-        before = _status_kib("VmRSS")
-        if before is None:
-            before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        start = time.perf_counter()
-        output = run()
-        seconds = time.perf_counter() - start
-        peak = _status_kib("VmHWM") if reset else None
-        if peak is None:
-            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        found.append(
-            {
-                "peak_bytes": (peak - before) * 1024,
-                "hwm_reset": reset,
-                "seconds": seconds,
-                "output_sha256": hashlib.sha256(output.encode()).hexdigest(),
-            }
-        )
-    return found
+def _maxrss_kib() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def _tracemalloc_search(run: Callable[[], str], count: int) -> list[dict[str, object]]:
-    found: list[dict[str, object]] = []
-    if not tracemalloc.is_tracing():
-        tracemalloc.start()
-    for _ in range(count):
-        tracemalloc.reset_peak()
-        before, _ = tracemalloc.get_traced_memory()
-        start = time.perf_counter()
-        output = run()
-        seconds = time.perf_counter() - start
-        _, peak = tracemalloc.get_traced_memory()
-        found.append(
-            {
-                "peak_bytes": peak - before,
-                "seconds": seconds,
-                "output_sha256": hashlib.sha256(output.encode()).hexdigest(),
-            }
-        )
-    return found
-
-
-def _child(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.memory")
-    parser.add_argument("--base-url", required=True)
-    parser.add_argument("--args", required=True)
-    parser.add_argument("--mode", choices=("rss", "tracemalloc"), required=True)
-    parser.add_argument("--searches", type=int, default=2)
-    parser.add_argument("--cache-bytes", type=int, default=DEFAULT_CACHE_BYTES)
-    opts = parser.parse_args(argv)
-
+def _searches(opts: argparse.Namespace) -> dict[str, object]:
     from recall import GoTurnHost
 
-    if opts.mode == "tracemalloc":
+    rss = opts.mode == "rss"
+    if not rss:
         tracemalloc.start()
-    rss_before = _status_kib("VmRSS")
+    rss_before = rss_kib()
     traced_before = tracemalloc.get_traced_memory()[0]
     host = GoTurnHost(opts.base_url, timeout=120.0, cache_bytes=opts.cache_bytes)
-
-    def run() -> str:
-        return host.exec_tool("recall_search", opts.args)
-
-    if opts.mode == "rss":
-        searches = _rss_search(run, opts.searches)
-        after = _status_kib("VmRSS")
+    searches: list[dict[str, object]] = []
+    for _ in range(opts.searches):
+        if rss:
+            reset = reset_hwm()
+            before = rss_kib() or _maxrss_kib()
+        else:
+            tracemalloc.reset_peak()
+            before = tracemalloc.get_traced_memory()[0]
+        start = time.perf_counter()
+        output = host.exec_tool("recall_search", opts.args)
+        seconds = time.perf_counter() - start
+        if rss:
+            peak = (rss_kib("VmHWM") if reset else None) or _maxrss_kib()
+            figures: dict[str, object] = {"peak_bytes": (peak - before) * 1024, "hwm_reset": reset}
+        else:
+            figures = {"peak_bytes": tracemalloc.get_traced_memory()[1] - before}
+        digest = hashlib.sha256(output.encode()).hexdigest()
+        searches.append({**figures, "seconds": seconds, "output_sha256": digest})
+    if rss:
+        after = rss_kib()
         held = None if rss_before is None or after is None else (after - rss_before) * 1024
     else:
-        searches = _tracemalloc_search(run, opts.searches)
         held = tracemalloc.get_traced_memory()[0] - traced_before
     core = host._core
-    kept = {
-        "set_bytes": 0 if core._kept is None else core._kept.size,
-        "index_bytes": core._searcher.held,
-        "held_bytes": held,
-    }
+    kept: dict[str, int | None] = {"set_bytes": 0 if core._kept is None else core._kept.size}
+    kept |= {"index_bytes": core._searcher.held, "held_bytes": held}
     host.close()
-    print(json.dumps({"mode": opts.mode, "searches": searches, "kept": kept}))
-    return 0
+    return {"mode": opts.mode, "searches": searches, "kept": kept}
 
 
-def measure(
-    base_url: str, args: str, mode: str, *, searches: int = 2, cache_bytes: int
-) -> dict[str, object]:
-    """Run the measuring child for ``mode`` and return what it printed."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_ROOT), env.get("PYTHONPATH")]))
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bench.memory",
-            "--base-url",
-            base_url,
-            "--args",
-            args,
-            "--mode",
-            mode,
-            "--searches",
-            str(searches),
-            "--cache-bytes",
-            str(cache_bytes),
-        ],
-        cwd=_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"bench.memory ({mode}) failed:\n{done.stderr.strip()[-2000:]}")
-    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+def _herd(opts: argparse.Namespace) -> dict[str, object]:
+    import httpx
+
+    from recall import AsyncGoTurnHost, GoTurnHost
+
+    url, args, callers, cache = opts.base_url, opts.args, opts.callers, opts.cache_bytes
+    go = httpx.Client(base_url=url, timeout=600.0, trust_env=False)
+    mark: dict[str, Any] = {}  # what the change and the herd leave for the figures
+
+    def change() -> None:
+        """A new block, then the RSS high-water mark reset: the herd starts."""
+        mark["since"] = go.get("/debug/answers").json()["next"]
+        block = {"label": "bench: one new block", "content": "Échec du déploiement, encore."}
+        archived = go.post("/internal/v1/recall/archive", json=block).raise_for_status()
+        mark.update(seq=archived.json()["seq"], rss=rss_kib() if reset_hwm() else None)
+        mark["start"] = time.perf_counter()
+
+    def done(outputs: list[str]) -> None:
+        seconds = time.perf_counter() - mark["start"]
+        mark.update(outputs=outputs, peak=rss_kib("VmHWM"), seconds=seconds)
+
+    if opts.herd == "sync":
+        with GoTurnHost(url, timeout=600.0, cache_bytes=cache) as host:
+            host.exec_tool("recall_search", args)
+            change()
+            barrier = threading.Barrier(callers)
+
+            def call(_: int) -> str:
+                barrier.wait()
+                return host.exec_tool("recall_search", args)
+
+            with ThreadPoolExecutor(callers) as pool:
+                outputs = list(pool.map(call, range(callers)))
+            done(outputs)
+    else:
+
+        async def herd() -> None:
+            async with AsyncGoTurnHost(url, timeout=600.0, cache_bytes=cache) as host:
+                await host.exec_tool("recall_search", args)
+                change()
+                calls = (host.exec_tool("recall_search", args) for _ in range(callers))
+                done(await asyncio.gather(*calls))
+
+        asyncio.run(herd())
+    answers = go.get("/debug/answers", params={"since": mark["since"]}).json()["answers"]
+    tool = {"name": "recall_search", "args": args}
+    expected = go.post("/internal/v1/tool/exec", json=tool).json()["output"]
+    go.post("/debug/lock", json={"seq": mark["seq"], "locked": True}).raise_for_status()
+    go.close()
+    peak, rss = mark["peak"], mark["rss"]
+    return {
+        "seconds": mark["seconds"],
+        "peak_bytes": None if peak is None or rss is None else (peak - rss) * 1024,
+        "callers": callers,
+        "answers": {kind: answers.count(kind) for kind in ("full", "delta", "not modified")},
+        "differ": sum(output != expected for output in mark["outputs"]),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure and print the figures as JSON; 1 when a herd's output differs from Go's."""
+    parser = argparse.ArgumentParser(prog="python -m bench.memory")
+    parser.add_argument("--base-url", required=True)
+    parser.add_argument("--args", required=True, help="recall_search's arguments (JSON)")
+    parser.add_argument("--mode", choices=("rss", "tracemalloc"), default="rss")
+    parser.add_argument("--searches", type=int, default=2)
+    parser.add_argument("--herd", choices=("sync", "async"), help="a herd after a change")
+    parser.add_argument("--callers", type=int, default=16, help="of the herd")
+    parser.add_argument("--cache-bytes", type=int, default=DEFAULT_CACHE_BYTES)
+    opts = parser.parse_args(argv)
+    found = _herd(opts) if opts.herd else _searches(opts)
+    print(json.dumps(found))
+    return 1 if found.get("differ") else 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(_child(sys.argv[1:]))
+    sys.exit(main())

@@ -1,33 +1,12 @@
 """``make bench``: recall_search in Python and in Go, side by side, on the same data.
 
-For each archive size (the first N blocks of ``bench.data``'s seeded stream, archived
-in two Go reference instances, one with the contract's extensions of ``/blocks``, the
-conditional and incremental reads, and one without, ``-no-etag``):
-
-- **sessions** (``bench.session``, each in a fresh interpreter): ``import recall``
-  and ``GoTurnHost(...)`` timed, then the first search, six different queries
-  (repeated), the same six again (steady), and a search after one new block, each
-  beside the Go's own ``POST /internal/v1/tool/exec`` in the same process; against
-  each Go, against the Go with the extensions once more after ``host.warm()``, and
-  (up to 10,000 blocks) with json's decoder only (as without the ``fast`` extra);
-- ``GET /blocks`` alone between sessions (the Go's encoding and the transfer: the
-  floor under any read of the whole archive);
-- up to 10,000 blocks, the decoders of the ``/blocks`` body and the word index's
-  build and size; at 10,000 (the largest size up to it) the kernel (``run_tool`` over
-  blocks in memory against Go's ``BenchmarkSearch``) and the Go's own ``GET /blocks``
-  after a new block;
-- from 10,000 blocks (and at the largest size), the Python path's memory
-  (``bench.memory``: the peak of a first search, the kept set).
-
-Then, at the largest size, a herd after a change (``bench.herd``: 16 threads on one
-``GoTurnHost``, 50 tasks on one ``AsyncGoTurnHost``); the cold start
-(``bench.coldstart``: import and first calls in fresh processes); the time of
-``make parity``.
-
-Every output measured is compared with Go's, byte for byte: a divergence stops the
-run (exit 1). The Go's request log proves that the Python path never called
-``/tool/exec``. Figures are medians; only the ratios Python / Go, measured in the
-same run, mean anything on a shared machine.
+Two Go references (``delta``: with the conditional and incremental reads of ``/blocks``;
+``plain``: without) hold the first N blocks of ``bench.data``; sessions in fresh
+interpreters (``bench.session``), in-process measures (``bench.kernel``), memory and
+herds (``bench.memory``), the cold start (``bench.coldstart``) and ``make parity`` are
+measured (``bench/NOTES.md`` says what each figure is), every output compared with Go's
+byte for byte, and the Gos' request logs checked: a divergence stops the run (exit 1).
+The figures are printed and written to ``results.json`` and ``RESULTS.md``.
 """
 
 from __future__ import annotations
@@ -37,32 +16,29 @@ import gc
 import hashlib
 import json
 import os
-import statistics
+import platform
+import re
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import islice, pairwise
 from pathlib import Path
+from statistics import median
 from typing import Any
 
-import httpx
-
-from bench import coldstart, machine
-from bench.data import DEFAULT_SEED, QUERIES, SESSION_QUERIES, BlockSpec, Query, generate_blocks
-from bench.decoders import time_decoders
-from bench.gokernel import GoKernel
-from bench.memory import cache_bytes_for, measure
+from bench import BenchError, ParityFailure, coldstart, kernel
+from bench.data import DEFAULT_SEED, QUERIES, SESSION_QUERIES, generate_blocks
+from bench.memory import cache_bytes_for
 from bench.report import render_markdown, render_text, targets
-from parity.goclient import ARCHIVE_PATH, BLOCKS_PATH, EXEC_PATH, GoClient, GoConnection
+from parity.goclient import ARCHIVE_PATH, BLOCKS_PATH, EXEC_PATH, GoClient
 from parity.reference import GoReference, RunningReference
-from recall import Block, MemoryArchive, run_tool
-from recall._blocks import read_set
-from recall._fast import decode_item_msgspec
-from recall._index import WordIndex
+from recall import Block
 
-__all__ = ["Config", "ParityFailure", "check_parity", "main", "parse_args", "run"]
+__all__ = ["Config", "main", "parse_args", "run"]
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SIZES = (100, 10_000, 100_000)
@@ -71,323 +47,203 @@ TIMEOUT = 300.0
 DETAIL_SIZE = 10_000
 """The largest size with the decoders, the index and ``json`` sessions measured."""
 GOS = ("delta", "plain")
-"""The two Gos: with the conditional and incremental reads of /blocks, and without
-(``-no-etag``)."""
 SESSION_KINDS = ("delta/best", "delta/warm", "plain/best", "delta/json")
-"""The kinds of session, ``GO/HOW``: ``best`` decodes as the hosts do (msgspec when
-installed), ``warm`` too, after ``host.warm()``, ``json`` with json's scanner only (the
-port without its ``fast`` extra; up to ``DETAIL_SIZE``)."""
+"""Sessions, ``GO/HOW``: ``best`` decodes as the hosts do (msgspec when installed),
+``warm`` too, after ``host.warm()``, ``json`` with json's scanner only (up to
+``DETAIL_SIZE``)."""
 HERDS = (("sync", 16), ("async", 50))
 """(host kind, callers) of the herds after a change."""
 SESSION_CALLS = 1 + 2 * len(SESSION_QUERIES) + 1
 """recall_search calls in a session, on each side."""
+CHILD_ENV = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL"}}
+CHILD_ENV["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), CHILD_ENV.get("PYTHONPATH")]))
 
 
-class ParityFailure(Exception):
-    """A measured Python output differs from Go's, or the Python path called Go's tool."""
-
-
-@dataclass
+@dataclass(frozen=True)
 class Config:
-    """What to run."""
+    """What to run (``parse_args``)."""
 
     sizes: list[int]
     rounds: int
     min_time: float
     out_dir: Path
-    work_dir: Path
     seed: int = DEFAULT_SEED
     memory: bool = True
     kernel: bool = True
-    coldstart_runs: int = 5
     parity_runs: int = 3
     quick: bool = False
-    queries: Sequence[Query] = SESSION_QUERIES
     argv: Sequence[str] = ()
 
 
-@dataclass
-class Counter:
-    """Parity-checked outputs, and the requests the bench itself made of the Gos."""
-
-    checked: int = 0
-    go_exec: dict[str, int] = field(default_factory=lambda: dict.fromkeys(GOS, 0))
-    python_reads: dict[str, int] = field(default_factory=lambda: dict.fromkeys(GOS, 0))
-    bench_reads: dict[str, int] = field(default_factory=lambda: dict.fromkeys(GOS, 0))
-
-
-def _median(values: Sequence[float]) -> float:
-    return statistics.median(values)
-
-
 def _figure(python: list[float], go: list[float]) -> dict[str, Any]:
-    py, g = _median(python), _median(go)
-    return {
-        "python_s": py,
-        "go_s": g,
-        "ratio": py / g if g > 0 else float("inf"),
-        "python_samples_s": python,
-        "go_samples_s": go,
-    }
+    py, g = median(python), median(go)
+    figure = {"python_s": py, "go_s": g, "ratio": py / g if g > 0 else float("inf")}
+    return figure | {"python_samples_s": python, "go_samples_s": go}
 
 
-def check_parity(what: str, got: str, gold: str) -> None:
-    """ParityFailure, naming the first differing character, unless got == gold."""
-    if got == gold:
-        return
-    at = next((i for i, (a, b) in enumerate(zip(got, gold, strict=False)) if a != b), None)
-    at = min(len(got), len(gold)) if at is None else at
-    raise ParityFailure(
-        f"{what}: Python's output differs from Go's at character {at}:\n"
-        f"  python: {got[max(0, at - 60) : at + 60]!r}\n"
-        f"  go:     {gold[max(0, at - 60) : at + 60]!r}"
-    )
-
-
-class Archiver:
-    """Archives blocks in a Go, in batches over one kept-alive connection."""
-
-    def __init__(self, connection: GoConnection) -> None:
-        self._go = GoClient(connection, timeout=TIMEOUT)
-        self.count = 0
-
-    def archive(self, blocks: Iterator[BlockSpec], count: int) -> float:
-        """Archive the next ``count`` blocks (``/debug/archive``, 2,000 a request); the
-        seconds it took."""
-        start = time.perf_counter()
-        while count > 0:
-            batch = [(spec.label, spec.content, False) for spec in _take(blocks, min(count, 2000))]
-            self._go.archive_many(batch)
-            self.count += len(batch)
-            count -= len(batch)
-        return time.perf_counter() - start
-
-    def close(self) -> None:
-        self._go.close()
-
-
-def _blocks_of(body: bytes) -> list[Block]:
-    doc = json.loads(body)
-    return [Block(b["seq"], b["label"], b["content"]) for b in doc["blocks"]]
-
-
-def _composition(blocks: Sequence[Block]) -> dict[str, float]:
-    """Shares of blocks whose content is ASCII, Latin-1, BMP or wider."""
-    counts = {"ascii": 0, "latin1": 0, "bmp": 0, "astral": 0}
-    for block in blocks:
-        top = max(block.content, default="\0")
-        if top < "\x80":
-            counts["ascii"] += 1
-        elif top <= "\xff":
-            counts["latin1"] += 1
-        elif top <= "\uffff":
-            counts["bmp"] += 1
-        else:
-            counts["astral"] += 1
-    n = max(len(blocks), 1)
-    return {k: round(v / n, 4) for k, v in counts.items()}
+def _seconds(samples: list[float]) -> dict[str, Any]:
+    return {"seconds": median(samples), "samples_s": samples}
 
 
 def _log(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def _child_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL"}}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    return env
+def _run(argv: list[str], *, timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        argv, cwd=ROOT, env=CHILD_ENV, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def _child(module: str, *args: object, timeout: float = 900, parity: str = "") -> dict[str, Any]:
+    """``python -m module args`` in a fresh interpreter: the JSON object of its last line.
+    ParityFailure when its field ``parity`` is set (a failure the child found)."""
+    done = _run([sys.executable, "-m", module, *map(str, args)], timeout=timeout)
+    try:
+        found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        found = {}
+    if parity and (problem := found.get(parity)):
+        detail = "\n".join(problem) if isinstance(problem, list) else f"{problem} outputs differ"
+        raise ParityFailure(f"{module}: {detail}")
+    if done.returncode != 0 or not found:
+        raise BenchError(f"{module} failed:\n{done.stderr.strip()[-3000:]}")
+    return found
 
 
 class Bench:
-    """One run: the two Go references, the counters."""
+    """One run: the two Go references, a client of each, the counters."""
 
-    def __init__(self, cfg: Config, gos: dict[str, RunningReference]) -> None:
+    def __init__(
+        self, cfg: Config, gos: dict[str, RunningReference], clients: dict[str, GoClient]
+    ) -> None:
         self.cfg = cfg
         self.gos = gos
-        self.count = Counter()
-        self.clients = {kind: GoClient(go.connection, timeout=TIMEOUT) for kind, go in gos.items()}
+        self.clients = clients
+        self.checked = 0
+        self.expected = {kind: Counter[str]() for kind in gos}
+        """What each Go's request log is to hold since its last check (``expect``)."""
         self.log_at = {kind: len(go.requests()) for kind, go in gos.items()}
         self.body_bytes = 0
         """The /blocks JSON of the size measured: the children's ``cache_bytes_for``."""
-        self.tags: dict[str, str | None] = dict.fromkeys(gos)
-        """The ETag of each Go's last /blocks answer to the bench's own reads."""
+        self.tag: str | None = None
+        """The ETag of the delta Go's last /blocks answer to the bench's own reads."""
 
-    def close(self) -> None:
-        for client in self.clients.values():
-            client.close()
+    def expect(
+        self, kind: str, *, execs: int = 0, reads: int = 0, searches: int = 0, checked: int = 0
+    ) -> None:
+        """Count what the Go of this kind is to see (``execs``, ``reads``: the bench's own;
+        ``searches``: the Python path's, a read each at most), and outputs compared."""
+        self.expected[kind].update(execs=execs, reads=reads, searches=searches)
+        self.checked += checked
 
-    def log(self, text: str) -> None:
-        _log(text)
+    def cache_bytes(self, kind: str = "delta") -> int:
+        return cache_bytes_for(self.body_bytes, kind)
+
+    def gold(self, args: str) -> str:
+        """The delta Go's own output for a search (``/tool/exec``)."""
+        self.expect("delta", execs=1)
+        return self.clients["delta"].exec_tool("recall_search", args)
 
     def read(self, kind: str) -> bytes:
         """GET /blocks from the Go of this kind, for the bench itself."""
-        self.count.bench_reads[kind] += 1
+        self.expect(kind, reads=1)
         answer = self.clients[kind].blocks_read()
-        self.tags[kind] = answer.etag
-        return answer.body or b""
+        if kind == "delta":
+            self.tag = answer.etag
+        if not answer.body:
+            raise BenchError(f"GET {BLOCKS_PATH}: an empty body")
+        return answer.body
 
-    def fetch_only(self, kind: str) -> float:
-        """GET /blocks alone, the body read whole (kept connection)."""
-        start = time.perf_counter()
-        body = self.read(kind)
-        seconds = time.perf_counter() - start
-        if not body:
-            raise RuntimeError(f"GET {BLOCKS_PATH}: an empty body")
-        return seconds
-
-    def not_modified_only(self) -> float:
-        """A conditional GET /blocks of the Go with the extensions, with the tag of the
-        bench's last read of it, answered 304, alone (kept connection): what a search
-        that reuses its set waits for at least."""
-        start = time.perf_counter()
-        answer = self.clients["delta"].blocks_read(etag=self.tags["delta"])
-        seconds = time.perf_counter() - start
-        self.count.bench_reads["delta"] += 1
+    def not_modified(self) -> None:
+        """A conditional GET /blocks of the delta Go with the tag of the bench's last read
+        of it, to be answered 304."""
+        self.expect("delta", reads=1)
+        answer = self.clients["delta"].blocks_read(etag=self.tag)
         if answer.status != 304:
-            raise RuntimeError(f"GET {BLOCKS_PATH} with its own ETag: {answer.status}, not 304")
-        return seconds
+            raise BenchError(f"GET {BLOCKS_PATH} with its own ETag: {answer.status}, not 304")
 
-    def session(self, name: str, *, go_first: bool, steady: bool = True) -> dict[str, Any]:
+    def session(self, name: str, *, go_first: bool, steady: bool) -> dict[str, Any]:
         """One bench.session of this kind (``GO/HOW``) in a fresh interpreter."""
         kind, how = name.split("/")
-        argv = [sys.executable, "-m", "bench.session", self.gos[kind].base_url]
-        argv += ["--decoder", "json" if how == "json" else "best"]
-        argv += (["--go-first"] if go_first else []) + (["--warm"] if how == "warm" else [])
-        argv += [] if steady else ["--no-steady"]
-        argv += ["--cache-bytes", str(cache_bytes_for(self.body_bytes, kind))]
-        done = subprocess.run(
-            argv, cwd=ROOT, env=_child_env(), capture_output=True, text=True, timeout=900
+        flags = {"--go-first": go_first, "--warm": how == "warm", "--no-steady": not steady}
+        args = [self.gos[kind].base_url, *(flag for flag, on in flags.items() if on)]
+        args += ["--decoder", "json" if how == "json" else "best"]
+        found = _child(
+            "bench.session", *args, "--cache-bytes", self.cache_bytes(kind), parity="failures"
         )
-        try:
-            found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-        except (IndexError, ValueError):
-            raise RuntimeError(f"bench.session failed:\n{done.stderr.strip()[-3000:]}") from None
-        if found["failures"]:
-            raise ParityFailure("bench.session: " + "\n".join(found["failures"]))
-        if done.returncode != 0:
-            raise RuntimeError(f"bench.session failed:\n{done.stderr.strip()[-3000:]}")
         calls = SESSION_CALLS - (0 if steady else len(SESSION_QUERIES))
-        self.count.checked += calls
-        self.count.go_exec[kind] += calls
-        self.count.python_reads[kind] += calls + (how == "warm")
+        self.expect(kind, execs=calls, searches=calls + (how == "warm"), checked=calls)
         return found
 
     def herd(self, kind: str, callers: int, args: str) -> dict[str, Any]:
-        """One bench.herd in a fresh interpreter against the Go with the extensions."""
-        argv = [sys.executable, "-m", "bench.herd", self.gos["delta"].base_url]
-        argv += ["--kind", kind, "--callers", str(callers), "--args", args]
-        argv += ["--cache-bytes", str(cache_bytes_for(self.body_bytes, "delta"))]
-        done = subprocess.run(
-            argv, cwd=ROOT, env=_child_env(), capture_output=True, text=True, timeout=1800
-        )
-        try:
-            found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-        except (IndexError, ValueError):
-            raise RuntimeError(f"bench.herd failed:\n{done.stderr.strip()[-3000:]}") from None
-        if found["differ"]:
-            raise ParityFailure(f"bench.herd: {found['differ']} outputs of {callers} differ")
-        self.count.checked += callers + 1
-        self.count.go_exec["delta"] += 1
-        self.count.python_reads["delta"] += callers + 1
+        """A herd after a change (bench.memory) in a fresh interpreter against the delta Go."""
+        argv = ["--base-url", self.gos["delta"].base_url, "--args", args, "--herd", kind]
+        argv += ["--callers", str(callers), "--cache-bytes", str(self.cache_bytes())]
+        found = _child("bench.memory", *argv, timeout=1800, parity="differ")
+        self.expect("delta", execs=1, searches=callers + 1, checked=callers + 1)
         return found
 
     def request_log_check(self, kind: str) -> None:
         """The Go's requests since the last check: exactly the bench's own and the Python
         path's reads of /blocks, and no /tool/exec call but the bench's own."""
-        go = self.gos[kind]
-        new = go.requests(since=self.log_at[kind])
+        new = self.gos[kind].requests(since=self.log_at[kind])
         self.log_at[kind] += len(new)
-        reads = sum(1 for line in new if line.split("?")[0] == f"GET {BLOCKS_PATH}")
-        execs = sum(1 for line in new if line == f"POST {EXEC_PATH}")
-        expected = {f"GET {BLOCKS_PATH}", f"POST {EXEC_PATH}", f"POST {ARCHIVE_PATH}"}
-        others = [line for line in new if line.split("?")[0] not in expected]
-        count = self.count
-        most = count.python_reads[kind] + count.bench_reads[kind]  # a read per search at most
-        if execs != count.go_exec[kind] or not count.bench_reads[kind] <= reads <= most or others:
+        paths = [line.split("?")[0] for line in new]
+        reads = paths.count(f"GET {BLOCKS_PATH}")
+        execs = new.count(f"POST {EXEC_PATH}")
+        allowed = {f"GET {BLOCKS_PATH}", f"POST {EXEC_PATH}", f"POST {ARCHIVE_PATH}"}
+        others = [line for line, path in zip(new, paths, strict=True) if path not in allowed]
+        expected, self.expected[kind] = self.expected[kind], Counter()
+        most = expected["searches"] + expected["reads"]  # a read per search at most
+        if execs != expected["execs"] or not expected["reads"] <= reads <= most or others:
             raise ParityFailure(
-                f"the {kind} Go saw {execs} /tool/exec calls (expected {count.go_exec[kind]}, "
+                f"the {kind} Go saw {execs} /tool/exec calls (expected {expected['execs']}, "
                 f"the bench's own) and {reads} /blocks reads (expected at most {most}), "
                 f"other requests {others[:3]}: the Python path must read the archive and "
                 "never call Go's tool"
             )
-        count.go_exec[kind] = count.python_reads[kind] = count.bench_reads[kind] = 0
 
 
-def _sessions(bench: Bench, rounds: int, size: int) -> dict[str, Any]:
+def _sessions(bench: Bench, size: int) -> dict[str, Any]:
     """Sessions of every kind, alternating, round by round; their figures."""
     kinds = [k for k in SESSION_KINDS if size <= DETAIL_SIZE or not k.endswith("/json")]
     samples: dict[str, list[dict[str, Any]]] = {k: [] for k in kinds}
     fetch: dict[str, list[float]] = {kind: [] for kind in GOS}
     not_modified: list[float] = []
-    for r in range(rounds):
-        for name in kinds:
-            steady = size <= DETAIL_SIZE  # past it, the six once: the targets' rows
-            samples[name].append(bench.session(name, go_first=r % 2 == 1, steady=steady))
-        for kind in GOS:
-            fetch[kind].append(bench.fetch_only(kind))
-        not_modified.append(bench.not_modified_only())
-    found: dict[str, Any] = {}
-    for name, sessions in samples.items():
-        found[name] = _session_figures(sessions)
-    found["fetch"] = {kind: {"seconds": _median(v), "samples_s": v} for kind, v in fetch.items()}
-    found["not_modified_s"] = _median(not_modified)
-    return found
+    for r in range(bench.cfg.rounds):
+        for name in kinds:  # past DETAIL_SIZE, the six once: the targets' rows
+            session = bench.session(name, go_first=r % 2 == 1, steady=size <= DETAIL_SIZE)
+            samples[name].append(session)
+        for kind in GOS:  # GET /blocks alone, the body read whole (kept connection)
+            fetch[kind].append(kernel.timed(bench.read, kind))
+        # A 304 alone: what a search that reuses its set waits for at least.
+        not_modified.append(kernel.timed(bench.not_modified))
+    figures: dict[str, Any] = {name: _session_figures(runs) for name, runs in samples.items()}
+    figures["fetch"] = {kind: _seconds(v) for kind, v in fetch.items()}
+    figures["not_modified_s"] = median(not_modified)
+    return figures
 
 
 def _session_figures(sessions: list[dict[str, Any]]) -> dict[str, Any]:
-    def total(pairs: list[dict[str, float]], side: str) -> float:
-        return sum(pair[side] for pair in pairs)
+    def figure(key: str) -> dict[str, Any] | None:
+        runs = [s[key] if isinstance(s[key], list) else [s[key]] for s in sessions]
+        if not all(runs):
+            return None  # no steady searches
+        python = [sum(pair["python"] for pair in pairs) for pairs in runs]
+        return _figure(python, [sum(pair["go"] for pair in pairs) for pairs in runs])
 
-    each = [
-        _median([s["repeated"][i]["python"] / s["repeated"][i]["go"] for s in sessions])
-        for i in range(len(SESSION_QUERIES))
-    ]
+    warm = [s["warm_s"] for s in sessions]
     return {
-        "import_s": _median([s["import_s"] for s in sessions]),
-        "host_s": _median([s["host_s"] for s in sessions]),
-        "warm_s": _median([s["warm_s"] for s in sessions])
-        if all(s.get("warm_s") is not None for s in sessions)
-        else None,
-        "first": _figure(
-            [s["first"]["python"] for s in sessions], [s["first"]["go"] for s in sessions]
-        ),
-        "repeated": _figure(
-            [total(s["repeated"], "python") for s in sessions],
-            [total(s["repeated"], "go") for s in sessions],
-        ),
-        "repeated_each_ratio": each,
-        "steady": _figure(
-            [total(s["steady"], "python") for s in sessions],
-            [total(s["steady"], "go") for s in sessions],
-        )
-        if all(s["steady"] for s in sessions)
-        else None,
-        "new_block": _figure(
-            [s["new_block"]["python"] for s in sessions], [s["new_block"]["go"] for s in sessions]
-        ),
+        "import_s": median(s["import_s"] for s in sessions),
+        "host_s": median(s["host_s"] for s in sessions),
+        "warm_s": None if None in warm else median(warm),
+        **{key: figure(key) for key in ("first", "repeated", "steady", "new_block")},
+        "repeated_each_ratio": [
+            median(s["repeated"][i]["python"] / s["repeated"][i]["go"] for s in sessions)
+            for i in range(len(SESSION_QUERIES))
+        ],
         "sessions": sessions,
-    }
-
-
-def _index_figures(body: bytes, rounds: int) -> dict[str, Any]:
-    """The word index over the whole set: its build time and its size, in this process."""
-    blocks = read_set(bytearray(body), decode=decode_item_msgspec)
-    seconds: list[float] = []
-    index = WordIndex()
-    for _ in range(max(1, min(rounds, 3))):
-        gc.collect()
-        index = WordIndex()
-        start = time.perf_counter()
-        for images in blocks.images:
-            index.add(images)
-        seconds.append(time.perf_counter() - start)
-    return {
-        "build_s": _median(seconds),
-        "build_samples_s": seconds,
-        "index_bytes": index.size,
-        "set_bytes": blocks.size,
-        "image_bytes": blocks.image_bytes,
-        "body_bytes": len(body),
     }
 
 
@@ -395,95 +251,62 @@ def _go_get_after(bench: Bench, rounds: int) -> dict[str, Any]:
     """The Go's own GET /blocks right after one new block, when the dozen reads before it
     were 304s (a host of the extension) or full 200s (a host without): the Go's side of
     "after a new block". Each new block is locked again afterwards."""
-    go = bench.gos["delta"]
     client = bench.clients["delta"]
     found: dict[str, list[float]] = {"after 304s": [], "after 200s": []}
-    with httpx.Client(base_url=go.base_url, timeout=TIMEOUT, trust_env=False) as reader:
-        for _ in range(rounds):
-            for mode in found:
-                tag = reader.get(BLOCKS_PATH).headers["etag"]
-                for _ in range(12):
-                    headers = {"If-None-Match": tag} if mode == "after 304s" else {}
-                    reader.get(BLOCKS_PATH, headers=headers)
-                    client.exec_tool("recall_search", QUERIES[0].args())
-                seq = client.archive("bench: one new block", "nouveau")
-                start = time.perf_counter()
-                answer = reader.get(BLOCKS_PATH, headers={"If-None-Match": tag})
-                found[mode].append(time.perf_counter() - start)
-                if answer.status_code != 200:
-                    raise RuntimeError(f"GET {BLOCKS_PATH} after a new block: {answer.status_code}")
-                client.lock(seq)
-                bench.count.bench_reads["delta"] += 14
-                bench.count.go_exec["delta"] += 12
-    return {mode: {"seconds": _median(v), "samples_s": v} for mode, v in found.items()}
+    for _ in range(rounds):
+        for mode, times in found.items():
+            tag = client.blocks_read().etag
+            for _ in range(12):
+                client.blocks_read(etag=tag if mode == "after 304s" else None)
+                bench.gold(QUERIES[0].args())
+            seq = client.archive("bench: one new block", "nouveau")
+            start = time.perf_counter()
+            answer = client.blocks_read(etag=tag)
+            times.append(time.perf_counter() - start)
+            if answer.status != 200:
+                raise BenchError(f"GET {BLOCKS_PATH} after a new block: {answer.status}")
+            client.lock(seq)
+            bench.expect("delta", reads=14)
+    return {mode: _seconds(v) for mode, v in found.items()}
 
 
-def _kernel(bench: Bench, body: bytes, work_dir: Path, golds: dict[str, str]) -> dict[str, Any]:
-    """run_tool over the blocks in memory against Go's BenchmarkSearch, alternating."""
-    cfg = bench.cfg
-    kernel = GoKernel(work_dir)
-    kernel.build()
-    blocks_file = work_dir / "blocks.json"
-    blocks_file.write_bytes(body)
-    archive = MemoryArchive(_blocks_of(body))
-    found: dict[str, Any] = {}
-    try:
-        for query in QUERIES:
-            args, gold = query.args(), golds[query.name]
-            python: list[float] = []
-            go: list[float] = []
-            for r in range(max(1, min(cfg.rounds, 3))):
-                for side in ("go", "python") if r % 2 == 0 else ("python", "go"):
-                    if side == "go":
-                        sample = kernel.run(blocks_file, args, benchtime=cfg.min_time)
-                        check_parity(f"Go BenchmarkSearch {query.name}", sample.output, gold)
-                        go.append(sample.ns_per_op / 1e9)
-                        continue
-                    spent, calls = 0.0, 0
-                    while spent < cfg.min_time or calls == 0:
-                        start = time.perf_counter()
-                        output = run_tool("recall_search", args, archive)
-                        spent += time.perf_counter() - start
-                        calls += 1
-                        check_parity(f"kernel {query.name}", output, gold)
-                        bench.count.checked += 1
-                    python.append(spent / calls)
-            found[query.name] = _figure(python, go)
-    finally:
-        blocks_file.unlink(missing_ok=True)
-    return found
+def _composition(blocks: Sequence[Block]) -> dict[str, float]:
+    """Shares of blocks whose content is ASCII, Latin-1, BMP or wider."""
+    kinds = ("ascii", "latin1", "bmp", "astral")
+    counts = dict.fromkeys(kinds, 0)
+    for block in blocks:
+        top = ord(max(block.content, default="\0"))
+        counts[kinds[(top >= 0x80) + (top >= 0x100) + (top >= 0x10000)]] += 1
+    return {k: round(v / max(len(blocks), 1), 4) for k, v in counts.items()}
 
 
 def _measure_size(bench: Bench, size: int, work_dir: Path) -> dict[str, Any]:
     cfg = bench.cfg
+    few = min(cfg.rounds, 3)  # in-process samples and the Go's GET after a new block
     body = bench.read("delta")
     bench.body_bytes = len(body)
-    blocks = _blocks_of(body)
+    blocks = kernel.blocks_of(body)
     if len(blocks) != size:
-        raise RuntimeError(f"the Go serves {len(blocks)} blocks, {size} were archived")
-    entry: dict[str, Any] = {
-        "blocks": size,
-        "body_bytes": len(body),
-        "composition": _composition(blocks),
-    }
+        raise BenchError(f"the Go serves {len(blocks)} blocks, {size} were archived")
+    entry: dict[str, Any] = {"blocks": size, "body_bytes": len(body)}
+    entry["composition"] = _composition(blocks)
     del blocks
     if size <= DETAIL_SIZE:
-        bench.log(f"[bench] {size} blocks: decoders and the word index…")
-        entry["decode_s"] = time_decoders(body, max(1, min(cfg.rounds, 5)))
-        entry["index"] = _index_figures(body, cfg.rounds)
+        _log(f"[bench] {size} blocks: decoders and the word index…")
+        entry["decode_s"] = kernel.decoders(body, min(cfg.rounds, 5))
+        entry["index"] = kernel.word_index(body, few)
     if cfg.kernel and size == max((s for s in cfg.sizes if s <= DETAIL_SIZE), default=0):
-        bench.log(f"[bench] {size} blocks: kernel…")
-        golds = {
-            q.name: bench.clients["delta"].exec_tool("recall_search", q.args()) for q in QUERIES
-        }
-        bench.count.go_exec["delta"] += len(QUERIES)
-        entry["kernel"] = _kernel(bench, body, work_dir, golds)
-        bench.log(f"[bench] {size} blocks: the Go's GET after a new block…")
-        entry["go_get_after_new_block"] = _go_get_after(bench, max(1, min(cfg.rounds, 3)))
+        _log(f"[bench] {size} blocks: kernel…")
+        golds = {q.name: bench.gold(q.args()) for q in QUERIES}
+        samples, checked = kernel.kernel(body, golds, work_dir, rounds=few, min_time=cfg.min_time)
+        entry["kernel"] = {name: _figure(*sides) for name, sides in samples.items()}
+        bench.checked += checked
+        _log(f"[bench] {size} blocks: the Go's GET after a new block…")
+        entry["go_get_after_new_block"] = _go_get_after(bench, few)
     del body
     gc.collect()
-    bench.log(f"[bench] {size} blocks: sessions…")
-    entry.update(_sessions(bench, cfg.rounds, size))
+    _log(f"[bench] {size} blocks: sessions…")
+    entry.update(_sessions(bench, size))
     for kind in GOS:
         bench.request_log_check(kind)
     if cfg.memory and (size >= DETAIL_SIZE or size == max(cfg.sizes)):
@@ -492,8 +315,8 @@ def _measure_size(bench: Bench, size: int, work_dir: Path) -> dict[str, Any]:
     if size == max(cfg.sizes):
         entry["herd"] = {}
         for kind, callers in HERDS:
-            bench.log(f"[bench] {size} blocks: {callers} callers of one {kind} host…")
-            herd = bench.herd(kind, callers, cfg.queries[0].args())
+            _log(f"[bench] {size} blocks: {callers} callers of one {kind} host…")
+            herd = bench.herd(kind, callers, SESSION_QUERIES[0].args())
             herd["ratio"] = (herd["peak_bytes"] or 0) / entry["body_bytes"]
             entry["herd"][kind] = herd
         bench.request_log_check("delta")
@@ -502,138 +325,128 @@ def _measure_size(bench: Bench, size: int, work_dir: Path) -> dict[str, Any]:
 
 def _measure_memory(bench: Bench, entry: dict[str, Any], modes: Sequence[str]) -> dict[str, Any]:
     """The Python path's peak and kept memory for the first query over this archive."""
-    query = bench.cfg.queries[0]
-    go = bench.gos["delta"]
-    bench.log(f"[bench] {entry['blocks']} blocks: memory of the Python path…")
-    digest = hashlib.sha256(
-        bench.clients["delta"].exec_tool("recall_search", query.args()).encode()
-    )
-    bench.count.go_exec["delta"] += 1
+    query = SESSION_QUERIES[0]
+    _log(f"[bench] {entry['blocks']} blocks: memory of the Python path…")
+    digest = hashlib.sha256(bench.gold(query.args()).encode()).hexdigest()
     body_bytes = entry["body_bytes"]
-    memory: dict[str, Any] = {
-        "blocks": entry["blocks"],
-        "query": query.name,
-        "body_bytes": body_bytes,
-    }
+    memory: dict[str, Any] = {"blocks": entry["blocks"], "query": query.name}
+    memory["body_bytes"] = body_bytes
     for mode in modes:
-        cache_bytes = cache_bytes_for(body_bytes, "delta")
-        found = measure(go.base_url, query.args(), mode, searches=3, cache_bytes=cache_bytes)
-        searches = found["searches"]
-        assert isinstance(searches, list)
-        for n, search in enumerate(searches):
-            bench.count.checked += 1
-            bench.count.python_reads["delta"] += 1
-            if search["output_sha256"] != digest.hexdigest():
-                raise ParityFailure(f"memory child ({mode}), search {n + 1}: output differs")
+        argv = ["--base-url", bench.gos["delta"].base_url, "--args", query.args(), "--mode", mode]
+        found = _child("bench.memory", *argv, "--searches", 3, "--cache-bytes", bench.cache_bytes())
+        for n, search in enumerate(found["searches"], 1):
+            bench.expect("delta", searches=1, checked=1)
+            if search["output_sha256"] != digest:
+                raise ParityFailure(f"memory child ({mode}), search {n}: output differs")
             search["ratio"] = search["peak_bytes"] / body_bytes
-        memory[mode] = searches
-        memory[f"{mode}_kept"] = found.get("kept")
+        memory[mode] = found["searches"]
+        memory[f"{mode}_kept"] = found["kept"]
     bench.request_log_check("delta")
     return memory
 
 
 def _time_make_parity(runs: int) -> dict[str, Any]:
-    env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL"}}
     seconds: list[float] = []
-    last = ""
     for _ in range(runs):
         start = time.perf_counter()
-        done = subprocess.run(
-            ["make", "--no-print-directory", "parity"],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
+        done = _run(["make", "--no-print-directory", "parity"], timeout=600)
         seconds.append(time.perf_counter() - start)
-        last = (done.stdout.strip().splitlines() or [""])[-1]
+        found = {"seconds": seconds, "last_line": (done.stdout.strip().splitlines() or [""])[-1]}
         if done.returncode != 0:
-            return {
-                "ok": False,
-                "seconds": seconds,
-                "last_line": last,
-                "stderr": done.stderr[-500:],
-            }
-    return {"ok": True, "seconds": seconds, "median_s": _median(seconds), "last_line": last}
+            return {"ok": False, **found, "stderr": done.stderr[-500:]}
+    return {"ok": True, **found, "median_s": median(seconds)}
+
+
+def _archive(client: GoClient, batch: list[tuple[str, str, bool]]) -> float:
+    """Archive the blocks (``/debug/archive``, 2,000 a request); the seconds it took."""
+    start = time.perf_counter()
+    for at in range(0, len(batch), 2000):
+        client.archive_many(batch[at : at + 2000])
+    return time.perf_counter() - start
+
+
+def _machine() -> dict[str, object]:
+    """What the figures were measured on, as results.json records it."""
+    info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    cpu = re.search(r"^model name\s*:\s*(.+)$", info, re.MULTILINE)
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        memory = 0
+    return {
+        "cpu": cpu[1].strip() if cpu else platform.processor() or "unknown CPU",
+        "cores": os.cpu_count(),
+        "memory_gib": round(memory / 2**30, 1) or None,
+        "os": f"{platform.system()} {platform.release()} {platform.machine()}",
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "python_executable": sys.executable,
+    }
+
+
+def _load() -> list[float]:
+    """The 1, 5 and 15-minute load averages (empty where unknown)."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return []
 
 
 def run(cfg: Config) -> dict[str, Any]:
     """Run the whole bench; the results (as results.json holds them)."""
     started = time.time()
-    results: dict[str, Any] = {
-        "machine": machine.describe(),
-        "load_before": machine.load_average(),
-        "config": {
-            "sizes": cfg.sizes,
-            "rounds": cfg.rounds,
-            "min_time_s": cfg.min_time,
-            "seed": cfg.seed,
-            "quick": cfg.quick,
-            "argv": list(cfg.argv),
-            "queries": [{"name": q.name, "args": q.args()} for q in cfg.queries],
-        },
-        "sizes": [],
-    }
-    cfg.work_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="run-", dir=cfg.work_dir) as work:
-        return _run(cfg, Path(work), results, started)
-
-
-def _run(cfg: Config, work_dir: Path, results: dict[str, Any], started: float) -> dict[str, Any]:
+    config = {"sizes": cfg.sizes, "rounds": cfg.rounds, "min_time_s": cfg.min_time}
+    config |= {"seed": cfg.seed, "quick": cfg.quick, "argv": list(cfg.argv)}
+    config["queries"] = [{"name": q.name, "args": q.args()} for q in SESSION_QUERIES]
+    results: dict[str, Any] = {"machine": _machine(), "load_before": _load(), "config": config}
+    results["sizes"] = []
     _log("[bench] cold start (fresh processes)…")
-    modes = ("pyc",) if cfg.quick else coldstart.MODES
-    cold = coldstart.measure(runs=cfg.coldstart_runs, modes=modes)
-    results["coldstart"] = cold[str(coldstart.ROOT)]
+    runs, modes = (1, ("pyc",)) if cfg.quick else (5, coldstart.MODES)
+    results["coldstart"] = coldstart.measure(runs=runs, modes=modes)[str(ROOT)]
     specs = generate_blocks(max(cfg.sizes), cfg.seed)
     reference = GoReference()
+    (ROOT / ".cache" / "bench").mkdir(parents=True, exist_ok=True)
     with (
-        reference.start(first_seq=1) as with_extensions,
-        reference.start(first_seq=1, etag=False) as without,
+        tempfile.TemporaryDirectory(prefix="run-", dir=ROOT / ".cache" / "bench") as work,
+        reference.start(first_seq=1) as delta,
+        reference.start(first_seq=1, etag=False) as plain,
+        GoClient(delta.connection, timeout=TIMEOUT) as to_delta,
+        GoClient(plain.connection, timeout=TIMEOUT) as to_plain,
     ):
-        gos = {"delta": with_extensions, "plain": without}
-        results["go"] = with_extensions.version()
-        bench = Bench(cfg, gos)
-        archivers = {kind: Archiver(go.connection) for kind, go in gos.items()}
-        try:
-            archived = 0
-            for size in sorted(cfg.sizes):
-                bench.log(f"[bench] {size} blocks: archiving…")
-                batch = list(_take(specs, size - archived))
-                load_s = [archivers[kind].archive(iter(batch), len(batch)) for kind in GOS]
-                archived = size
-                entry = _measure_size(bench, size, work_dir)
-                entry["archive_s"] = max(load_s)
-                results["sizes"].append(entry)
-        finally:
-            for archiver in archivers.values():
-                archiver.close()
-            bench.close()
+        results["go"] = delta.version()
+        bench = Bench(cfg, {"delta": delta, "plain": plain}, {"delta": to_delta, "plain": to_plain})
+        for before, size in pairwise([0, *cfg.sizes]):
+            _log(f"[bench] {size} blocks: archiving…")
+            batch = [(spec.label, spec.content, False) for spec in islice(specs, size - before)]
+            load_s = max(_archive(client, batch) for client in bench.clients.values())
+            entry = _measure_size(bench, size, Path(work))
+            entry["archive_s"] = load_s
+            results["sizes"].append(entry)
     if cfg.parity_runs > 0:
         _log("[bench] make parity…")
         results["make_parity"] = _time_make_parity(cfg.parity_runs)
-    results["load_after"] = machine.load_average()
-    results["parity"] = {
-        "checked_outputs": bench.count.checked,
-        "all_identical": True,
-        "python_path_called_go_tool": False,
-    }
+    results["load_after"] = _load()
+    # Reached only when every output was identical and the request logs were as expected.
+    parity = {"checked_outputs": bench.checked, "all_identical": True}
+    results["parity"] = parity | {"python_path_called_go_tool": False}
     results["elapsed_s"] = time.time() - started
     results["targets"] = targets(results)
     return results
 
 
-def _take(specs: Iterator[BlockSpec], count: int) -> Iterator[BlockSpec]:
-    for _ in range(count):
-        yield next(specs)
-
-
 def _sizes(text: str) -> list[int]:
-    sizes = sorted({int(part.replace("_", "")) for part in text.split(",") if part.strip()})
+    try:
+        sizes = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        sizes = []
     if not sizes or sizes[0] < 1:
         raise argparse.ArgumentTypeError("sizes are positive integers, such as 1000,10000")
     return sizes
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return int(text)
 
 
 def parse_args(argv: Sequence[str]) -> Config:
@@ -642,57 +455,49 @@ def parse_args(argv: Sequence[str]) -> Config:
         prog="python -m bench",
         description="recall_search, Python against Go, side by side (`make bench`).",
     )
-    parser.add_argument("--sizes", type=_sizes, help="archive sizes (default 100,10000,100000)")
-    parser.add_argument("--rounds", type=int, help="sessions of each kind per size (default 3)")
-    parser.add_argument(
-        "--min-time", type=float, help="seconds per kernel sample, each side (default 0.3)"
-    )
-    parser.add_argument(
+    add = parser.add_argument
+    add("--sizes", type=_sizes, help="archive sizes (default 100,10000,100000)")
+    add("--rounds", type=_positive, help="sessions of each kind per size (default 3)")
+    sample = "seconds per kernel sample, each side (default 0.3)"
+    add("--min-time", type=float, default=0.3, help=sample)
+    add(
         "--quick",
         action="store_true",
         help="smoke run: tiny sizes, 2 rounds, no kernel, one cold start run, no make parity",
     )
-    parser.add_argument("--no-memory", action="store_true", help="skip the memory measurement")
-    parser.add_argument("--no-kernel", action="store_true", help="skip the kernel measurement")
-    parser.add_argument(
-        "--parity-runs", type=int, help="times `make parity` is timed (default 3, quick 0)"
-    )
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    parser.add_argument(
-        "--out-dir",
-        type=Path,
-        default=ROOT / "bench",
-        help="where results.json and RESULTS.md go (default bench/)",
-    )
+    add("--no-memory", action="store_true", help="skip the memory measurement")
+    add("--no-kernel", action="store_true", help="skip the kernel measurement")
+    add("--parity-runs", type=int, help="times `make parity` is timed (default 3, quick 0)")
+    add("--seed", type=int, default=DEFAULT_SEED)
+    out = "where results.json and RESULTS.md go (default bench/)"
+    add("--out-dir", type=Path, default=ROOT / "bench", help=out)
     opts = parser.parse_args(argv)
-    quick = bool(opts.quick)
-    rounds = opts.rounds if opts.rounds is not None else (2 if quick else 3)
-    if rounds < 1:
-        parser.error("--rounds must be at least 1")
+    quick: bool = opts.quick
     return Config(
         sizes=opts.sizes or list(QUICK_SIZES if quick else DEFAULT_SIZES),
-        rounds=rounds,
-        min_time=opts.min_time if opts.min_time is not None else 0.3,
+        rounds=opts.rounds or (2 if quick else 3),
+        min_time=opts.min_time,
         out_dir=opts.out_dir,
-        work_dir=ROOT / ".cache" / "bench",
         seed=opts.seed,
         memory=not opts.no_memory,
         kernel=not (opts.no_kernel or quick),
-        coldstart_runs=1 if quick else 5,
-        parity_runs=opts.parity_runs if opts.parity_runs is not None else (0 if quick else 3),
+        parity_runs=(0 if quick else 3) if opts.parity_runs is None else opts.parity_runs,
         quick=quick,
         argv=list(argv),
     )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m bench``: 0, or 1 on a parity failure."""
+    """Entry point of ``python -m bench``: 0, 1 on a parity failure, 2 when a measure fails."""
     cfg = parse_args(sys.argv[1:] if argv is None else argv)
     try:
         results = run(cfg)
     except ParityFailure as failure:
         print(f"bench: PARITY FAILURE: {failure}", file=sys.stderr)
         return 1
+    except BenchError as error:
+        print(f"bench: {error}", file=sys.stderr)
+        return 2
     text = render_text(results)
     print(text)
     cfg.out_dir.mkdir(parents=True, exist_ok=True)

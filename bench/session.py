@@ -1,25 +1,16 @@
 """One session of a host in a fresh process, Python beside Go: what ``make bench`` times.
 
-``python -m bench.session URL [--token-env VAR] [--go-first]`` runs, in this fresh
-interpreter, and prints one JSON object:
-
-1. ``import recall`` (timed), then ``GoTurnHost(URL)`` (timed); with ``--warm``,
-   ``host.warm()`` (timed apart: what a service pays in its start-up hook);
-2. **first**: the host's first ``recall_search`` (the first query), then the Go's
-   own ``POST /internal/v1/tool/exec`` from a new httpx client (a new connection):
-   Python always first, so that it bears every cost of a cold process;
-3. **repeated**: six different queries (``bench.data.SESSION_QUERIES``), each beside
-   the Go's, the archive unchanged;
-4. **steady**: the same six again (not with ``--no-steady``);
-5. **new block**: one block archived (not timed), then the first query, beside the Go's;
-   the block is locked again afterwards (``/debug/lock``), so that the next session
-   reads the archive it measures.
-
-Elsewhere Python and Go alternate (``--go-first`` starts with Go), each figure its own wall
-time (``time.perf_counter``) until the output is a str. Every Python output is
-compared with the Go's for the same call at the same moment: a difference is
-printed and the process exits 1. The token, if any, is read from the environment
-variable named, never from the command line.
+``python -m bench.session URL [--token-env VAR] [--go-first] [--warm] [--no-steady]``
+times ``import recall``, ``GoTurnHost(URL)`` and, with ``--warm``, ``host.warm()``;
+then, each search beside the Go's own ``POST /internal/v1/tool/exec``: **first**
+(the first query, Python first, so that it bears every cost of a cold process),
+**repeated** (the six ``SESSION_QUERIES``, the archive unchanged), **steady** (the six
+again) and **new block** (one block archived untimed, then the first query; locked
+again afterwards, so that the next session reads the archive it measures). Elsewhere
+Python and Go alternate (``--go-first``: Go first), each figure its own wall time.
+Every Python output is compared with Go's for the same call at the same moment: a
+difference is printed and the process exits 1. It prints one JSON object. The token,
+if any, is read from the environment variable named, never from the command line.
 """
 
 from __future__ import annotations
@@ -30,6 +21,8 @@ import sys
 import time
 
 __all__ = ["main"]
+
+EXEC = "/internal/v1/tool/exec"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,16 +40,14 @@ def main(argv: list[str] | None = None) -> int:
     from recall._core import DEFAULT_CACHE_BYTES
 
     parser = argparse.ArgumentParser(prog="python -m bench.session")
-    parser.add_argument("url")
-    parser.add_argument("--token-env", default="")
-    parser.add_argument("--go-first", action="store_true")
-    parser.add_argument("--warm", action="store_true", help="host.warm() before the first")
-    parser.add_argument("--no-steady", action="store_true", help="not the six again")
-    parser.add_argument("--cache-bytes", type=int, default=DEFAULT_CACHE_BYTES)
-    parser.add_argument("--new-label", default="bench: one new block")
-    parser.add_argument(
-        "--decoder", choices=("best", "json"), default="best", help="json: as without msgspec"
-    )
+    add = parser.add_argument
+    add("url")
+    add("--token-env", default="", help="the variable that holds the token")
+    add("--go-first", action="store_true")
+    add("--warm", action="store_true", help="host.warm() before the first")
+    add("--no-steady", action="store_true", help="not the six again")
+    add("--cache-bytes", type=int, default=DEFAULT_CACHE_BYTES)
+    add("--decoder", choices=("best", "json"), default="best", help="json: as without msgspec")
     opts = parser.parse_args(argv)
     if opts.decoder == "json":
         import recall._blocks
@@ -69,29 +60,26 @@ def main(argv: list[str] | None = None) -> int:
     host = recall.GoTurnHost(opts.url, token=token, timeout=300.0, cache_bytes=opts.cache_bytes)
     constructed = time.perf_counter() - started
     warmed = None
-    if opts.warm and hasattr(host, "warm"):
+    if opts.warm:  # timed apart: what a service pays in its start-up hook
         started = time.perf_counter()
         host.warm()
         warmed = time.perf_counter() - started
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     go = httpx.Client(base_url=opts.url, headers=headers, timeout=300.0, trust_env=False)
-    order = ("go", "python") if opts.go_first else ("python", "go")
     failures: list[str] = []
 
-    def go_exec(args: str) -> str:
-        answer = go.post("/internal/v1/tool/exec", json={"name": "recall_search", "args": args})
-        answer.raise_for_status()
-        output = answer.json()["output"]
-        assert isinstance(output, str)
-        return output
+    def post(path: str, doc: object) -> httpx.Response:
+        return go.post(path, json=doc).raise_for_status()
 
-    def pair(what: str, args: str, sides: tuple[str, str] = order) -> dict[str, float]:
+    def pair(what: str, args: str, go_first: bool = opts.go_first) -> dict[str, float]:
         outputs: dict[str, str] = {}
         seconds: dict[str, float] = {}
-        for side in sides:
-            call = host.exec_tool if side == "python" else None
+        for side in ("go", "python") if go_first else ("python", "go"):
             begin = time.perf_counter()
-            outputs[side] = call("recall_search", args) if call else go_exec(args)
+            if side == "python":
+                outputs[side] = host.exec_tool("recall_search", args)
+            else:
+                outputs[side] = post(EXEC, {"name": "recall_search", "args": args}).json()["output"]
             seconds[side] = time.perf_counter() - begin
         if outputs["python"] != outputs["go"]:
             failures.append(f"{what} {args}: python {outputs['python'][:300]!r}")
@@ -99,36 +87,21 @@ def main(argv: list[str] | None = None) -> int:
         return seconds
 
     queries = [query.args() for query in SESSION_QUERIES]
-    first = pair("first", queries[0], ("python", "go"))
+    first = pair("first", queries[0], go_first=False)
     repeated = [pair("repeated", args) for args in queries]
     steady = [] if opts.no_steady else [pair("steady", args) for args in queries]
-    archived = go.post(
-        "/internal/v1/recall/archive",
-        json={"label": opts.new_label, "content": "Échec du déploiement, une fois de plus."},
-    )
-    archived.raise_for_status()
+    block = {"label": "bench: one new block", "content": "Échec du déploiement, une fois de plus."}
+    seq = post("/internal/v1/recall/archive", block).json()["seq"]
     new_block = pair("new block", queries[0])
     # Locked again (the reference's debug route): the next session reads the archive of
     # the size measured, no more.
-    locked = go.post("/debug/lock", json={"seq": archived.json()["seq"], "locked": True})
-    locked.raise_for_status()
+    post("/debug/lock", {"seq": seq, "locked": True})
     host.close()
     go.close()
-    print(
-        json.dumps(
-            {
-                "import_s": imported,
-                "host_s": constructed,
-                "warm_s": warmed,
-                "first": first,
-                "repeated": repeated,
-                "steady": steady,
-                "new_block": new_block,
-                "queries": [query.name for query in SESSION_QUERIES],
-                "failures": failures,
-            }
-        )
-    )
+    figures: dict[str, object] = {"import_s": imported, "host_s": constructed, "warm_s": warmed}
+    figures |= {"first": first, "repeated": repeated, "steady": steady, "new_block": new_block}
+    names = [query.name for query in SESSION_QUERIES]
+    print(json.dumps({**figures, "queries": names, "failures": failures}))
     return 1 if failures else 0
 
 

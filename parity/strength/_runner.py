@@ -3,8 +3,9 @@
 Each worker (a spawned ``multiprocessing`` process) loads the journal once, then for
 each mutant imports the mutated module from its compiled code (a meta-path finder;
 the file is never written) and replays the journal case by case, each case in the
-passes of ``parity.replay.MODES``: the first case that fails kills the mutant. The
-unmutated code is replayed first in each worker and must pass. A mutant that
+passes of ``parity.replay.MODES`` (after the archive pass alone, which kills most
+mutants sooner): the first case that fails kills the mutant. The unmutated code is
+replayed first in each worker and must pass. A mutant that
 outlives its time-out is killed with its worker, which is started again.
 """
 
@@ -95,11 +96,17 @@ def _worker(conn: Connection, corpus_name: str) -> None:
             if mutant is not None:
                 finder = _MutantFinder(mutant.module, mutant.code())
                 sys.meta_path.insert(0, finder)
-            with Replayer(loaded, corpus) as replayer:
-                for call in loaded.calls:
-                    if not replayer.run_case(call, modes=MODES).passed:
-                        status, detail = "killed", call.case
-                        break
+            # A mutant: the archive pass alone first (it kills most mutants, at a third of
+            # the cost); then every pass, case by case, as for the unmutated code.
+            for modes in [MODES] if mutant is None else [MODES[:1], MODES]:
+                with Replayer(loaded, corpus) as replayer:
+                    failed = next(
+                        (c for c in loaded.calls if not replayer.run_case(c, modes=modes).passed),
+                        None,
+                    )
+                if failed is not None:
+                    status, detail = "killed", failed.case
+                    break
         except Exception as e:
             status, detail = "killed", f"{type(e).__name__}: {short(str(e), 120)}"
         finally:

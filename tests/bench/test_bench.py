@@ -15,13 +15,15 @@ from pathlib import Path
 
 import pytest
 
+from bench import BenchError, ParityFailure
 from bench.data import QUERIES, SESSION_QUERIES, generate_blocks
-from bench.gokernel import parse_ns_per_op
+from bench.kernel import check_parity, ns_per_op
 from bench.memory import CACHE_PER_JSON_BYTE, DEFAULT_CACHE_BYTES, cache_bytes_for
 from bench.report import targets
-from bench.runner import SESSION_CALLS, SESSION_KINDS, ParityFailure, check_parity, parse_args
+from bench.runner import SESSION_CALLS, SESSION_KINDS, Bench, _child, parse_args
 from parity.errors import GoReferenceError
 from parity.fixtures.go import go_unavailable
+from parity.goclient import BLOCKS_PATH, EXEC_PATH, GoClient, GoConnection
 from parity.reference import go_executable
 from recall._index import Searcher
 from tests.recall.mockgo import MockGo, go_body
@@ -46,12 +48,12 @@ def test_data_is_deterministic_and_realistic() -> None:
     assert SESSION_QUERIES[: len(QUERIES)] == QUERIES
 
 
-def test_parse_ns_per_op() -> None:
+def test_ns_per_op() -> None:
     text = (
         "goos: linux\nBenchmarkSearch-2   \t      12\t  98765432 ns/op\t  10000 blocks\n"
         "BenchmarkSearch \t 3\t 1.5e+09 ns/op\nPASS\n"
     )
-    assert parse_ns_per_op(text) == [(12, 98765432.0), (3, 1.5e9)]
+    assert ns_per_op(text) == [(12, 98765432.0), (3, 1.5e9)]
 
 
 def test_check_parity_names_the_first_difference() -> None:
@@ -180,3 +182,56 @@ def test_cache_bytes_sized_as_the_readme_says_keeps_the_set_and_its_index(
         assert core._searcher.index_of(kept) is not None
         assert kept.complete == (options != {"deltas": True})  # whole where a re-read may come
     assert mock.kinds[len(SESSION_QUERIES)] == ("delta" if options.get("deltas") else "full")
+
+
+class _LoggedGo:
+    """What Bench needs of a running Go: its connection and its request log."""
+
+    def __init__(self) -> None:
+        self.connection = GoConnection("http://127.0.0.1:9")
+        self.log: list[str] = []
+
+    def requests(self, *, since: int = 0) -> list[str]:
+        return self.log[since:]
+
+
+def test_request_log_check_refuses_a_tool_call_or_a_read_not_accounted_for() -> None:
+    gos = {"delta": _LoggedGo(), "plain": _LoggedGo()}
+    clients = {kind: GoClient(go.connection) for kind, go in gos.items()}  # never used here
+    bench = Bench(parse_args(["--quick"]), gos, clients)  # type: ignore[arg-type]
+    read, execute = f"GET {BLOCKS_PATH}", f"POST {EXEC_PATH}"
+    bench.expect("delta", execs=1, reads=1, searches=2, checked=2)
+    gos["delta"].log += [execute, read, f"{read}?since=3", read]  # the bench's, the searches'
+    bench.request_log_check("delta")
+    assert bench.checked == 2
+    bench.expect("delta", searches=1)
+    gos["delta"].log += [read, execute]  # the Python path called Go's tool
+    with pytest.raises(ParityFailure, match="1 /tool/exec calls"):
+        bench.request_log_check("delta")
+    bench.expect("delta", searches=1)
+    gos["delta"].log += [read, read]  # two reads for one search
+    with pytest.raises(ParityFailure, match="2 /blocks reads"):
+        bench.request_log_check("delta")
+    gos["plain"].log += ["GET /debug/requests"]
+    with pytest.raises(ParityFailure, match="other requests"):
+        bench.request_log_check("plain")
+    for client in clients.values():
+        client.close()
+
+
+def test_a_child_reports_its_parity_failure_or_its_error(tmp_path: Path) -> None:
+    def printed(doc: str) -> Path:  # `python -m json.tool --compact FILE` prints it on a line
+        path = tmp_path / "printed.json"
+        path.write_text(doc)
+        return path
+
+    assert _child("json.tool", "--compact", printed('{"failures": []}'), parity="failures") == {
+        "failures": []
+    }
+    doc = printed('{"failures": ["first: python \'a\'", "first: go \'b\'"]}')
+    with pytest.raises(ParityFailure, match=r"json\.tool: first: python 'a'\nfirst: go 'b'"):
+        _child("json.tool", "--compact", doc, parity="failures")
+    with pytest.raises(ParityFailure, match="3 outputs differ"):
+        _child("json.tool", "--compact", printed('{"differ": 3}'), parity="differ")
+    with pytest.raises(BenchError, match=r"json\.tool failed:\n(.|\n)*Expecting value"):
+        _child("json.tool", "--compact", printed("not json"))

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from bench import coldstart
+from bench import BenchError, coldstart
 
 
 @pytest.mark.once
@@ -48,5 +48,5 @@ def test_importtime_is_parsed() -> None:
         "import time:      2000 |       5000 | recall\n"
     )
     assert coldstart._importtime(stderr) == (5.0, 0.15)
-    with pytest.raises(RuntimeError, match="recall"):
+    with pytest.raises(BenchError, match="recall"):
         coldstart._importtime("import time:  1 |  1 | json\n")
