@@ -8,6 +8,7 @@ UnknownToolError) that says what failed.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -98,9 +99,11 @@ def block_request(seq: int) -> Request:
     return Request("GET", BLOCK_PATH, f"GET {BLOCK_PATH}?seq={digits}", params={"seq": digits})
 
 
+@functools.lru_cache(maxsize=4)
 def blocks_request(since: str | None = None) -> Request:
     """``GET /internal/v1/recall/blocks``; given the tag of a kept set, the incremental
-    read ``?since=<tag>`` (percent-encoded) with ``If-None-Match: <tag>``."""
+    read ``?since=<tag>`` (percent-encoded) with ``If-None-Match: <tag>``. The same
+    object for the same tag (a host builds its httpx request once)."""
     if since is None:
         return Request("GET", BLOCKS_PATH, f"GET {BLOCKS_PATH}")
     return Request(

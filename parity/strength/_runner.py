@@ -112,7 +112,10 @@ def _worker(conn: Connection, corpus_name: str) -> None:
         finally:
             if finder is not None:
                 sys.meta_path.remove(finder)
-        conn.send((status, detail))
+        try:
+            conn.send((status, detail))
+        except OSError:  # the parent gave up on this mutant (its time-out) and left
+            return
 
 
 class _MutationWorker:
