@@ -173,10 +173,7 @@ class Corpus:
 
     def call(self, case: str) -> CorpusCall:
         """The call named ``case`` (``KeyError`` when there is none)."""
-        for c in self.calls:
-            if c.case == case:
-                return c
-        raise KeyError(case)
+        return {c.case: c for c in self.calls}[case]
 
 
 def get_corpus(name: str) -> Corpus:

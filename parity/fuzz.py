@@ -114,12 +114,9 @@ class Divergence:
         )
         return f"fuzz-{self.tool.replace('_', '-')}-{digest.hexdigest()[:8]}"
 
-    def block_name(self, index: int) -> str:
-        return f"{self.case}-b{index}"
-
     def symbolic_args(self) -> str:
         """The args, each archived seq a ``recall`` string cites in decimal as ``{{seq:NAME}}``."""
-        names = {seq: self.block_name(i) for i, (seq, _) in enumerate(self.blocks)}
+        names = {seq: f"{self.case}-b{i}" for i, (seq, _) in enumerate(self.blocks)}
         return symbolic_args(self.tool, self.args, names)
 
     def cites_literally(self) -> bool:
@@ -139,7 +136,7 @@ class Divergence:
                 " those the call or the outputs cite"
             )
         for i, (_, block) in enumerate(self.blocks):
-            named = CorpusBlock(self.block_name(i), block.label, block.content, block.locked)
+            named = CorpusBlock(f"{self.case}-b{i}", block.label, block.content, block.locked)
             lines.append(named.source() + ",")
         lines.append("# call (add to CALLS):")
         lines.append(CorpusCall(self.case, self.tool, self.symbolic_args()).source() + ",")

@@ -150,10 +150,7 @@ class Journal:
 
     def call(self, case: str) -> JournalCall:
         """The call recorded under ``case`` (``KeyError`` when there is none)."""
-        for c in self.calls:
-            if c.case == case:
-                return c
-        raise KeyError(case)
+        return {c.case: c for c in self.calls}[case]
 
 
 def pending_path(path: str | Path) -> Path:

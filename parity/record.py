@@ -385,19 +385,17 @@ def run(args: argparse.Namespace) -> int:
 
     versions = {key: value for key in VERSION_KEYS if (value := getattr(args, key))}
     go = connection_from_options(args.go_url, ca=args.go_ca, cert=args.go_cert, key=args.go_key)
-    status: int = Exit.OK
-    for corpus, path in corpora(args):
-        status = max(
-            status,
-            run_record(
-                corpus,
-                journal_path=path,
-                go=go,
-                versions=versions,
-                check=args.check,
-                out=sys.stdout,
-                full=args.verbose,
-                new_only=args.new_only,
-            ),
+    statuses = [
+        run_record(
+            corpus,
+            journal_path=path,
+            go=go,
+            versions=versions,
+            check=args.check,
+            out=sys.stdout,
+            full=args.verbose,
+            new_only=args.new_only,
         )
-    return status
+        for corpus, path in corpora(args)
+    ]
+    return max(statuses, default=Exit.OK)

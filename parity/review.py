@@ -354,12 +354,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
 
 def run(args: argparse.Namespace) -> int:
     """``parity review``: the worst status over the corpora."""
-    status: int = Exit.OK
-    for corpus, path in corpora(args):
-        status = max(
-            status,
-            run_review(
-                corpus, journal_path=path, decide=args.decide, answers=sys.stdin, out=sys.stdout
-            ),
-        )
-    return status
+    statuses = [
+        run_review(corpus, journal_path=path, decide=args.decide, answers=sys.stdin, out=sys.stdout)
+        for corpus, path in corpora(args)
+    ]
+    return max(statuses, default=Exit.OK)
