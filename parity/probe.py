@@ -16,7 +16,13 @@ import operator
 import re
 
 from parity.errors import ParityError
-from parity.goclient import TOKEN_ENV, GoClient, GoConnection, add_go_options
+from parity.goclient import (
+    TOKEN_ENV,
+    GoClient,
+    GoConnection,
+    add_go_options,
+    connection_from_options,
+)
 from recall import MemoryArchive, run_tool, unicode_versions
 from recall._go import tables
 
@@ -113,8 +119,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
 
 def run(args: argparse.Namespace) -> int:
     """``parity probe``: print the Go's Unicode version (ProbeError: exit 2)."""
-    from parity.goclient import connection_from_options
-
     go = connection_from_options(args.go_url, ca=args.go_ca, cert=args.go_cert, key=args.go_key)
     if go is None:
         raise ParityError("parity probe needs --go-url URL")

@@ -24,7 +24,13 @@ from parity.compare import Drift, compare
 from parity.corpus import Corpus
 from parity.diff import changes_report
 from parity.errors import GoClientError, JournalError, RecordError
-from parity.goclient import GoClient, GoConnection
+from parity.goclient import (
+    TOKEN_ENV,
+    GoClient,
+    GoConnection,
+    add_go_options,
+    connection_from_options,
+)
 from parity.journal import (
     UNKNOWN,
     VERSION_KEYS,
@@ -332,8 +338,6 @@ def _report(out: TextIO, head: str, lines: list[str], hint: str | None = None) -
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     """``parity record``'s parser."""
-    from parity.goclient import TOKEN_ENV, add_go_options
-
     rc = sub.add_parser(
         "record",
         help="record the golden journals from Go (`make golden`)",
@@ -381,8 +385,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
 
 def run(args: argparse.Namespace) -> int:
     """``parity record``: the worst status over the corpora."""
-    from parity.goclient import connection_from_options
-
     versions = {key: value for key in VERSION_KEYS if (value := getattr(args, key))}
     go = connection_from_options(args.go_url, ca=args.go_ca, cert=args.go_cert, key=args.go_key)
     statuses = [

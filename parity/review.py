@@ -30,16 +30,8 @@ if TYPE_CHECKING:
 Decision = Literal["accept", "reject", "skip"]
 _Answer = Decision | Literal["details"]
 
-_KEYS: Mapping[str, tuple[_Answer | None, bool]] = {
-    "a": ("accept", False),
-    "r": ("reject", False),
-    "s": ("skip", False),
-    "d": ("details", False),
-    "A": ("accept", True),
-    "R": ("reject", True),
-    "S": ("skip", True),
-    "q": (None, True),
-}
+_KEYS: Mapping[str, _Answer | None] = dict(a="accept", r="reject", s="skip", d="details", q=None)
+"""An answer's key, in lower case; its capital (A, R, S) answers every item left."""
 _ITEM_PROMPT = (
     "accept (a), reject (r), skip (s), details (d); the same for all remaining: A, R, S; quit (q)? "
 )
@@ -114,11 +106,11 @@ class _Asker:
             if not self.answers.isatty():
                 self.out.write(line if line.endswith("\n") else line + "\n")  # as typed
             key = line.strip()
-            if key in keys and key in _KEYS:
-                answer, sticky = _KEYS[key]
+            if len(key) == 1 and key in keys:
+                answer = _KEYS[key.lower()]
                 if answer is None:
                     self.quit = True
-                elif sticky and answer != "details":
+                elif key.isupper() and answer != "details":
                     self.fixed = answer
                 return answer
             print(f"answer one of: {', '.join(keys)}", file=self.out)

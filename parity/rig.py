@@ -390,11 +390,9 @@ class Distinct:
 
     def add(self, state: int, tool: str, args: str) -> bool:
         """Note a call over the archive state ``state``; whether it is new."""
-        key = self._key(state, tool, args)
-        if key in self._seen:
-            return False
-        self._seen.add(key)
-        return True
+        before = len(self._seen)
+        self._seen.add(self._key(state, tool, args))
+        return len(self._seen) > before
 
     def __contains__(self, call: tuple[int, str, str]) -> bool:
         """Whether the call ``(state, tool, args)`` was noted."""
