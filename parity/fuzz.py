@@ -24,6 +24,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from parity import rig
 from parity.corpora.recall import plain_id_seq, symbolic_args
 from parity.corpus import CorpusBlock, CorpusCall
 from parity.errors import ParityError
@@ -31,26 +32,6 @@ from parity.goclient import GoClient, GoConnection, lock_request
 from parity.probe import probe
 from parity.reference import GoReference
 from parity.report import mismatch_report
-from parity.rig import (
-    HARNESS_ERRORS,
-    Abort,
-    Clock,
-    FuzzStats,
-    GoSession,
-    Host,
-    HostSpec,
-    Played,
-    Recording,
-    Rig,
-    TransportWrap,
-    diverged,
-    fuzz_settings,
-    host_specs,
-    log_verdict,
-    run_test,
-    state_key,
-    verdict,
-)
 from parity.strategies import INT64_MAX, BlockSpec, block_sets, call_pools, calls, words_of
 from recall._tools import replace_surrogates
 
@@ -148,7 +129,7 @@ class Divergence:
         return "\n".join(lines)
 
     def report(self) -> str:
-        """What diverged, both outputs made visible, and the ready corpus case."""
+        """What rig.diverged, both outputs made visible, and the ready corpus case."""
         where = f", first seq {self.first_seq}" if self.first_seq is not None else ""
         lines = [
             f"DIVERGENCE {self.case} ({len(self.blocks)} blocks archived{where})",
@@ -172,7 +153,7 @@ class Divergence:
 
 
 def static_divergence(
-    played: Played,
+    played: rig.Played,
     expected: str,
     reasons: tuple[str, ...],
     blocks: Sequence[tuple[int, BlockSpec]],
@@ -218,7 +199,7 @@ def archives(n: int) -> list[tuple[int, int]]:
 class _Archive:
     """The Go's archive of an example, brought from one of its archives to the next."""
 
-    def __init__(self, session: GoSession, first_seq: int, specs: Sequence[BlockSpec]) -> None:
+    def __init__(self, session: rig.GoSession, first_seq: int, specs: Sequence[BlockSpec]) -> None:
         self.session = session
         self.first_seq = first_seq
         self.specs = specs
@@ -236,7 +217,7 @@ class _Archive:
         held, held_locked = self._at if self._at is not None else (0, 0)
         if self._at is None:
             self.session.load(self.first_seq)
-        archiving = [GoSession.archiving(self.specs[held:archived])] if archived > held else []
+        archiving = [rig.GoSession.archiving(self.specs[held:archived])] if archived > held else []
         locking = range(self.first_seq + held_locked, self.first_seq + locked)
         answers = self.session.client.batch([*archiving, *map(lock_request, locking)])
         seqs = answers[0] if archiving else []
@@ -247,9 +228,9 @@ class _Archive:
 
 
 def _pinpoint(
-    gos: Rig,
-    session: GoSession,
-    spec: HostSpec,
+    gos: rig.Rig,
+    session: rig.GoSession,
+    spec: rig.HostSpec,
     first_seq: int,
     specs: Sequence[BlockSpec],
     batch: Sequence[tuple[str, str]],
@@ -263,7 +244,7 @@ def _pinpoint(
     try:
         for tool, args in batch:
             played = host.play(tool, args)
-            call_reasons = log_verdict(session.requests(), played.requests)
+            call_reasons = rig.log_verdict(session.requests(), played.requests)
             if call_reasons:
                 (expected,) = session.outputs([(tool, args)])
                 return static_divergence(played, expected, call_reasons, blocks, first_seq)
@@ -280,22 +261,22 @@ def _size(divergence: Divergence) -> tuple[int, int, int]:
 
 
 def _compare_example(
-    gos: Rig,
-    stats: FuzzStats,
-    clock: Clock,
+    gos: rig.Rig,
+    stats: rig.FuzzStats,
+    clock: rig.Clock,
     first_seq: int,
     specs: Sequence[BlockSpec],
     etag: bool,
-    spec: HostSpec,
+    spec: rig.HostSpec,
     pool: Sequence[tuple[str, str]],
 ) -> None:
     """An example's pool over each of its archives, a fresh host for each; DivergenceFound
-    at the first call that diverges (Abort on a harness error)."""
+    at the first call that diverges (rig.Abort on a harness error)."""
     session = gos.session(mode="etag" if etag else "plain")
     go = _Archive(session, first_seq, specs)
     for archived, locked in archives(len(specs)):
         blocks = go.blocks(archived, locked)
-        state = state_key(blocks)
+        state = rig.state_key(blocks)
         batch = stats.fresh(state, pool)
         if not batch:
             continue
@@ -309,22 +290,22 @@ def _compare_example(
             finally:
                 host.close()
             expected, log, _ = session.settle(batch)  # Go's outputs and log in one request
-        except HARNESS_ERRORS as exc:
-            raise Abort(exc) from exc
-        log_reasons = log_verdict(log, gos.recording.since(at))
+        except rig.HARNESS_ERRORS as exc:
+            raise rig.Abort(exc) from exc
+        log_reasons = rig.log_verdict(log, gos.recording.since(at))
         for call, output in zip(played, expected, strict=True):
             stats.count(state, call.tool, call.args)
-            reasons = verdict(call, output)
+            reasons = rig.verdict(call, output)
             if reasons:
                 divergence = static_divergence(call, output, reasons, blocks, first_seq)
-                diverged(divergence, stats, clock)
+                rig.diverged(divergence, stats, clock)
         if log_reasons:
             specs_now = [b for _, b in blocks]
             try:
                 divergence = _pinpoint(gos, session, spec, first_seq, specs_now, batch, log_reasons)
-            except HARNESS_ERRORS as exc:
-                raise Abort(exc) from exc
-            diverged(divergence, stats, clock)
+            except rig.HARNESS_ERRORS as exc:
+                raise rig.Abort(exc) from exc
+            rig.diverged(divergence, stats, clock)
 
 
 def fuzz_reference(
@@ -334,32 +315,32 @@ def fuzz_reference(
     seconds: float | None = None,
     seed_value: int | None = None,
     reference: GoReference | None = None,
-    stats: FuzzStats | None = None,
+    stats: rig.FuzzStats | None = None,
     shrink_seconds: float = SHRINK_SECONDS,
-    wrap: TransportWrap | None = None,
+    wrap: rig.TransportWrap | None = None,
     unicode_version: str | None = None,
-) -> FuzzStats:
+) -> rig.FuzzStats:
     """Fuzz calls over static archives (see the module); the run's stats.
 
     A divergence ends the run once shrunk (``shrink_seconds`` at most): it is
     ``stats.divergences[0]``; a harness error is raised. ``wrap`` puts a test's transport
     under every host; the hosts are told the Go's Unicode version, or ``unicode_version``.
     """
-    stats = stats if stats is not None else FuzzStats()
-    chosen = fuzz_settings(base or profile(), examples, seconds, seed_value)
-    clock = Clock.of(seconds, shrink_seconds)
-    gos = Rig(reference or GoReference(), wrap, unicode_version=unicode_version)
+    stats = stats if stats is not None else rig.FuzzStats()
+    chosen = rig.fuzz_settings(base or profile(), examples, seconds, seed_value)
+    clock = rig.Clock.of(seconds, shrink_seconds)
+    gos = rig.Rig(reference or GoReference(), wrap, unicode_version=unicode_version)
 
     @chosen
     @given(
         first_seq=st.sampled_from(FIRST_SEQS),
         specs=block_sets(),
         etag=st.booleans(),
-        spec=host_specs(),
+        spec=rig.host_specs(),
         data=st.data(),
     )
     def fuzz_against_reference(
-        first_seq: int, specs: list[BlockSpec], etag: bool, spec: HostSpec, data: st.DataObject
+        first_seq: int, specs: list[BlockSpec], etag: bool, spec: rig.HostSpec, data: st.DataObject
     ) -> None:
         seqs = range(first_seq, first_seq + len(specs))
         words = words_of(t for b in specs for t in (b.label, b.content))
@@ -369,7 +350,7 @@ def fuzz_reference(
             _compare_example(gos, stats, clock, first_seq, specs, etag, spec, unique)
 
     try:
-        run_test(fuzz_against_reference, stats, seed_value, _size)
+        rig.run_test(fuzz_against_reference, stats, seed_value, _size)
     finally:
         gos.close()
     return stats
@@ -385,26 +366,30 @@ def fuzz_go_url(
     examples: int | None = None,
     seconds: float | None = None,
     seed_value: int | None = None,
-    stats: FuzzStats | None = None,
+    stats: rig.FuzzStats | None = None,
     shrink_seconds: float = SHRINK_SECONDS,
-) -> FuzzStats:
+) -> rig.FuzzStats:
     """Fuzz calls over a running Go's archive, read only: Go's outputs from its /tool/exec,
     the fallback checked on the host's own requests (the Go's log may hold other clients'),
     the Go's Unicode version probed."""
-    stats = stats if stats is not None else FuzzStats()
-    chosen = fuzz_settings(base or profile(), examples, seconds, seed_value)
-    clock = Clock.of(seconds, shrink_seconds)
+    stats = stats if stats is not None else rig.FuzzStats()
+    chosen = rig.fuzz_settings(base or profile(), examples, seconds, seed_value)
+    clock = rig.Clock.of(seconds, shrink_seconds)
     with contextlib.ExitStack() as stack:
         go = stack.enter_context(GoClient(connection))
         loop = stack.enter_context(asyncio.Runner())
         blocks = [(b.seq, BlockSpec(b.label, b.content)) for b in go.blocks()]
-        host = Host(
-            HostSpec(), connection, Recording(), loop=loop, unicode_version=probe(connection)
+        host = rig.Host(
+            rig.HostSpec(),
+            connection,
+            rig.Recording(),
+            loop=loop,
+            unicode_version=probe(connection),
         )
         stack.callback(host.close)
         seqs = [seq for seq, _ in blocks]
         words = words_of(t for _, b in blocks for t in (b.label, b.content))
-        state = state_key(blocks)
+        state = rig.state_key(blocks)
 
         @chosen
         @given(batch=st.lists(calls(seqs, words), min_size=1, max_size=CALLS_PER_EXAMPLE))
@@ -413,14 +398,14 @@ def fuzz_go_url(
                 for tool, args in batch:
                     try:
                         expected = go.exec_tool(tool, replace_surrogates(args))
-                    except HARNESS_ERRORS as exc:
-                        raise Abort(exc) from exc
+                    except rig.HARNESS_ERRORS as exc:
+                        raise rig.Abort(exc) from exc
                     played = host.play(tool, args)
                     stats.count(state, tool, args)
-                    reasons = verdict(played, expected)
+                    reasons = rig.verdict(played, expected)
                     if reasons:
                         divergence = static_divergence(played, expected, reasons, blocks, None)
-                        diverged(divergence, stats, clock)
+                        rig.diverged(divergence, stats, clock)
 
-        run_test(fuzz_against_go_url, stats, seed_value, _size)
+        rig.run_test(fuzz_against_go_url, stats, seed_value, _size)
     return stats

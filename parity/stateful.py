@@ -30,33 +30,12 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from parity import rig
 from parity.fuzz import FIRST_SEQS, SHRINK_SECONDS, static_divergence
 from parity.goclient import DebugRequest, lock_request
 from parity.reference import GoReference
 from parity.report import mismatch_report
-from parity.rig import (
-    GO_MODES,
-    HARNESS_ERRORS,
-    Abort,
-    Clock,
-    Distinct,
-    DivergenceFound,
-    FuzzStats,
-    GoMode,
-    GoSession,
-    Host,
-    HostSpec,
-    Played,
-    Rig,
-    TransportWrap,
-    diverged,
-    fuzz_settings,
-    host_specs,
-    log_verdict,
-    run_test,
-    state_key,
-    verdict,
-)
+from parity.rig import Clock, Distinct, FuzzStats, Rig
 from parity.shrink import ddmin
 from parity.strategies import BlockSpec, block_sets, call_pools, calls, words_of
 
@@ -81,8 +60,8 @@ class Start:
     """A Go serving ``/blocks`` as ``go`` says, next seq ``first_seq``, and a ``host`` over it."""
 
     first_seq: int
-    go: GoMode
-    host: HostSpec
+    go: rig.GoMode
+    host: rig.HostSpec
 
 
 @dataclass(frozen=True)
@@ -114,7 +93,7 @@ class ToolCall:
 class NewHost:
     """Close the host; a new one of ``host``'s kind takes its place (the archive stays)."""
 
-    host: HostSpec
+    host: rig.HostSpec
 
 
 @dataclass(frozen=True)
@@ -157,7 +136,7 @@ class StatefulDivergence:
             "import pytest",
             "",
             "from parity.reference import GoReference",
-            "from parity.rig import HostSpec",
+            "from parity.rig import rig.HostSpec",
             "from parity.stateful import ArchiveBlock, Lock, NewHost, Restart, Start, ToolCall,"
             " replay",
             "",
@@ -168,14 +147,14 @@ class StatefulDivergence:
             "    replay(",
             "        go_build,",
             "        [",
-            *(f"            {step!r}," for step in self.steps),  # HostSpec's repr: unqualified
+            *(f"            {step!r}," for step in self.steps),  # rig.HostSpec's repr: unqualified
             "        ],",
             "    )",
         ]
         return "\n".join(lines)
 
     def report(self) -> str:
-        """What diverged, both outputs made visible, the ready test (and corpus case)."""
+        """What rig.diverged, both outputs made visible, the ready test (and corpus case)."""
         call = self.call
         lines = [
             f"DIVERGENCE {self.case} (stateful, {len(self.steps)} steps)",
@@ -205,7 +184,7 @@ class StatefulDivergence:
 
 @dataclass
 class _Pending:
-    played: Played
+    played: rig.Played
     state: int
     steps: int  # how many steps of the log lead to this call
 
@@ -240,11 +219,11 @@ class RecallMachine(RuleBasedStateMachine):
         self._queue: list[BlockSpec] = []  # the blocks this example may archive, in order
         self._blocks: dict[int, BlockSpec] = {}  # seq -> block, locked as it now is
         self._pool: dict[tuple[str, str], None] = {}  # the calls played in every state
-        self._host: Host | None = None
-        self._session: GoSession | None = None
-        self._state = state_key(())
-        self._spec = HostSpec()
-        self._mode: GoMode = "plain"
+        self._host: rig.Host | None = None
+        self._session: rig.GoSession | None = None
+        self._state = rig.state_key(())
+        self._spec = rig.HostSpec()
+        self._mode: rig.GoMode = "plain"
         self._first_seq = 1
         self._restarted = False
         self._kept: int | None = None  # the state this host last played in (None: new)
@@ -256,16 +235,16 @@ class RecallMachine(RuleBasedStateMachine):
 
     @initialize(
         first_seq=st.sampled_from(FIRST_SEQS),
-        mode=st.sampled_from(GO_MODES),
-        host=host_specs(),
+        mode=st.sampled_from(rig.GO_MODES),
+        host=rig.host_specs(),
         blocks=block_sets(),
         data=st.data(),
     )
     def start(
         self,
         first_seq: int,
-        mode: GoMode,
-        host: HostSpec,
+        mode: rig.GoMode,
+        host: rig.HostSpec,
         blocks: list[BlockSpec],
         data: st.DataObject,
     ) -> None:
@@ -283,7 +262,7 @@ class RecallMachine(RuleBasedStateMachine):
         self._harness(self._start, mode, first_seq, host)
         self._play_pool()
 
-    def _start(self, mode: GoMode, first_seq: int, host: HostSpec) -> None:
+    def _start(self, mode: rig.GoMode, first_seq: int, host: rig.HostSpec) -> None:
         self._spec, self._mode, self._first_seq = host, mode, first_seq
         self._session = self._world.rig.session(mode=mode)
         self._session.load(first_seq)
@@ -305,7 +284,7 @@ class RecallMachine(RuleBasedStateMachine):
 
     def _archive(self, n: int) -> list[int]:
         specs = self._queue[len(self._blocks) : len(self._blocks) + n]
-        seqs: list[int] | None = self._flush(GoSession.archiving(specs))
+        seqs: list[int] | None = self._flush(rig.GoSession.archiving(specs))
         if seqs is None:
             return []
         for seq, spec in zip(seqs, specs, strict=True):
@@ -344,8 +323,8 @@ class RecallMachine(RuleBasedStateMachine):
         while len(self._pool) > POOL_MAX:
             del self._pool[next(iter(self._pool))]
 
-    @rule(host=host_specs())
-    def new_host(self, host: HostSpec) -> None:
+    @rule(host=rig.host_specs())
+    def new_host(self, host: rig.HostSpec) -> None:
         """A new host in place of the old one (the pool plays through it at the next change)."""
         if self._host is None:
             return
@@ -369,7 +348,7 @@ class RecallMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         """Every call compared, the log checked, the host closed; then the run ends on a
-        harness error met (``Abort``) or when its time is spent: here only, after the
+        harness error met (``rig.Abort``) or when its time is spent: here only, after the
         example's last draw (:meth:`parity.rig.Clock.check`)."""
         try:
             self._flush()
@@ -377,12 +356,12 @@ class RecallMachine(RuleBasedStateMachine):
             if self._host is not None:
                 self._host.close()
             if self._broken is not None:
-                raise Abort(self._broken)
+                raise rig.Abort(self._broken)
             self._world.clock.check(self._world.stats)
 
     # -- playing and comparing ------------------------------------------------------
 
-    def _go(self) -> GoSession:
+    def _go(self) -> rig.GoSession:
         assert self._session is not None
         return self._session
 
@@ -394,13 +373,13 @@ class RecallMachine(RuleBasedStateMachine):
             return None
         try:
             return action(*args, **kwargs)
-        except HARNESS_ERRORS as exc:
+        except rig.HARNESS_ERRORS as exc:
             self._broken = exc
             return None
 
     def _changed(self) -> None:
         """The archive changed: the pool again, unless its readable set is the same."""
-        state = state_key(self._blocks.items())
+        state = rig.state_key(self._blocks.items())
         if state == self._state:
             return
         self._state = state
@@ -456,7 +435,7 @@ class RecallMachine(RuleBasedStateMachine):
         world = self._world
         for item, output in zip(pending, expected, strict=True):
             world.stats.count(item.state, item.played.tool, item.played.args)
-            reasons = verdict(item.played, output)
+            reasons = rig.verdict(item.played, output)
             if reasons:
                 divergence = StatefulDivergence(
                     steps=tuple(self._log[: item.steps]),
@@ -465,15 +444,15 @@ class RecallMachine(RuleBasedStateMachine):
                     reasons=reasons,
                     host_requests=item.played.requests,
                 )
-                diverged(divergence, world.stats, world.clock)
+                rig.diverged(divergence, world.stats, world.clock)
         sent = world.rig.recording.since(self._sent_at)
         self._sent_at += len(sent)
-        reasons = log_verdict(server, sent)
+        reasons = rig.log_verdict(server, sent)
         if reasons:
             divergence = StatefulDivergence(
                 steps=tuple(self._log), go_output="", python_output="", reasons=reasons
             )
-            diverged(divergence, world.stats, world.clock)
+            rig.diverged(divergence, world.stats, world.clock)
 
 
 # -- the run ----------------------------------------------------------------------------
@@ -490,27 +469,29 @@ def fuzz_stateful(
     seconds: float | None = None,
     seed_value: int | None = None,
     reference: GoReference | None = None,
-    stats: FuzzStats | None = None,
+    stats: rig.FuzzStats | None = None,
     shrink_seconds: float = SHRINK_SECONDS,
     steps: int = STEPS,
-    wrap: TransportWrap | None = None,
-) -> FuzzStats:
+    wrap: rig.TransportWrap | None = None,
+) -> rig.FuzzStats:
     """Run :class:`RecallMachine` (``examples`` of ``steps`` steps at most, or for
     ``seconds``); its stats, the shrunk divergence in ``divergences``. ``wrap``: a planted bug."""
-    stats = stats if stats is not None else FuzzStats()
+    stats = stats if stats is not None else rig.FuzzStats()
     chosen = settings(
-        fuzz_settings(base, examples, seconds, seed_value),
+        rig.fuzz_settings(base, examples, seconds, seed_value),
         stateful_step_count=steps,
         verbosity=Verbosity.quiet,  # the report is ours: Hypothesis' steps need a world
     )
-    world = _World(Rig(reference or GoReference(), wrap), stats, Clock.of(seconds, shrink_seconds))
+    world = _World(
+        rig.Rig(reference or GoReference(), wrap), stats, rig.Clock.of(seconds, shrink_seconds)
+    )
     RecallMachine.world = world
 
     def machine_test() -> None:
         run_state_machine_as_test(RecallMachine, settings=chosen)
 
     try:
-        found = run_test(machine_test, stats, seed_value, _size)
+        found = rig.run_test(machine_test, stats, seed_value, _size)
         if found is not None:
             stats.divergences[:] = [_with_static(_minimized(found, world), world)]
     finally:
@@ -521,14 +502,14 @@ def fuzz_stateful(
 
 def _with_static(divergence: StatefulDivergence, world: _World) -> StatefulDivergence:
     """The divergence, with its corpus case when its call diverges over that moment's
-    archive alone (a fresh host of the kind that diverged)."""
+    archive alone (a fresh host of the kind that rig.diverged)."""
     call = divergence.call
     start = divergence.steps[0] if divergence.steps else None
     if call is None or not isinstance(start, Start):
         return divergence
     blocks: dict[int, BlockSpec] = {}
     seq = start.first_seq
-    kind = start.host.kind  # the kind of the host that diverged: the last one started
+    kind = start.host.kind  # the kind of the host that rig.diverged: the last one started
     for step in divergence.steps:
         if isinstance(step, ArchiveBlock):
             blocks[seq] = BlockSpec(step.label, step.content, step.locked)
@@ -539,13 +520,13 @@ def _with_static(divergence: StatefulDivergence, world: _World) -> StatefulDiver
             kind = step.host.kind
     session = world.rig.session(mode=start.go)
     session.load(start.first_seq, list(blocks.values()))
-    host = world.rig.host(HostSpec(kind=kind), session)
+    host = world.rig.host(rig.HostSpec(kind=kind), session)
     try:
         played = host.play(call.tool, call.args)
     finally:
         host.close()
     (expected,) = session.outputs([(call.tool, call.args)])
-    reasons = verdict(played, expected)
+    reasons = rig.verdict(played, expected)
     if not reasons:
         return divergence
     static = static_divergence(played, expected, reasons, list(blocks.items()), start.first_seq)
@@ -598,20 +579,20 @@ def _replayed(world: _World, steps: Sequence[Step]) -> StatefulDivergence | None
     """The divergence playing ``steps`` meets, if any (none when the Go refuses a step)."""
     try:
         _play_steps(world, steps)
-    except DivergenceFound as exc:
+    except rig.DivergenceFound as exc:
         found = exc.divergence
         return found if isinstance(found, StatefulDivergence) else None
-    except HARNESS_ERRORS:
+    except rig.HARNESS_ERRORS:
         return None
     return None
 
 
 def replay(
-    reference: GoReference, steps: Sequence[Step], *, wrap: TransportWrap | None = None
+    reference: GoReference, steps: Sequence[Step], *, wrap: rig.TransportWrap | None = None
 ) -> None:
-    """Play ``steps`` against a fresh Go; DivergenceFound (an AssertionError) at the first
+    """Play ``steps`` against a fresh Go; rig.DivergenceFound (an AssertionError) at the first
     call whose output or requests differ from Go's."""
-    world = _World(Rig(reference, wrap), FuzzStats(), Clock.of(None, 0.0))
+    world = _World(rig.Rig(reference, wrap), rig.FuzzStats(), rig.Clock.of(None, 0.0))
     try:
         _play_steps(world, steps)
     finally:
@@ -648,11 +629,13 @@ def _play_steps(world: _World, steps: Sequence[Step]) -> None:
         host.close()
 
 
-def _replay_call(session: GoSession, host: Host, call: ToolCall, log: tuple[Step, ...]) -> None:
+def _replay_call(
+    session: rig.GoSession, host: rig.Host, call: ToolCall, log: tuple[Step, ...]
+) -> None:
     played = host.play(call.tool, call.args)
     (expected,) = session.outputs([(call.tool, call.args)])
-    reasons = verdict(played, expected) + log_verdict(session.requests(), played.requests)
+    reasons = rig.verdict(played, expected) + rig.log_verdict(session.requests(), played.requests)
     if reasons:
-        raise DivergenceFound(
+        raise rig.DivergenceFound(
             StatefulDivergence(log, expected, played.output, reasons, played.requests)
         )
