@@ -327,9 +327,11 @@ class _Checker:
             ) from e
         return value
 
-    def integer(self, value: Any, *, fld: str, case: str | None = None) -> int:
+    def seq(self, value: Any, *, fld: str) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(f"must be an integer, not {_json_type(value)}", case=case, fld=fld)
+            raise self.fail(f"must be an integer, not {_json_type(value)}", fld=fld)
+        if value < 1:
+            raise self.fail(f"seq {value} is below 1", fld=fld)
         return value
 
 
@@ -409,10 +411,7 @@ def _validate(obj: Any, path: str) -> Journal:
         raise ck.fail("must be a JSON object of block name to seq", fld="seqs")
     seqs: dict[str, int] = {}
     for name, seq in raw_seqs.items():
-        n = ck.integer(seq, fld=f"seqs.{name}")
-        if n < 1:
-            raise ck.fail(f"seq {n} is below 1", fld=f"seqs.{name}")
-        seqs[name] = n
+        seqs[name] = ck.seq(seq, fld=f"seqs.{name}")
 
     raw_blocks = top["blocks"]
     if not isinstance(raw_blocks, list):
@@ -421,9 +420,7 @@ def _validate(obj: Any, path: str) -> Journal:
     for i, raw in enumerate(raw_blocks):
         what = f"blocks[{i}]"
         b = ck.obj(raw, _BLOCK_KEYS, what=what)
-        seq = ck.integer(b["seq"], fld=f"{what}.seq")
-        if seq < 1:
-            raise ck.fail(f"seq {seq} is below 1", fld=f"{what}.seq")
+        seq = ck.seq(b["seq"], fld=f"{what}.seq")
         if blocks and seq <= blocks[-1].seq:
             raise ck.fail(f"seq {seq} does not follow {blocks[-1].seq}", fld=f"{what}.seq")
         block = JournalBlock(

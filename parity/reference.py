@@ -265,7 +265,6 @@ class RunningReference:
         self._process = process
         self.base_url = base_url
         self.token = token
-        self.tls = tls
         self.connection = (
             tls.connection(base_url, token=token) if tls else GoConnection(base_url, token=token)
         )
