@@ -26,7 +26,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
 from parity.cli import Exit
 from parity.errors import ParityError
-from parity.fuzz import PROFILES, fuzz_go_url, fuzz_reference, profile
+from parity.fuzz import PROFILES, SHRINK_SECONDS, fuzz_go_url, fuzz_reference, profile
 from parity.goclient import TOKEN_ENV, add_go_options, connection_from_options
 from parity.rig import FuzzStats
 
@@ -80,7 +80,9 @@ def _run(plan: _Plan, out: Any) -> dict[str, FuzzStats]:
         stats = FuzzStats()
         results[mode] = stats
         amount: dict[str, Any] = {"base": plan.settings(), "examples": plan.examples}
-        amount.update(seconds=seconds, seed_value=plan.seed, stats=stats)
+        amount.update(
+            seconds=seconds, seed_value=plan.seed, stats=stats, shrink_seconds=SHRINK_SECONDS
+        )
         if mode == "stateless":
             fuzz_reference(**amount)
         else:
@@ -286,6 +288,7 @@ def run(options: argparse.Namespace) -> int:
                 seconds=None if deadline is None else deadline - time.monotonic(),
                 seed_value=seed_value,
                 stats=results["stateless"],
+                shrink_seconds=SHRINK_SECONDS,
             )
             print(f"parity fuzz: stateless: {results['stateless'].summary()}", flush=True)
         elif options.workers > 1:

@@ -129,7 +129,7 @@ class Divergence:
         return "\n".join(lines)
 
     def report(self) -> str:
-        """What rig.diverged, both outputs made visible, and the ready corpus case."""
+        """What diverged, both outputs made visible, and the ready corpus case."""
         where = f", first seq {self.first_seq}" if self.first_seq is not None else ""
         lines = [
             f"DIVERGENCE {self.case} ({len(self.blocks)} blocks archived{where})",
@@ -271,7 +271,7 @@ def _compare_example(
     pool: Sequence[tuple[str, str]],
 ) -> None:
     """An example's pool over each of its archives, a fresh host for each; DivergenceFound
-    at the first call that diverges (rig.Abort on a harness error)."""
+    at the first call that diverges (Abort on a harness error)."""
     session = gos.session(mode="etag" if etag else "plain")
     go = _Archive(session, first_seq, specs)
     for archived, locked in archives(len(specs)):

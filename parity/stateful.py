@@ -136,7 +136,7 @@ class StatefulDivergence:
             "import pytest",
             "",
             "from parity.reference import GoReference",
-            "from parity.rig import rig.HostSpec",
+            "from parity.rig import HostSpec",
             "from parity.stateful import ArchiveBlock, Lock, NewHost, Restart, Start, ToolCall,"
             " replay",
             "",
@@ -147,14 +147,14 @@ class StatefulDivergence:
             "    replay(",
             "        go_build,",
             "        [",
-            *(f"            {step!r}," for step in self.steps),  # rig.HostSpec's repr: unqualified
+            *(f"            {step!r}," for step in self.steps),  # HostSpec's repr: unqualified
             "        ],",
             "    )",
         ]
         return "\n".join(lines)
 
     def report(self) -> str:
-        """What rig.diverged, both outputs made visible, the ready test (and corpus case)."""
+        """What diverged, both outputs made visible, the ready test (and corpus case)."""
         call = self.call
         lines = [
             f"DIVERGENCE {self.case} (stateful, {len(self.steps)} steps)",
@@ -348,7 +348,7 @@ class RecallMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         """Every call compared, the log checked, the host closed; then the run ends on a
-        harness error met (``rig.Abort``) or when its time is spent: here only, after the
+        harness error met (``Abort``) or when its time is spent: here only, after the
         example's last draw (:meth:`parity.rig.Clock.check`)."""
         try:
             self._flush()
@@ -502,14 +502,14 @@ def fuzz_stateful(
 
 def _with_static(divergence: StatefulDivergence, world: _World) -> StatefulDivergence:
     """The divergence, with its corpus case when its call diverges over that moment's
-    archive alone (a fresh host of the kind that rig.diverged)."""
+    archive alone (a fresh host of the kind that diverged)."""
     call = divergence.call
     start = divergence.steps[0] if divergence.steps else None
     if call is None or not isinstance(start, Start):
         return divergence
     blocks: dict[int, BlockSpec] = {}
     seq = start.first_seq
-    kind = start.host.kind  # the kind of the host that rig.diverged: the last one started
+    kind = start.host.kind  # the kind of the host that diverged: the last one started
     for step in divergence.steps:
         if isinstance(step, ArchiveBlock):
             blocks[seq] = BlockSpec(step.label, step.content, step.locked)
@@ -590,7 +590,7 @@ def _replayed(world: _World, steps: Sequence[Step]) -> StatefulDivergence | None
 def replay(
     reference: GoReference, steps: Sequence[Step], *, wrap: rig.TransportWrap | None = None
 ) -> None:
-    """Play ``steps`` against a fresh Go; rig.DivergenceFound (an AssertionError) at the first
+    """Play ``steps`` against a fresh Go; DivergenceFound (an AssertionError) at the first
     call whose output or requests differ from Go's."""
     world = _World(rig.Rig(reference, wrap), rig.FuzzStats(), rig.Clock.of(None, 0.0))
     try:
