@@ -42,11 +42,8 @@ class JournalError(ParityError):
         self.case = case
         self.field = field
         self.detail = detail
-        where = [self.path]
-        if case is not None:
-            where.append(f"case {case!r}")
-        if field is not None:
-            where.append(f"field {field!r}")
+        named = (("case", case), ("field", field))
+        where = [self.path, *(f"{what} {name!r}" for what, name in named if name is not None)]
         super().__init__(f"{': '.join(where)}: {detail}")
 
 

@@ -26,9 +26,7 @@ _INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"})
 
 
 def _mark(ch: str) -> str:
-    if ch in _NAMES:
-        return f"⟨{_NAMES[ch]}⟩"
-    return f"⟨U+{ord(ch):04X}⟩"
+    return f"⟨{_NAMES.get(ch) or f'U+{ord(ch):04X}'}⟩"
 
 
 def visible(text: str) -> str:

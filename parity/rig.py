@@ -510,9 +510,9 @@ class Clock:
         Only ever after an example's last draw: an example that ends earlier on the same
         draws is flaky for Hypothesis (``FlakyStrategyDefinition``), which hides the rest.
         """
-        if self.shrink_spent():
-            raise ShrinkTimeUp
         now = time.monotonic()
+        if self.found_at is not None and now - self.found_at > self.shrink_seconds:
+            raise ShrinkTimeUp  # shrinking's time, from the first divergence, is spent
         if self.last is not None:
             self.gaps.append(now - self.last)
         self.last = now
@@ -537,12 +537,6 @@ class Clock:
         """Whether the deadline is past with nothing found (what an example does is wasted)."""
         past = self.deadline is not None and time.monotonic() > self.deadline
         return past and not stats.divergences
-
-    def shrink_spent(self) -> bool:
-        """Whether a divergence was found longer ago than the shrinking's budget."""
-        if self.found_at is None:
-            return False
-        return time.monotonic() - self.found_at > self.shrink_seconds
 
 
 def diverged(divergence: Found, stats: FuzzStats, clock: Clock) -> NoReturn:
