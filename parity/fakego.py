@@ -183,11 +183,10 @@ class FakeGo:
         Runs pytest-httpserver's assertion and handler-error checks, and clears them.
         """
         server = self.server
-        problems: list[str] = []
-        while server.assertions:
-            problems.append(str(server.assertions.pop(0)).split("\n", 1)[0])
-        while server.handler_errors:
-            problems.append(repr(server.handler_errors.pop(0)))
+        problems = [str(a).split("\n", 1)[0] for a in server.assertions]
+        problems += [repr(e) for e in server.handler_errors]
+        server.assertions.clear()
+        server.handler_errors.clear()
         if problems:
             raise FakeGoError(
                 "the fake Go saw requests it was not set up for:\n  " + "\n  ".join(problems)
