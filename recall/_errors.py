@@ -2,6 +2,7 @@
 
 Messages say what failed (the operation, the request's URL, the status or the kind of
 exception); they never carry a token, the base URL's credentials or a response body.
+Each pickles and copies with its attributes (``args`` are its constructor's).
 """
 
 from __future__ import annotations
@@ -20,11 +21,20 @@ class RecallError(Exception):
     """Base of every error the recall package raises."""
 
 
-class UnknownToolError(RecallError):
-    """No such tool: Go's /tool/exec answered 404 for this name (or run_tool was given it).
+class _OfGo(RecallError):
+    """An error that says which Go answered: ``go``, the host's base URL without
+    credentials (e.g. ``"https://go.internal:8443/prefix"``; empty outside a host)."""
 
-    ``go`` is the Go that said so, as ``GoUnavailableError.go`` (empty for run_tool).
-    """
+    go: str
+
+    def at(self, go: str) -> None:
+        """Say which Go: ``go``, unless one is said already."""
+        if not self.go:
+            self.go = go
+
+
+class UnknownToolError(_OfGo):
+    """No such tool: Go's /tool/exec answered 404 for this name (or run_tool was given it)."""
 
     def __init__(self, name: str, *, go: str = "") -> None:
         super().__init__(name)
@@ -33,14 +43,6 @@ class UnknownToolError(RecallError):
 
     def __str__(self) -> str:
         return f"unknown tool {self.name!r}" + (f" (the Go at {self.go})" if self.go else "")
-
-    def at(self, go: str) -> None:
-        """Say which Go: ``go``, unless one is said already."""
-        if not self.go:
-            self.go = go
-
-    def __reduce__(self) -> tuple[type[UnknownToolError], tuple[str], dict[str, str]]:
-        return (type(self), (self.name,), {"go": self.go})
 
 
 class HostClosedError(RecallError):
@@ -53,13 +55,12 @@ class EventLoopError(RecallError):
     call: a host belongs to one loop (one ``asyncio.run``)."""
 
 
-class GoUnavailableError(RecallError):
+class GoUnavailableError(_OfGo):
     """The Go did not answer a request as the contract says.
 
-    ``what`` names the request (e.g. ``"GET /internal/v1/recall/blocks"``), ``go`` the
-    Go it went to (the host's base URL without credentials, e.g.
-    ``"https://go.internal:8443/prefix"``; empty outside a host), and ``why`` the
-    failure (a transport error's kind, a status, a malformed body). The message is
+    ``what`` names the request (e.g. ``"GET /internal/v1/recall/blocks"``), ``go`` the Go
+    it went to, and ``why`` the failure (a transport error's kind, a status, a malformed
+    body). The message is
     ``"GET https://go.internal:8443/prefix/internal/v1/recall/blocks: status 502"``.
     """
 
@@ -73,14 +74,6 @@ class GoUnavailableError(RecallError):
         method, _, path = self.what.partition(" ")
         return f"{method} {self.go}{path}: {self.why}"
 
-    def at(self, go: str) -> None:
-        """Say which Go: ``go``, unless one is said already."""
-        if not self.go:
-            self.go = go
-
-    def __reduce__(self) -> tuple[type[GoUnavailableError], tuple[object, ...], dict[str, str]]:
-        return (type(self), (self.what, self.why), {"go": self.go})
-
 
 class FallbackFailedError(GoUnavailableError):
     """An archive read failed, and the fallback on /tool/exec failed too.
@@ -91,6 +84,7 @@ class FallbackFailedError(GoUnavailableError):
 
     def __init__(self, read_error: GoUnavailableError, exec_error: RecallError) -> None:
         super().__init__(read_error.what, read_error.why, go=read_error.go)
+        self.args = (read_error, exec_error)
         self.read_error = read_error
         self.exec_error = exec_error
 
@@ -99,9 +93,6 @@ class FallbackFailedError(GoUnavailableError):
 
     def at(self, go: str) -> None:
         super().at(go)
-        self.read_error.at(go)
-        if isinstance(self.exec_error, GoUnavailableError | UnknownToolError):
-            self.exec_error.at(go)
-
-    def __reduce__(self) -> tuple[type[GoUnavailableError], tuple[object, ...], dict[str, str]]:
-        return (type(self), (self.read_error, self.exec_error), {"go": self.go})
+        for error in (self.read_error, self.exec_error):
+            if isinstance(error, _OfGo):
+                error.at(go)
