@@ -149,23 +149,17 @@ class Body:
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
             raise GoUnavailableError(what, f"body larger than {limit} bytes")
-        self._what = what
-        self._limit = limit
-        self._timeout = timeout
-        self._clock = clock
+        self._what, self._limit, self._timeout, self._clock = what, limit, timeout, clock
         self._deadline = clock() + timeout
-        self.status = status
-        self.headers = headers
-        self.data = bytearray()
+        self.status, self.headers, self.data = status, headers, bytearray()
 
     def feed(self, chunk: bytes) -> None:
         """Add a chunk of the body."""
         if len(self.data) + len(chunk) > self._limit:
             raise GoUnavailableError(self._what, f"body larger than {self._limit} bytes")
         if self._clock() > self._deadline:
-            raise GoUnavailableError(
-                self._what, f"body not complete within {self._timeout:g}s of its headers"
-            )
+            why = f"body not complete within {self._timeout:g}s of its headers"
+            raise GoUnavailableError(self._what, why)
         self.data += chunk
 
     def answer(self) -> Answer:
@@ -202,9 +196,7 @@ def parse_block(what: str, answer: Answer, seq: int) -> Block | None:
 def strong_etag(headers: Mapping[str, str]) -> str | None:
     """The answer's ETag when it is one strong entity tag of visible ASCII, else None."""
     tag = headers.get("etag")
-    if tag is None or len(tag) > _ETAG_MAX or not _STRONG_ETAG.fullmatch(tag):
-        return None
-    return tag
+    return tag if tag and len(tag) <= _ETAG_MAX and _STRONG_ETAG.fullmatch(tag) else None
 
 
 def parse_blocks(
@@ -247,13 +239,11 @@ def parse_blocks(
 def parse_exec(what: str, answer: Answer, name: str) -> str:
     """Go's own output for the call; UnknownToolError when it answers its JSON 404."""
     doc, _ = _json(what, answer)
-    status = answer.status
-    if status == 404 and isinstance(doc, dict) and "error" in doc:
+    if answer.status == 404 and isinstance(doc, dict) and "error" in doc:
         raise UnknownToolError(name)
-    output = doc.get("output") if status == 200 and isinstance(doc, dict) else None
-    if not isinstance(output, str):
-        if status != 200:
-            raise GoUnavailableError(what, f"status {status}")
+    if answer.status != 200:
+        raise GoUnavailableError(what, f"status {answer.status}")
+    if not isinstance(doc, dict) or not isinstance(output := doc.get("output"), str):
         raise GoUnavailableError(what, "status 200, the body is not the JSON object with 'output'")
     return replace_surrogates(output)
 

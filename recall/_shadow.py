@@ -1,11 +1,9 @@
-"""The shadow: the port compared with Go's /tool/exec on live traffic, with no I/O.
+"""The shadow, with no I/O: the port compared with Go's /tool/exec on live traffic.
 
-Go is the control, the port the candidate (Scientist's words); ``primary`` says whose
-output the caller gets. The hosts run a sampled call's comparison off the caller's path
-(``HostCore.compare``), byte for byte; outputs that differ are checked once more on both
-sides (Diffy's noise check): equal then, the archive changed in between (``raced``);
-still different, a ``Divergence``. Here: the options, the sampling, the counts, the
-Divergence and its JSON line, and the ``recall.shadow`` log.
+Go is the control, the port the candidate (Scientist's words). The hosts compare a
+sampled call off the caller's path (``HostCore.compare``), byte for byte; outputs that
+differ are checked once more on both sides (Diffy's noise check): equal then, the
+archive changed in between (``raced``); still different, a ``Divergence``.
 """
 
 from __future__ import annotations
@@ -23,9 +21,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, NamedTuple, get_args
 
+from recall import _tools
 from recall._errors import GoUnavailableError
 from recall._protocol import check_type
-from recall._tools import Block, BlockRead, BlocksRead, score, start_tool
+from recall._tools import Block, BlockRead, BlocksRead, start_tool
 
 __all__ = [
     "BURST_SECONDS",
@@ -124,29 +123,18 @@ def first_difference(expected: str, actual: str) -> Difference | None:
 class Divergence:
     """A sampled call whose port output Go's /tool/exec does not give, checked twice.
 
-    ``python_output`` is None when the port raised (``python_error`` says what);
-    ``offset``, ``line`` and ``column`` locate the first differing byte of the outputs
-    (``first_difference``; None then). The outputs are the recheck's: the two computed
-    closest in time.
+    The outputs are the recheck's. ``python_output`` is None when the port raised
+    (``python_error`` says what); ``offset``, ``line`` and ``column`` locate the first
+    differing byte (``first_difference``; None then). ``blocks`` are those the port read
+    that matter to either output, in seq order, for a replay; ``complete`` is False when
+    some of them were left out past ``MAX_KEPT_BLOCKS`` or ``MAX_KEPT_BYTES``.
 
-    ``blocks`` are those the port read, in seq order, so that the case can be
-    replayed: for ``recall`` the block (none when it read it absent); for
-    ``recall_search`` those that matter to either output. An output depends only on
-    the blocks that score on its side: the port's are its matches; Go's matches
-    among them are the ones its output cites, and the rest can only show in its
-    ``total``. So the port's matches and the blocks Go cites suffice, unless Go
-    counts more matches than the port, or its output cannot be read: then every
-    block read is kept. At most ``MAX_KEPT_BLOCKS`` blocks of ``MAX_KEPT_BYTES``
-    are kept (cited ones first, then by the port's rank); ``complete`` is False when
-    some that mattered were left out.
-
-    The blocks, args and outputs are users' data. What leaves the process by default
-    is redacted: ``repr``, the ``recall.shadow`` log line and ``to_json()`` carry the
-    tool, the lengths and digests of the args, outputs and blocks, the first differing
-    byte with ``WINDOW`` bytes on either side, and the seqs read, never the text.
+    The blocks, args and outputs are users' data: ``repr``, the log line and
+    ``to_json()`` are redacted (lengths and digests, the first difference with
+    ``WINDOW`` bytes on either side, the seqs read: docs/divergences.md);
     ``to_json(include_private_data=True)`` is the full case, for a file that stays on
-    the operator's machine: ``from_json`` reads it back (``parity adopt``). Neither
-    form holds the token, the base URL or a header.
+    the operator's machine, which ``from_json`` reads back (``parity adopt``). Neither
+    holds the token, the base URL or a header.
     """
 
     name: str
@@ -278,12 +266,8 @@ class Divergence:
 
 # The full form's keys, in its order but for first_difference (computed), and their types.
 _FULL: Final[Mapping[str, type | tuple[type, ...]]] = {
-    "name": str,
-    "args": str,
-    "primary": str,
-    "go_output": str,
-    "python_output": (str, type(None)),
-    "python_error": (str, type(None)),
+    **dict.fromkeys(("name", "args", "primary", "go_output"), str),
+    **dict.fromkeys(("python_output", "python_error"), (str, type(None))),
     "blocks": list,
     "complete": bool,
 }
@@ -314,8 +298,14 @@ def _digest(text: str) -> dict[str, Any]:
 
 
 def _kept_blocks(seen: Seen, go_output: str) -> tuple[tuple[Block, ...], bool]:
-    """The blocks a divergence keeps, in seq order, and whether they are all that mattered
-    (``Divergence`` says why these)."""
+    """The blocks a divergence keeps, in seq order, and whether they are all that mattered.
+
+    For ``recall``, the block read (none: absent). A search's output depends only on the
+    blocks that score on its side: the port's matches, and among them Go's, which its
+    output cites or counts in its total. So the port's matches and the blocks Go cites
+    suffice, unless Go counts more matches or its output is not a search's: then every
+    block read. Cited ones first, then by the port's rank, within the bounds.
+    """
     step = seen.step
     if isinstance(step, BlockRead):
         return ((seen.block,) if seen.block is not None else ()), True
@@ -323,14 +313,11 @@ def _kept_blocks(seen: Seen, go_output: str) -> tuple[tuple[Block, ...], bool]:
         return (), True
     by_seq = {b.seq: b for b in seen.blocks}
     cited = [by_seq[seq] for seq in map(int, _HEADER.findall(go_output)) if seq in by_seq]
-    hits = sorted(
-        ((points, b) for b in seen.blocks if (points := score(b, step.terms))),
-        key=lambda hit: (-hit[0], -hit[1].seq),
-    )
-    wanted = cited + [b for _, b in hits]
+    hits = _tools.scan(map(_tools.latin1_images, seen.blocks), _tools.terms_as_bytes(step.terms))
+    wanted = cited + [seen.blocks[at] for _, at in _tools.rank(hits, len(hits))]  # the tool's
     results = _RESULTS.match(go_output)  # None: not Go's search output, or no block matches
     if not go_output.startswith(_NO_MATCH) and (results is None or int(results[2]) > len(hits)):
-        wanted += sorted(seen.blocks, key=lambda b: -b.seq)  # Go may match more: every block
+        wanted += reversed(seen.blocks)  # Go may match more: every block, the latest first
     kept: dict[int, Block] = {}
     size, complete = 0, True
     for block in wanted:
@@ -347,14 +334,12 @@ def _kept_blocks(seen: Seen, go_output: str) -> tuple[tuple[Block, ...], bool]:
 class Shadow:
     """The shadow's options, given to a host as ``shadow=Shadow(...)`` (None: no shadow).
 
-    ``rate`` is the fraction of ``recall`` and ``recall_search`` calls compared with
-    Go's /tool/exec; ``primary`` whose output the caller gets: ``"python"``, the
-    port's, Go's call and the comparison running off the caller's path; or ``"go"``,
-    Go's own, the port's run compared off the path, the port serving the call when Go
-    fails. At most ``queue`` comparisons wait; past that a sampled call is dropped
-    (counted). Each divergence is logged (logger ``recall.shadow``, redacted) and passed
-    to ``on_divergence``, called off the caller's path.
-
+    ``rate`` is the fraction of ``recall`` and ``recall_search`` calls compared with Go's
+    /tool/exec; ``primary`` whose output the caller gets: ``"python"``, the port's (Go's
+    call off the caller's path), or ``"go"``, Go's own (the port's run off the path; the
+    port serves the call when Go fails). At most ``queue`` comparisons wait; past that a
+    sampled call is dropped (counted). Each divergence is logged (logger
+    ``recall.shadow``, redacted) and passed to ``on_divergence``, off the caller's path.
     TypeError for an option of the wrong type, ValueError for a wrong value.
     """
 
@@ -379,10 +364,8 @@ class Shadow:
 
 class ShadowState:
     """A host's shadow (``of`` its ``Shadow``): the sampling, counts, log and callback.
-
-    Safe for threads and tasks (the counts under one lock). Tests set ``_random``, the
-    sampling's source of floats in [0, 1), and ``_clock``, the bursts' (``time.monotonic``).
-    """
+    Safe for threads and tasks (one lock). Tests set ``_random``, the sampling's floats in
+    [0, 1), and ``_clock``, the bursts' (``time.monotonic``)."""
 
     def __init__(self, options: Shadow, token: str | None, go: str) -> None:
         self.go, self._token = go, token
@@ -446,8 +429,8 @@ class ShadowState:
         divergence: Divergence | None = None,
         error: BaseException | None = None,
     ) -> None:
-        """A handed-off comparison's verdict: counted, logged, reported. Once the host
-        is closing (``abandon``), whatever was still running counts as dropped."""
+        """A handed-off comparison's verdict (with Go's ``error``, or the ``divergence``):
+        counted, logged, reported; dropped once the host is closing (``abandon``)."""
         with self._lock:
             if self._closed:
                 verdict, divergence, error = "dropped", None, None
@@ -476,12 +459,9 @@ class ShadowState:
     def go_failed(
         self, error: BaseException, *, served: bool = False, sampled: bool = False
     ) -> None:
-        """Go failed a call of the shadow (``served``: the primary Go's, so the port
-        served the caller; ``sampled``: that call was sampled, an error).
-
-        Logged once per burst: a burst is a run of failures with no answer of Go in
-        between (``go_answered``), logged again after ``BURST_SECONDS`` if it lasts.
-        """
+        """Go failed a call of the shadow (``served``: the primary's, the port served it;
+        ``sampled``: an error). Logged once per burst (failures with no answer between,
+        ``go_answered``), and again after ``BURST_SECONDS`` if it lasts."""
         if isinstance(error, GoUnavailableError):
             error.at(self.go)
         now = self._clock()
