@@ -2,19 +2,9 @@
 
 Messages say what failed (the operation, the request's URL, the status or the kind of
 exception); they never carry a token, the base URL's credentials or a response body.
-Each pickles and copies with its attributes (``args`` are its constructor's).
 """
 
 from __future__ import annotations
-
-__all__ = [
-    "EventLoopError",
-    "FallbackFailedError",
-    "GoUnavailableError",
-    "HostClosedError",
-    "RecallError",
-    "UnknownToolError",
-]
 
 
 class RecallError(Exception):
@@ -38,8 +28,7 @@ class UnknownToolError(_OfGo):
 
     def __init__(self, name: str, *, go: str = "") -> None:
         super().__init__(name)
-        self.name = name
-        self.go = go
+        self.name, self.go = name, go
 
     def __str__(self) -> str:
         return f"unknown tool {self.name!r}" + (f" (the Go at {self.go})" if self.go else "")
@@ -66,9 +55,7 @@ class GoUnavailableError(_OfGo):
 
     def __init__(self, what: str, why: str, *, go: str = "") -> None:
         super().__init__(what, why)
-        self.what = what
-        self.why = why
-        self.go = go
+        self.what, self.why, self.go = what, why, go
 
     def __str__(self) -> str:
         method, _, path = self.what.partition(" ")
@@ -84,9 +71,8 @@ class FallbackFailedError(GoUnavailableError):
 
     def __init__(self, read_error: GoUnavailableError, exec_error: RecallError) -> None:
         super().__init__(read_error.what, read_error.why, go=read_error.go)
-        self.args = (read_error, exec_error)
-        self.read_error = read_error
-        self.exec_error = exec_error
+        self.args = (read_error, exec_error)  # as pickle and copy rebuild it
+        self.read_error, self.exec_error = read_error, exec_error
 
     def __str__(self) -> str:
         return f"{self.read_error}; then the fallback failed: {self.exec_error}"

@@ -26,34 +26,11 @@ from recall._blocks import (
 from recall._errors import GoUnavailableError, UnknownToolError
 from recall._tools import Block, replace_surrogates
 
-__all__ = [
-    "BLOCKS_PATH",
-    "BLOCK_PATH",
-    "EXEC_PATH",
-    "Answer",
-    "BaseURL",
-    "Body",
-    "Parts",
-    "Request",
-    "block_request",
-    "blocks_request",
-    "check_base_url",
-    "check_bytes",
-    "check_timeout",
-    "check_token",
-    "check_type",
-    "exec_request",
-    "parse_block",
-    "parse_blocks",
-    "parse_exec",
-    "strong_etag",
-]
-
 BLOCK_PATH: Final = "/internal/v1/recall/block"
 BLOCKS_PATH: Final = "/internal/v1/recall/blocks"
 EXEC_PATH: Final = "/internal/v1/tool/exec"
 
-T = TypeVar("T")
+_T = TypeVar("_T")
 _TOKEN = re.compile(r"[\x21-\x7e]+")  # what a header value carries as it is
 # A strong entity tag (RFC 9110, 8.8.3) of visible ASCII: DQUOTE *etagc DQUOTE. A weak
 # one, obs-text, several values in one field, or one past the bound is not kept.
@@ -251,7 +228,7 @@ def parse_exec(what: str, answer: Answer, name: str) -> str:
 # The options: TypeError for a wrong type, ValueError for a wrong value.
 
 
-def check_type(name: str, value: object, kind: type[T] | tuple[type[T], ...], wanted: str) -> T:
+def check_type(name: str, value: object, kind: type[_T] | tuple[type[_T], ...], wanted: str) -> _T:
     """``value``; TypeError unless it is a ``kind`` and no bool (no option is one):
     ``{name} must be {wanted}, not {its type}``."""
     if isinstance(value, bool) or not isinstance(value, kind):

@@ -26,21 +26,6 @@ from recall._errors import GoUnavailableError
 from recall._protocol import check_type
 from recall._tools import Block, BlockRead, BlocksRead, start_tool
 
-__all__ = [
-    "BURST_SECONDS",
-    "COUNTS",
-    "MAX_KEPT_BLOCKS",
-    "Divergence",
-    "Job",
-    "Primary",
-    "PythonRun",
-    "Seen",
-    "Shadow",
-    "ShadowState",
-    "Verdict",
-    "first_difference",
-]
-
 logger = logging.getLogger("recall.shadow")
 
 Primary = Literal["python", "go"]
@@ -189,11 +174,8 @@ class Divergence:
 
     def seqs_read(self) -> tuple[int, ...]:
         """The seqs of the blocks kept; for ``recall``, the seq its id asks for."""
-        if self.name == "recall" and isinstance(
-            step := start_tool(self.name, self.args), BlockRead
-        ):
-            return (step.seq,)
-        return tuple(b.seq for b in self.blocks)
+        step = start_tool(self.name, self.args) if self.name == "recall" else None
+        return (step.seq,) if isinstance(step, BlockRead) else tuple(b.seq for b in self.blocks)
 
     def to_json(self, *, include_private_data: bool = False) -> str:
         """One line of JSON (ASCII, so no line separator can cut it): redacted (see the
