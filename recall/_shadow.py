@@ -36,15 +36,10 @@ COUNTS: Final = ("sampled", "compared", *get_args(Verdict), "pending", "go_faile
 the calls, sampled or not, that ``primary="go"`` served from the port because Go failed.
 """
 
-MAX_KEPT_BLOCKS: Final = 100
-MAX_KEPT_BYTES: Final = 1 << 20
-"""The bounds of the blocks a divergence keeps (their labels and contents in UTF-8)."""
-
-WINDOW: Final = 4
-"""The bytes on either side of the first difference that a redacted divergence shows."""
-
-BURST_SECONDS: Final = 60.0
-"""A failing Go is logged again after this long, even with no answer in between."""
+MAX_KEPT_BLOCKS: Final = 100  # the bounds of the blocks a divergence keeps,
+MAX_KEPT_BYTES: Final = 1 << 20  # their labels and contents in UTF-8
+WINDOW: Final = 4  # the bytes on either side of the first difference a redacted one shows
+BURST_SECONDS: Final = 60.0  # a failing Go is logged again after this long
 
 _RESULTS = re.compile(r"([0-9]+) of ([0-9]+) matching blocks for ")
 _HEADER = re.compile(r"^\[r([0-9]+)\]", re.MULTILINE)
