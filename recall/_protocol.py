@@ -1,7 +1,6 @@
-"""The contract's HTTP API as data, with no I/O: the requests, Go's answers checked, the
-options checked. A host feeds an answer into a ``Body`` (bounded in size and in time);
-its ``Answer`` parses into a Block, None, the blocks or an output, or the RecallError
-that says what failed.
+"""The contract's HTTP API as data, with no I/O: the requests, Go's answers (fed into a
+``Body``, bounded in size and time, then parsed or refused with the RecallError that says
+what failed), and the hosts' options checked.
 """
 
 from __future__ import annotations

@@ -404,7 +404,7 @@ class ShadowState:
         verdict: Verdict,
         *,
         divergence: Divergence | None = None,
-        error: BaseException | None = None,
+        error: Exception | None = None,
     ) -> None:
         """A handed-off comparison's verdict (with Go's ``error``, or the ``divergence``):
         counted, logged, reported; dropped once the host is closing (``abandon``)."""
@@ -426,16 +426,13 @@ class ShadowState:
                 logger.error("on_divergence raised %s", self.describe(exc))
 
     def abandon(self, jobs: int) -> None:
-        """The host is closing: ``jobs`` that never ran count as dropped, and so does what
-        is still running."""
+        """The host is closing: ``jobs`` that never ran, and any still running, are dropped."""
         with self._lock:
             self._closed = True
             self._counts["pending"] -= jobs
             self._counts["dropped"] += jobs
 
-    def go_failed(
-        self, error: BaseException, *, served: bool = False, sampled: bool = False
-    ) -> None:
+    def go_failed(self, error: Exception, *, served: bool = False, sampled: bool = False) -> None:
         """Go failed a call of the shadow (``served``: the primary's, the port served it;
         ``sampled``: an error). Logged once per burst (failures with no answer between,
         ``go_answered``), and again after ``BURST_SECONDS`` if it lasts."""
