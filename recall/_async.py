@@ -33,6 +33,7 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
     """
 
     _transport_kind = httpx.AsyncBaseTransport
+    _http: httpx.AsyncClient
     _jobs: asyncio.Queue[Job] | None = None
     _worker: asyncio.Task[None] | None = None
     _closing = False
@@ -43,6 +44,7 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
 
     def _open(self, transport: httpx.AsyncBaseTransport, options: ClientOptions) -> None:
         self._http = httpx.AsyncClient(transport=transport, **options)
+        self._through = transport  # what sends: the client's auth, redirects and cookies unused
         self._flying: dict[Flight, _Sending] = {}  # the shared reads being sent
 
     async def __aenter__(self) -> AsyncGoTurnHost:
@@ -89,6 +91,7 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
             raise HostClosedError(f"{self!r} is closed: it sends no more requests")
         self._on_own_loop()
         await self._drive(self._core.warm())
+        self._prepared(self._core.next_read())  # the first search's, built now
 
     def _on_own_loop(self) -> None:
         loop = asyncio.get_running_loop()
@@ -115,18 +118,19 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
         return call.output
 
     async def _wait(self, flight: Flight) -> None:
-        """Wait for a shared read, sent by a task of its own: a caller cancelled does not
-        cancel it for the others; the last caller cancelled cancels it."""
+        """Wait for a shared read, sent by a task of its own (every read of this host's
+        core is sent by this host): a caller cancelled does not cancel it for the others;
+        the last caller cancelled cancels it."""
         if flight.claim():
             sending = _Sending(asyncio.get_running_loop().create_task(self._fly(flight)))
             self._flying[flight] = sending
             sending.task.add_done_callback(lambda _: self._flying.pop(flight, None))
         sending_ = self._flying.get(flight)
-        if sending_ is None:  # landed already
-            return await _landed(flight)
+        if sending_ is None:  # landed already: its task is done
+            return
         sending_.waiting += 1
         try:
-            await _landed(flight)
+            await asyncio.wait((sending_.task,))  # a caller cancelled leaves the task be
         finally:
             sending_.waiting -= 1
             if not sending_.waiting and not flight.done:
@@ -147,10 +151,15 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
     async def _send(self, request: Request) -> Answer:
         """Go's answer to the request; GoUnavailableError when there is none."""
         try:
-            async with self._http.stream(request.method, request.path, **request.parts) as response:
+            if self._http.is_closed:  # by another task, this call under way
+                raise HostClosedError(f"{self!r} is closed: it sends no more requests")
+            response = await self._through.handle_async_request(self._prepared(request))
+            try:
                 body = self._core.receive(request, response.status_code, response.headers)
                 async for chunk in response.aiter_bytes():
                     body.feed(chunk)
+            finally:
+                await response.aclose()
         except HTTP_ERRORS as exc:
             raise self._core.unavailable(request, exc) from exc
         except RuntimeError:
@@ -208,23 +217,3 @@ class _Sending:
     def __init__(self, task: asyncio.Task[None]) -> None:
         self.task = task
         self.waiting = 0
-
-
-async def _landed(flight: Flight) -> None:
-    """Wait for a shared read to land or fail (its sender may be any task or thread)."""
-    if flight.done:
-        return
-    loop = asyncio.get_running_loop()
-    landed: asyncio.Future[None] = loop.create_future()
-
-    def wake() -> None:
-        with contextlib.suppress(RuntimeError):  # the loop closed
-            loop.call_soon_threadsafe(_set, landed)
-
-    flight.on_done(wake)
-    await landed
-
-
-def _set(future: asyncio.Future[None]) -> None:
-    if not future.done():  # not cancelled
-        future.set_result(None)

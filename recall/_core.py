@@ -54,13 +54,12 @@ _log = logging.getLogger("recall")
 class Flight:
     """One read of /blocks, shared by every search that needs the set while it is in flight
     (single flight): the first host to ``claim`` it sends ``request`` and lands the
-    answer (``land``) or the failure (``fail``); every caller waits for it (``wait`` or
-    ``on_done``), then takes its ``result``: the set and whether it was read again, or
-    the read's failure, the same for all.
+    answer (``land``) or the failure (``fail``); every caller waits for it (``wait``, or
+    an async host's sending task), then takes its ``result``: the set and whether it was
+    read again, or the read's failure, the same for all.
     """
 
     __slots__ = (
-        "_callbacks",
         "_claimed",
         "_done",
         "_error",
@@ -76,7 +75,6 @@ class Flight:
         self._lock = threading.Lock()
         self._claimed = False
         self._done = threading.Event()
-        self._callbacks: list[Callable[[], None]] = []
         self._result: tuple[BlockSet, bool] | None = None
         self._error: Exception | None = None
 
@@ -111,21 +109,10 @@ class Flight:
         with self._lock:
             self._result, self._error = result, error
             self._done.set()
-            callbacks, self._callbacks = self._callbacks, []
-        for callback in callbacks:
-            callback()
 
     def wait(self) -> None:
         """Block this thread until the read has landed or failed."""
         self._done.wait()
-
-    def on_done(self, callback: Callable[[], None]) -> None:
-        """Call ``callback`` (from any thread) once the read has landed or failed."""
-        with self._lock:
-            if not self._done.is_set():
-                self._callbacks.append(callback)
-                return
-        callback()
 
     def result(self) -> tuple[BlockSet, bool]:
         """The set and whether it is the set read before (or most of it); the read's
@@ -232,6 +219,11 @@ class HostCore:
         yield flight
         flight.result()
         return None
+
+    def next_read(self) -> Request:
+        """The read of /blocks a search would send now."""
+        kept = self._kept
+        return blocks_request(None if kept is None else kept.tag)
 
     def compare(self, job: Job) -> Call[None]:
         """A sampled call's comparison, to be driven off the caller's path: it gets the

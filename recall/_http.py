@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import encodings.idna  # noqa: F401  getaddrinfo's codec of host names: not in a first search
 import functools
 import ssl
 from abc import ABC, abstractmethod
@@ -11,7 +12,7 @@ import httpx
 
 from recall._core import DEFAULT_CACHE_BYTES, DEFAULT_MAX_BODY_BYTES, HostCore
 from recall._go import DEFAULT_UNICODE_VERSION
-from recall._protocol import check_base_url
+from recall._protocol import Request, blocks_request, check_base_url
 from recall._shadow import Job, Shadow, ShadowState
 
 __all__ = ["HTTP_ERRORS", "ClientOptions", "HostBase"]
@@ -36,6 +37,8 @@ class HostBase(ABC, Generic[TransportT]):
     """What both hosts share: their options, the httpx client they make, their repr."""
 
     _transport_kind: ClassVar[type[httpx.BaseTransport | httpx.AsyncBaseTransport]]
+    _http: httpx.Client | httpx.AsyncClient
+    _last: tuple[Request, httpx.Request] | None = None
 
     def __init__(
         self,
@@ -110,8 +113,20 @@ class HostBase(ABC, Generic[TransportT]):
             transport = self._transport(verify)
         try:
             self._open(transport, options)
+            self._prepared(blocks_request())  # a first search's read, built with the host
         except httpx.InvalidURL as exc:
             raise ValueError(f"invalid base URL: {exc}") from exc
+
+    def _prepared(self, request: Request) -> httpx.Request:
+        """httpx's request for ``request``: built once for the same ``request`` sent again,
+        as the conditional read of a kept set is by every search (``blocks_request``
+        gives one object for one tag)."""
+        last = self._last
+        if last is not None and last[0] is request:
+            return last[1]
+        prepared = self._http.build_request(request.method, request.path, **request.parts)
+        self._last = (request, prepared)
+        return prepared
 
     @abstractmethod
     def _submit(self, job: Job) -> bool:

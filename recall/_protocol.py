@@ -5,6 +5,7 @@ what failed), and the hosts' options checked.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -73,9 +74,11 @@ def block_request(seq: int) -> Request:
     return Request("GET", BLOCK_PATH, f"GET {BLOCK_PATH}?seq={digits}", params={"seq": digits})
 
 
+@functools.lru_cache(maxsize=4)
 def blocks_request(since: str | None = None) -> Request:
     """``GET /internal/v1/recall/blocks``; given the tag of a kept set, the incremental
-    read ``?since=<tag>`` (percent-encoded) with ``If-None-Match: <tag>``."""
+    read ``?since=<tag>`` (percent-encoded) with ``If-None-Match: <tag>``. The same
+    object for the same tag (a host builds its httpx request once)."""
     what = f"GET {BLOCKS_PATH}"
     if since is None:
         return Request("GET", BLOCKS_PATH, what)

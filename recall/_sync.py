@@ -31,6 +31,7 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
     """
 
     _transport_kind = httpx.BaseTransport
+    _http: httpx.Client
     _offpath: _Worker | None = None
 
     def _transport(self, verify: bool | ssl.SSLContext) -> httpx.BaseTransport:
@@ -38,6 +39,7 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
 
     def _open(self, transport: httpx.BaseTransport, options: ClientOptions) -> None:
         self._http = httpx.Client(transport=transport, **options)
+        self._through = transport  # what sends: the client's auth, redirects and cookies unused
         self._offpath_lock = threading.Lock()
 
     def __enter__(self) -> GoTurnHost:
@@ -80,8 +82,9 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         return self._drive(self._core.call(name, args))
 
     def warm(self) -> None:
-        """Read the archive's blocks and keep them ready for the first search (a service's
-        start-up or readiness probe pays that cost, not its first user).
+        """Read the archive's blocks and keep them ready for the first search, with the
+        request that reads them again (a service's start-up or readiness probe pays that
+        cost, not its first user).
 
         GoUnavailableError when the read fails (there is no fallback: no output);
         HostClosedError once the host is closed.
@@ -89,6 +92,7 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         if self._http.is_closed:
             raise HostClosedError(f"{self!r} is closed: it sends no more requests")
         self._drive(self._core.warm())
+        self._prepared(self._core.next_read())  # the first search's, built now
 
     def _drive(self, call: Call[T]) -> T:
         while (request := call.request) is not None:
@@ -121,10 +125,15 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
     def _send(self, request: Request) -> Answer:
         """Go's answer to the request; GoUnavailableError when there is none."""
         try:
-            with self._http.stream(request.method, request.path, **request.parts) as response:
+            if self._http.is_closed:  # by another thread, this call under way
+                raise HostClosedError(f"{self!r} is closed: it sends no more requests")
+            response = self._through.handle_request(self._prepared(request))
+            try:
                 body = self._core.receive(request, response.status_code, response.headers)
                 for chunk in response.iter_bytes():
                     body.feed(chunk)
+            finally:
+                response.close()
         except HTTP_ERRORS as exc:
             raise self._core.unavailable(request, exc) from exc
         except RuntimeError:

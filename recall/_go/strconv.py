@@ -19,8 +19,9 @@ __all__ = ["float64_to_int", "is_print", "quote", "quote_for"]
 _MIN_INT64 = -(1 << 63)
 _TWO_63 = float(1 << 63)
 
-# Printable ASCII other than the quote and the backslash: copied as they are.
-_PLAIN_ASCII = re.compile(r"[ !#-\[\]-~]*")
+# Runs of runes that are not printable ASCII, or are the quote or the backslash: escaped
+# rune by rune (every other rune is copied as it is).
+_OTHERS = re.compile(r"[^ !#-\[\]-~]+")
 
 _ESCAPES: dict[str, str] = {
     '"': '\\"',
@@ -64,9 +65,10 @@ def _quoting(
 
     def quote(s: str) -> str:
         """Return strconv.Quote(s): a double-quoted Go string literal, Go's escapes."""
-        if _PLAIN_ASCII.fullmatch(s):
-            return f'"{s}"'
-        return '"' + "".join([escape(ch) for ch in s]) + '"'
+        return '"' + _OTHERS.sub(escaped, s) + '"'
+
+    def escaped(run: re.Match[str]) -> str:
+        return "".join([escape(ch) for ch in run.group()])
 
     return quote, is_print
 

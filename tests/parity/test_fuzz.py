@@ -188,7 +188,7 @@ IDS: Table = [
 
 
 @pytest.mark.parametrize("what", [what for what, _ in IDS])
-def test_ids_draw(what: str, condition: Callable[[str], bool]) -> None:
+def test_ids_draw(what: str) -> None:
     assert what in met("ids", ps.ids([1000, 1007]), IDS)
 
 
@@ -206,7 +206,7 @@ QUERIES: Table = [
 
 
 @pytest.mark.parametrize("what", [what for what, _ in QUERIES])
-def test_queries_draw(what: str, condition: Callable[[str], bool]) -> None:
+def test_queries_draw(what: str) -> None:
     assert what in met("queries", ps.queries(["zéphyr"]), QUERIES)
 
 
@@ -270,7 +270,7 @@ RAW_ARGS: Table = [
 
 @pytest.mark.parametrize("what", [what for what, _ in RAW_ARGS])
 @pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
-def test_raw_args_draw(what: str, condition: Callable[[str], bool]) -> None:
+def test_raw_args_draw(what: str) -> None:
     assert what in met("raw_args", ps.raw_args(), RAW_ARGS)
 
 

@@ -100,6 +100,32 @@ def test_what_goes_on_the_wire(make_host: MakeHost, token: str | None) -> None:
             assert request.headers["Authorization"] == f"Bearer {TOKEN}"
 
 
+def test_a_kept_set_is_read_again_with_one_request_per_tag(make_host: MakeHost) -> None:
+    seen: list[httpx.Request] = []
+    tags = ['"t1"']
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.headers.get("If-None-Match") == tags[-1]:
+            return httpx.Response(304, headers={"ETag": tags[-1]})
+        return httpx.Response(200, headers={"ETag": tags[-1]}, json={"blocks": [BLOCK7]})
+
+    with make_host(BASE, token=TOKEN, transport=mock(handler)) as host:
+        for _ in range(2):
+            for _ in range(3):
+                assert host.exec_tool(*SEARCH) == expected(*SEARCH, [BLOCK7])
+            tags.append('"t2"')
+    assert [r.headers.get("If-None-Match") for r in seen] == [None, *['"t1"'] * 3, *['"t2"'] * 2]
+    assert [r.url.params.get("since") for r in seen[1:]] == [*['"t1"'] * 3, *['"t2"'] * 2]
+    # Built once for each tag, and sent again as it is by every search over that set.
+    assert seen[1] is seen[2] is seen[3]
+    assert seen[4] is seen[5]
+    assert seen[3] is not seen[4]
+    for request in seen:
+        assert request.headers["Authorization"] == f"Bearer {TOKEN}"
+        assert request.headers["Accept"] == "application/json"
+
+
 def test_real_server_with_bearer(make_host: MakeHost, httpserver: HTTPServer) -> None:
     httpserver.expect_request(
         BLOCK_PATH,

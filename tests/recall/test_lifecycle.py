@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import pickle
 
+import httpx
 import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
@@ -67,6 +68,23 @@ def test_a_sync_host_closed_by_another_thread_mid_call(httpserver: HTTPServer) -
     # logged) before the call could end.
     assert answered == [BLOCK_PATH]
     assert [r.path for r, _ in httpserver.log if r.path != BLOCK_PATH] == []
+
+
+def test_an_async_host_closed_mid_call() -> None:
+    answered: list[str] = []
+
+    async def call() -> None:
+        async def answer(request: httpx.Request) -> httpx.Response:
+            answered.append(request.url.path)
+            await host.aclose()  # while the call waits for this answer
+            return httpx.Response(500)
+
+        host = AsyncGoTurnHost("http://go.test", transport=httpx.MockTransport(answer))
+        with pytest.raises(HostClosedError):  # the read failed; the fallback finds it closed
+            await host.exec_tool(*RECALL)
+
+    asyncio.run(call())
+    assert answered == [BLOCK_PATH]  # the fallback sent nothing
 
 
 def test_a_closed_async_host_raises_host_closed(httpserver: HTTPServer) -> None:
