@@ -360,11 +360,8 @@ class ShadowState:
     def of(cls, options: object, *, token: str | None, go: str = "") -> ShadowState | None:
         """The state for a host's ``shadow`` option; None when there is nothing to do (no
         shadow, or no sampling with the port primary). TypeError unless a Shadow or None."""
-        if options is None:
-            return None
-        if not isinstance(options, Shadow):
-            raise TypeError(f"shadow must be a recall.Shadow or None, not {type(options).__name__}")
-        if options.rate == 0 and options.primary == "python":
+        options = check_type("shadow", options, (Shadow, type(None)), "a recall.Shadow or None")
+        if options is None or (options.rate == 0 and options.primary == "python"):
             return None
         return cls(options, token, go)
 
