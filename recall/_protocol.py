@@ -59,7 +59,6 @@ class Request(NamedTuple):
 
     @property
     def parts(self) -> Parts:
-        """The query, headers and body."""
         return Parts(params=self.params, headers=self.headers, content=self.content)
 
     @property
@@ -133,7 +132,6 @@ class Body:
         self.status, self.headers, self.data = status, headers, bytearray()
 
     def feed(self, chunk: bytes) -> None:
-        """Add a chunk of the body."""
         if len(self.data) + len(chunk) > self._limit:
             raise GoUnavailableError(self._what, f"body larger than {self._limit} bytes")
         if self._clock() > self._deadline:

@@ -366,7 +366,6 @@ class ShadowState:
         return cls(options, token, go)
 
     def sample(self) -> bool:
-        """Whether this call is compared."""
         return self.rate >= 1.0 or (self.rate > 0.0 and self._random() < self.rate)
 
     def stats(self) -> dict[str, int]:
@@ -379,7 +378,6 @@ class ShadowState:
         return self.mask(f"{type(exc).__name__}: {exc}")
 
     def mask(self, text: str) -> str:
-        """``text`` with the token, should it appear, masked."""
         return text.replace(self._token, "***") if self._token else text
 
     # The counts. Every sampled call ends in one verdict; while it waits it is pending.
