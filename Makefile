@@ -36,13 +36,13 @@ all: test
 
 PARITY := $(BIN)/python -m parity
 
-# UV=path/to/uv makes the venv with uv instead of venv and pip (the same packages;
-# CI does so for its other Pythons).
+# UV=path/to/uv makes the venv with uv instead of venv and pip (the same packages, pip
+# among them; CI makes every venv so).
 UV ?=
 
 $(STAMP): pyproject.toml
 	@if [ -n "$(UV)" ]; then \
-	  set -x; test -x $(BIN)/python || $(UV) venv --quiet --python $(PYTHON) $(VENV); \
+	  set -x; test -x $(BIN)/python || $(UV) venv --quiet --seed --python $(PYTHON) $(VENV); \
 	  $(UV) pip install --quiet --python $(BIN)/python -e . --group dev; \
 	else \
 	  set -x; test -x $(BIN)/python || $(PYTHON) -m venv $(VENV); \

@@ -248,9 +248,6 @@ def divergence_of(case: Case, outputs: tuple[str, str], primary: str) -> Diverge
         go_output=go,
         python_output=port,
         python_error=None,
-        offset=None,
-        line=None,
-        column=None,
         blocks=tuple(Block(i + 1, *block) for i, block in enumerate(case.blocks)),
         complete=True,
     )

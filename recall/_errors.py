@@ -6,41 +6,32 @@ exception); they never carry a token, the base URL's credentials or a response b
 
 from __future__ import annotations
 
-__all__ = [
-    "EventLoopError",
-    "FallbackFailedError",
-    "GoUnavailableError",
-    "HostClosedError",
-    "RecallError",
-    "UnknownToolError",
-]
-
 
 class RecallError(Exception):
     """Base of every error the recall package raises."""
 
 
-class UnknownToolError(RecallError):
-    """No such tool: Go's /tool/exec answered 404 for this name (or run_tool was given it).
+class _OfGo(RecallError):
+    """An error that says which Go answered: ``go``, the host's base URL without
+    credentials (e.g. ``"https://go.internal:8443/prefix"``; empty outside a host)."""
 
-    ``go`` is the Go that said so, as ``GoUnavailableError.go`` (empty for run_tool).
-    """
-
-    def __init__(self, name: str, *, go: str = "") -> None:
-        super().__init__(name)
-        self.name = name
-        self.go = go
-
-    def __str__(self) -> str:
-        return f"unknown tool {self.name!r}" + (f" (the Go at {self.go})" if self.go else "")
+    go: str
 
     def at(self, go: str) -> None:
         """Say which Go: ``go``, unless one is said already."""
         if not self.go:
             self.go = go
 
-    def __reduce__(self) -> tuple[type[UnknownToolError], tuple[str], dict[str, str]]:
-        return (type(self), (self.name,), {"go": self.go})
+
+class UnknownToolError(_OfGo):
+    """No such tool: Go's /tool/exec answered 404 for this name (or run_tool was given it)."""
+
+    def __init__(self, name: str, *, go: str = "") -> None:
+        super().__init__(name)
+        self.name, self.go = name, go
+
+    def __str__(self) -> str:
+        return f"unknown tool {self.name!r}" + (f" (the Go at {self.go})" if self.go else "")
 
 
 class HostClosedError(RecallError):
@@ -53,33 +44,22 @@ class EventLoopError(RecallError):
     call: a host belongs to one loop (one ``asyncio.run``)."""
 
 
-class GoUnavailableError(RecallError):
+class GoUnavailableError(_OfGo):
     """The Go did not answer a request as the contract says.
 
-    ``what`` names the request (e.g. ``"GET /internal/v1/recall/blocks"``), ``go`` the
-    Go it went to (the host's base URL without credentials, e.g.
-    ``"https://go.internal:8443/prefix"``; empty outside a host), and ``why`` the
-    failure (a transport error's kind, a status, a malformed body). The message is
+    ``what`` names the request (e.g. ``"GET /internal/v1/recall/blocks"``), ``go`` the Go
+    it went to, and ``why`` the failure (a transport error's kind, a status, a malformed
+    body). The message is
     ``"GET https://go.internal:8443/prefix/internal/v1/recall/blocks: status 502"``.
     """
 
     def __init__(self, what: str, why: str, *, go: str = "") -> None:
         super().__init__(what, why)
-        self.what = what
-        self.why = why
-        self.go = go
+        self.what, self.why, self.go = what, why, go
 
     def __str__(self) -> str:
         method, _, path = self.what.partition(" ")
         return f"{method} {self.go}{path}: {self.why}"
-
-    def at(self, go: str) -> None:
-        """Say which Go: ``go``, unless one is said already."""
-        if not self.go:
-            self.go = go
-
-    def __reduce__(self) -> tuple[type[GoUnavailableError], tuple[object, ...], dict[str, str]]:
-        return (type(self), (self.what, self.why), {"go": self.go})
 
 
 class FallbackFailedError(GoUnavailableError):
@@ -91,17 +71,14 @@ class FallbackFailedError(GoUnavailableError):
 
     def __init__(self, read_error: GoUnavailableError, exec_error: RecallError) -> None:
         super().__init__(read_error.what, read_error.why, go=read_error.go)
-        self.read_error = read_error
-        self.exec_error = exec_error
+        self.args = (read_error, exec_error)  # as pickle and copy rebuild it
+        self.read_error, self.exec_error = read_error, exec_error
 
     def __str__(self) -> str:
         return f"{self.read_error}; then the fallback failed: {self.exec_error}"
 
     def at(self, go: str) -> None:
         super().at(go)
-        self.read_error.at(go)
-        if isinstance(self.exec_error, GoUnavailableError | UnknownToolError):
-            self.exec_error.at(go)
-
-    def __reduce__(self) -> tuple[type[GoUnavailableError], tuple[object, ...], dict[str, str]]:
-        return (type(self), (self.read_error, self.exec_error), {"go": self.go})
+        for error in (self.read_error, self.exec_error):
+            if isinstance(error, _OfGo):
+                error.at(go)

@@ -1,9 +1,6 @@
-"""The contract's HTTP API as data, with no I/O: the requests, and Go's answers checked.
-
-A host sends a ``Request`` and feeds the answer's status, headers and body chunks
-into a ``Body`` (bounded in size and in time); the ``Answer`` it gives is parsed
-here into a Block, None, the blocks or an output, or a GoUnavailableError (or
-UnknownToolError) that says what failed.
+"""The contract's HTTP API as data, with no I/O: the requests, Go's answers (fed into a
+``Body``, bounded in size and time, then parsed or refused with the RecallError that says
+what failed), and the hosts' options checked.
 """
 
 from __future__ import annotations
@@ -14,7 +11,7 @@ import math
 import re
 import urllib.parse
 from collections.abc import Callable, Mapping
-from typing import Final, NamedTuple, TypedDict
+from typing import Final, NamedTuple, TypedDict, TypeVar
 
 from recall._blocks import (
     BlockSet,
@@ -29,34 +26,12 @@ from recall._blocks import (
 from recall._errors import GoUnavailableError, UnknownToolError
 from recall._tools import Block, replace_surrogates
 
-__all__ = [
-    "BLOCKS_PATH",
-    "BLOCK_PATH",
-    "EXEC_PATH",
-    "Answer",
-    "BaseURL",
-    "Body",
-    "Parts",
-    "Request",
-    "block_request",
-    "blocks_request",
-    "check_base_url",
-    "check_bytes",
-    "check_timeout",
-    "check_token",
-    "exec_request",
-    "parse_block",
-    "parse_blocks",
-    "parse_exec",
-    "strong_etag",
-]
-
 BLOCK_PATH: Final = "/internal/v1/recall/block"
 BLOCKS_PATH: Final = "/internal/v1/recall/blocks"
 EXEC_PATH: Final = "/internal/v1/tool/exec"
 
+_T = TypeVar("_T")
 _TOKEN = re.compile(r"[\x21-\x7e]+")  # what a header value carries as it is
-_READ_STATUSES: Final = (200, 404)  # the statuses whose body is read; any other is a failure
 # A strong entity tag (RFC 9110, 8.8.3) of visible ASCII: DQUOTE *etagc DQUOTE. A weak
 # one, obs-text, several values in one field, or one past the bound is not kept.
 _STRONG_ETAG = re.compile(r'"[\x21\x23-\x7e]*"')
@@ -84,7 +59,6 @@ class Request(NamedTuple):
 
     @property
     def parts(self) -> Parts:
-        """The query, headers and body."""
         return Parts(params=self.params, headers=self.headers, content=self.content)
 
     @property
@@ -104,28 +78,20 @@ def blocks_request(since: str | None = None) -> Request:
     """``GET /internal/v1/recall/blocks``; given the tag of a kept set, the incremental
     read ``?since=<tag>`` (percent-encoded) with ``If-None-Match: <tag>``. The same
     object for the same tag (a host builds its httpx request once)."""
+    what = f"GET {BLOCKS_PATH}"
     if since is None:
-        return Request("GET", BLOCKS_PATH, f"GET {BLOCKS_PATH}")
+        return Request("GET", BLOCKS_PATH, what)
     return Request(
-        "GET",
-        BLOCKS_PATH,
-        f"GET {BLOCKS_PATH}",
-        params={"since": since},
-        headers={IF_NONE_MATCH: since},
+        "GET", BLOCKS_PATH, what, params={"since": since}, headers={IF_NONE_MATCH: since}
     )
 
 
 def exec_request(name: str, args: str) -> Request:
-    """``POST /internal/v1/tool/exec`` with ``{"name": name, "args": args}``."""
-    # ASCII JSON: any str encodes, and Go decodes it to the same text.
+    """``POST /internal/v1/tool/exec`` with ``{"name": name, "args": args}`` in ASCII JSON
+    (any str encodes, and Go decodes it to the same text)."""
     body = json.dumps({"name": name, "args": args}).encode("ascii")
-    return Request(
-        "POST",
-        EXEC_PATH,
-        f"POST {EXEC_PATH}",
-        headers={"Content-Type": "application/json"},
-        content=body,
-    )
+    headers = {"Content-Type": "application/json"}
+    return Request("POST", EXEC_PATH, f"POST {EXEC_PATH}", headers=headers, content=body)
 
 
 class Answer(NamedTuple):
@@ -138,14 +104,9 @@ class Answer(NamedTuple):
 
 class Body:
     """An answer's body as it arrives: GoUnavailableError past ``limit`` bytes, or when it
-    is not complete within ``timeout`` seconds of its headers (by ``clock``).
-
-    A 304 is an answer only to a conditional read (``If-None-Match``); to any other
-    request it is a failure, as every status but 200 and 404 is.
-
-    httpx's read time-out bounds each wait for bytes; a body trickling in, each
-    byte on time, would never end: the whole body is checked as each chunk comes.
-    ``headers`` finds ``content-length`` (httpx.Headers, or lowercase keys).
+    is not complete within ``timeout`` seconds of its headers (by ``clock``: httpx's read
+    time-out bounds each wait for bytes, not a body trickling in), or for a status but
+    200 and 404 (and 304 to a conditional read). ``headers`` has lowercase keys.
     """
 
     __slots__ = ("_clock", "_deadline", "_limit", "_timeout", "_what", "data", "headers", "status")
@@ -161,28 +122,21 @@ class Body:
         clock: Callable[[], float],
     ) -> None:
         what = request.what
-        if status not in _READ_STATUSES and not (status == 304 and request.if_none_match):
+        if status not in (200, 404) and not (status == 304 and request.if_none_match):
             raise GoUnavailableError(what, f"status {status}")
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
             raise GoUnavailableError(what, f"body larger than {limit} bytes")
-        self._what = what
-        self._limit = limit
-        self._timeout = timeout
-        self._clock = clock
+        self._what, self._limit, self._timeout, self._clock = what, limit, timeout, clock
         self._deadline = clock() + timeout
-        self.status = status
-        self.headers = headers
-        self.data = bytearray()
+        self.status, self.headers, self.data = status, headers, bytearray()
 
     def feed(self, chunk: bytes) -> None:
-        """Add a chunk of the body."""
         if len(self.data) + len(chunk) > self._limit:
             raise GoUnavailableError(self._what, f"body larger than {self._limit} bytes")
         if self._clock() > self._deadline:
-            raise GoUnavailableError(
-                self._what, f"body not complete within {self._timeout:g}s of its headers"
-            )
+            why = f"body not complete within {self._timeout:g}s of its headers"
+            raise GoUnavailableError(self._what, why)
         self.data += chunk
 
     def answer(self) -> Answer:
@@ -219,9 +173,7 @@ def parse_block(what: str, answer: Answer, seq: int) -> Block | None:
 def strong_etag(headers: Mapping[str, str]) -> str | None:
     """The answer's ETag when it is one strong entity tag of visible ASCII, else None."""
     tag = headers.get("etag")
-    if tag is None or len(tag) > _ETAG_MAX or not _STRONG_ETAG.fullmatch(tag):
-        return None
-    return tag
+    return tag if tag and len(tag) <= _ETAG_MAX and _STRONG_ETAG.fullmatch(tag) else None
 
 
 def parse_blocks(
@@ -234,16 +186,10 @@ def parse_blocks(
     decode: ItemDecoder = decode_item,
     decode_many: ItemsDecoder | None = None,
 ) -> BlockSet:
-    """Every readable block, by increasing seq.
-
-    ``kept`` is the set read before, ``sent`` the tag of the conditional read
-    (``?since=`` and ``If-None-Match``) when it was one. A 304 gives ``kept`` again
-    when its ETag is the tag sent; a 304 with another tag (or none) is a failed read.
-    A 200 gives the set of its body (a whole set, or a delta applied to ``kept``),
-    with the blocks of ``kept`` whose bytes are the same taken from it, and its ETag
-    when it is a strong one. A delta that is not the contract's is a failed read whose
-    cause is a BadDelta. ``compact``, ``decode`` and ``decode_many`` are ``read_set``'s.
-    """
+    """Every readable block, by increasing seq: ``read_set``'s of a 200 (a whole set, or a
+    delta applied to ``kept``, the set read before; its ETag kept when strong), or ``kept``
+    again for a 304 whose ETag is ``sent``, the tag of a conditional read. Any other
+    answer is a failed read (a bad delta's cause a BadDelta)."""
     if answer.status == 304:
         if sent is None or kept is None or kept.tag != sent:
             raise GoUnavailableError(what, "status 304")  # unsolicited: Body refuses it first
@@ -270,18 +216,24 @@ def parse_blocks(
 def parse_exec(what: str, answer: Answer, name: str) -> str:
     """Go's own output for the call; UnknownToolError when it answers its JSON 404."""
     doc, _ = _json(what, answer)
-    status = answer.status
-    if status == 404 and isinstance(doc, dict) and "error" in doc:
+    if answer.status == 404 and isinstance(doc, dict) and "error" in doc:
         raise UnknownToolError(name)
-    output = doc.get("output") if status == 200 and isinstance(doc, dict) else None
-    if not isinstance(output, str):
-        if status != 200:
-            raise GoUnavailableError(what, f"status {status}")
+    if answer.status != 200:
+        raise GoUnavailableError(what, f"status {answer.status}")
+    if not isinstance(doc, dict) or not isinstance(output := doc.get("output"), str):
         raise GoUnavailableError(what, "status 200, the body is not the JSON object with 'output'")
     return replace_surrogates(output)
 
 
-# The options.
+# The options: TypeError for a wrong type, ValueError for a wrong value.
+
+
+def check_type(name: str, value: object, kind: type[_T] | tuple[type[_T], ...], wanted: str) -> _T:
+    """``value``; TypeError unless it is a ``kind`` and no bool (no option is one):
+    ``{name} must be {wanted}, not {its type}``."""
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise TypeError(f"{name} must be {wanted}, not {type(value).__name__}")
+    return value
 
 
 class BaseURL(NamedTuple):
@@ -293,9 +245,8 @@ class BaseURL(NamedTuple):
 
 def check_base_url(base_url: object) -> BaseURL:
     """ValueError unless ``base_url`` is an absolute http:// or https:// URL with a host
-    (and no white space or control character); TypeError unless it is a str."""
-    if not isinstance(base_url, str):
-        raise TypeError(f"the base URL must be a str, not {type(base_url).__name__}")
+    (and no white space or control character)."""
+    base_url = check_type("the base URL", base_url, str, "a str")
     if any(c.isspace() or not c.isprintable() for c in base_url):
         raise ValueError("the base URL must not hold white space or control characters")
     try:
@@ -311,29 +262,23 @@ def check_base_url(base_url: object) -> BaseURL:
 
 
 def check_token(token: object) -> None:
-    """ValueError unless ``token`` is None or one or more visible ASCII characters
-    (TypeError unless a str or None)."""
-    if token is not None and not isinstance(token, str):
-        raise TypeError(f"the token must be a str or None, not {type(token).__name__}")
+    """ValueError unless ``token`` is None or one or more visible ASCII characters."""
+    token = check_type("the token", token, (str, type(None)), "a str or None")
     if token is not None and not _TOKEN.fullmatch(token):
         raise ValueError("the token must be one or more visible ASCII characters")
 
 
 def check_timeout(timeout: object) -> float:
-    """``timeout`` as a float; ValueError unless it is a positive, finite number of seconds
-    (TypeError unless a number)."""
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-        raise TypeError(f"timeout must be a number of seconds, not {type(timeout).__name__}")
+    """``timeout`` as a float; ValueError unless a positive, finite number of seconds."""
+    timeout = check_type("timeout", timeout, (int, float), "a number of seconds")
     if not (timeout > 0 and math.isfinite(timeout)):
         raise ValueError("timeout must be a positive, finite number of seconds")
     return float(timeout)
 
 
 def check_bytes(name: str, value: object) -> int:
-    """``value``; ValueError unless it is a number of bytes, not negative (TypeError unless
-    an int; ``name`` says which)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    """``value``, the option ``name``; ValueError unless a number of bytes, not negative."""
+    value = check_type(name, value, int, "an int")
     if value < 0:
         raise ValueError(f"{name} must not be negative")
     return value

@@ -1,20 +1,14 @@
-"""Shadow comparison with Go's /tool/exec: the decisions, with no I/O and no threads.
+"""The shadow, with no I/O: the port compared with Go's /tool/exec on live traffic.
 
-In Scientist's words, Go's ``/internal/v1/tool/exec`` is always the control (what is
-right) and the port the candidate; ``primary`` says whose output the caller gets.
-A sampled call of ``recall`` or ``recall_search`` is compared off the caller's path
-(the hosts run the comparisons: ``HostCore.compare``), byte for byte; outputs that
+Go is the control, the port the candidate (Scientist's words). The hosts compare a
+sampled call off the caller's path (``HostCore.compare``), byte for byte; outputs that
 differ are checked once more on both sides (Diffy's noise check): equal then, the
 archive changed in between (``raced``); still different, a ``Divergence``.
-
-Here: the options, the sampling, the verdict's counts, the first differing byte,
-the blocks a divergence keeps for a replay, the Divergence and its JSON line, and
-the ``recall.shadow`` log (one line per divergence, a failing Go once per burst,
-the counts on close).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -24,65 +18,28 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Final, Literal, NamedTuple
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, NamedTuple, get_args
 
+from recall import _tools
 from recall._errors import GoUnavailableError
-from recall._tools import Block, BlockRead, BlocksRead, score, start_tool
-
-__all__ = [
-    "BURST_SECONDS",
-    "COUNTS",
-    "DEFAULT_SHADOW_QUEUE",
-    "MAX_KEPT_BLOCKS",
-    "MAX_KEPT_BYTES",
-    "WINDOW",
-    "Divergence",
-    "Job",
-    "Primary",
-    "PythonRun",
-    "Seen",
-    "Shadow",
-    "ShadowState",
-    "Verdict",
-    "first_difference",
-    "logger",
-]
+from recall._protocol import check_type
+from recall._tools import Block, BlockRead, BlocksRead, start_tool
 
 logger = logging.getLogger("recall.shadow")
 
 Primary = Literal["python", "go"]
-Verdict = Literal["matched", "raced", "diverged", "errors", "fell_back", "dropped"]
-
-COUNTS: Final = (
-    "sampled",
-    "compared",
-    "matched",
-    "diverged",
-    "raced",
-    "dropped",
-    "errors",
-    "fell_back",
-    "pending",
-    "go_failed",
-)
+Verdict = Literal["matched", "diverged", "raced", "dropped", "errors", "fell_back"]
+COUNTS: Final = ("sampled", "compared", *get_args(Verdict), "pending", "go_failed")
 """The keys of ``shadow_stats()``. ``compared = matched + diverged + raced`` and
 ``sampled = compared + dropped + errors + fell_back + pending``; ``go_failed`` counts
 the calls, sampled or not, that ``primary="go"`` served from the port because Go failed.
 """
 
-DEFAULT_SHADOW_QUEUE: Final = 256
-"""Comparisons that may wait off the caller's path; past that, a sampled call is dropped."""
-
-MAX_KEPT_BLOCKS: Final = 100
-MAX_KEPT_BYTES: Final = 1 << 20
-"""The bounds of the blocks a divergence keeps (their labels and contents in UTF-8)."""
-
-WINDOW: Final = 4
-"""The bytes on either side of the first difference that a redacted divergence shows."""
-
-BURST_SECONDS: Final = 60.0
-"""A failing Go is logged again after this long, even with no answer in between."""
+MAX_KEPT_BLOCKS: Final = 100  # the bounds of the blocks a divergence keeps,
+MAX_KEPT_BYTES: Final = 1 << 20  # their labels and contents in UTF-8
+WINDOW: Final = 4  # the bytes on either side of the first difference a redacted one shows
+BURST_SECONDS: Final = 60.0  # a failing Go is logged again after this long
 
 _RESULTS = re.compile(r"([0-9]+) of ([0-9]+) matching blocks for ")
 _HEADER = re.compile(r"^\[r([0-9]+)\]", re.MULTILINE)
@@ -90,16 +47,14 @@ _NO_MATCH: Final = "no archived block matches "
 _JSON_VERSION: Final = 1
 
 
+@dataclass(slots=True)
 class Seen:
     """What the port read for one call: the tool's read (None: the output needed none),
     and the block (None: absent) or every block it was given."""
 
-    __slots__ = ("block", "blocks", "step")
-
-    def __init__(self) -> None:
-        self.step: BlockRead | BlocksRead | None = None
-        self.block: Block | None = None
-        self.blocks: Sequence[Block] = ()
+    step: BlockRead | BlocksRead | None = None
+    block: Block | None = None
+    blocks: Sequence[Block] = ()
 
 
 class PythonRun(NamedTuple):
@@ -123,8 +78,8 @@ class Job(NamedTuple):
 
 
 class Difference(NamedTuple):
-    """The first byte where two UTF-8 texts differ: its offset, line and column (from 1;
-    the column counts bytes, as Go's tools do)."""
+    """The first byte where two UTF-8 texts differ: its offset (from 0), line and column
+    (from 1; the column counts bytes, as Go's tools do)."""
 
     offset: int
     line: int
@@ -134,47 +89,32 @@ class Difference(NamedTuple):
 def first_difference(expected: str, actual: str) -> Difference | None:
     """Where ``actual``'s UTF-8 bytes first depart from ``expected``'s (a missing byte
     counts); None when they are equal."""
-    a = expected.encode("utf-8", "surrogatepass")
-    b = actual.encode("utf-8", "surrogatepass")
+    a, b = (text.encode("utf-8", "surrogatepass") for text in (expected, actual))
     if a == b:
         return None
     lo, hi = 0, min(len(a), len(b))
     while lo < hi:  # the longest common prefix, by halves (bytes compare in C)
         mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    start = a.rfind(b"\n", 0, lo) + 1
-    return Difference(lo, a.count(b"\n", 0, lo) + 1, lo - start + 1)
+        lo, hi = (mid, hi) if a[:mid] == b[:mid] else (lo, mid - 1)
+    return Difference(lo, a.count(b"\n", 0, lo) + 1, lo - a.rfind(b"\n", 0, lo))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Divergence:
     """A sampled call whose port output Go's /tool/exec does not give, checked twice.
 
-    ``python_output`` is None when the port raised (``python_error`` says what);
-    ``offset``, ``line`` and ``column`` locate the first differing byte of the outputs
-    (None then). The outputs are the recheck's: the two computed closest in time.
+    The outputs are the recheck's. ``python_output`` is None when the port raised
+    (``python_error`` says what); ``offset``, ``line`` and ``column`` locate the first
+    differing byte (``first_difference``; None then). ``blocks`` are those the port read
+    that matter to either output, in seq order, for a replay; ``complete`` is False when
+    some of them were left out past ``MAX_KEPT_BLOCKS`` or ``MAX_KEPT_BYTES``.
 
-    ``blocks`` are those the port read, in seq order, so that the case can be
-    replayed: for ``recall`` the block (none when it read it absent); for
-    ``recall_search`` those that matter to either output. An output depends only on
-    the blocks that score on its side: the port's are its matches; Go's matches
-    among them are the ones its output cites, and the rest can only show in its
-    ``total``. So the port's matches and the blocks Go cites suffice, unless Go
-    counts more matches than the port, or its output cannot be read: then every
-    block read is kept. At most ``MAX_KEPT_BLOCKS`` blocks of ``MAX_KEPT_BYTES``
-    are kept (cited ones first, then by the port's rank); ``complete`` is False when
-    some that mattered were left out.
-
-    The blocks, args and outputs are users' data. What leaves the process by default
-    is redacted: ``repr``, the ``recall.shadow`` log line and ``to_json()`` carry the
-    tool, the lengths and digests of the args, outputs and blocks, the first differing
-    byte with ``WINDOW`` bytes on either side, and the seqs read, never the text.
+    The blocks, args and outputs are users' data: ``repr``, the log line and
+    ``to_json()`` are redacted (lengths and digests, the first difference with
+    ``WINDOW`` bytes on either side, the seqs read: docs/divergences.md);
     ``to_json(include_private_data=True)`` is the full case, for a file that stays on
-    the operator's machine: ``from_json`` reads it back (``parity adopt``). Neither
-    form holds the token, the base URL or a header.
+    the operator's machine, which ``from_json`` reads back (``parity adopt``). Neither
+    holds the token, the base URL or a header.
     """
 
     name: str
@@ -183,11 +123,17 @@ class Divergence:
     go_output: str
     python_output: str | None
     python_error: str | None
-    offset: int | None
-    line: int | None
-    column: int | None
     blocks: tuple[Block, ...]
     complete: bool
+    offset: int | None = field(init=False)
+    line: int | None = field(init=False)
+    column: int | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        port = self.python_output
+        where = None if port is None else first_difference(self.go_output, port)
+        for key, value in zip(Difference._fields, where or (None,) * 3, strict=True):
+            object.__setattr__(self, key, value)
 
     def __repr__(self) -> str:
         return f"Divergence({self.summary()})"
@@ -223,59 +169,40 @@ class Divergence:
 
     def seqs_read(self) -> tuple[int, ...]:
         """The seqs of the blocks kept; for ``recall``, the seq its id asks for."""
-        if self.name == "recall":
-            step = start_tool(self.name, self.args)
-            if isinstance(step, BlockRead):
-                return (step.seq,)
-        return tuple(b.seq for b in self.blocks)
+        step = start_tool(self.name, self.args) if self.name == "recall" else None
+        return (step.seq,) if isinstance(step, BlockRead) else tuple(b.seq for b in self.blocks)
 
     def to_json(self, *, include_private_data: bool = False) -> str:
         """One line of JSON (ASCII, so no line separator can cut it): redacted (see the
         class), or with ``include_private_data`` the whole case, users' text included."""
-        if not include_private_data:
-            return self._redacted()
-        doc: dict[str, Any] = {
-            "divergence": _JSON_VERSION,
-            "name": self.name,
-            "args": self.args,
-            "primary": self.primary,
-            "go_output": self.go_output,
-            "python_output": self.python_output,
-            "python_error": self.python_error,
-            "first_difference": None
-            if self.offset is None
-            else {"offset": self.offset, "line": self.line, "column": self.column},
-            "blocks": [{"seq": b.seq, "label": b.label, "content": b.content} for b in self.blocks],
-            "complete": self.complete,
-        }
-        return json.dumps(doc, ensure_ascii=True, separators=(",", ":"))
-
-    def _redacted(self) -> str:
-        go, python = self.window()
-        doc: dict[str, Any] = {
-            "divergence": _JSON_VERSION,
-            "redacted": True,
-            "name": self.name,
-            "primary": self.primary,
-            "args": _digest(self.args),
-            "go_output": _digest(self.go_output),
-            "python_output": None if self.python_output is None else _digest(self.python_output),
-            "python_error": None
-            if self.python_error is None
-            else {"type": self.python_error.partition(":")[0], **_digest(self.python_error)},
-            "first_difference": None
-            if self.offset is None
-            else {
-                "offset": self.offset,
-                "line": self.line,
-                "column": self.column,
-                "go": go,
-                "python": python,
-            },
-            "seqs_read": list(self.seqs_read()),
-            "blocks": [{"seq": b.seq, **_digest(f"{b.label}\0{b.content}")} for b in self.blocks],
-            "complete": self.complete,
-        }
+        where: dict[str, Any] | None = None
+        if self.offset is not None:
+            where = {"offset": self.offset, "line": self.line, "column": self.column}
+        doc: dict[str, Any] = {"divergence": _JSON_VERSION}
+        if include_private_data:
+            doc |= {key: getattr(self, key) for key in _FULL if key not in ("blocks", "complete")}
+            doc["first_difference"] = where
+            doc["blocks"] = [dataclasses.asdict(b) for b in self.blocks]
+        else:
+            go, python = self.window()
+            error, port = self.python_error, self.python_output
+            doc |= {
+                "redacted": True,
+                "name": self.name,
+                "primary": self.primary,
+                "args": _digest(self.args),
+                "go_output": _digest(self.go_output),
+                "python_output": None if port is None else _digest(port),
+                "python_error": None
+                if error is None
+                else {"type": error.partition(":")[0], **_digest(error)},
+                "first_difference": where and {**where, "go": go, "python": python},
+                "seqs_read": list(self.seqs_read()),
+                "blocks": [
+                    {"seq": b.seq, **_digest(f"{b.label}\0{b.content}")} for b in self.blocks
+                ],
+            }
+        doc["complete"] = self.complete
         return json.dumps(doc, ensure_ascii=True, separators=(",", ":"))
 
     @classmethod
@@ -296,54 +223,42 @@ class Divergence:
                 "a redacted divergence holds no text to replay: write the case with"
                 " to_json(include_private_data=True), to a file that stays local"
             )
-        name = _field(doc, "name", str)
-        primary = _field(doc, "primary", str)
-        if primary not in ("python", "go"):
-            raise ValueError(f"'primary' must be 'python' or 'go', not {primary!r}")
-        python_output = _field(doc, "python_output", str, none=True)
-        python_error = _field(doc, "python_error", str, none=True)
-        if (python_output is None) == (python_error is None):
+        got = {key: _field(doc, key, kind) for key, kind in _FULL.items()}
+        if got["primary"] not in ("python", "go"):
+            raise ValueError(f"'primary' must be 'python' or 'go', not {got['primary']!r}")
+        if (got["python_output"] is None) == (got["python_error"] is None):
             raise ValueError("exactly one of 'python_output' and 'python_error' must be set")
-        go_output = _field(doc, "go_output", str)
-        items = _field(doc, "blocks", list)
+        if got["python_output"] == got["go_output"]:
+            raise ValueError("'python_output' and 'go_output' are equal: no divergence")
         blocks: list[Block] = []
-        for i, item in enumerate(items):
+        for i, item in enumerate(got["blocks"]):
             if not isinstance(item, dict):
                 raise ValueError(f"blocks[{i}] is not an object")
-            seq = _field(item, "seq", int, where=f"blocks[{i}].")
+            seq, label, content = (_field(item, k, t, f"blocks[{i}].") for k, t in _BLOCK)
             if isinstance(seq, bool) or seq < 1 or (blocks and seq <= blocks[-1].seq):
                 raise ValueError(f"blocks[{i}].seq must be >= 1 and increasing")
-            label = _field(item, "label", str, where=f"blocks[{i}].")
-            content = _field(item, "content", str, where=f"blocks[{i}].")
             blocks.append(Block(seq, label, content))
-        where = first_difference(go_output, python_output) if python_output is not None else None
-        if python_output == go_output:
-            raise ValueError("'python_output' and 'go_output' are equal: no divergence")
-        return cls(
-            name=name,
-            args=_field(doc, "args", str),
-            primary="python" if primary == "python" else "go",
-            go_output=go_output,
-            python_output=python_output,
-            python_error=python_error,
-            offset=None if where is None else where.offset,
-            line=None if where is None else where.line,
-            column=None if where is None else where.column,
-            blocks=tuple(blocks),
-            complete=_field(doc, "complete", bool),
-        )
+        return cls(**got | {"blocks": tuple(blocks)})
+
+
+# The full form's keys, in its order but for first_difference (computed), and their types.
+_FULL: Final[Mapping[str, type | tuple[type, ...]]] = {
+    **dict.fromkeys(("name", "args", "primary", "go_output"), str),
+    **dict.fromkeys(("python_output", "python_error"), (str, type(None))),
+    "blocks": list,
+    "complete": bool,
+}
+_BLOCK: Final = (("seq", int), ("label", str), ("content", str))
 
 
 def _field(
-    doc: Mapping[str, object], key: str, kind: type, *, none: bool = False, where: str = ""
+    doc: Mapping[str, object], key: str, kind: type | tuple[type, ...], where: str = ""
 ) -> Any:
     if key not in doc:
         raise ValueError(f"'{where}{key}' is missing")
-    value = doc[key]
-    if value is None and none:
-        return None
-    if not isinstance(value, kind):
-        raise ValueError(f"'{where}{key}' must be a {kind.__name__}, not {type(value).__name__}")
+    if not isinstance(value := doc[key], kind):
+        wanted = kind[0] if isinstance(kind, tuple) else kind
+        raise ValueError(f"'{where}{key}' must be a {wanted.__name__}, not {type(value).__name__}")
     return value
 
 
@@ -360,139 +275,98 @@ def _digest(text: str) -> dict[str, Any]:
 
 
 def _kept_blocks(seen: Seen, go_output: str) -> tuple[tuple[Block, ...], bool]:
-    """The blocks a divergence keeps, in seq order, and whether they are all that mattered
-    (``Divergence`` says why these)."""
+    """The blocks a divergence keeps, in seq order, and whether they are all that mattered.
+
+    For ``recall``, the block read (none: absent). A search's output depends only on the
+    blocks that score on its side: the port's matches, and among them Go's, which its
+    output cites or counts in its total. So the port's matches and the blocks Go cites
+    suffice, unless Go counts more matches or its output is not a search's: then every
+    block read. Cited ones first, then by the port's rank, within the bounds.
+    """
     step = seen.step
     if isinstance(step, BlockRead):
         return ((seen.block,) if seen.block is not None else ()), True
     if not isinstance(step, BlocksRead):
         return (), True
-    blocks = seen.blocks
-    by_seq = {b.seq: b for b in blocks}
+    by_seq = {b.seq: b for b in seen.blocks}
     cited = [by_seq[seq] for seq in map(int, _HEADER.findall(go_output)) if seq in by_seq]
-    hits = sorted(
-        ((points, b) for b in blocks if (points := score(b, step.terms))),
-        key=lambda hit: (-hit[0], -hit[1].seq),
-    )
-    wanted = cited + [b for _, b in hits]
-    go_total = _go_total(go_output)
-    if go_total is None or go_total > len(hits):
-        wanted += sorted(blocks, key=lambda b: -b.seq)
+    hits = _tools.scan(map(_tools.latin1_images, seen.blocks), _tools.terms_as_bytes(step.terms))
+    wanted = cited + [seen.blocks[at] for _, at in _tools.rank(hits, len(hits))]  # the tool's
+    results = _RESULTS.match(go_output)  # None: not Go's search output, or no block matches
+    if not go_output.startswith(_NO_MATCH) and (results is None or int(results[2]) > len(hits)):
+        wanted += reversed(seen.blocks)  # Go may match more: every block, the latest first
     kept: dict[int, Block] = {}
-    size = 0
+    size, complete = 0, True
     for block in wanted:
-        if block.seq in kept:
-            continue
-        cost = len(block.label.encode()) + len(block.content.encode())
-        if len(kept) >= MAX_KEPT_BLOCKS or size + cost > MAX_KEPT_BYTES:
-            return tuple(sorted(kept.values(), key=lambda b: b.seq)), False
-        kept[block.seq] = block
-        size += cost
-    return tuple(sorted(kept.values(), key=lambda b: b.seq)), True
-
-
-def _go_total(output: str) -> int | None:
-    """How many blocks Go's search output says match; None when it is not one it can give."""
-    results = _RESULTS.match(output)
-    if results is not None:
-        return int(results.group(2))
-    return 0 if output.startswith(_NO_MATCH) else None
+        if block.seq not in kept:
+            size += len(block.label.encode()) + len(block.content.encode())
+            if len(kept) >= MAX_KEPT_BLOCKS or size > MAX_KEPT_BYTES:
+                complete = False
+                break
+            kept[block.seq] = block
+    return tuple(sorted(kept.values(), key=lambda b: b.seq)), complete
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Shadow:
     """The shadow's options, given to a host as ``shadow=Shadow(...)`` (None: no shadow).
 
-    ``rate`` is the fraction of ``recall`` and ``recall_search`` calls compared with
-    Go's /tool/exec; ``primary`` whose output the caller gets: ``"python"``, the
-    port's, Go's call and the comparison running off the caller's path; or ``"go"``,
-    Go's own, the port's run compared off the path, the port serving the call when Go
-    fails. At most ``queue`` comparisons wait; past that a sampled call is dropped
-    (counted). Each divergence is logged (logger ``recall.shadow``, redacted) and passed
-    to ``on_divergence``, called off the caller's path.
-
+    ``rate`` is the fraction of ``recall`` and ``recall_search`` calls compared with Go's
+    /tool/exec; ``primary`` whose output the caller gets: ``"python"``, the port's (Go's
+    call off the caller's path), or ``"go"``, Go's own (the port's run off the path; the
+    port serves the call when Go fails). At most ``queue`` comparisons wait; past that a
+    sampled call is dropped (counted). Each divergence is logged (logger
+    ``recall.shadow``, redacted) and passed to ``on_divergence``, off the caller's path.
     TypeError for an option of the wrong type, ValueError for a wrong value.
     """
 
     rate: float
     primary: Primary = "python"
     on_divergence: Callable[[Divergence], None] | None = None
-    queue: int = DEFAULT_SHADOW_QUEUE
+    queue: int = 256
 
     def __post_init__(self) -> None:
-        rate = self.rate
-        if isinstance(rate, bool) or not isinstance(rate, int | float):
-            raise TypeError(f"rate must be a number from 0 to 1, not {type(rate).__name__}")
-        if not (math.isfinite(rate) and 0 <= rate <= 1):
-            raise ValueError(f"rate must be a number from 0 to 1, not {rate!r}")
-        if not isinstance(self.primary, str):
-            raise TypeError(f"primary must be a str, not {type(self.primary).__name__}")
+        check_type("rate", self.rate, (int, float), "a number from 0 to 1")
+        if not (math.isfinite(self.rate) and 0 <= self.rate <= 1):
+            raise ValueError(f"rate must be a number from 0 to 1, not {self.rate!r}")
+        check_type("primary", self.primary, str, "a str")
         if self.primary not in ("python", "go"):
             raise ValueError(f"primary must be 'python' or 'go', not {self.primary!r}")
         if self.on_divergence is not None and not callable(self.on_divergence):
             raise TypeError("on_divergence must be a callable or None")
-        queue = self.queue
-        if isinstance(queue, bool) or not isinstance(queue, int):
-            raise TypeError(f"queue must be an int, not {type(queue).__name__}")
-        if queue < 1:
-            raise ValueError(f"queue must be at least 1, not {queue}")
+        check_type("queue", self.queue, int, "an int")
+        if self.queue < 1:
+            raise ValueError(f"queue must be at least 1, not {self.queue}")
 
 
 class ShadowState:
-    """A host's shadow: its options (``Shadow``), sampling, counts, the log, the callback.
+    """A host's shadow (``of`` its ``Shadow``): the sampling, counts, log and callback.
+    Safe for threads and tasks (one lock). Tests set ``_random``, the sampling's floats in
+    [0, 1), and ``_clock``, the bursts' (``time.monotonic``)."""
 
-    Safe for threads and tasks (the counts under one lock). ``_random`` gives the
-    sampling's floats in [0, 1) (``random.random``; tests set a seeded one).
-    """
-
-    def __init__(
-        self,
-        options: Shadow,
-        *,
-        token: str | None,
-        go: str = "",
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.go = go
-        self.rate = float(options.rate)
-        self.primary: Primary = options.primary
-        self.queue = options.queue
+    def __init__(self, options: Shadow, token: str | None, go: str) -> None:
+        self.go, self._token = go, token
+        self.rate, self.primary, self.queue = float(options.rate), options.primary, options.queue
         self._on_divergence = options.on_divergence
         self._random: Callable[[], float] = random.random
-        self._token = token
-        self._clock = clock
+        self._clock: Callable[[], float] = time.monotonic
         self._lock = threading.Lock()
         self._counts = dict.fromkeys(COUNTS, 0)
         self._burst = 0  # failures of Go in the current burst (0: none)
         self._burst_logged = 0.0
         self._closed = False
 
-    def __repr__(self) -> str:
-        return f"ShadowState(rate={self.rate!r}, primary={self.primary!r})"
-
     @classmethod
-    def of(
-        cls,
-        options: object,
-        *,
-        token: str | None,
-        go: str = "",
-        clock: Callable[[], float] = time.monotonic,
-    ) -> ShadowState | None:
+    def of(cls, options: object, *, token: str | None, go: str = "") -> ShadowState | None:
         """The state for a host's ``shadow`` option; None when there is nothing to do (no
         shadow, or no sampling with the port primary). TypeError unless a Shadow or None."""
-        if options is None:
+        options = check_type("shadow", options, (Shadow, type(None)), "a recall.Shadow or None")
+        if options is None or (options.rate == 0 and options.primary == "python"):
             return None
-        if not isinstance(options, Shadow):
-            raise TypeError(f"shadow must be a recall.Shadow or None, not {type(options).__name__}")
-        if options.rate == 0 and options.primary == "python":
-            return None
-        return cls(options, token=token, go=go, clock=clock)
+        return cls(options, token, go)
 
     def sample(self) -> bool:
-        """Whether this call is compared."""
-        rate = self.rate
-        return rate >= 1.0 or (rate > 0.0 and self._random() < rate)
+        return self.rate >= 1.0 or (self.rate > 0.0 and self._random() < self.rate)
 
     def stats(self) -> dict[str, int]:
         """The counts (``COUNTS``), now."""
@@ -504,7 +378,6 @@ class ShadowState:
         return self.mask(f"{type(exc).__name__}: {exc}")
 
     def mask(self, text: str) -> str:
-        """``text`` with the token, should it appear, masked."""
         return text.replace(self._token, "***") if self._token else text
 
     # The counts. Every sampled call ends in one verdict; while it waits it is pending.
@@ -516,8 +389,7 @@ class ShadowState:
             self._counts["pending"] += 1
 
     def on_path(self, verdict: Verdict) -> None:
-        """A sampled call decided on the caller's path (fell back; Go failed): never
-        handed off."""
+        """A sampled call decided on the caller's path (it fell back), never handed off."""
         with self._lock:
             self._counts["sampled"] += 1
             self._counts[verdict] += 1
@@ -527,10 +399,10 @@ class ShadowState:
         verdict: Verdict,
         *,
         divergence: Divergence | None = None,
-        error: BaseException | None = None,
+        error: Exception | None = None,
     ) -> None:
-        """A handed-off comparison's verdict: counted, logged, reported. Once the host
-        is closing (``abandon``), whatever was still running counts as dropped."""
+        """A handed-off comparison's verdict (with Go's ``error``, or the ``divergence``):
+        counted, logged, reported; dropped once the host is closing (``abandon``)."""
         with self._lock:
             if self._closed:
                 verdict, divergence, error = "dropped", None, None
@@ -541,25 +413,24 @@ class ShadowState:
         if error is not None:
             self.go_failed(error)
         if divergence is not None:
-            self._report(divergence)
+            logger.warning("divergence: %s", divergence.summary())
+            try:
+                if self._on_divergence is not None:
+                    self._on_divergence(divergence)
+            except Exception as exc:  # the callback's defect never stops the comparisons
+                logger.error("on_divergence raised %s", self.describe(exc))
 
     def abandon(self, jobs: int) -> None:
-        """The host is closing: ``jobs`` that never ran count as dropped, and so does what
-        is still running."""
+        """The host is closing: ``jobs`` that never ran, and any still running, are dropped."""
         with self._lock:
             self._closed = True
             self._counts["pending"] -= jobs
             self._counts["dropped"] += jobs
 
-    def go_failed(
-        self, error: BaseException, *, served: bool = False, sampled: bool = False
-    ) -> None:
-        """Go failed a call of the shadow (``served``: the primary Go's, so the port
-        served the caller; ``sampled``: that call was sampled, an error).
-
-        Logged once per burst: a burst is a run of failures with no answer of Go in
-        between (``go_answered``), logged again after ``BURST_SECONDS`` if it lasts.
-        """
+    def go_failed(self, error: Exception, *, served: bool = False, sampled: bool = False) -> None:
+        """Go failed a call of the shadow (``served``: the primary's, the port served it;
+        ``sampled``: an error). Logged once per burst (failures with no answer between,
+        ``go_answered``), and again after ``BURST_SECONDS`` if it lasts."""
         if isinstance(error, GoUnavailableError):
             error.at(self.go)
         now = self._clock()
@@ -575,21 +446,14 @@ class ShadowState:
                 return
             self._burst_logged = now
             count = self._burst
-        role = "the primary" if served else "a shadow"
-        if first:
-            logger.warning(
-                "Go's tool endpoint failed %s call (%s); not logged again before it answers"
-                " or for %gs",
-                role,
-                self.mask(str(error)),
-                BURST_SECONDS,
-            )
-        else:
-            logger.warning(
-                "Go's tool endpoint still failing: %d failures since it last answered (%s)",
-                count,
-                self.mask(str(error)),
-            )
+        why, role = self.mask(str(error)), "the primary" if served else "a shadow"
+        logger.warning(
+            f"Go's tool endpoint failed {role} call ({why}); not logged again before it answers"
+            f" or for {BURST_SECONDS:g}s"
+            if first
+            else f"Go's tool endpoint still failing: {count} failures since it last answered"
+            f" ({why})"
+        )
 
     def go_answered(self) -> None:
         """Go answered a call of the shadow: a burst of failures, if any, ends."""
@@ -603,19 +467,12 @@ class ShadowState:
     def closed(self) -> None:
         """The host closed: the counts, one line."""
         counts = self.stats()
-        logger.info(
-            "shadow (primary %s, rate %g): %s",
-            self.primary,
-            self.rate,
-            ", ".join(f"{key} {counts[key]}" for key in COUNTS),
-        )
-
-    # Divergences.
+        summary = ", ".join(f"{key} {counts[key]}" for key in COUNTS)
+        logger.info("shadow (primary %s, rate %g): %s", self.primary, self.rate, summary)
 
     def divergence(self, name: str, args: str, python: PythonRun, go_output: str) -> Divergence:
         """The Divergence of a call whose port run and Go output differ."""
         blocks, complete = _kept_blocks(python.seen, go_output)
-        where = None if python.output is None else first_difference(go_output, python.output)
         return Divergence(
             name=name,
             args=args,
@@ -623,18 +480,6 @@ class ShadowState:
             go_output=go_output,
             python_output=python.output,
             python_error=python.error,
-            offset=None if where is None else where.offset,
-            line=None if where is None else where.line,
-            column=None if where is None else where.column,
             blocks=blocks,
             complete=complete,
         )
-
-    def _report(self, divergence: Divergence) -> None:
-        logger.warning("divergence: %s", divergence.summary())
-        if self._on_divergence is None:
-            return
-        try:
-            self._on_divergence(divergence)
-        except Exception as exc:  # the callback's defect never stops the comparisons
-            logger.error("on_divergence raised %s", self.describe(exc))

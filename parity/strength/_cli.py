@@ -58,7 +58,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
         help=f"the bounded gate of `make test`: no coverage, --sample {SMOKE_SAMPLE}, "
         "--fail-under-mutation 100",
     )
-    p.add_argument("--timeout", type=float, default=20.0, help="seconds per mutant (default 20)")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=20.0,
+        help="seconds per mutant (default 20; at least 10 times the unmutated replay's)",
+    )
     p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes")
     p.add_argument("--list-mutants", action="store_true", help="list the mutants and stop")
     p.add_argument(

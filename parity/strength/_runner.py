@@ -28,6 +28,9 @@ from parity.strength._mutants import Mutant, short
 
 __all__ = ["MutantResult", "run_mutants"]
 
+_SLOWER = 10
+"""A mutant's replay taking this many times the unmutated replay's time is a hang."""
+
 
 @dataclass(frozen=True)
 class MutantResult:
@@ -135,7 +138,8 @@ class _MutationWorker:
         child.close()
 
     def send(self, mutant: Mutant | None, timeout: float) -> None:
-        self.mutant, self.deadline = mutant, time.monotonic() + timeout
+        self.mutant, self.sent = mutant, time.monotonic()
+        self.deadline = self.sent + timeout
         self.conn.send(mutant)
 
     def stop(self) -> None:
@@ -157,7 +161,8 @@ def run_mutants(
     """Replay the journal against each mutant, in ``jobs`` worker processes.
 
     Each worker replays the unmutated code first: it must pass, else ReplayError (a
-    mutant is only killed by what it changed).
+    mutant is only killed by what it changed). A mutant times out after ``timeout``
+    seconds, or ``_SLOWER`` times that replay's time if longer.
     """
     from parity.errors import ReplayError
 
@@ -183,12 +188,14 @@ def run_mutants(
                         raise ReplayError(f"a mutation worker died: {detail}")
                     if mutant is None and status != "survived":
                         raise ReplayError(f"the replay fails without any mutant: {detail}")
+                    if mutant is None:  # a loaded machine's replays are slower: so is a hang
+                        timeout = max(timeout, _SLOWER * (time.monotonic() - w.sent))
                 elif time.monotonic() >= w.deadline:
                     if mutant is None:
                         raise ReplayError("the replay without any mutant timed out")
                     w.stop()
                     w.start()
-                    status, detail = "timeout", f"more than {timeout:g}s"
+                    status, detail = "timeout", f"more than {timeout:.3g}s"
                 else:
                     continue
                 w.deadline = 0.0

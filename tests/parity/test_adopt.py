@@ -40,9 +40,6 @@ def divergence(
         go_output="go",
         python_output="port",
         python_error=None,
-        offset=0,
-        line=1,
-        column=1,
         blocks=blocks,
         complete=complete,
     )

@@ -287,11 +287,12 @@ SMALL_RUN = [
 ]
 
 
-@pytest.fixture(scope="module")
-def replayed(tool_mutants: list[Mutant]) -> dict[Key, MutantResult]:
+@pytest.fixture(scope="session")  # xdist may run other modules between the group's tests
+def replayed() -> dict[Key, MutantResult]:
     """One mutation run (two workers, each replaying the unmutated code first) for the
     tests below, by mutant: what each test asserts is that run's result."""
-    chosen = [_find(tool_mutants, *change) for change in READ_DIFFERING + SMALL_RUN]
+    tools = generate_mutants(["recall._tools"])
+    chosen = [_find(tools, *change) for change in READ_DIFFERING + SMALL_RUN]
     return {r.mutant.key: r for r in strength.run_mutants(chosen, jobs=2, timeout=60)}
 
 

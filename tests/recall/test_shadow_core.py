@@ -47,10 +47,9 @@ def shadow(
     source: Callable[[], float] | None = None,
     clock: Callable[[], float] = lambda: 0.0,
 ) -> ShadowState:
-    made = ShadowState.of(
-        Shadow(rate=rate, primary=primary, queue=4), token="tok-core-SECRET", clock=clock
-    )
+    made = ShadowState.of(Shadow(rate=rate, primary=primary, queue=4), token="tok-core-SECRET")
     assert made is not None
+    made._clock = clock
     if source is not None:
         made._random = source
     return made
