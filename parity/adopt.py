@@ -314,9 +314,8 @@ def run_adopt(
     reference), then print the cases, or write them into ``module`` (when set)."""
     divergences = load_divergences(path)
     blocks, calls = list(corpus.blocks), list(corpus.calls)
-    written: tuple[tuple[CorpusBlock, ...], tuple[CorpusCall, ...]] = ((), ())
+    written = _load_module(module) if module is not None and module.exists() else ((), ())
     if module is not None:
-        written = _load_module(module) if module.exists() else ((), ())
         names = {b.name for b in blocks}
         blocks += [b for b in written[0] if b.name not in names]
         cases = {c.case for c in calls}
