@@ -138,19 +138,24 @@ def test_every_code_point_as_the_release_does(
 ) -> None:
     """quote_for, and the lowering and the spaces of the release's tables, against Go."""
     goeval = goeval_of(release_goeval, release, tmp_path_factory.mktemp("goeval"))
-    table = MODULES[unicode_of(generated(release))]
-    quote_of = quote_for(table.UNICODE_VERSION)
-    for op, ours in [
-        ("quote", quote_of),
-        ("lower", lambda s: s.translate(table.LOWER)),
-    ]:
+    version = unicode_of(generated(release))
+    for op in ("quote", "lower"):
         answers = goeval.many([{"op": op, "s": chunk} for chunk in CHUNKS])
-        for chunk, answer in zip(CHUNKS, answers, strict=True):
-            have = ours(chunk)
+        for chunk, have, answer in zip(CHUNKS, ours(version, op), answers, strict=True):
             assert have == answer["r"], f"{op}: {_rune_diffs(chunk, have, answer['r'])}"
     spaces = goeval.many([{"op": "isspace", "s": chunk} for chunk in CHUNKS])
     for chunk, answer in zip(CHUNKS, spaces, strict=True):
-        assert [ch in table.SPACE for ch in chunk] == answer["r"]
+        assert [ch in MODULES[version].SPACE for ch in chunk] == answer["r"]
+
+
+@functools.cache
+def ours(version: str, op: str) -> list[str]:
+    """The port's quote or lowering of every chunk with the tables of ``version`` (the
+    same for the releases that carry it)."""
+    table = MODULES[version]
+    if op == "quote":
+        return [quote_for(version)(chunk) for chunk in CHUNKS]
+    return [chunk.translate(table.LOWER) for chunk in CHUNKS]
 
 
 # --- the tables themselves ------------------------------------------------------------
