@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import io
-from collections.abc import Callable
+import signal
+from collections.abc import Callable, Iterator
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
@@ -18,6 +19,21 @@ from parity.journal import Journal, JournalCall, RecordedBy
 GOLDEN = get_corpus("recall").journal_path
 
 RunCli = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture
+def interruptible() -> Iterator[None]:
+    """The processes a test starts take SIGINT as a terminal's foreground job does, even
+    when this run was started with SIGINT ignored (in the background of a shell without
+    job control): a handler here is reset to the default in a child, SIG_IGN is not."""
+    if signal.getsignal(signal.SIGINT) != signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @pytest.fixture

@@ -256,7 +256,12 @@ def _gone(pid: int, timeout: float = 15) -> bool:
     ids=["sigint-first-pass", "sigint-second-pass", "sigterm"],
 )
 def test_interrupted_recording_leaves_the_journal_untouched(
-    go_build: GoReference, tmp_path: Path, sig: signal.Signals, pass_: str, status: int
+    go_build: GoReference,
+    tmp_path: Path,
+    sig: signal.Signals,
+    pass_: str,
+    status: int,
+    interruptible: None,
 ) -> None:
     env = {k: v for k, v in os.environ.items() if k != "CI"}  # a maintainer's recording
     path = _committed(tmp_path)

@@ -330,7 +330,9 @@ def test_ctrl_c_keeps_what_was_decided_and_says_so(
     assert journal.pending_path(path).read_bytes() == before
 
 
-def test_ctrl_c_in_a_process_of_its_own(golden: journal.Journal, tmp_path: Path) -> None:
+def test_ctrl_c_in_a_process_of_its_own(
+    golden: journal.Journal, tmp_path: Path, interruptible: None
+) -> None:
     """SIGINT while the review waits for an answer, as a maintainer's Ctrl-C."""
     new = golden
     for case in golden.cases[:2]:
