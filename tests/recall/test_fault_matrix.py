@@ -79,9 +79,9 @@ byte the first past it (a gap of half the time-out puts the second byte at the d
 TIMED_OUT = re.compile(r"timed out|within")
 
 
-def timeout_of(row: Row) -> float:
-    """The host's time-out for ``row``."""
-    return TIMEOUT if TIMED_OUT.search(row.why) else UNHURRIED
+def timeout_of(why: str) -> float:
+    """The host's time-out for a row whose error says ``why``."""
+    return TIMEOUT if TIMED_OUT.search(why) else UNHURRIED
 
 
 """The rows that the time-out ends: what their errors say."""
@@ -382,7 +382,7 @@ def test_read_fault_falls_back_on_exec(
         with make_host(
             server.url,
             token=TOKEN,
-            timeout=timeout_of(row),
+            timeout=timeout_of(row.why),
             transport=transport,
             max_body_bytes=MAX_BODY,
         ) as host:
@@ -417,7 +417,9 @@ def test_exec_fault_too_is_fallback_failed(
     url = closed_port_url() if refused else server.url
     caught: BaseException | None = None
     try:
-        with make_host(url, token=TOKEN, timeout=timeout_of(row), max_body_bytes=MAX_BODY) as host:
+        with make_host(
+            url, token=TOKEN, timeout=timeout_of(row.why), max_body_bytes=MAX_BODY
+        ) as host:
             started = time.monotonic()
             try:
                 host.exec_tool(tool, args)
@@ -463,7 +465,7 @@ def test_oversized_chunked_body_stops_at_the_bound(make_host: MakeHost) -> None:
     server.route(EXEC_PATH, respond(200, GOOD["exec"]))
     bound = 1 << 20
     try:
-        with make_host(server.url, timeout=TIMEOUT, max_body_bytes=bound) as host:
+        with make_host(server.url, timeout=UNHURRIED, max_body_bytes=bound) as host:
             tracemalloc.start()
             try:
                 assert host.exec_tool("recall_search", '{"query": "alpha"}') == OUTPUT
@@ -650,7 +652,9 @@ def test_conditional_read_faults(
     assert {"seq": block.seq, "label": block.label, "content": block.content} == GOOD_BLOCK
     here = run_tool("recall_search", SEARCH, MemoryArchive([block]))
     try:
-        with make_host(server.url, token=TOKEN, timeout=TIMEOUT, max_body_bytes=MAX_BODY) as host:
+        with make_host(
+            server.url, token=TOKEN, timeout=timeout_of(row.why), max_body_bytes=MAX_BODY
+        ) as host:
             outputs = [host.exec_tool("recall_search", SEARCH) for _ in row.falls_back]
     finally:
         server.stop()
@@ -681,7 +685,9 @@ def test_conditional_read_fault_with_exec_down_too(
     server.route(EXEC_PATH, respond(500, b'{"error": "internal"}'))
     first_back = row.falls_back.index(True)
     try:
-        with make_host(server.url, token=TOKEN, timeout=TIMEOUT, max_body_bytes=MAX_BODY) as host:
+        with make_host(
+            server.url, token=TOKEN, timeout=timeout_of(row.why), max_body_bytes=MAX_BODY
+        ) as host:
             for _ in range(first_back):
                 host.exec_tool("recall_search", SEARCH)
             with pytest.raises(FallbackFailedError) as caught:
@@ -726,7 +732,7 @@ def markdown_table() -> str:
 
 def conditional_table() -> str:
     lines = [
-        f"Time-out {TIMEOUT:g} s, a token configured, /tool/exec healthy; each row runs "
+        f"Time-out {UNHURRIED:g} s, a token configured, /tool/exec healthy; each row runs "
         f"`recall_search` once for each entry of its `If-None-Match` column, one search "
         "after the other on one host. With /tool/exec "
         "answering 500, the first search that falls back raises `FallbackFailedError` "
