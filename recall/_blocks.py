@@ -1,14 +1,8 @@
-"""Go's JSON blocks into Blocks: strict JSON, one item, a whole /blocks body as a BlockSet.
+"""``read_set``: the one decoder of a /blocks body into a ``BlockSet`` (else ``NotBlocks``).
 
-``read_set`` is the one decoder of a /blocks body. Go's compact encoding is cut
-into its items, and each item is decoded alone (or, given a decoder of many, a
-batch of items in one call, each as it decodes alone); any other body is decoded whole.
-It gives a ``BlockSet`` (the blocks, their lowered images, and for Go's compact
-body the body itself), or raises ``NotBlocks``.
-
-Given the set read before (``kept``), the items whose bytes are unchanged are
-taken from it rather than decoded again: runs of them are compared with the
-kept body byte for byte (``bytes.startswith``, a memcmp), never trusted by seq.
+Go's compact encoding is cut into its items, each decoded alone (or a batch in one
+call); any other body is decoded whole. The items of the set read before (``kept``)
+whose bytes are unchanged, compared byte for byte (never trusted by seq), are reused.
 """
 
 from __future__ import annotations
@@ -18,7 +12,8 @@ import re
 import sys
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
-from itertools import pairwise, repeat
+from itertools import islice, pairwise, repeat
+from operator import lt
 from typing import Final, NoReturn, overload
 
 from recall._tools import (
@@ -32,36 +27,14 @@ from recall._tools import (
     replace_surrogates,
 )
 
-__all__ = [
-    "NOT_IN_ORDER",
-    "NOT_JSON",
-    "NOT_OBJECT",
-    "BadDelta",
-    "BlockSet",
-    "Fields",
-    "ItemDecoder",
-    "ItemsDecoder",
-    "NotBlocks",
-    "NotCompact",
-    "apply_delta",
-    "block_from_json",
-    "decode_item",
-    "fields_from_json",
-    "head_of",
-    "loads",
-    "read_set",
-]
-
 
 def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
 
 
 def loads(body: bytearray) -> tuple[object, bool]:
-    """Strict JSON from UTF-8 bytes, and whether its strings may hold surrogates.
-
-    Empties body as soon as it is decoded to text. ValueError when it is not JSON.
-    """
+    """Strict JSON from UTF-8 bytes (emptied once decoded), and whether its strings may
+    hold surrogates; ValueError when it is not JSON."""
     text = body.decode("utf-8")  # UnicodeDecodeError is a ValueError
     body.clear()  # the caller's buffer too: the text is all that is needed now
     # The text is valid UTF-8, so a surrogate can only come from a \uD800-\uDFFF escape.
@@ -74,11 +47,7 @@ def loads(body: bytearray) -> tuple[object, bool]:
 
 def fields_from_json(item: object, surrogates: bool) -> Fields | None:
     """The (seq, label, content) of an item of the contract's JSON, or None when it is
-    not a block.
-
-    With ``surrogates``, a lone surrogate (from a \\uD800-\\uDFFF escape) in the
-    label or the content becomes U+FFFD, as Go's decoder makes it.
-    """
+    not a block; with ``surrogates``, a lone surrogate becomes U+FFFD, as in Go."""
     if not isinstance(item, dict):
         return None
     seq = item.get("seq")
@@ -140,12 +109,16 @@ def _blocks_of(items: object, surrogates: bool, error: type[NotBlocks], why: str
     return blocks
 
 
-def _whole(body: bytearray) -> list[Block]:
-    """The body decoded as one JSON text (emptied)."""
-    doc, surrogates = _doc(body)
+def _listed(doc: object, surrogates: bool) -> list[Block]:
+    """The Blocks of a decoded ``{"blocks": [...]}``."""
     if not isinstance(doc, dict) or not isinstance(doc.get("blocks"), list):
         raise NotBlocks(NOT_OBJECT)
     return _blocks_of(doc["blocks"], surrogates, NotBlocks, NOT_IN_ORDER)
+
+
+def _whole(body: bytearray) -> list[Block]:
+    """The body decoded as one JSON text (emptied)."""
+    return _listed(*_doc(body))
 
 
 # Go's compact encoding of the /blocks body: {"blocks":[{...},{...}]} plus a newline.
@@ -158,8 +131,7 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD]")  # one pass for "\\ud" and "\\uD"
 _SEQ_HEAD: Final = b'{"seq":'
 _CUTS = re.compile(rb'\},\{"')  # _ITEM_CUT: finditer finds them all faster than a find loop
 _SEQ_KEY: Final = b'seq":'
-_BATCH: Final = 1 << 20
-"""Bytes of items decoded at once by an ItemsDecoder: what it holds decoded at a time."""
+_BATCH: Final = 1 << 20  # bytes of items an ItemsDecoder decodes at once
 
 
 class NotCompact(Exception):
@@ -171,8 +143,8 @@ Fields = tuple[int, str, str]
 ItemDecoder = Callable[[memoryview], Fields]
 """One item's bytes to its block's fields; NotCompact when they are not one JSON block."""
 ItemsDecoder = Callable[[memoryview], list[Fields] | None]
-"""Many items' bytes, joined by commas, to their blocks' fields, each as the ItemDecoder
-gives it; None when it does not take them all (each is then decoded alone)."""
+"""Items' bytes joined by commas to their fields, each as the ItemDecoder gives it; None
+when it does not take them all."""
 
 
 def _array_bounds(body: bytearray) -> tuple[int, int] | None:
@@ -204,7 +176,6 @@ def _cut(body: bytearray, pos: int, end: int) -> int:
 def decode_item(raw: memoryview) -> Fields:
     """The block's fields of one item's bytes (json's own scanner, strict, no NaN);
     NotCompact when they are not one JSON block."""
-    # The bytes are UTF-8 (or fail), so a surrogate can only come from a \uD800-\uDFFF escape.
     surrogates = _SURROGATE_ESCAPE.search(raw) is not None
     try:
         text = str(raw, "utf-8")
@@ -224,10 +195,8 @@ _BLOCK_OVERHEAD: Final = 200  # a decoded Block (whole bodies): the object, its 
 
 
 def head_of(block: Block) -> Block:
-    """The block as its search result shows it: its seq, its label, and for content a text
-    whose ``excerpt`` is the block's: the line shown, or when it is cut, its first
-    EXCERPT_RUNES runes and a ``.`` (a rune more than shown: ``excerpt`` cuts it alike,
-    and an ASCII rune keeps the text as narrow as the line)."""
+    """The block as a search result shows it: for content, a text whose ``excerpt`` is the
+    block's (a cut line's first EXCERPT_RUNES runes and a ``.``, which ``excerpt`` cuts)."""
     shown = excerpt(block.content)
     if len(shown) > EXCERPT_RUNES:
         shown = shown[:EXCERPT_RUNES] + "."
@@ -235,25 +204,18 @@ def head_of(block: Block) -> Block:
 
 
 class BlockSet:
-    """Every readable block of one /blocks answer, by increasing seq, as kept between
-    searches: each block's seq and ``latin1_images``, the answer's ``tag`` (its ETag,
-    or None) and ``size`` (bytes, approximately). Never changed once read.
+    """Every readable block of one /blocks answer by increasing seq: ``seqs``, ``images``
+    (``latin1_images``), ``heads`` (``head_of``), the ETag ``tag`` and ``size`` (bytes,
+    approximately). Never changed once read.
 
-    Every set holds each block's ``head`` (``head_of``: what a search result shows).
-    Read from Go's compact body, it holds the body (``raw``), each item's span in it
-    and each block's images, and decodes a block only when asked (``block``); read
-    whole, it holds the Blocks, and lowers a block only when its images are asked.
-    A ``compacted`` set holds the images and heads alone: what searches need, not the
-    blocks (``complete`` is False).
-    A delta applied to a set gives a set with the same body, without the blocks
-    gone, and the blocks added held as Blocks (span -1) with their images;
-    ``breaks`` are the positions whose item does not follow the one before in the
-    body (none for a set read from a body).
-    ``reused`` counts the blocks taken from the set read before; ``image_bytes`` is
-    the bytes of all its images. Sets of one ``lineage`` (a token) agree on every seq
-    they hold: it names the same block in each. ``ceiling`` is the highest seq of
-    the lineage so far: a re-read stays in it when each block it decodes anew has a
-    higher seq (seqs only grow), else starts a lineage, as a set read anew does.
+    From Go's compact body it holds the body (``raw``) and each item's span, decoding a
+    block when asked; read whole, the Blocks, lowering one when asked. ``compacted``:
+    images and heads alone (not ``complete``). A delta applied keeps the body without
+    the blocks gone, the blocks added held as Blocks (span -1); ``breaks``: the positions
+    whose item does not follow the one before in the body. ``reused`` counts the blocks
+    taken from the set before. Sets of one ``lineage`` agree on every seq they hold;
+    ``ceiling`` is its highest seq so far: a re-read decoding only higher seqs anew stays
+    in it.
     """
 
     __slots__ = (
@@ -339,10 +301,6 @@ class BlockSet:
             reused=self.reused,
         )
 
-    def head(self, i: int) -> Block:
-        """The ``i``-th block's head."""
-        return self.heads[i]
-
     @classmethod
     def of_blocks(
         cls,
@@ -352,9 +310,8 @@ class BlockSet:
         lineage: object = None,
         ceiling: int = 0,
     ) -> BlockSet:
-        """The set of these Blocks (by increasing seq), without a body: each block's
-        images are computed when asked, never held (so a search's peak stays that of
-        the Blocks)."""
+        """The set of these Blocks (by increasing seq): their images computed when asked,
+        never held (a search's peak stays that of the Blocks)."""
         seqs = [b.seq for b in blocks]
         heads = [head_of(b) for b in blocks]
         return cls(
@@ -372,8 +329,7 @@ class BlockSet:
         return f"BlockSet(<{len(self.seqs)} blocks>)"
 
     def block(self, i: int) -> Block:
-        """The ``i``-th Block (decoded from the body again when the set holds one); a
-        compacted set has none."""
+        """The ``i``-th Block (decoded from the body again); a compacted set has none."""
         if self._blocks is not None:
             block = self._blocks[i]
             if block is not None:
@@ -382,12 +338,6 @@ class BlockSet:
             raise ValueError("a compacted set holds no blocks")
         with memoryview(self.raw) as view:
             return Block(*decode_item(view[self.starts[i] : self.stops[i]]))
-
-    def delta_block(self, seq: int) -> Block | None:
-        """The Block with this seq when a delta added it (it has no span), else None."""
-        at = self.find(seq)
-        blocks = self._blocks
-        return None if at < 0 or blocks is None or self.raw is None else blocks[at]
 
     def blocks(self) -> list[Block]:
         """Every Block, by increasing seq."""
@@ -458,15 +408,10 @@ def read_set(
 ) -> BlockSet:
     """The BlockSet of a 200 /blocks body; NotBlocks when it is not the contract's.
 
-    Go's compact body becomes the set's ``raw`` (the caller must not change it
-    again); any other body is emptied. The items of ``kept`` whose bytes are the
-    same are taken from it (with their images, in its lineage), the others
-    decoded with ``decode``; without a kept body, with ``decode_many`` when given
-    (many at once, the same fields).
-
-    A body with a ``since`` member is a delta (``sent``: the tag of the read ``since``):
-    applied to ``kept``, read for that tag (the set ``compacted`` with ``compact``);
-    BadDelta when it is not the contract's.
+    Go's compact body becomes the set's ``raw`` (not to be changed again); any other is
+    emptied. Items are taken from ``kept`` or decoded with ``decode`` (``decode_many``
+    without a kept body). A body with ``since`` is a delta to ``kept``, read for the tag
+    ``sent`` (``compacted`` with ``compact``); BadDelta when it is not the contract's.
     """
     try:
         bounds = _array_bounds(body)
@@ -477,15 +422,11 @@ def read_set(
     except BaseException:
         body.clear()
         raise
-    if not isinstance(doc, dict):
-        raise NotBlocks(NOT_OBJECT)
-    if "since" in doc:
+    if isinstance(doc, dict) and "since" in doc:
         if kept is None or sent is None or kept.tag != sent or doc["since"] != sent:
             raise BadDelta(DELTA_SINCE)
         return apply_delta(kept, doc, surrogates, tag=tag, compact=compact)
-    if not isinstance(doc.get("blocks"), list):
-        raise NotBlocks(NOT_OBJECT)
-    blocks = _blocks_of(doc["blocks"], surrogates, NotBlocks, NOT_IN_ORDER)
+    blocks = _listed(doc, surrogates)
     _check_order([b.seq for b in blocks])
     return BlockSet.of_blocks(blocks, tag=tag)
 
@@ -499,8 +440,7 @@ def apply_delta(
     compact: bool = False,
 ) -> BlockSet:
     """``kept`` less the delta's ``gone``, plus its ``blocks``: the set ``tag`` names, in
-    kept's lineage (the same Go: a seq names one block), ``compacted`` with
-    ``compact``; BadDelta when the delta is not the contract's for ``kept``."""
+    kept's lineage, ``compacted`` with ``compact``; BadDelta when it is not the contract's."""
     added = _blocks_of(delta.get("blocks"), surrogates, BadDelta, DELTA_SHAPE)
     gone = delta.get("gone")
     if not isinstance(gone, list) or any(type(seq) is not int for seq in gone):
@@ -597,11 +537,8 @@ def apply_delta(
 
 
 def _check_order(seqs: Sequence[int]) -> None:
-    last = 0
-    for seq in seqs:
-        if seq <= last:
-            raise NotBlocks(NOT_IN_ORDER)
-        last = seq
+    if not all(map(lt, seqs, islice(seqs, 1, None))):
+        raise NotBlocks(NOT_IN_ORDER)
 
 
 def _compact(
@@ -613,19 +550,12 @@ def _compact(
     decode_many: ItemsDecoder | None = None,
 ) -> BlockSet | None:
     """The set of ``{"blocks": [item, ...]}`` when each item is cut from the next by
-    ``},{"`` and nothing else (Go's encoding) and is a valid block; None otherwise.
+    ``},{"`` alone (Go's encoding) and is a valid block; None otherwise (decoded whole).
 
-    A JSON string holds ``"`` only escaped, so ``},{"`` never lies inside one: a
-    valid body of that shape is cut exactly between its items, and each item,
-    decoded alone by json's own scanner (strict, no NaN), is what ``json.loads``
-    gives for it. Anything else (spaces, nested values, invalid JSON or UTF-8, an
-    item that is not a block) leaves the whole body to ``_whole``, which says why.
-
-    An item of ``kept`` whose bytes start here and are followed by ``,{"`` (or the
-    array's end) is where the cut would fall too: its bytes were cut the same way,
-    so they hold no ``},{"`` and end with ``}``. A Block decoded from an item's
-    bytes depends on those bytes alone, so the kept one is what decoding gives.
-
+    A JSON string holds ``"`` only escaped, so ``},{"`` never lies inside one: such a
+    body is cut exactly between its items, each decoded alone as ``json.loads`` would.
+    A kept item whose bytes start here and are followed by ``,{"`` (or the array's end)
+    was cut the same way, and a Block depends on its bytes alone: it is reused.
     Without a kept body, ``decode_many`` decodes the items in batches (``_batched``).
     """
     old = kept if kept is not None and kept.raw is not None else None
@@ -671,9 +601,9 @@ def _compact(
             pos = stop + 1
             block = Block(seq, label, content)
             if old is not None and seq <= old.ceiling:
-                if old.delta_block(seq) == block:  # the block a delta added
-                    at = old.find(seq)
-                    images.extend_from(old_images, at, at + 1)
+                at = old.find(seq)
+                if at >= 0 and old._blocks is not None and old._blocks[at] == block:
+                    images.extend_from(old_images, at, at + 1)  # the block a delta added
                     heads.append(old.heads[at])
                     reused += 1
                     continue
@@ -706,18 +636,13 @@ def _batched(
     decode: ItemDecoder,
     decode_many: ItemsDecoder,
 ) -> BlockSet | None:
-    """``_compact``'s set without a kept body, its items decoded by ``decode_many`` a batch
-    at a time; None when an item does not start with ``{"seq":`` or the last does not end
-    with ``}`` (``_compact`` then decides item by item); NotCompact as ``_compact``.
+    """``_compact``'s set without a kept body, ``decode_many`` a batch at a time; None
+    when an item does not start with ``{"seq":`` or the last does not end with ``}``.
 
-    The cuts are ``_cut``'s, every ``},{"``. A batch is the bytes of its items with
-    the commas between them. When ``decode_many`` takes it, it is a JSON array of
-    flat objects (no nested value; ``"`` only in strings, escaped inside them), so
-    each ``},{"seq":`` in it is between two of its items (its ``"`` cannot close a
-    string: ``seq":`` follows), and with as many items as cuts give, the items are
-    exactly the cuts' items, each decoded as ``decode`` decodes its bytes alone. A
-    batch it does not take, or of one item (as large as it may be), is decoded item by
-    item with ``decode``, as ``_compact`` does: no more than a batch is ever decoded at once.
+    A batch taken is a JSON array of flat objects, so each ``},{"seq":`` in it lies
+    between two items (its ``"`` cannot close a string); with as many items as the cuts
+    give, they are the cuts' items. A batch not taken, or of one item, is decoded item
+    by item with ``decode``: no more than a batch is decoded at once.
     """
     pos, end = bounds
     if pos >= end or not body.startswith(_SEQ_HEAD, pos) or body[end - 1] != ord("}"):
@@ -768,9 +693,7 @@ def _seq_at(body: bytearray, pos: int) -> int:
     return int(digits) if digits.isdigit() else 0
 
 
-_CHUNK: Final = 1 << 16
-"""Bytes compared at once while a run of kept items matches (a mismatch costs one
-chunk's items compared one by one)."""
+_CHUNK: Final = 1 << 16  # bytes compared at once while a run of kept items matches
 
 
 def _same_run(old: BlockSet, at: int, body: bytearray, pos: int, end: int) -> int:

@@ -216,10 +216,10 @@ class Searcher:
             try:
                 index = self._indexed(blocks, again=again, terms=len(terms))
                 if index is not None:
-                    return step.render(index.hits(terms, self._positions), blocks.head)
+                    return step.render(index.hits(terms, self._positions), blocks.heads.__getitem__)
             finally:
                 self._lock.release()
-        return step.render(scan(blocks.images, terms), blocks.head)
+        return step.render(scan(blocks.images, terms), blocks.heads.__getitem__)
 
     def _drop(self) -> None:
         self._index, self._lineage, self._slot_of, self._set = None, None, {}, None
