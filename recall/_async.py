@@ -11,11 +11,9 @@ import httpx
 
 from recall._core import Call, Flight
 from recall._errors import EventLoopError, GoUnavailableError, HostClosedError
-from recall._http import HTTP_ERRORS, ClientOptions, HostBase
+from recall._http import HTTP_ERRORS, HostBase
 from recall._protocol import Answer, Request
 from recall._shadow import Job
-
-__all__ = ["AsyncGoTurnHost"]
 
 T = TypeVar("T")
 
@@ -33,18 +31,15 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
     """
 
     _transport_kind = httpx.AsyncBaseTransport
+    _transport_class = httpx.AsyncHTTPTransport
+    _client_class = httpx.AsyncClient
     _http: httpx.AsyncClient
     _jobs: asyncio.Queue[Job] | None = None
     _worker: asyncio.Task[None] | None = None
     _closing = False
     _loop: asyncio.AbstractEventLoop | None = None
 
-    def _transport(self, verify: bool | ssl.SSLContext) -> httpx.AsyncBaseTransport:
-        return httpx.AsyncHTTPTransport(verify=verify, trust_env=False)
-
-    def _open(self, transport: httpx.AsyncBaseTransport, options: ClientOptions) -> None:
-        self._http = httpx.AsyncClient(transport=transport, **options)
-        self._through = transport  # what sends: the client's auth, redirects and cookies unused
+    def _open(self) -> None:
         self._flying: dict[Flight, _Sending] = {}  # the shared reads being sent
 
     async def __aenter__(self) -> AsyncGoTurnHost:

@@ -1,12 +1,9 @@
 """HostCore: what both hosts share, with no I/O: the options, and each call as its requests.
 
-A call is a generator (as h11 and h2 are sans-IO): it yields each ``Request``, is
-sent its ``Answer`` or thrown its GoUnavailableError, and returns the output. The
-hosts drive it through ``Call`` with httpx, sync or async; nothing else differs.
-
-With a shadow (``recall._shadow``), a sampled call hands a ``Job`` to the host's
-``offpath`` hook as it ends; the host runs ``compare(job)``, a generator of the same
-kind, off the caller's path, however it likes (a thread, a task).
+A call is a generator (sans-IO, as h11): it yields each ``Request``, is sent its
+``Answer`` or thrown its GoUnavailableError, and returns the output; the hosts drive it
+through ``Call``. With a shadow, a sampled call hands a ``Job`` to the host's ``offpath``
+hook, which runs ``compare(job)`` (a call of the same kind) off the caller's path.
 """
 
 from __future__ import annotations
@@ -16,7 +13,6 @@ import logging
 import os
 import ssl
 import threading
-import time
 from collections.abc import Callable, Generator, Mapping
 from typing import Final, Generic, TypeVar
 
@@ -42,8 +38,6 @@ from recall._protocol import (
 from recall._shadow import COUNTS, Job, PythonRun, Seen, ShadowState, Verdict
 from recall._tools import TOOLS, BlockRead, BlocksRead, replace_surrogates, start_tool
 
-__all__ = ["DEFAULT_CACHE_BYTES", "DEFAULT_MAX_BODY_BYTES", "Call", "Flight", "HostCore"]
-
 T = TypeVar("T")
 
 DEFAULT_MAX_BODY_BYTES: Final = 512 * 1024 * 1024
@@ -52,22 +46,12 @@ _log = logging.getLogger("recall")
 
 
 class Flight:
-    """One read of /blocks, shared by every search that needs the set while it is in flight
-    (single flight): the first host to ``claim`` it sends ``request`` and lands the
-    answer (``land``) or the failure (``fail``); every caller waits for it (``wait``, or
-    an async host's sending task), then takes its ``result``: the set and whether it was
-    read again, or the read's failure, the same for all.
+    """One read of /blocks shared by every search needing the set while it flies: the first
+    to ``claim`` it sends ``request`` and lands the answer (``land``) or the failure
+    (``fail``); every caller waits, then takes the same ``result``.
     """
 
-    __slots__ = (
-        "_claimed",
-        "_done",
-        "_error",
-        "_land",
-        "_lock",
-        "_result",
-        "request",
-    )
+    __slots__ = ("_claimed", "_done", "_error", "_land", "_lock", "_result", "request")
 
     def __init__(self, request: Request, land: Callable[[Answer], tuple[BlockSet, bool]]) -> None:
         self.request = request
@@ -95,28 +79,23 @@ class Flight:
     def land(self, answer: Answer) -> None:
         """The answer to ``request``: the set read from it (or the failure it is)."""
         try:
-            result = self._land(answer)
+            self._result = self._land(answer)
         except Exception as exc:
-            self._settle(None, exc)
-            return
-        self._settle(result, None)
+            self._error = exc
+        self._done.set()
 
     def fail(self, error: Exception) -> None:
         """``request`` failed (a GoUnavailableError), or its sender was interrupted."""
-        self._settle(None, error)
-
-    def _settle(self, result: tuple[BlockSet, bool] | None, error: Exception | None) -> None:
-        with self._lock:
-            self._result, self._error = result, error
-            self._done.set()
+        self._error = error
+        self._done.set()
 
     def wait(self) -> None:
         """Block this thread until the read has landed or failed."""
         self._done.wait()
 
     def result(self) -> tuple[BlockSet, bool]:
-        """The set and whether it is the set read before (or most of it); the read's
-        failure raised (a copy for each caller)."""
+        """The set and whether it is mostly the set read before; else the read's failure
+        raised (a copy for each caller)."""
         if self._error is not None:
             raise copy.copy(self._error) from self._error.__cause__
         assert self._result is not None
@@ -131,25 +110,13 @@ is sent their answers (or thrown their failures), returns."""
 class HostCore:
     """The options and the per-call logic of both hosts (no I/O; safe for threads and tasks).
 
-    ``timeout`` (seconds) bounds each body's arrival once its headers are in,
-    ``max_body_bytes`` each body's size; ``token`` is sent as ``Authorization:
-    Bearer``; the tools quote as the Go of ``unicode_version`` does. ``shadow`` is
-    None (no comparison, the port primary) or the shadow's options and state; the host
-    then sets ``offpath``. ValueError for a bad option.
-
-    The host keeps the last set of blocks it read (``BlockSet``) with its ETag, and
-    for a set searched again a word index (``Searcher``), the two within
-    ``cache_bytes`` (0: nothing kept). A search then reads /blocks conditionally
-    and incrementally (``?since=`` and ``If-None-Match``): a 304 with that tag reuses
-    the set, decoded, lowered and indexed; a delta is applied to the set (and the
-    index extended); a whole set reuses the blocks whose bytes are unchanged. A bad
-    delta is a failed read, and the set is dropped. The set is this host's: one base
-    URL, one token.
-
-    Without a shadow (which needs the Blocks), a set with a tag is kept compacted
-    (``BlockSet.compacted``: images and heads, no body) unless the last ``?since=``
-    read was answered with a whole set: a 304 or a delta needs no body, a whole
-    re-read compares its bytes with the kept body's.
+    The options are the hosts' (``shadow``: None, or the shadow's state; the host then
+    sets ``offpath``). The last set read is kept with its ETag, and for a set searched
+    again a word index (``Searcher``), within ``cache_bytes``: a search reads /blocks
+    with ``?since=`` and ``If-None-Match``, a 304 reuses the set, a delta is applied to
+    it, a whole set reuses the unchanged blocks; a bad delta drops the set. Without a
+    shadow (which needs the Blocks), a set with a tag is kept ``compacted`` unless the
+    last ``?since=`` read was answered whole (a whole re-read compares bytes with it).
     """
 
     def __init__(
@@ -161,11 +128,9 @@ class HostCore:
         cache_bytes: int,
         shadow: ShadowState | None = None,
         go: str = "",
-        clock: Callable[[], float] = time.monotonic,
         unicode_version: str = DEFAULT_UNICODE_VERSION,
     ) -> None:
         self._quote = quote_for(unicode_version)
-        self.unicode_version = unicode_version
         check_token(token)
         self.timeout = check_timeout(timeout)
         self.headers = {"Accept": "application/json"}
@@ -180,22 +145,15 @@ class HostCore:
         self._flight: Flight | None = None
         self._flight_lock = threading.Lock()
         self._searcher = Searcher(self._budget)
-        self._clock = clock
-        self.go = go
-        """The Go's base URL without credentials, as its errors say (``GoUnavailableError.go``)."""
+        self.go = go  # the base URL without credentials, as errors say it
         self.shadow = shadow
         self.offpath: Callable[[Job], bool] = _refuse
         """The host's hook: run ``compare(job)`` off the caller's path; False when it
         cannot take the job now (its queue is full, it is closing)."""
 
-    def __repr__(self) -> str:
-        return "HostCore()"
-
     def call(self, name: str, args: str) -> Call[str]:
-        """The tool call ``name`` with the JSON arguments text ``args``, to be driven.
-
-        TypeError when either is not a str. Surrogates in both become U+FFFD first.
-        """
+        """The tool call ``name`` with the JSON arguments text ``args``, to be driven
+        (TypeError unless both are str; surrogates become U+FFFD first)."""
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, not {type(name).__name__}")
         if not isinstance(args, str):
@@ -210,8 +168,7 @@ class HostCore:
         return Call(self._steps(name, args), self.go)
 
     def warm(self) -> Call[None]:
-        """A read of /blocks, to be driven: the set read and kept (decoded, lowered) for
-        the searches to come. GoUnavailableError when the read fails."""
+        """A read of /blocks, to be driven: the set kept for the searches to come."""
         return Call(self._warm(), self.go)
 
     def _warm(self) -> Steps[None]:
@@ -226,9 +183,8 @@ class HostCore:
         return blocks_request(None if kept is None else kept.tag)
 
     def compare(self, job: Job) -> Call[None]:
-        """A sampled call's comparison, to be driven off the caller's path: it gets the
-        other side's output, checks a difference once more on both sides, and settles
-        the verdict with the shadow (counts, log, ``on_divergence``)."""
+        """A sampled call's comparison, to be driven off the caller's path: the other
+        side's output, a difference checked once more on both sides, the verdict settled."""
         return Call(self._compare(job), self.go)
 
     def shadow_stats(self) -> dict[str, int]:
@@ -236,25 +192,16 @@ class HostCore:
         return dict.fromkeys(COUNTS, 0) if self.shadow is None else self.shadow.stats()
 
     def receive(self, request: Request, status: int, headers: Mapping[str, str]) -> Body:
-        """The body of the answer to ``request``, to be fed; GoUnavailableError for a
-        status that is a failure or a declared length past the bound."""
-        return Body(
-            request,
-            status,
-            headers,
-            limit=self._max_body_bytes,
-            timeout=self.timeout,
-            clock=self._clock,
-        )
+        """The body of the answer to ``request``, to be fed (``Body``)."""
+        return Body(request, status, headers, limit=self._max_body_bytes, timeout=self.timeout)
 
     def interrupted(self, request: Request) -> GoUnavailableError:
-        """The failure of a shared read whose sender was interrupted (its own caller gets
-        the interruption)."""
+        """The failure of a shared read whose sender was interrupted."""
         return GoUnavailableError(request.what, "the read was interrupted")
 
     def unavailable(self, request: Request, exc: Exception) -> GoUnavailableError:
-        """The failure of ``request`` that ``exc`` (a transport error) is: its kind and
-        what it failed on (``_failed_on``), the token masked should it appear."""
+        """The failure of ``request`` that ``exc`` (a transport error) is: its kind and what
+        it failed on (``_failed_on``), the token masked."""
         detail = _failed_on(exc)
         if self._token:
             detail = detail.replace(self._token, "***")
@@ -276,16 +223,14 @@ class HostCore:
             return (yield from self._fallback(name, args, read_error))
 
     def _python(self, name: str, args: str, seen: Seen | None = None) -> Steps[str]:
-        """The port's output (GoUnavailableError when its archive read fails); ``seen``
-        records what it read."""
+        """The port's output (GoUnavailableError when its read fails), its reads in ``seen``."""
         step = start_tool(name, args, self._quote)
         if isinstance(step, str):
             return step
         return (yield from self._read(step, seen))
 
     def _fallback(self, name: str, args: str, read_error: GoUnavailableError) -> Steps[str]:
-        """Go's output for a call whose archive read failed; FallbackFailedError when it
-        fails too."""
+        """Go's output for a call whose read failed; FallbackFailedError when it fails too."""
         try:
             return (yield from self._exec(name, args))
         except RecallError as exec_error:
@@ -310,8 +255,7 @@ class HostCore:
         return output
 
     def _join(self) -> Flight:
-        """The read of /blocks in flight, or a new one: conditional and incremental when
-        a set is kept with its tag."""
+        """The read of /blocks in flight, or a new one (conditional for a kept set's tag)."""
         with self._flight_lock:
             flight = self._flight
             if flight is None or flight.done:
@@ -325,8 +269,8 @@ class HostCore:
     def _land(
         self, request: Request, answer: Answer, kept: BlockSet | None, sent: str | None
     ) -> tuple[BlockSet, bool]:
-        """The set of a /blocks answer, kept when it fits; whether it is mostly the set read
-        before. A bad delta drops the kept set."""
+        """The set of a /blocks answer, kept when it fits, and whether it is mostly the set
+        read before; a bad delta drops the kept set."""
         size = len(answer.body)
         try:
             blocks = parse_blocks(
@@ -351,9 +295,8 @@ class HostCore:
         return blocks, blocks is kept or 2 * blocks.reused >= len(blocks)
 
     def _keepable(self, blocks: BlockSet) -> BlockSet | None:
-        """What of ``blocks`` is kept: the set when it fits ``cache_bytes``, else (without
-        a shadow, which needs the blocks) its images and heads when they fit, else
-        nothing; said once in the log."""
+        """What of ``blocks`` is kept within ``cache_bytes``: the set, else (no shadow) its
+        images and heads, else nothing; said once in the log."""
         if self._fits(blocks):
             return blocks
         if not self._budget:
@@ -393,12 +336,9 @@ class HostCore:
     # A call with a shadow: the primary on the caller's path, the rest handed off.
 
     def _python_primary(self, name: str, args: str, shadow: ShadowState) -> Steps[str]:
-        """The port's output, as without a shadow; then its comparison is handed off.
-
-        A call that falls back is not compared (its output is Go's own): ``fell_back``.
-        The port's own defect (an exception that is not a RecallError) still reaches
-        the caller, and is compared too: Go's output against the error.
-        """
+        """The port's output, its comparison then handed off. A call that falls back is
+        not compared (``fell_back``); the port's defect (an exception that is not a
+        RecallError) reaches the caller, and is compared with Go's output too."""
         seen = Seen()
         try:
             output = yield from self._python(name, args, seen)
@@ -414,12 +354,8 @@ class HostCore:
         return output
 
     def _go_primary(self, name: str, args: str, shadow: ShadowState, sampled: bool) -> Steps[str]:
-        """Go's output; then, when sampled, the port's run is handed off to be compared.
-
-        When Go fails (down, time-out, a bad body, the tool unknown), the port serves
-        the call, never worse than ``primary="python"``: its output, or when its read
-        fails too, FallbackFailedError (the read's error, then Go's).
-        """
+        """Go's output, the port's run then handed off when sampled. When Go fails, the
+        port serves the call: its output, or FallbackFailedError when its read fails too."""
         try:
             output = yield from self._exec(name, args)
         except RecallError as go_error:
@@ -480,8 +416,8 @@ class HostCore:
         return output
 
     def _python_run(self, name: str, args: str) -> Steps[PythonRun]:
-        """The port's run of a call, never raising: its output or its defect, and what
-        it read; ``fell_back`` when its read failed (it would have fallen back)."""
+        """The port's run of a call, never raising: its output or its defect, and what it
+        read; ``fell_back`` when its read failed."""
         seen = Seen()
         try:
             output = yield from self._python(name, args, seen)
@@ -500,12 +436,8 @@ def _refuse(job: Job) -> bool:
 
 def _failed_on(exc: BaseException) -> str:
     """What a transport error failed on, in the same words from httpx's sync and async
-    transports: ``[Errno N] <strerror>`` for the system error beneath it, ``timed out``
-    for a time-out, else its own message (a TLS error's included).
-
-    The async transport wraps the same faults with other words or none (anyio's
-    "All connection attempts failed", an empty ReadError or ReadTimeout); the error
-    beneath is found along the chain of causes (else contexts).
+    transports (which wrap the same faults in other words, or none): ``[Errno N]
+    <strerror>`` for the system error along its causes, ``timed out``, else its message.
     """
     beneath: BaseException | None = exc
     for _ in range(16):  # chains are short; never loop on a cycle
@@ -522,11 +454,8 @@ def _failed_on(exc: BaseException) -> str:
 class Call(Generic[T]):
     """One call, driven by a host: while ``request`` is not None, send it and give back
     its ``answer`` or its failure (``fail``), or for a Flight, claim it (and send its
-    request), wait for it and ``resume``; then ``output`` is the call's output.
-
-    Errors of the call itself (FallbackFailedError, UnknownToolError, ...) are
-    raised by ``answer`` and ``fail``; a GoUnavailableError or UnknownToolError says it
-    was ``go``'s.
+    request), wait for it and ``resume``; then ``output`` is the call's output. The
+    call's own errors are raised by ``answer`` and ``fail``, saying they are ``go``'s.
     """
 
     __slots__ = ("_go", "_steps", "output", "request")

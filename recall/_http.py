@@ -5,8 +5,8 @@ from __future__ import annotations
 import encodings.idna  # noqa: F401  getaddrinfo's codec of host names: not in a first search
 import functools
 import ssl
-from abc import ABC, abstractmethod
-from typing import ClassVar, Generic, TypedDict, TypeVar
+from collections.abc import Callable
+from typing import Any, ClassVar, Generic, TypeVar
 
 import httpx
 
@@ -15,29 +15,26 @@ from recall._go import DEFAULT_UNICODE_VERSION
 from recall._protocol import Request, blocks_request, check_base_url
 from recall._shadow import Job, Shadow, ShadowState
 
-__all__ = ["HTTP_ERRORS", "ClientOptions", "HostBase"]
-
 HTTP_ERRORS = (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError)
 """What httpx raises for a request that failed: each becomes a GoUnavailableError."""
 
 TransportT = TypeVar("TransportT", httpx.BaseTransport, httpx.AsyncBaseTransport)
 
 
-class ClientOptions(TypedDict):
-    """httpx's client options, the transport aside."""
+class HostBase(Generic[TransportT]):
+    """What both hosts share: their options, the httpx client they make, their repr.
 
-    base_url: str
-    headers: dict[str, str]
-    timeout: httpx.Timeout
-    follow_redirects: bool
-    trust_env: bool
-
-
-class HostBase(ABC, Generic[TransportT]):
-    """What both hosts share: their options, the httpx client they make, their repr."""
+    A host class names its transport's base class (``_transport_kind``), httpx's
+    transport (``_transport_class``) and client (``_client_class``), makes its own state
+    (``_open``) and takes a sampled call's comparison off the caller's path (``_submit``).
+    """
 
     _transport_kind: ClassVar[type[httpx.BaseTransport | httpx.AsyncBaseTransport]]
+    _transport_class: ClassVar[Callable[..., Any]]
+    _client_class: ClassVar[Callable[..., Any]]
     _http: httpx.Client | httpx.AsyncClient
+    _through: TransportT  # what sends: the client's auth, redirects and cookies unused
+    _shown_url: str
     _last: tuple[Request, httpx.Request] | None = None
 
     def __init__(
@@ -55,24 +52,20 @@ class HostBase(ABC, Generic[TransportT]):
     ) -> None:
         """A host for the Go at ``base_url``, with one persistent connection pool.
 
-        ``token`` is sent as ``Authorization: Bearer <token>``. ``timeout`` bounds,
-        in seconds, each of connecting, reading, writing and waiting for a pooled
-        connection, and the arrival of a whole body once its headers are in;
-        ``max_body_bytes`` bounds each answer's body (a larger one is a failed read).
-        ``cache_bytes`` bounds what is kept between searches: the last set of blocks
-        read, decoded and lowered, with its ETag and a word index (0: nothing kept).
-        Each search still reads /blocks, conditionally once a set is kept: a 304
-        reuses the set whole, a 200 the blocks whose bytes did not change. ``verify`` is
-        httpx's: True (certifi's CAs), False, or an ``ssl.SSLContext`` (its CAs, and
-        a client certificate for mutual TLS); a TLS context is built only for an
-        https:// Go. ``transport`` replaces httpx's (tests; ``verify`` is then the
-        transport's business). The environment's proxies and .netrc are ignored, and
-        redirects are not followed.
+        ``token`` is sent as ``Authorization: Bearer <token>``. ``timeout`` bounds, in
+        seconds, each of connecting, reading, writing and waiting for a pooled connection,
+        and a whole body's arrival once its headers are in; ``max_body_bytes`` each body
+        (a larger one is a failed read). ``cache_bytes`` bounds what is kept between
+        searches: the last set of blocks read, decoded and lowered, with its ETag and a
+        word index (0: nothing kept); each search still reads /blocks, conditionally.
+        ``verify`` is httpx's: True (certifi's CAs), False, or an ``ssl.SSLContext`` (its
+        CAs, a client certificate for mutual TLS), used for an https:// Go only.
+        ``transport`` replaces httpx's (tests; ``verify`` is then its business). The
+        environment's proxies and .netrc are ignored; redirects are not followed.
 
-        ``unicode_version`` is the ``unicode.Version`` of the Go at ``base_url``, whose
-        tables the port's tools then use: ``"17.0.0"`` (the default) for Go 1.27,
-        ``"15.0.0"`` for Go 1.21 to 1.26; it shows in how ``%q`` quotes an id or a
-        query. ``parity probe --go-url URL`` names a running Go's.
+        ``unicode_version`` is the ``unicode.Version`` of the Go (``"17.0.0"``, the
+        default, for Go 1.27; ``"15.0.0"`` for Go 1.21 to 1.26), whose tables the tools
+        then use to quote an id or a query; ``parity probe --go-url URL`` names a Go's.
 
         ``shadow`` (a ``recall.Shadow``) compares the port with Go's /tool/exec on live
         traffic, off the caller's path; ``shadow_stats()`` counts. With None (or a rate
@@ -82,9 +75,8 @@ class HostBase(ABC, Generic[TransportT]):
         a base URL that is not an absolute http(s) URL with a host, or an unknown
         ``unicode_version`` (the message lists the known ones).
         """
-        url = check_base_url(base_url)
-        self._shown_url: str = url.shown
-        go = url.shown.rstrip("/")  # what its errors say: no credentials
+        self._shown_url, https = check_base_url(base_url)
+        go = self._shown_url.rstrip("/")  # what its errors say: no credentials
         self._core: HostCore = HostCore(
             token=token,
             timeout=timeout,
@@ -100,38 +92,48 @@ class HostBase(ABC, Generic[TransportT]):
         kind = self._transport_kind
         if transport is not None and not isinstance(transport, kind):
             raise TypeError(f"transport must be an httpx.{kind.__name__}")
-        if isinstance(verify, bool) and not url.https:
+        if isinstance(verify, bool) and not https:
             verify = _no_tls()  # never used: building httpx's default would load the CA store
-        options = ClientOptions(
-            base_url=base_url,
-            headers=self._core.headers,
-            timeout=httpx.Timeout(self._core.timeout),
-            follow_redirects=False,
-            trust_env=False,
-        )
         if transport is None:
-            transport = self._transport(verify)
+            transport = self._transport_class(verify=verify, trust_env=False)
+        self._through = transport
         try:
-            self._open(transport, options)
+            self._http = self._client_class(
+                transport=transport,
+                base_url=base_url,
+                headers=self._core.headers,
+                timeout=httpx.Timeout(self._core.timeout),
+                follow_redirects=False,
+                trust_env=False,
+            )
             self._prepared(blocks_request())  # a first search's read, built with the host
         except httpx.InvalidURL as exc:
             raise ValueError(f"invalid base URL: {exc}") from exc
+        self._open()
 
     def _prepared(self, request: Request) -> httpx.Request:
-        """httpx's request for ``request``: built once for the same ``request`` sent again,
-        as the conditional read of a kept set is by every search (``blocks_request``
-        gives one object for one tag)."""
+        """httpx's request for ``request``, built once for the same ``request`` sent again
+        (``blocks_request`` gives one object for one tag)."""
         last = self._last
         if last is not None and last[0] is request:
             return last[1]
-        prepared = self._http.build_request(request.method, request.path, **request.parts)
+        prepared = self._http.build_request(
+            request.method,
+            request.path,
+            params=request.params,
+            headers=request.headers,
+            content=request.content,
+        )
         self._last = (request, prepared)
         return prepared
 
-    @abstractmethod
+    def _open(self) -> None:
+        """Make the host's own state."""
+
     def _submit(self, job: Job) -> bool:
         """Take a sampled call's comparison off the caller's path (never waiting); False
         when it cannot (the queue full, the host closing)."""
+        raise NotImplementedError
 
     def shadow_stats(self) -> dict[str, int]:
         """The shadow's counts, now: ``sampled``, ``compared`` (``matched``, ``diverged``,
@@ -143,22 +145,12 @@ class HostBase(ABC, Generic[TransportT]):
         """
         return self._core.shadow_stats()
 
-    @abstractmethod
-    def _transport(self, verify: bool | ssl.SSLContext) -> TransportT:
-        """httpx's transport, with this TLS context (or httpx's for True or False)."""
-
-    @abstractmethod
-    def _open(self, transport: TransportT, options: ClientOptions) -> None:
-        """Make the host's httpx client."""
-
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._shown_url!r})"
 
 
 @functools.cache
 def _no_tls() -> ssl.SSLContext:
-    """The TLS context of a plain http:// host, which never makes a TLS connection.
-
-    httpx's transport wants one; this one trusts no CA (any handshake would fail).
-    """
+    """The TLS context of a plain http:// host, which never makes a TLS connection (httpx's
+    transport wants one; this one trusts no CA)."""
     return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)

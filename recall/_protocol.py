@@ -1,7 +1,6 @@
 """The contract's HTTP API as data, with no I/O: the requests, Go's answers (fed into a
-``Body``, bounded in size and time, then parsed or refused with the RecallError that says
-what failed), and the hosts' options checked.
-"""
+``Body``, then parsed or refused with the RecallError that says what failed), the options
+checked."""
 
 from __future__ import annotations
 
@@ -9,9 +8,10 @@ import functools
 import json
 import math
 import re
+import time
 import urllib.parse
 from collections.abc import Callable, Mapping
-from typing import Final, NamedTuple, TypedDict, TypeVar
+from typing import Final, NamedTuple, TypeVar
 
 from recall._blocks import (
     BlockSet,
@@ -39,14 +39,6 @@ _ETAG_MAX: Final = 1024
 IF_NONE_MATCH: Final = "If-None-Match"
 
 
-class Parts(TypedDict):
-    """A request's query, headers and body, by the names httpx gives them."""
-
-    params: Mapping[str, str] | None
-    headers: Mapping[str, str] | None
-    content: bytes | None
-
-
 class Request(NamedTuple):
     """One request to the Go: ``what`` names it in messages (``GET /internal/...?seq=7``)."""
 
@@ -56,10 +48,6 @@ class Request(NamedTuple):
     params: Mapping[str, str] | None = None
     headers: Mapping[str, str] | None = None
     content: bytes | None = None
-
-    @property
-    def parts(self) -> Parts:
-        return Parts(params=self.params, headers=self.headers, content=self.content)
 
     @property
     def if_none_match(self) -> str | None:
@@ -75,9 +63,8 @@ def block_request(seq: int) -> Request:
 
 @functools.lru_cache(maxsize=4)
 def blocks_request(since: str | None = None) -> Request:
-    """``GET /internal/v1/recall/blocks``; given the tag of a kept set, the incremental
-    read ``?since=<tag>`` (percent-encoded) with ``If-None-Match: <tag>``. The same
-    object for the same tag (a host builds its httpx request once)."""
+    """``GET /internal/v1/recall/blocks``; given a kept set's tag, ``?since=<tag>`` with
+    ``If-None-Match: <tag>``. The same object for the same tag (built once by httpx)."""
     what = f"GET {BLOCKS_PATH}"
     if since is None:
         return Request("GET", BLOCKS_PATH, what)
@@ -87,8 +74,7 @@ def blocks_request(since: str | None = None) -> Request:
 
 
 def exec_request(name: str, args: str) -> Request:
-    """``POST /internal/v1/tool/exec`` with ``{"name": name, "args": args}`` in ASCII JSON
-    (any str encodes, and Go decodes it to the same text)."""
+    """``POST /internal/v1/tool/exec`` with ``{"name": name, "args": args}`` in ASCII JSON."""
     body = json.dumps({"name": name, "args": args}).encode("ascii")
     headers = {"Content-Type": "application/json"}
     return Request("POST", EXEC_PATH, f"POST {EXEC_PATH}", headers=headers, content=body)
@@ -103,11 +89,10 @@ class Answer(NamedTuple):
 
 
 class Body:
-    """An answer's body as it arrives: GoUnavailableError past ``limit`` bytes, or when it
-    is not complete within ``timeout`` seconds of its headers (by ``clock``: httpx's read
-    time-out bounds each wait for bytes, not a body trickling in), or for a status but
-    200 and 404 (and 304 to a conditional read). ``headers`` has lowercase keys.
-    """
+    """An answer's body as it arrives: GoUnavailableError for a status but 200 and 404 (and
+    304 to a conditional read), past ``limit`` bytes, or when not complete ``timeout``
+    seconds after its headers (httpx's bounds each wait, not a trickle). Lowercase
+    ``headers``."""
 
     __slots__ = ("_clock", "_deadline", "_limit", "_timeout", "_what", "data", "headers", "status")
 
@@ -119,7 +104,7 @@ class Body:
         *,
         limit: int,
         timeout: float,
-        clock: Callable[[], float],
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         what = request.what
         if status not in (200, 404) and not (status == 304 and request.if_none_match):
@@ -186,10 +171,9 @@ def parse_blocks(
     decode: ItemDecoder = decode_item,
     decode_many: ItemsDecoder | None = None,
 ) -> BlockSet:
-    """Every readable block, by increasing seq: ``read_set``'s of a 200 (a whole set, or a
-    delta applied to ``kept``, the set read before; its ETag kept when strong), or ``kept``
-    again for a 304 whose ETag is ``sent``, the tag of a conditional read. Any other
-    answer is a failed read (a bad delta's cause a BadDelta)."""
+    """Every readable block: ``read_set``'s of a 200 (a whole set, or a delta to ``kept``;
+    its ETag kept when strong), or ``kept`` for a 304 whose ETag is ``sent``, the tag of
+    a conditional read. Any other answer is a failed read (a bad delta's from a BadDelta)."""
     if answer.status == 304:
         if sent is None or kept is None or kept.tag != sent:
             raise GoUnavailableError(what, "status 304")  # unsolicited: Body refuses it first
@@ -229,23 +213,15 @@ def parse_exec(what: str, answer: Answer, name: str) -> str:
 
 
 def check_type(name: str, value: object, kind: type[_T] | tuple[type[_T], ...], wanted: str) -> _T:
-    """``value``; TypeError unless it is a ``kind`` and no bool (no option is one):
-    ``{name} must be {wanted}, not {its type}``."""
+    """``value``; TypeError unless it is a ``kind`` and no bool (no option is one)."""
     if isinstance(value, bool) or not isinstance(value, kind):
         raise TypeError(f"{name} must be {wanted}, not {type(value).__name__}")
     return value
 
 
-class BaseURL(NamedTuple):
-    """A checked base URL: ``shown`` without its credentials, ``https`` for TLS."""
-
-    shown: str
-    https: bool
-
-
-def check_base_url(base_url: object) -> BaseURL:
-    """ValueError unless ``base_url`` is an absolute http:// or https:// URL with a host
-    (and no white space or control character)."""
+def check_base_url(base_url: object) -> tuple[str, bool]:
+    """The URL shown (no credentials) and whether it is https; ValueError unless an
+    absolute http:// or https:// URL with a host (no white space or control character)."""
     base_url = check_type("the base URL", base_url, str, "a str")
     if any(c.isspace() or not c.isprintable() for c in base_url):
         raise ValueError("the base URL must not hold white space or control characters")
@@ -257,8 +233,7 @@ def check_base_url(base_url: object) -> BaseURL:
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https") or not parts.hostname:
         raise ValueError("the base URL must be an absolute http:// or https:// URL with a host")
-    shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
-    return BaseURL(shown, scheme == "https")
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl(), scheme == "https"
 
 
 def check_token(token: object) -> None:
@@ -277,7 +252,7 @@ def check_timeout(timeout: object) -> float:
 
 
 def check_bytes(name: str, value: object) -> int:
-    """``value``, the option ``name``; ValueError unless a number of bytes, not negative."""
+    """``value``, the option ``name``; ValueError when negative."""
     value = check_type(name, value, int, "an int")
     if value < 0:
         raise ValueError(f"{name} must not be negative")

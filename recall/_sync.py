@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import collections
-import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -13,11 +12,9 @@ import httpx
 
 from recall._core import Call, Flight
 from recall._errors import GoUnavailableError, HostClosedError
-from recall._http import HTTP_ERRORS, ClientOptions, HostBase
+from recall._http import HTTP_ERRORS, HostBase
 from recall._protocol import Answer, Request
 from recall._shadow import Job
-
-__all__ = ["GoTurnHost"]
 
 T = TypeVar("T")
 
@@ -31,15 +28,12 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
     """
 
     _transport_kind = httpx.BaseTransport
+    _transport_class = httpx.HTTPTransport
+    _client_class = httpx.Client
     _http: httpx.Client
     _offpath: _Worker | None = None
 
-    def _transport(self, verify: bool | ssl.SSLContext) -> httpx.BaseTransport:
-        return httpx.HTTPTransport(verify=verify, trust_env=False)
-
-    def _open(self, transport: httpx.BaseTransport, options: ClientOptions) -> None:
-        self._http = httpx.Client(transport=transport, **options)
-        self._through = transport  # what sends: the client's auth, redirects and cookies unused
+    def _open(self) -> None:
         self._offpath_lock = threading.Lock()
 
     def __enter__(self) -> GoTurnHost:
