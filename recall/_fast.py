@@ -1,21 +1,11 @@
 """The compiled decoding of /blocks items, when msgspec is installed (``recall-port[fast]``).
 
-``item_decoder(size)`` is the decoder the hosts use for a body of ``size`` bytes:
-``decode_item`` (json's own scanner) without msgspec, or for a body too small to pay
-for importing it (``MSGSPEC_FROM``, until it is imported); else ``decode_item_msgspec``,
-which gives the very same
-fields or the very same refusal for every item's bytes: msgspec decodes what it
-takes for exactly the contract's object (``{...}`` with the three fields and no
-other, a JSON int seq, two JSON strings), and every other item goes to
-``decode_item``, which decides. The two decoders agree where both decode: strict
-JSON, the last of repeated keys, escapes in keys, a valid surrogate pair; msgspec
-refuses lone surrogate escapes (``decode_item`` makes them U+FFFD), extra fields
-and whitespace around the object. ``tests/recall/test_fast.py`` holds them to
-each other and to Go.
-
-``items_decoder(size)`` is the hosts' decoder of many items at once on a first read
-(``decode_items_msgspec``, a batch of items in one msgspec call, each item as
-``decode_item_msgspec`` gives it), or None without msgspec.
+``item_decoder(size)``, the hosts' decoder for a body of ``size`` bytes, is
+``decode_item`` (json's scanner) without msgspec or below ``MSGSPEC_FROM``, else
+``decode_item_msgspec``: the very same fields or refusal for every item's bytes, msgspec
+taking exactly the contract's object and ``decode_item`` deciding every other
+(``tests/recall/test_fast.py`` holds them to each other and to Go).
+``items_decoder(size)`` decodes a batch of items in one msgspec call, or is None.
 """
 
 from __future__ import annotations
@@ -26,15 +16,6 @@ from typing import Any
 
 from recall._blocks import Fields, ItemDecoder, ItemsDecoder, NotCompact, decode_item
 from recall._tools import MAX_SEQ
-
-__all__ = [
-    "MSGSPEC_FROM",
-    "available",
-    "decode_item_msgspec",
-    "decode_items_msgspec",
-    "item_decoder",
-    "items_decoder",
-]
 
 MSGSPEC_FROM = 1 << 20
 """The body size (bytes) from which msgspec is imported to decode it: importing msgspec
@@ -48,12 +29,7 @@ _list_decoder: Any = None
 
 
 def available() -> bool:
-    """Whether msgspec imports (and so the hosts decode with it)."""
-    return _load()
-
-
-def _load() -> bool:
-    """Import msgspec and build the item decoder, once; whether it could."""
+    """Whether msgspec imports (then the hosts decode with it): imported once."""
     global _msgspec, _decoder, _list_decoder
     if _decoder is not None:
         return True
@@ -75,7 +51,7 @@ def _load() -> bool:
 
 def decode_item_msgspec(raw: memoryview) -> Fields:
     """``decode_item`` for one item's bytes, msgspec decoding those it takes."""
-    if not raw or raw[0] != 0x7B or raw[-1] != 0x7D or not _load():  # not "{...}"
+    if not raw or raw[0] != 0x7B or raw[-1] != 0x7D or not available():  # not "{...}"
         return decode_item(raw)
     try:
         item = _decoder.decode(raw)
@@ -88,14 +64,10 @@ def decode_item_msgspec(raw: memoryview) -> Fields:
 
 
 def decode_items_msgspec(raw: memoryview) -> list[Fields] | None:
-    """The fields of the items in ``raw`` (items joined by commas, as in Go's array), each
-    as ``decode_item_msgspec`` gives it; None when msgspec does not take them all, or an
-    item's seq is out of range (then each item is decoded alone, which decides).
-
-    One call for many items, as fast as msgspec decodes a whole body; the caller
-    makes sure that the items are exactly those its cuts give (``_blocks._batched``).
-    """
-    if not _load():
+    """The fields of the items in ``raw`` (joined by commas, as in Go's array), each as
+    ``decode_item_msgspec`` gives it, in one call; None when msgspec does not take them
+    all or a seq is out of range. The caller checks the items are its cuts'."""
+    if not available():
         return None
     text = bytearray(b"[")
     text += raw
@@ -114,17 +86,16 @@ def decode_items_msgspec(raw: memoryview) -> list[Fields] | None:
 
 
 def item_decoder(size: int) -> ItemDecoder:
-    """The decoder for a body of ``size`` bytes: ``decode_item_msgspec`` once msgspec is
-    imported, or when the body is large enough to import it for; else ``decode_item``."""
+    """``decode_item_msgspec`` once msgspec is imported or for a body large enough to
+    import it for, else ``decode_item``."""
     global _chosen
     if _chosen is None:
         if _decoder is None and size < MSGSPEC_FROM:
             return decode_item
-        _chosen = decode_item_msgspec if _load() else decode_item
+        _chosen = decode_item_msgspec if available() else decode_item
     return _chosen
 
 
 def items_decoder(size: int) -> ItemsDecoder | None:
-    """The decoder of many items at once for a body of ``size`` bytes:
-    ``decode_items_msgspec`` when the hosts decode it with msgspec, else None."""
+    """``decode_items_msgspec`` when the body is decoded with msgspec, else None."""
     return decode_items_msgspec if item_decoder(size) is decode_item_msgspec else None

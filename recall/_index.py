@@ -1,22 +1,13 @@
 """WordIndex: which blocks hold a search term, found without scanning every block; and
 Searcher: a host's searches, by a scan or through an index, and when to build one.
 
-A term of recallTokens is a run of two or more term runes (a-z, 0-9, U+00E0 to
-U+00FF), one byte each in a block's ``latin1_images``; every other byte (a
-separator, ``?`` for a wider rune) cuts a run. So a term occurs in an image
-exactly when it occurs inside one of the image's *words*, the maximal runs of
-term bytes (an occurrence holds term bytes only, so it never crosses a cut).
-
-The index keeps, for the content images and for the label images apart, each
-distinct word once (in a ``\\n``-separated vocabulary, searched with
-``bytes.find``: ``\\n`` is no term byte, so a hit lies inside one word) and the
-slots of the blocks holding it. A term's blocks are the union of the slots of
-the words that contain it: exactly the blocks whose image contains it, with no
-block scanned. Words of one byte are not kept (no term fits in one).
-
-A block gets its slot once (``add``), and adding costs its own words only: a new
-block never costs a rebuild. Slots are never reused or removed; a search counts
-only the slots of its own set (the Searcher's positions of them).
+A term (two or more term bytes: a-z, 0-9, U+00E0 to U+00FF in ``latin1_images``)
+occurs in an image exactly when it occurs inside one of its *words*, the maximal runs
+of term bytes. The index keeps, for content and label images apart, each distinct word
+once (in a ``\\n``-separated vocabulary searched with ``bytes.find``) with the slots
+of the blocks holding it: a term's blocks are the union of the slots of the words that
+contain it. A block gets its slot once (``add``, costing its own words); slots are never
+reused, and a search counts only the slots of its own set.
 """
 
 from __future__ import annotations
@@ -32,15 +23,6 @@ from typing import Final
 
 from recall._blocks import BlockSet
 from recall._tools import FINDER, FINDERS, BlocksRead, scan, terms_as_bytes
-
-__all__ = [
-    "INDEX_BYTES_PER_IMAGE_BYTE",
-    "INDEX_COST",
-    "INDEX_FROM",
-    "WORD_BYTES",
-    "Searcher",
-    "WordIndex",
-]
 
 WORD_BYTES: Final = bytes(
     c if (0x61 <= c <= 0x7A or 0x30 <= c <= 0x39 or c >= 0xE0) else 0x20 for c in range(256)
@@ -137,12 +119,9 @@ class WordIndex:
         return slot
 
     def hits(self, terms: Sequence[bytes], positions: Mapping[int, int]) -> list[tuple[int, int]]:
-        """The (score, position) of each block of a set that scores, in no order.
-
-        ``terms`` are recallTokens' terms as Latin-1 bytes; ``positions`` gives the
-        position in the set of each of its blocks' slots (other slots are not in it).
-        A block scores 1 for each term in its content, 2 for each in its label.
-        """
+        """The (score, position) of each block of a set that scores, in no order: 1 for
+        each of ``terms`` (Latin-1 bytes) in its content, 2 in its label. ``positions``
+        gives the position in the set of each of its blocks' slots."""
         points: Counter[int] = Counter()
         for term in terms:
             points.update(self._content.slots(term))
@@ -153,35 +132,28 @@ class WordIndex:
         return [(score, at) for slot, score in points.items() if (at := get(slot, -1)) >= 0]
 
 
-INDEX_BYTES_PER_IMAGE_BYTE: Final = 0.5
-"""What an index is expected to hold for each byte of the images it indexes, before it
-is built (the bench's blocks need about 0.3)."""
+INDEX_BYTES_PER_IMAGE_BYTE: Final = 0.5  # an index's bytes for each image byte, expected
 INDEX_FROM: Final = 1 << 20
 """The images' bytes from which a set searched again may get indexed (about 450 blocks of
 2.4 KB): below, a scan of the whole set takes a millisecond or two."""
 INDEX_COST: Final = 40 if FINDER is FINDERS["bytes"] else 400
-"""What indexing a block costs, in scans of it for one term with the scan's finder: 55 to
-81 with ``bytes.find``, 460 to 620 with stringzilla's (the bench's blocks, measured in one
-process). A set is indexed once the terms scanned over the sets searched again add up
-to this: ski rental, never much more than twice the cost of the better choice,
-whatever the searches to come."""
-_SPARE_SLOTS: Final = 4096
-"""Slots an index may hold past twice its set's blocks before it is built again."""
+"""What indexing a block costs, in scans of it for one term with the scan's finder (55 to
+81 with ``bytes.find``, 460 to 620 with stringzilla's on the bench's blocks). A set is
+indexed once the terms scanned over sets searched again add up to this: ski rental,
+never much more than twice the cost of the better choice."""
+_SPARE_SLOTS: Final = 4096  # slots past twice a set's blocks before the index is rebuilt
 
 
 class Searcher:
     """A host's searches: each set scored by a scan, or through a WordIndex kept for the
     sets read again, within ``budget`` bytes together with the set.
 
-    A set of ``index_from`` bytes of images or more gets indexed when it is searched
-    again (``again``: a 304, or a 200 that kept most of the set before) and the scans
-    of such sets have cost what indexing it costs (``INDEX_COST``; ``index_cost=0``:
-    at once). The index keeps each block's slot by its seq, for the sets of one
-    lineage (``BlockSet.lineage``): a set of that lineage adds only the blocks it
-    lacks. The index is built anew when dead slots (blocks gone from the sets)
-    outnumber the living, or for another lineage, and dropped when it would not fit
-    the budget. Safe for threads and tasks: one search uses the index at a time, the
-    others scan (a lock that is never waited for).
+    A set of ``index_from`` bytes of images or more is indexed when searched ``again`` (a
+    304, or a 200 that kept most of the set) once the scans of such sets have cost
+    ``index_cost``. The index keeps each block's slot by seq for one ``lineage``, whose
+    sets add only the blocks it lacks; it is built anew when dead slots outnumber the
+    living or for another lineage, dropped past the budget. Safe for threads and tasks:
+    one search uses the index at a time, the others scan (a lock never waited for).
     """
 
     def __init__(
@@ -211,15 +183,15 @@ class Searcher:
 
     def search(self, step: BlocksRead, blocks: BlockSet, *, again: bool) -> str:
         """The output of ``step`` over every block of ``blocks``."""
-        terms = terms_as_bytes(step.terms)
+        terms, head = terms_as_bytes(step.terms), blocks.heads.__getitem__
         if self._lock.acquire(blocking=False):
             try:
                 index = self._indexed(blocks, again=again, terms=len(terms))
                 if index is not None:
-                    return step.render(index.hits(terms, self._positions), blocks.heads.__getitem__)
+                    return step.render(index.hits(terms, self._positions), head)
             finally:
                 self._lock.release()
-        return step.render(scan(blocks.images, terms), blocks.heads.__getitem__)
+        return step.render(scan(blocks.images, terms), head)
 
     def _drop(self) -> None:
         self._index, self._lineage, self._slot_of, self._set = None, None, {}, None

@@ -31,10 +31,7 @@ logger = logging.getLogger("recall.shadow")
 Primary = Literal["python", "go"]
 Verdict = Literal["matched", "diverged", "raced", "dropped", "errors", "fell_back"]
 COUNTS: Final = ("sampled", "compared", *get_args(Verdict), "pending", "go_failed")
-"""The keys of ``shadow_stats()``. ``compared = matched + diverged + raced`` and
-``sampled = compared + dropped + errors + fell_back + pending``; ``go_failed`` counts
-the calls, sampled or not, that ``primary="go"`` served from the port because Go failed.
-"""
+"""The keys of ``shadow_stats()`` (``HostBase.shadow_stats`` says what each counts)."""
 
 MAX_KEPT_BLOCKS: Final = 100  # the bounds of the blocks a divergence keeps,
 MAX_KEPT_BYTES: Final = 1 << 20  # their labels and contents in UTF-8
@@ -92,29 +89,24 @@ def first_difference(expected: str, actual: str) -> Difference | None:
     a, b = (text.encode("utf-8", "surrogatepass") for text in (expected, actual))
     if a == b:
         return None
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:  # the longest common prefix, by halves (bytes compare in C)
-        mid = (lo + hi + 1) // 2
-        lo, hi = (mid, hi) if a[:mid] == b[:mid] else (lo, mid - 1)
-    return Difference(lo, a.count(b"\n", 0, lo) + 1, lo - a.rfind(b"\n", 0, lo))
+    at = min(len(a), len(b))  # the common prefix's length
+    at = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), at)
+    return Difference(at, a.count(b"\n", 0, at) + 1, at - a.rfind(b"\n", 0, at))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Divergence:
     """A sampled call whose port output Go's /tool/exec does not give, checked twice.
 
-    The outputs are the recheck's. ``python_output`` is None when the port raised
-    (``python_error`` says what); ``offset``, ``line`` and ``column`` locate the first
-    differing byte (``first_difference``; None then). ``blocks`` are those the port read
-    that matter to either output, in seq order, for a replay; ``complete`` is False when
-    some of them were left out past ``MAX_KEPT_BLOCKS`` or ``MAX_KEPT_BYTES``.
+    The outputs are the recheck's; ``python_output`` is None when the port raised
+    (``python_error``); ``offset``, ``line`` and ``column`` locate the first differing
+    byte (``first_difference``). ``blocks`` are those the port read that matter to either
+    output, in seq order; not ``complete`` when some were left out past the bounds.
 
-    The blocks, args and outputs are users' data: ``repr``, the log line and
-    ``to_json()`` are redacted (lengths and digests, the first difference with
-    ``WINDOW`` bytes on either side, the seqs read: docs/divergences.md);
-    ``to_json(include_private_data=True)`` is the full case, for a file that stays on
-    the operator's machine, which ``from_json`` reads back (``parity adopt``). Neither
-    holds the token, the base URL or a header.
+    ``repr``, the log line and ``to_json()`` are redacted (lengths, digests, the first
+    difference with ``WINDOW`` bytes on either side, the seqs read: docs/divergences.md);
+    ``to_json(include_private_data=True)`` is the full case, which ``from_json`` reads
+    back (``parity adopt``). None holds the token, the base URL or a header.
     """
 
     name: str
@@ -156,8 +148,8 @@ class Divergence:
         )
 
     def window(self) -> tuple[str, str]:
-        """The outputs' bytes from ``WINDOW`` before the first difference to ``WINDOW``
-        after it (Go's, the port's), undecodable bytes escaped; empty when the port raised."""
+        """Go's and the port's bytes ``WINDOW`` either side of the first difference, escaped
+        where undecodable; empty when the port raised."""
         if self.offset is None or self.python_output is None:
             return "", ""
         start, end = max(0, self.offset - WINDOW), self.offset + WINDOW
@@ -173,8 +165,7 @@ class Divergence:
         return (step.seq,) if isinstance(step, BlockRead) else tuple(b.seq for b in self.blocks)
 
     def to_json(self, *, include_private_data: bool = False) -> str:
-        """One line of JSON (ASCII, so no line separator can cut it): redacted (see the
-        class), or with ``include_private_data`` the whole case, users' text included."""
+        """One line of ASCII JSON: redacted, or with ``include_private_data`` the whole case."""
         where: dict[str, Any] | None = None
         if self.offset is not None:
             where = {"offset": self.offset, "line": self.line, "column": self.column}
@@ -277,11 +268,10 @@ def _digest(text: str) -> dict[str, Any]:
 def _kept_blocks(seen: Seen, go_output: str) -> tuple[tuple[Block, ...], bool]:
     """The blocks a divergence keeps, in seq order, and whether they are all that mattered.
 
-    For ``recall``, the block read (none: absent). A search's output depends only on the
-    blocks that score on its side: the port's matches, and among them Go's, which its
-    output cites or counts in its total. So the port's matches and the blocks Go cites
-    suffice, unless Go counts more matches or its output is not a search's: then every
-    block read. Cited ones first, then by the port's rank, within the bounds.
+    For ``recall``, the block read. A search's output depends only on the blocks that
+    score: the port's matches and the blocks Go cites suffice, unless Go counts more
+    matches or its output is not a search's (then every block read). Cited ones first,
+    then by the port's rank, within the bounds.
     """
     step = seen.step
     if isinstance(step, BlockRead):
@@ -312,11 +302,10 @@ class Shadow:
     """The shadow's options, given to a host as ``shadow=Shadow(...)`` (None: no shadow).
 
     ``rate`` is the fraction of ``recall`` and ``recall_search`` calls compared with Go's
-    /tool/exec; ``primary`` whose output the caller gets: ``"python"``, the port's (Go's
-    call off the caller's path), or ``"go"``, Go's own (the port's run off the path; the
-    port serves the call when Go fails). At most ``queue`` comparisons wait; past that a
-    sampled call is dropped (counted). Each divergence is logged (logger
-    ``recall.shadow``, redacted) and passed to ``on_divergence``, off the caller's path.
+    /tool/exec; ``primary`` whose output the caller gets: ``"python"``, the port's, or
+    ``"go"``, Go's (the port serves the call when Go fails). At most ``queue``
+    comparisons wait; past that a sampled call is dropped (counted). Each divergence is
+    logged (``recall.shadow``, redacted) and passed to ``on_divergence``, off the path.
     TypeError for an option of the wrong type, ValueError for a wrong value.
     """
 
@@ -358,8 +347,8 @@ class ShadowState:
 
     @classmethod
     def of(cls, options: object, *, token: str | None, go: str = "") -> ShadowState | None:
-        """The state for a host's ``shadow`` option; None when there is nothing to do (no
-        shadow, or no sampling with the port primary). TypeError unless a Shadow or None."""
+        """The state for a host's ``shadow`` option; None when there is nothing to do
+        (TypeError unless a Shadow or None)."""
         options = check_type("shadow", options, (Shadow, type(None)), "a recall.Shadow or None")
         if options is None or (options.rate == 0 and options.primary == "python"):
             return None
@@ -369,7 +358,6 @@ class ShadowState:
         return self.rate >= 1.0 or (self.rate > 0.0 and self._random() < self.rate)
 
     def stats(self) -> dict[str, int]:
-        """The counts (``COUNTS``), now."""
         with self._lock:
             return dict(self._counts)
 
@@ -401,8 +389,8 @@ class ShadowState:
         divergence: Divergence | None = None,
         error: Exception | None = None,
     ) -> None:
-        """A handed-off comparison's verdict (with Go's ``error``, or the ``divergence``):
-        counted, logged, reported; dropped once the host is closing (``abandon``)."""
+        """A handed-off comparison's verdict (with Go's ``error``, or the ``divergence``);
+        dropped once the host is closing."""
         with self._lock:
             if self._closed:
                 verdict, divergence, error = "dropped", None, None
@@ -429,8 +417,8 @@ class ShadowState:
 
     def go_failed(self, error: Exception, *, served: bool = False, sampled: bool = False) -> None:
         """Go failed a call of the shadow (``served``: the primary's, the port served it;
-        ``sampled``: an error). Logged once per burst (failures with no answer between,
-        ``go_answered``), and again after ``BURST_SECONDS`` if it lasts."""
+        ``sampled``: an error). Logged once per burst of failures, and again after
+        ``BURST_SECONDS`` if it lasts."""
         if isinstance(error, GoUnavailableError):
             error.at(self.go)
         now = self._clock()
