@@ -7,14 +7,15 @@ whose bytes are unchanged, compared byte for byte (never trusted by seq), are re
 
 from __future__ import annotations
 
+import heapq
 import json
 import re
 import sys
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from itertools import islice, pairwise, repeat
-from operator import lt
-from typing import Final, NoReturn, overload
+from operator import attrgetter, lt
+from typing import Any, Final, NoReturn, TypeVar, overload
 
 from recall._tools import (
     EXCERPT_RUNES,
@@ -26,6 +27,8 @@ from recall._tools import (
     latin1_images,
     replace_surrogates,
 )
+
+T = TypeVar("T")
 
 
 def _reject_constant(name: str) -> NoReturn:
@@ -238,7 +241,7 @@ class BlockSet:
     def __init__(
         self,
         seqs: list[int],
-        images: Images | _Images,
+        images: Images | _Lazy[tuple[bytes, bytes]],
         heads: list[Block],
         *,
         raw: bytearray | None = None,
@@ -263,8 +266,8 @@ class BlockSet:
         self.lineage = object() if lineage is None else lineage
         self.ceiling = max(ceiling, seqs[-1]) if seqs else ceiling
         self.reused = reused
-        if isinstance(images, _Images):  # one byte a rune: the images' bytes, none held
-            self.image_bytes = sum(len(b.content) + len(b.label) for b in images.blocks)
+        if isinstance(images, _Lazy):  # one byte a rune: the images' bytes, none held
+            self.image_bytes = sum(len(b.content) + len(b.label) for b in images.items)
             size = _ITEM_OVERHEAD * len(seqs)
         else:
             self.image_bytes = images.nbytes
@@ -289,8 +292,8 @@ class BlockSet:
     def compacted(self) -> BlockSet:
         """The set without its body or Blocks: the images and heads alone."""
         images = self.images
-        if isinstance(images, _Images):
-            images = Images(map(latin1_images, images.blocks))
+        if isinstance(images, _Lazy):
+            images = Images(map(latin1_images, images.items))
         return BlockSet(
             self.seqs,
             images,
@@ -315,7 +318,13 @@ class BlockSet:
         seqs = [b.seq for b in blocks]
         heads = [head_of(b) for b in blocks]
         return cls(
-            seqs, _Images(blocks), heads, blocks=blocks, tag=tag, lineage=lineage, ceiling=ceiling
+            seqs,
+            _Lazy(blocks, latin1_images),
+            heads,
+            blocks=blocks,
+            tag=tag,
+            lineage=lineage,
+            ceiling=ceiling,
         )
 
     def __len__(self) -> int:
@@ -323,7 +332,7 @@ class BlockSet:
 
     def view(self) -> Sequence[Block]:
         """The Blocks as a sequence, each decoded when it is looked at."""
-        return _Blocks(self)
+        return _Lazy(range(len(self.seqs)), self.block)
 
     def __repr__(self) -> str:
         return f"BlockSet(<{len(self.seqs)} blocks>)"
@@ -349,51 +358,28 @@ class BlockSet:
         return at if at < len(self.seqs) and self.seqs[at] == seq else -1
 
 
-class _Images(Sequence[tuple[bytes, bytes]]):
-    """The images of Blocks, each computed when looked at (``BlockSet.of_blocks``)."""
+class _Lazy(Sequence[T]):
+    """``fn`` of each of ``items``, computed when looked at: the images of a set's Blocks
+    (``BlockSet.of_blocks``), a set's Blocks (``BlockSet.view``)."""
 
-    __slots__ = ("blocks",)
+    __slots__ = ("fn", "items")
 
-    def __init__(self, blocks: list[Block]) -> None:
-        self.blocks = blocks
-
-    def __len__(self) -> int:
-        return len(self.blocks)
-
-    @overload
-    def __getitem__(self, i: int) -> tuple[bytes, bytes]: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[tuple[bytes, bytes]]: ...
-
-    def __getitem__(self, i: int | slice) -> tuple[bytes, bytes] | list[tuple[bytes, bytes]]:
-        if isinstance(i, slice):
-            return [latin1_images(block) for block in self.blocks[i]]
-        return latin1_images(self.blocks[i])
-
-
-class _Blocks(Sequence[Block]):
-    """A BlockSet's Blocks, each decoded when looked at (``BlockSet.view``)."""
-
-    __slots__ = ("_set",)
-
-    def __init__(self, blocks: BlockSet) -> None:
-        self._set = blocks
+    def __init__(self, items: Sequence[Any], fn: Callable[[Any], T]) -> None:
+        self.items, self.fn = items, fn
 
     def __len__(self) -> int:
-        return len(self._set)
+        return len(self.items)
 
     @overload
-    def __getitem__(self, i: int) -> Block: ...
+    def __getitem__(self, i: int) -> T: ...
 
     @overload
-    def __getitem__(self, i: slice) -> list[Block]: ...
+    def __getitem__(self, i: slice) -> list[T]: ...
 
-    def __getitem__(self, i: int | slice) -> Block | list[Block]:
-        positions = range(len(self._set))
+    def __getitem__(self, i: int | slice) -> T | list[T]:
         if isinstance(i, slice):
-            return [self._set.block(at) for at in positions[i]]
-        return self._set.block(positions[i])
+            return [self.fn(item) for item in self.items[i]]
+        return self.fn(self.items[i])
 
 
 def read_set(
@@ -453,7 +439,13 @@ def apply_delta(
         raise BadDelta(DELTA_GONE)
     if any(kept.find(b.seq) >= 0 for b in added):
         raise BadDelta(DELTA_HELD)
-    old = kept.seqs
+    if isinstance(kept.images, _Lazy):  # a set read whole: its Blocks
+        gone_seqs = set(gone)
+        blocks = [b for b in kept.images.items if b.seq not in gone_seqs]
+        merged = list(heapq.merge(blocks, added, key=attrgetter("seq")))
+        made = BlockSet.of_blocks(merged, tag=tag, lineage=kept.lineage, ceiling=kept.ceiling)
+        return made.compacted() if compact else made
+    old, kept_images, kept_blocks = kept.seqs, kept.images, kept._blocks
     into = [bisect_left(old, b.seq) for b in added]
     keep: list[tuple[int, int]] = []  # the runs of kept positions kept, in order
     pos = 0
@@ -461,45 +453,35 @@ def apply_delta(
         keep.append((pos, at))
         pos = at + 1
     keep.append((pos, len(old)))
-    # Each added block goes before the kept position it was bisected to.
-    whole = isinstance(kept.images, _Images)  # its Blocks, images computed when asked
-    raw = None if compact or whole else kept.raw
+    raw = None if compact else kept.raw  # with a body: the Blocks a delta added held
     seqs: list[int] = []
     heads: list[Block] = []
     images = Images()
     starts: list[int] = []
     stops: list[int] = []
-    blocks: list[Block | None] = []
-    kept_blocks = kept._blocks
-    full = whole or raw is not None  # Blocks kept: the whole set's, a delta's
-    next_add = 0
+    with_blocks: list[Block | None] = []
 
     def copy(first: int, upto: int) -> None:
         seqs.extend(old[first:upto])
         heads.extend(kept.heads[first:upto])
-        if full:
-            if kept_blocks is not None:
-                blocks.extend(kept_blocks[first:upto])
-            else:
-                blocks.extend(repeat(None, upto - first))
-        if not whole:
-            assert isinstance(kept.images, Images)
-            images.extend_from(kept.images, first, upto)
+        images.extend_from(kept_images, first, upto)
         if raw is not None:
+            with_blocks.extend(
+                repeat(None, upto - first) if kept_blocks is None else kept_blocks[first:upto]
+            )
             starts.extend(kept.starts[first:upto])
             stops.extend(kept.stops[first:upto])
 
     def add(block: Block) -> None:
         seqs.append(block.seq)
         heads.append(head_of(block))
-        if full:
-            blocks.append(block)
-        if not whole:
-            images.append(latin1_images(block))
+        images.append(latin1_images(block))
         if raw is not None:
+            with_blocks.append(block)
             starts.append(-1)
             stops.append(-1)
 
+    next_add = 0  # each added block goes before the kept position it was bisected to
     for first, upto in keep:
         while next_add < len(added) and into[next_add] < upto:
             cut = max(into[next_add], first)
@@ -510,12 +492,6 @@ def apply_delta(
         copy(first, upto)
     for block in added[next_add:]:
         add(block)
-    ceiling = max(kept.ceiling, seqs[-1] if seqs else 0)
-    if whole:
-        made = BlockSet.of_blocks(
-            [b for b in blocks if b is not None], tag=tag, lineage=kept.lineage, ceiling=ceiling
-        )
-        return made.compacted() if compact else made
     breaks = [
         i
         for i, (stop, start) in enumerate(zip(stops, starts[1:], strict=False), 1)
@@ -528,11 +504,11 @@ def apply_delta(
         raw=raw,
         starts=starts,
         stops=stops,
-        blocks=blocks if any(b is not None for b in blocks) else None,
+        blocks=with_blocks if any(b is not None for b in with_blocks) else None,
         breaks=breaks,
         tag=tag,
         lineage=kept.lineage,
-        ceiling=ceiling,
+        ceiling=kept.ceiling,
     )
 
 
