@@ -1,15 +1,11 @@
 """The Python port of the Go recall tools: ``recall`` and ``recall_search``.
 
-``GoTurnHost.exec_tool`` (and ``await AsyncGoTurnHost.exec_tool``, for asyncio)
-runs both tools here, reading the archive from the Go backend over HTTP, and
-falls back on the Go's own ``/internal/v1/tool/exec`` when a read fails; another
-tool name goes to the Go. ``run_tool`` runs them over any ``Archive``, such as a
-``MemoryArchive``. The contract is ``docs/contract.md``.
-
-Both hosts take the same options and give the same outputs, reads, fallbacks and
-errors; they share one core without I/O (``recall._core``) and differ only in
-sending requests and reading bodies. Every error they raise at run time is a
-``RecallError``::
+``GoTurnHost.exec_tool`` (and ``await AsyncGoTurnHost.exec_tool``) runs both tools here,
+reading the archive from the Go backend over HTTP, and falls back on the Go's own
+``/internal/v1/tool/exec`` when a read fails; another tool name goes to the Go.
+``run_tool`` runs them over any ``Archive``, such as a ``MemoryArchive``. The contract
+is ``docs/contract.md``. Both hosts take the same options and give the same outputs,
+reads, fallbacks and errors. Every error they raise at run time is a ``RecallError``::
 
     RecallError                 base
     ├── UnknownToolError        Go's /tool/exec answered 404 for this tool name (.name, .go)
@@ -24,20 +20,16 @@ sending requests and reading bodies. Every error they raise at run time is a
                                 read's, as .read_error) and the fallback on /tool/exec
                                 failed too (.exec_error)
 
-With ``shadow=Shadow(rate=...)``, either host also compares the port with Go's
-/tool/exec on live traffic, off the caller's path; each ``Divergence`` found is
-logged (logger ``recall.shadow``, redacted), passed to ``on_divergence``, and writes
-itself as one line of JSON: redacted by default, with its text for ``parity adopt``
-only with ``to_json(include_private_data=True)``.
+With ``shadow=Shadow(rate=...)``, a host also compares the port with Go's /tool/exec on
+live traffic, off the caller's path; each ``Divergence`` found is logged (``recall.shadow``,
+redacted), passed to ``on_divergence``, and writes itself as one line of JSON.
 
-Go's outputs depend on its Unicode tables (``%q`` of an id or a query): tell a host
-the ``unicode.Version`` of its Go with ``unicode_version=`` (default
-``DEFAULT_UNICODE_VERSION``, ``"17.0.0"``: Go 1.27; ``"15.0.0"``: Go 1.21 to 1.26);
-``unicode_versions()`` lists those the port has, and ``run_tool`` takes it too.
+Go's outputs depend on its Unicode tables: tell a host the ``unicode.Version`` of its Go
+with ``unicode_version=`` (default ``DEFAULT_UNICODE_VERSION``, ``"17.0.0"``: Go 1.27;
+``"15.0.0"``: Go 1.21 to 1.26); ``unicode_versions()`` lists those the port has.
 
-Misuse is not a RecallError: ``TypeError`` for an argument or option of the wrong
-type (a name or args that is not a str), ``ValueError`` for a wrong value (a base
-URL that is not an absolute http(s) URL with a host, a negative bound).
+Misuse is not a RecallError: ``TypeError`` for an argument or option of the wrong type,
+``ValueError`` for a wrong value.
 """
 
 from __future__ import annotations

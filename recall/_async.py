@@ -22,12 +22,10 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
     """GoTurnHost for asyncio: ``await host.exec_tool(name, args)``, the same outputs,
     reads, fallbacks and errors.
 
-    Safe for many tasks on one event loop. A host belongs to the loop of its first call,
-    as httpx's AsyncClient and its connections do: used on another loop (a second
-    ``asyncio.run``), it raises EventLoopError; make one host per loop. The options are
-    ``__init__``'s (those of GoTurnHost); ``transport`` is an
-    ``httpx.AsyncBaseTransport``. The shadow's comparisons run in one worker task on
-    that loop, created by the first one.
+    Safe for many tasks on one event loop: a host belongs to the loop of its first call,
+    as httpx's AsyncClient does (on another, EventLoopError: one host per loop). The
+    options are GoTurnHost's (``transport``: an ``httpx.AsyncBaseTransport``). The
+    shadow's comparisons run in one task on that loop, created by the first.
     """
 
     _transport_kind = httpx.AsyncBaseTransport
@@ -49,9 +47,7 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the connections to the Go, once the shadow's queued comparisons are done
-        (waiting ``timeout`` seconds at most: what is left is dropped, and counted).
-        EventLoopError on another loop than the host's."""
+        """``GoTurnHost.close``, awaited (EventLoopError on another loop than the host's)."""
         if not self._http.is_closed:
             self._on_own_loop()
         shadow = self._core.shadow
@@ -73,8 +69,7 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
         shadow.closed()
 
     async def exec_tool(self, name: str, args: str) -> str:
-        """``GoTurnHost.exec_tool``, awaited; EventLoopError on another loop than the one of
-        the host's first call."""
+        """``GoTurnHost.exec_tool``, awaited (EventLoopError on another loop than the host's)."""
         if self._http.is_closed:
             raise HostClosedError(f"{self!r} is closed: it sends no more requests")
         self._on_own_loop()
@@ -113,9 +108,8 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
         return call.output
 
     async def _wait(self, flight: Flight) -> None:
-        """Wait for a shared read, sent by a task of its own (every read of this host's
-        core is sent by this host): a caller cancelled does not cancel it for the others;
-        the last caller cancelled cancels it."""
+        """Wait for a shared read, sent by a task of its own: a caller cancelled does not
+        cancel it for the others; the last caller cancelled does."""
         if flight.claim():
             sending = _Sending(asyncio.get_running_loop().create_task(self._fly(flight)))
             self._flying[flight] = sending

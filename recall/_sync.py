@@ -22,9 +22,9 @@ T = TypeVar("T")
 class GoTurnHost(HostBase[httpx.BaseTransport]):
     """Runs a turn's tool calls: ``recall`` and ``recall_search`` here, the rest on the Go.
 
-    Safe to share between threads. The options are ``__init__``'s; ``transport`` is
-    an ``httpx.BaseTransport``. The shadow's comparisons run on one worker thread,
-    started by the first one.
+    Safe to share between threads. The options are ``__init__``'s (``transport``: an
+    ``httpx.BaseTransport``). The shadow's comparisons run on one thread, started by the
+    first.
     """
 
     _transport_kind = httpx.BaseTransport
@@ -62,27 +62,22 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         shadow.closed()
 
     def exec_tool(self, name: str, args: str) -> str:
-        """The output of the tool call ``name`` with the JSON arguments text ``args``.
+        """The output of the tool call ``name`` with the JSON arguments text ``args``
+        (surrogates become U+FFFD first).
 
-        Surrogates in ``args`` (and ``name``) become U+FFFD first. When an archive
-        read fails, the call goes to the Go's /tool/exec; FallbackFailedError when
-        that fails too. UnknownToolError when the Go does not know ``name``;
-        GoUnavailableError when the Go does not answer a call it runs itself;
-        HostClosedError once the host is closed. TypeError when ``name`` or ``args``
-        is not a str.
+        When an archive read fails, the call goes to the Go's /tool/exec;
+        FallbackFailedError when that fails too. UnknownToolError when the Go does not
+        know ``name``; GoUnavailableError when it does not answer a call it runs;
+        HostClosedError once the host is closed; TypeError unless both are str.
         """
         if self._http.is_closed:
             raise HostClosedError(f"{self!r} is closed: it sends no more requests")
         return self._drive(self._core.call(name, args))
 
     def warm(self) -> None:
-        """Read the archive's blocks and keep them ready for the first search, with the
-        request that reads them again (a service's start-up or readiness probe pays that
-        cost, not its first user).
-
-        GoUnavailableError when the read fails (there is no fallback: no output);
-        HostClosedError once the host is closed.
-        """
+        """Read the archive's blocks and keep them ready for the first search (a start-up
+        or readiness probe pays that cost, not the first user). GoUnavailableError when
+        the read fails (no fallback); HostClosedError once the host is closed."""
         if self._http.is_closed:
             raise HostClosedError(f"{self!r} is closed: it sends no more requests")
         self._drive(self._core.warm())
@@ -200,8 +195,8 @@ class _Worker:
                     self._changed.notify_all()
 
     def drain(self, timeout: float) -> int:
-        """Take no more jobs; wait ``timeout`` seconds at most for the queued ones to run.
-        How many were left, not run (forgotten)."""
+        """Take no more jobs; wait ``timeout`` seconds at most for the queued ones to run;
+        how many were left, not run."""
         deadline = time.monotonic() + timeout
         with self._changed:
             self._closing = True
