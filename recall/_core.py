@@ -30,6 +30,7 @@ from recall._protocol import (
     check_bytes,
     check_timeout,
     check_token,
+    check_type,
     exec_request,
     parse_block,
     parse_blocks,
@@ -154,10 +155,8 @@ class HostCore:
     def call(self, name: str, args: str) -> Call[str]:
         """The tool call ``name`` with the JSON arguments text ``args``, to be driven
         (TypeError unless both are str; surrogates become U+FFFD first)."""
-        if not isinstance(name, str):
-            raise TypeError(f"name must be a str, not {type(name).__name__}")
-        if not isinstance(args, str):
-            raise TypeError(f"args must be a str, not {type(args).__name__}")
+        check_type("name", name, str, "a str")
+        check_type("args", args, str, "a str")
         name, args = replace_surrogates(name), replace_surrogates(args)
         shadow = self.shadow
         if shadow is not None and name in TOOLS:
@@ -306,21 +305,18 @@ class HostCore:
         if not self._said_past_bound:
             self._said_past_bound = True
             size = f"{len(blocks)} blocks, {blocks.size / 2**20:.1f} MiB kept whole"
-            if kept is not None:
-                _log.warning(
-                    "the archive (%s) is past cache_bytes (%.1f MiB): only what searches "
-                    "need is kept (%.1f MiB); a re-read then decodes every block",
-                    size,
-                    self._budget / 2**20,
-                    kept.size / 2**20,
-                )
-            else:
-                _log.warning(
-                    "the archive (%s) is past cache_bytes (%.1f MiB): nothing is kept, "
-                    "every search reads and decodes the whole set",
-                    size,
-                    self._budget / 2**20,
-                )
+            what = (
+                "nothing is kept, every search reads and decodes the whole set"
+                if kept is None
+                else f"only what searches need is kept ({kept.size / 2**20:.1f} MiB); a re-read"
+                " then decodes every block"
+            )
+            _log.warning(
+                "the archive (%s) is past cache_bytes (%.1f MiB): %s",
+                size,
+                self._budget / 2**20,
+                what,
+            )
         return kept
 
     def _fits(self, blocks: BlockSet) -> bool:
@@ -379,30 +375,25 @@ class HostCore:
     def _compare(self, job: Job) -> Steps[None]:
         shadow = self.shadow
         assert shadow is not None
-        verdict: Verdict = "errors"
-        python = job.python
+        python, go_output = job.python, job.go_output
+        verdict: Verdict = "matched"
         try:
             if python is None:
-                go_output = job.go_output
-                assert go_output is not None
                 python = yield from self._python_run(job.name, job.args)
             else:
                 go_output = yield from self._go_run(job.name, job.args, shadow)
-            if python.fell_back:
-                verdict = "fell_back"
-            elif python.output == go_output:
-                verdict = "matched"
-            else:  # once more on both sides: equal now, the archive changed in between
+            if not python.fell_back and python.output != go_output:
+                # Once more on both sides: equal now, the archive changed in between.
                 python = yield from self._python_run(job.name, job.args)
                 go_output = yield from self._go_run(job.name, job.args, shadow)
-                if python.fell_back:
-                    verdict = "fell_back"
-                elif python.output == go_output:
-                    verdict = "raced"
-                else:
-                    divergence = shadow.divergence(job.name, job.args, python, go_output)
-                    shadow.settle("diverged", divergence=divergence)
-                    return None
+                verdict = "raced"
+            if python.fell_back:
+                verdict = "fell_back"
+            elif python.output != go_output:
+                assert go_output is not None
+                divergence = shadow.divergence(job.name, job.args, python, go_output)
+                shadow.settle("diverged", divergence=divergence)
+                return None
         except RecallError as go_error:  # Go failed the shadow call: no verdict
             shadow.settle("errors", error=go_error)
             return None
