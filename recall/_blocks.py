@@ -334,9 +334,6 @@ class BlockSet:
         """The Blocks as a sequence, each decoded when it is looked at."""
         return _Lazy(range(len(self.seqs)), self.block)
 
-    def __repr__(self) -> str:
-        return f"BlockSet(<{len(self.seqs)} blocks>)"
-
     def block(self, i: int) -> Block:
         """The ``i``-th Block (decoded from the body again); a compacted set has none."""
         if self._blocks is not None:

@@ -63,9 +63,6 @@ class Flight:
         self._result: tuple[BlockSet, bool] | None = None
         self._error: Exception | None = None
 
-    def __repr__(self) -> str:
-        return f"Flight({self.request.what})"
-
     @property
     def done(self) -> bool:
         """Whether the read has landed or failed."""
@@ -321,8 +318,8 @@ class HostCore:
 
     def _fits(self, blocks: BlockSet) -> bool:
         """Whether ``blocks`` fits the bound, with its index."""
-        held = blocks.size + (self._searcher.held if self._searcher.index_of(blocks) else 0)
-        return held <= self._budget
+        index = self._searcher.index_of(blocks)
+        return blocks.size + (0 if index is None else index.size) <= self._budget
 
     def _exec(self, name: str, args: str) -> Steps[str]:
         """Go's own output for the call, from /tool/exec."""

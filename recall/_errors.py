@@ -45,13 +45,9 @@ class EventLoopError(RecallError):
 
 
 class GoUnavailableError(_OfGo):
-    """The Go did not answer a request as the contract says.
-
-    ``what`` names the request (e.g. ``"GET /internal/v1/recall/blocks"``), ``go`` the Go
-    it went to, and ``why`` the failure (a transport error's kind, a status, a malformed
-    body). The message is
-    ``"GET https://go.internal:8443/prefix/internal/v1/recall/blocks: status 502"``.
-    """
+    """The Go did not answer a request as the contract says: ``what`` names the request
+    (``"GET /internal/v1/recall/blocks"``), ``go`` the Go, ``why`` the failure; the message
+    is ``"GET https://go.internal:8443/prefix/internal/v1/recall/blocks: status 502"``."""
 
     def __init__(self, what: str, why: str, *, go: str = "") -> None:
         super().__init__(what, why)
@@ -63,11 +59,8 @@ class GoUnavailableError(_OfGo):
 
 
 class FallbackFailedError(GoUnavailableError):
-    """An archive read failed, and the fallback on /tool/exec failed too.
-
-    ``what``, ``why`` and ``go`` are the failed read's (``read_error``'s); ``exec_error``
-    is the fallback's failure.
-    """
+    """An archive read failed, and the fallback on /tool/exec failed too: ``what``, ``why``
+    and ``go`` are the failed read's (``read_error``'s), ``exec_error`` the fallback's."""
 
     def __init__(self, read_error: GoUnavailableError, exec_error: RecallError) -> None:
         super().__init__(read_error.what, read_error.why, go=read_error.go)

@@ -89,10 +89,8 @@ class _Words:
 
 
 class WordIndex:
-    """The words of the content and label images of blocks, each block under a slot.
-
-    Not safe for concurrent use: its owner holds a lock around ``add`` and ``hits``.
-    """
+    """The words of the content and label images of blocks, each block under a slot (not
+    safe for concurrent use: its owner holds a lock around ``add`` and ``hits``)."""
 
     __slots__ = ("_content", "_label", "count")
 
@@ -101,9 +99,6 @@ class WordIndex:
         self._label = _Words()
         self.count = 0
         """The slots given so far."""
-
-    def __repr__(self) -> str:
-        return f"WordIndex(<{self.count} slots>)"
 
     @property
     def size(self) -> int:
