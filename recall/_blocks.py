@@ -13,6 +13,7 @@ import re
 import sys
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from itertools import islice, pairwise, repeat
 from operator import attrgetter, lt
 from typing import Any, Final, NoReturn, TypeVar, overload
@@ -206,6 +207,7 @@ def head_of(block: Block) -> Block:
     return Block(block.seq, block.label, shown)
 
 
+@dataclass(eq=False, repr=False, slots=True)
 class BlockSet:
     """Every readable block of one /blocks answer by increasing seq: ``seqs``, ``images``
     (``latin1_images``), ``heads`` (``head_of``), the ETag ``tag`` and ``size`` (bytes,
@@ -221,64 +223,41 @@ class BlockSet:
     in it.
     """
 
-    __slots__ = (
-        "_blocks",
-        "breaks",
-        "ceiling",
-        "heads",
-        "image_bytes",
-        "images",
-        "lineage",
-        "raw",
-        "reused",
-        "seqs",
-        "size",
-        "starts",
-        "stops",
-        "tag",
-    )
+    seqs: list[int]
+    images: Images | _Lazy[tuple[bytes, bytes]]
+    heads: list[Block]
+    _: KW_ONLY
+    raw: bytearray | None = None
+    starts: Sequence[int] = ()
+    stops: Sequence[int] = ()
+    decoded: Sequence[Block | None] | None = None  # the Blocks held (None: in the body)
+    breaks: Sequence[int] = ()
+    tag: str | None = None
+    lineage: object = None
+    ceiling: int = 0
+    reused: int = 0
+    image_bytes: int = field(init=False)
+    size: int = field(init=False)
 
-    def __init__(
-        self,
-        seqs: list[int],
-        images: Images | _Lazy[tuple[bytes, bytes]],
-        heads: list[Block],
-        *,
-        raw: bytearray | None = None,
-        starts: list[int] | None = None,
-        stops: list[int] | None = None,
-        blocks: Sequence[Block | None] | None = None,
-        breaks: list[int] | None = None,
-        tag: str | None = None,
-        lineage: object = None,
-        ceiling: int = 0,
-        reused: int = 0,
-    ) -> None:
-        self.seqs = seqs
-        self.images = images
-        self.heads = heads
-        self.raw = raw
-        self.starts = starts if starts is not None else []
-        self.stops = stops if stops is not None else []
-        self._blocks = blocks
-        self.breaks = breaks if breaks is not None else []
-        self.tag = tag
-        self.lineage = object() if lineage is None else lineage
-        self.ceiling = max(ceiling, seqs[-1]) if seqs else ceiling
-        self.reused = reused
+    def __post_init__(self) -> None:
+        seqs, images, blocks = self.seqs, self.images, self.decoded
+        if self.lineage is None:
+            self.lineage = object()
+        if seqs:
+            self.ceiling = max(self.ceiling, seqs[-1])
         if isinstance(images, _Lazy):  # one byte a rune: the images' bytes, none held
             self.image_bytes = sum(len(b.content) + len(b.label) for b in images.items)
             size = _ITEM_OVERHEAD * len(seqs)
         else:
             self.image_bytes = images.nbytes
             size = _ITEM_OVERHEAD * len(seqs) + images.size
-        if raw is not None:
-            size += sys.getsizeof(raw)
+        if self.raw is not None:
+            size += sys.getsizeof(self.raw)
         for block in blocks or ():
             if block is not None:
                 size += _BLOCK_OVERHEAD + sys.getsizeof(block.content)
                 size += sys.getsizeof(block.label)
-        for head in heads:  # the label is the block's own str, when the set holds Blocks
+        for head in self.heads:  # the label is the block's own str, when the set holds Blocks
             size += _BLOCK_OVERHEAD + sys.getsizeof(head.content)
             if blocks is None:
                 size += sys.getsizeof(head.label)
@@ -287,7 +266,7 @@ class BlockSet:
     @property
     def complete(self) -> bool:
         """Whether the set gives its Blocks (``block``), not only their heads."""
-        return self.raw is not None or self._blocks is not None
+        return self.raw is not None or self.decoded is not None
 
     def compacted(self) -> BlockSet:
         """The set without its body or Blocks: the images and heads alone."""
@@ -321,7 +300,7 @@ class BlockSet:
             seqs,
             _Lazy(blocks, latin1_images),
             heads,
-            blocks=blocks,
+            decoded=blocks,
             tag=tag,
             lineage=lineage,
             ceiling=ceiling,
@@ -336,8 +315,8 @@ class BlockSet:
 
     def block(self, i: int) -> Block:
         """The ``i``-th Block (decoded from the body again); a compacted set has none."""
-        if self._blocks is not None:
-            block = self._blocks[i]
+        if self.decoded is not None:
+            block = self.decoded[i]
             if block is not None:
                 return block
         if self.raw is None:
@@ -442,7 +421,7 @@ def apply_delta(
         merged = list(heapq.merge(blocks, added, key=attrgetter("seq")))
         made = BlockSet.of_blocks(merged, tag=tag, lineage=kept.lineage, ceiling=kept.ceiling)
         return made.compacted() if compact else made
-    old, kept_images, kept_blocks = kept.seqs, kept.images, kept._blocks
+    old, kept_images, kept_blocks = kept.seqs, kept.images, kept.decoded
     into = [bisect_left(old, b.seq) for b in added]
     keep: list[tuple[int, int]] = []  # the runs of kept positions kept, in order
     pos = 0
@@ -501,7 +480,7 @@ def apply_delta(
         raw=raw,
         starts=starts,
         stops=stops,
-        blocks=with_blocks if any(b is not None for b in with_blocks) else None,
+        decoded=with_blocks if any(b is not None for b in with_blocks) else None,
         breaks=breaks,
         tag=tag,
         lineage=kept.lineage,
@@ -575,7 +554,7 @@ def _compact(
             block = Block(seq, label, content)
             if old is not None and seq <= old.ceiling:
                 at = old.find(seq)
-                if at >= 0 and old._blocks is not None and old._blocks[at] == block:
+                if at >= 0 and old.decoded is not None and old.decoded[at] == block:
                     images.extend_from(old_images, at, at + 1)  # the block a delta added
                     heads.append(old.heads[at])
                     reused += 1
