@@ -38,7 +38,7 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
     _loop: asyncio.AbstractEventLoop | None = None
 
     def _open(self) -> None:
-        self._flying: dict[Flight, _Sending] = {}  # the shared reads being sent
+        self._flying: dict[Flight, asyncio.Task[None]] = {}  # the shared reads being sent
 
     async def __aenter__(self) -> AsyncGoTurnHost:
         return self
@@ -111,19 +111,19 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
         """Wait for a shared read, sent by a task of its own: a caller cancelled does not
         cancel it for the others; the last caller cancelled does."""
         if flight.claim():
-            sending = _Sending(asyncio.get_running_loop().create_task(self._fly(flight)))
-            self._flying[flight] = sending
-            sending.task.add_done_callback(lambda _: self._flying.pop(flight, None))
-        sending_ = self._flying.get(flight)
-        if sending_ is None:  # landed already: its task is done
+            task = asyncio.get_running_loop().create_task(self._fly(flight))
+            self._flying[flight] = task
+            task.add_done_callback(lambda _: self._flying.pop(flight, None))
+        sending = self._flying.get(flight)
+        if sending is None:  # landed already: its task is done
             return
-        sending_.waiting += 1
+        flight.waiting += 1
         try:
-            await asyncio.wait((sending_.task,))  # a caller cancelled leaves the task be
+            await asyncio.wait((sending,))  # a caller cancelled leaves the task be
         finally:
-            sending_.waiting -= 1
-            if not sending_.waiting and not flight.done:
-                sending_.task.cancel()
+            flight.waiting -= 1
+            if not flight.waiting and not flight.done:
+                sending.cancel()
 
     async def _fly(self, flight: Flight) -> None:
         """Send a shared read and land its answer or its failure, for every caller."""
@@ -132,7 +132,7 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
         except GoUnavailableError as error:
             flight.fail(error)
         except BaseException:
-            flight.fail(self._core.interrupted(flight.request))
+            flight.fail()
             raise
         else:
             flight.land(answer)
@@ -196,13 +196,3 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
                 shadow.settle("errors", error=exc)
             finally:
                 jobs.task_done()
-
-
-class _Sending:
-    """A shared read's task, and how many calls wait for it."""
-
-    __slots__ = ("task", "waiting")
-
-    def __init__(self, task: asyncio.Task[None]) -> None:
-        self.task = task
-        self.waiting = 0

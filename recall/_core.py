@@ -52,16 +52,16 @@ class Flight:
     (``fail``); every caller waits, then takes the same ``result``.
     """
 
-    __slots__ = ("_claimed", "_done", "_error", "_land", "_lock", "_result", "request")
+    __slots__ = ("_claimed", "_done", "_error", "_land", "_result", "request", "waiting")
 
     def __init__(self, request: Request, land: Callable[[Answer], tuple[BlockSet, bool]]) -> None:
         self.request = request
         self._land = land
-        self._lock = threading.Lock()
-        self._claimed = False
+        self._claimed = threading.Lock()  # held by the first to claim it
         self._done = threading.Event()
         self._result: tuple[BlockSet, bool] | None = None
         self._error: Exception | None = None
+        self.waiting = 0  # the async callers waiting for it
 
     @property
     def done(self) -> bool:
@@ -70,9 +70,7 @@ class Flight:
 
     def claim(self) -> bool:
         """True for the first caller only: it sends the request."""
-        with self._lock:
-            first, self._claimed = not self._claimed, True
-        return first
+        return self._claimed.acquire(blocking=False)
 
     def land(self, answer: Answer) -> None:
         """The answer to ``request``: the set read from it (or the failure it is)."""
@@ -82,9 +80,9 @@ class Flight:
             self._error = exc
         self._done.set()
 
-    def fail(self, error: Exception) -> None:
-        """``request`` failed (a GoUnavailableError), or its sender was interrupted."""
-        self._error = error
+    def fail(self, error: Exception | None = None) -> None:
+        """``request`` failed (a GoUnavailableError), or (None) its sender was interrupted."""
+        self._error = error or GoUnavailableError(self.request.what, "the read was interrupted")
         self._done.set()
 
     def wait(self) -> None:
@@ -145,7 +143,7 @@ class HostCore:
         self._searcher = Searcher(self._budget)
         self.go = go  # the base URL without credentials, as errors say it
         self.shadow = shadow
-        self.offpath: Callable[[Job], bool] = _refuse
+        self.offpath: Callable[[Job], bool] = lambda job: False
         """The host's hook: run ``compare(job)`` off the caller's path; False when it
         cannot take the job now (its queue is full, it is closing)."""
 
@@ -190,10 +188,6 @@ class HostCore:
     def receive(self, request: Request, status: int, headers: Mapping[str, str]) -> Body:
         """The body of the answer to ``request``, to be fed (``Body``)."""
         return Body(request, status, headers, limit=self._max_body_bytes, timeout=self.timeout)
-
-    def interrupted(self, request: Request) -> GoUnavailableError:
-        """The failure of a shared read whose sender was interrupted."""
-        return GoUnavailableError(request.what, "the read was interrupted")
 
     def unavailable(self, request: Request, exc: Exception) -> GoUnavailableError:
         """The failure of ``request`` that ``exc`` (a transport error) is: its kind and what
@@ -415,11 +409,6 @@ class HostCore:
             assert self.shadow is not None
             return PythonRun(None, self.shadow.describe(exc), seen)
         return PythonRun(output, None, seen)
-
-
-def _refuse(job: Job) -> bool:
-    """The ``offpath`` of a core no host runs comparisons for."""
-    return False
 
 
 def _failed_on(exc: BaseException) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import collections
 import threading
-import time
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -106,7 +105,7 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         except GoUnavailableError as error:
             flight.fail(error)
         except BaseException:
-            flight.fail(self._core.interrupted(flight.request))
+            flight.fail()
             raise
         else:
             flight.land(answer)
@@ -134,13 +133,11 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
     # The shadow, off the caller's path.
 
     def _submit(self, job: Job) -> bool:
-        worker = self._offpath
-        if worker is None:
-            with self._offpath_lock:
-                worker = self._offpath
-                if worker is None:
-                    assert self._core.shadow is not None
-                    worker = self._offpath = _Worker(self._compare, self._core.shadow.queue)
+        with self._offpath_lock:
+            worker = self._offpath
+            if worker is None:
+                assert self._core.shadow is not None
+                worker = self._offpath = _Worker(self._compare, self._core.shadow.queue)
         return worker.submit(job)
 
     def _compare(self, job: Job) -> None:
@@ -181,8 +178,7 @@ class _Worker:
     def _work(self) -> None:
         while True:
             with self._changed:
-                while not self._jobs and not self._closing:
-                    self._changed.wait()
+                self._changed.wait_for(lambda: self._jobs or self._closing)
                 if not self._jobs:
                     return
                 job = self._jobs.popleft()
@@ -197,15 +193,10 @@ class _Worker:
     def drain(self, timeout: float) -> int:
         """Take no more jobs; wait ``timeout`` seconds at most for the queued ones to run;
         how many were left, not run."""
-        deadline = time.monotonic() + timeout
         with self._changed:
             self._closing = True
             self._changed.notify_all()
-            while self._jobs or self._busy:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                self._changed.wait(left)
+            self._changed.wait_for(lambda: not (self._jobs or self._busy), timeout)
             forgotten = len(self._jobs)
             self._jobs.clear()
         return forgotten
