@@ -13,7 +13,7 @@ import re
 import sys
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, replace
 from itertools import islice, pairwise, repeat
 from operator import attrgetter, lt
 from typing import Any, Final, NoReturn, TypeVar, overload
@@ -273,15 +273,7 @@ class BlockSet:
         images = self.images
         if isinstance(images, _Lazy):
             images = Images(map(latin1_images, images.items))
-        return BlockSet(
-            self.seqs,
-            images,
-            self.heads,
-            tag=self.tag,
-            lineage=self.lineage,
-            ceiling=self.ceiling,
-            reused=self.reused,
-        )
+        return replace(self, images=images, raw=None, starts=(), stops=(), decoded=None, breaks=())
 
     @classmethod
     def of_blocks(
@@ -294,17 +286,9 @@ class BlockSet:
     ) -> BlockSet:
         """The set of these Blocks (by increasing seq): their images computed when asked,
         never held (a search's peak stays that of the Blocks)."""
-        seqs = [b.seq for b in blocks]
-        heads = [head_of(b) for b in blocks]
-        return cls(
-            seqs,
-            _Lazy(blocks, latin1_images),
-            heads,
-            decoded=blocks,
-            tag=tag,
-            lineage=lineage,
-            ceiling=ceiling,
-        )
+        seqs, heads = [b.seq for b in blocks], [head_of(b) for b in blocks]
+        images = _Lazy(blocks, latin1_images)
+        return cls(seqs, images, heads, decoded=blocks, tag=tag, lineage=lineage, ceiling=ceiling)
 
     def __len__(self) -> int:
         return len(self.seqs)
