@@ -127,12 +127,13 @@ def _whole(body: bytearray) -> list[Block]:
 
 # Go's compact encoding of the /blocks body: {"blocks":[{...},{...}]} plus a newline.
 _BLOCKS_HEAD = re.compile(rb'[ \t\n\r]*\{[ \t\n\r]*"blocks"[ \t\n\r]*:[ \t\n\r]*\[')
-_JSON_SPACE: Final = b" \t\n\r"
+_BLOCKS_TAIL = re.compile(rb"\][ \t\n\r]*\}[ \t\n\r]*\Z")  # searched in the last KB only
 _ITEM_CUT: Final = b'},{"'
 _NEXT_ITEM: Final = b',{"'  # what follows an item's closing brace when another item comes
 _ITEM_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD]")  # one pass for "\\ud" and "\\uD"
 _SEQ_HEAD: Final = b'{"seq":'
+_SEQ_AT = re.compile(rb'\{"seq":([0-9]{1,20}),')
 _CUTS = re.compile(rb'\},\{"')  # _ITEM_CUT: finditer finds them all faster than a find loop
 _SEQ_KEY: Final = b'seq":'
 _BATCH: Final = 1 << 20  # bytes of items an ItemsDecoder decodes at once
@@ -154,21 +155,8 @@ when it does not take them all."""
 def _array_bounds(body: bytearray) -> tuple[int, int] | None:
     """Where the items of ``{"blocks": [...]}`` start and where its ``]`` is, or None."""
     head = _BLOCKS_HEAD.match(body)
-    if head is None:
-        return None
-    end = len(body)
-    while end and body[end - 1] in _JSON_SPACE:
-        end -= 1
-    if end < 2 or body[end - 1] != ord("}"):
-        return None
-    end -= 1
-    while end and body[end - 1] in _JSON_SPACE:
-        end -= 1
-    end -= 1  # the array's "]"
-    pos = head.end()
-    if end < pos or body[end] != ord("]"):
-        return None
-    return pos, end
+    tail = None if head is None else _BLOCKS_TAIL.search(body, max(head.end(), len(body) - 1024))
+    return None if head is None or tail is None else (head.end(), tail.start())
 
 
 def _cut(body: bytearray, pos: int, end: int) -> int:
@@ -621,12 +609,8 @@ def _batched(
 
 def _seq_at(body: bytearray, pos: int) -> int:
     """The seq that the item at ``pos`` starts with (``{"seq":N,``), or 0 (a hint only)."""
-    if not body.startswith(_SEQ_HEAD, pos):
-        return 0
-    start = pos + len(_SEQ_HEAD)
-    comma = body.find(b",", start, start + 21)
-    digits = body[start:comma] if comma > start else b""
-    return int(digits) if digits.isdigit() else 0
+    seq = _SEQ_AT.match(body, pos)
+    return 0 if seq is None else int(seq[1])
 
 
 _CHUNK: Final = 1 << 16  # bytes compared at once while a run of kept items matches
