@@ -59,10 +59,7 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
         if jobs is not None and worker is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(jobs.join(), self._core.timeout)
-            forgotten = jobs.qsize()
-            while not jobs.empty():
-                jobs.get_nowait()
-            shadow.abandon(forgotten)  # a comparison still running counts as dropped
+            shadow.abandon(jobs.qsize())  # a comparison still running counts as dropped
             worker.cancel()
             await asyncio.gather(worker, return_exceptions=True)
         await self._http.aclose()
@@ -104,7 +101,7 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
             except GoUnavailableError as error:
                 call.fail(error)
             else:
-                call.answer(answer)
+                call.resume(answer)
         return call.output
 
     async def _wait(self, flight: Flight) -> None:

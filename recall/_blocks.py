@@ -159,12 +159,6 @@ def _array_bounds(body: bytearray) -> tuple[int, int] | None:
     return None if head is None or tail is None else (head.end(), tail.start())
 
 
-def _cut(body: bytearray, pos: int, end: int) -> int:
-    """Where the item at ``pos`` ends: at the next ``},{"``, or the array's end."""
-    cut = body.find(_ITEM_CUT, pos, end)
-    return end if cut < 0 else cut + 1
-
-
 def decode_item(raw: memoryview) -> Fields:
     """The block's fields of one item's bytes (json's own scanner, strict, no NaN);
     NotCompact when they are not one JSON block."""
@@ -202,13 +196,11 @@ class BlockSet:
     approximately). Never changed once read.
 
     From Go's compact body it holds the body (``raw``) and each item's span, decoding a
-    block when asked; read whole, the Blocks, lowering one when asked. ``compacted``:
-    images and heads alone (not ``complete``). A delta applied keeps the body without
-    the blocks gone, the blocks added held as Blocks (span -1); ``breaks``: the positions
-    whose item does not follow the one before in the body. ``reused`` counts the blocks
-    taken from the set before. Sets of one ``lineage`` agree on every seq they hold;
-    ``ceiling`` is its highest seq so far: a re-read decoding only higher seqs anew stays
-    in it.
+    block when asked; read whole, the Blocks. ``compacted``: images and heads alone. A
+    delta applied keeps the body, the blocks added held as Blocks (span -1; ``breaks``:
+    where an item does not follow the one before in the body). ``reused`` counts the
+    blocks taken from the set before. Sets of one ``lineage`` agree on every seq they
+    hold; ``ceiling`` is its highest seq: a re-read decoding only higher seqs stays in it.
     """
 
     seqs: list[int]
@@ -517,7 +509,8 @@ def _compact(
                     reused += count
                     pos = stops[-1] + 1
                     continue
-            stop = _cut(body, pos, end)
+            cut = body.find(_ITEM_CUT, pos, end)  # the item ends at the next },{" or the end
+            stop = end if cut < 0 else cut + 1
             seq, label, content = decode(view[pos:stop])
             seqs.append(seq)
             starts.append(pos)

@@ -99,20 +99,16 @@ class Flight:
 
 
 Steps = Generator[Request | Flight, Answer, T]
-"""A call: yields its requests (a Flight: it waits for that shared read, sent nothing),
-is sent their answers (or thrown their failures), returns."""
+"""A call: yields its requests (or a shared read to wait for), is sent their answers."""
 
 
 class HostCore:
     """The options and the per-call logic of both hosts (no I/O; safe for threads and tasks).
 
-    The options are the hosts' (``shadow``: None, or the shadow's state; the host then
-    sets ``offpath``). The last set read is kept with its ETag, and for a set searched
-    again a word index (``Searcher``), within ``cache_bytes``: a search reads /blocks
-    with ``?since=`` and ``If-None-Match``, a 304 reuses the set, a delta is applied to
-    it, a whole set reuses the unchanged blocks; a bad delta drops the set. Without a
-    shadow (which needs the Blocks), a set with a tag is kept ``compacted`` unless the
-    last ``?since=`` read was answered whole (a whole re-read compares bytes with it).
+    The options are the hosts' (``shadow``: None or its state; the host sets ``offpath``).
+    The last set read is kept with its ETag (and a word index, ``Searcher``) within
+    ``cache_bytes``, and read again with ``?since=``; without a shadow (which needs the
+    Blocks) it is kept ``compacted`` unless the last ``?since=`` read was answered whole.
     """
 
     def __init__(
@@ -169,7 +165,6 @@ class HostCore:
         flight = self._join()
         yield flight
         flight.result()
-        return None
 
     def next_read(self) -> Request:
         """The read of /blocks a search would send now."""
@@ -389,7 +384,6 @@ class HostCore:
             shadow.settle("errors", error=go_error)
             return None
         shadow.settle(verdict)
-        return None
 
     def _go_run(self, name: str, args: str, shadow: ShadowState) -> Steps[str]:
         """Go's output for a shadow call (a RecallError when it fails)."""
@@ -430,9 +424,9 @@ def _failed_on(exc: BaseException) -> str:
 
 class Call(Generic[T]):
     """One call, driven by a host: while ``request`` is not None, send it and give back
-    its ``answer`` or its failure (``fail``), or for a Flight, claim it (and send its
-    request), wait for it and ``resume``; then ``output`` is the call's output. The
-    call's own errors are raised by ``answer`` and ``fail``, saying they are ``go``'s.
+    its answer (``resume``) or its failure (``fail``), or for a Flight, claim it (and send
+    its request), wait for it and ``resume``; then ``output`` is the call's output. The
+    call's own errors are raised by ``resume`` and ``fail``, saying they are ``go``'s.
     """
 
     __slots__ = ("_go", "_steps", "output", "request")
@@ -445,12 +439,8 @@ class Call(Generic[T]):
         self.request: Request | Flight | None = None
         self._advance(None, None)
 
-    def resume(self) -> None:
-        """The Flight in ``request`` has landed or failed."""
-        self._advance(None, None)
-
-    def answer(self, answer: Answer) -> None:
-        """The answer to ``request``."""
+    def resume(self, answer: Answer | None = None) -> None:
+        """The ``answer`` to ``request``, or (None) its Flight has landed or failed."""
         self._advance(answer, None)
 
     def fail(self, error: GoUnavailableError) -> None:

@@ -35,13 +35,11 @@ class UnknownToolError(_OfGo):
 
 
 class HostClosedError(RecallError):
-    """The host is closed (``close()``, ``aclose()``, the end of its ``with``): it sends
-    no more requests."""
+    """The host is closed (``close()``, ``aclose()``, its ``with``): it sends no requests."""
 
 
 class EventLoopError(RecallError):
-    """An ``AsyncGoTurnHost`` was used on another event loop than the one of its first
-    call: a host belongs to one loop (one ``asyncio.run``)."""
+    """An ``AsyncGoTurnHost`` was used on another event loop than its first call's."""
 
 
 class GoUnavailableError(_OfGo):

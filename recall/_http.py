@@ -22,12 +22,8 @@ TransportT = TypeVar("TransportT", httpx.BaseTransport, httpx.AsyncBaseTransport
 
 
 class HostBase(Generic[TransportT]):
-    """What both hosts share: their options, the httpx client they make, their repr.
-
-    A host class names its transport's base class (``_transport_kind``), httpx's
-    transport (``_transport_class``) and client (``_client_class``), makes its own state
-    (``_open``) and takes a sampled call's comparison off the caller's path (``_submit``).
-    """
+    """What both hosts share: their options, the httpx client they make, their repr. A host
+    class names its transport's base class, httpx's transport and client classes."""
 
     _transport_kind: ClassVar[type[httpx.BaseTransport | httpx.AsyncBaseTransport]]
     _transport_class: ClassVar[Callable[..., Any]]
@@ -36,6 +32,10 @@ class HostBase(Generic[TransportT]):
     _through: TransportT  # what sends: the client's auth, redirects and cookies unused
     _shown_url: str
     _last: tuple[Request, httpx.Request] | None = None
+    _open: Callable[[], None]  # makes the host's own state
+    # Takes a sampled call's comparison off the caller's path, never waiting; False when it
+    # cannot (the queue full, the host closing).
+    _submit: Callable[[Job], bool]
 
     def __init__(
         self,
@@ -54,26 +54,17 @@ class HostBase(Generic[TransportT]):
 
         ``token`` is sent as ``Authorization: Bearer <token>``. ``timeout`` bounds, in
         seconds, each of connecting, reading, writing and waiting for a pooled connection,
-        and a whole body's arrival once its headers are in; ``max_body_bytes`` each body
-        (a larger one is a failed read). ``cache_bytes`` bounds what is kept between
-        searches: the last set of blocks read, decoded and lowered, with its ETag and a
-        word index (0: nothing kept); each search still reads /blocks, conditionally.
-        ``verify`` is httpx's: True (certifi's CAs), False, or an ``ssl.SSLContext`` (its
-        CAs, a client certificate for mutual TLS), used for an https:// Go only.
-        ``transport`` replaces httpx's (tests; ``verify`` is then its business). The
-        environment's proxies and .netrc are ignored; redirects are not followed.
+        and a whole body's arrival once its headers are in; ``max_body_bytes`` each body.
+        ``cache_bytes`` bounds what is kept between searches (the last set read, its ETag
+        and a word index; 0: nothing). ``verify`` is httpx's (True, False or an
+        ``ssl.SSLContext``), for an https:// Go only; ``transport`` replaces httpx's.
+        Proxies and .netrc are ignored; redirects are not followed. ``unicode_version``
+        is the Go's ``unicode.Version`` (``"17.0.0"``: Go 1.27; ``"15.0.0"``: Go 1.21 to
+        1.26; ``parity probe --go-url URL`` names it). ``shadow`` (a ``recall.Shadow``)
+        compares the port with Go's /tool/exec on live traffic, off the caller's path.
 
-        ``unicode_version`` is the ``unicode.Version`` of the Go (``"17.0.0"``, the
-        default, for Go 1.27; ``"15.0.0"`` for Go 1.21 to 1.26), whose tables the tools
-        then use to quote an id or a query; ``parity probe --go-url URL`` names a Go's.
-
-        ``shadow`` (a ``recall.Shadow``) compares the port with Go's /tool/exec on live
-        traffic, off the caller's path; ``shadow_stats()`` counts. With None (or a rate
-        of 0 with the port primary), none of it exists.
-
-        TypeError for an option of the wrong type; ValueError for a wrong value, such as
-        a base URL that is not an absolute http(s) URL with a host, or an unknown
-        ``unicode_version`` (the message lists the known ones).
+        TypeError for an option of the wrong type; ValueError for a wrong value (a base
+        URL that is not an absolute http(s) URL with a host, an unknown version).
         """
         self._shown_url, https = check_base_url(base_url)
         go = self._shown_url.rstrip("/")  # what its errors say: no credentials
@@ -126,14 +117,6 @@ class HostBase(Generic[TransportT]):
         )
         self._last = (request, prepared)
         return prepared
-
-    def _open(self) -> None:
-        """Make the host's own state."""
-
-    def _submit(self, job: Job) -> bool:
-        """Take a sampled call's comparison off the caller's path (never waiting); False
-        when it cannot (the queue full, the host closing)."""
-        raise NotImplementedError
 
     def shadow_stats(self) -> dict[str, int]:
         """The shadow's counts, now: ``sampled``, ``compared`` (``matched``, ``diverged``,

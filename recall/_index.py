@@ -97,8 +97,7 @@ class WordIndex:
     def __init__(self) -> None:
         self._content = _Words()
         self._label = _Words()
-        self.count = 0
-        """The slots given so far."""
+        self.count = 0  # the slots given so far
 
     @property
     def size(self) -> int:
@@ -143,12 +142,11 @@ class Searcher:
     """A host's searches: each set scored by a scan, or through a WordIndex kept for the
     sets read again, within ``budget`` bytes together with the set.
 
-    A set of ``index_from`` bytes of images or more is indexed when searched ``again`` (a
-    304, or a 200 that kept most of the set) once the scans of such sets have cost
-    ``index_cost``. The index keeps each block's slot by seq for one ``lineage``, whose
-    sets add only the blocks it lacks; it is built anew when dead slots outnumber the
-    living or for another lineage, dropped past the budget. Safe for threads and tasks:
-    one search uses the index at a time, the others scan (a lock never waited for).
+    A set of ``index_from`` bytes of images or more is indexed when searched ``again``
+    once the scans of such sets have cost ``index_cost``. Each block's slot is kept by seq
+    for one ``lineage``; the index is rebuilt when dead slots outnumber the living or for
+    another lineage, dropped past the budget. One search uses it at a time, the others
+    scan (a lock never waited for).
     """
 
     def __init__(

@@ -95,7 +95,7 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
             except GoUnavailableError as error:
                 call.fail(error)
             else:
-                call.answer(answer)
+                call.resume(answer)
         return call.output
 
     def _fly(self, flight: Flight) -> None:
