@@ -1,19 +1,16 @@
-"""One client for a Go's HTTP API, used by everything in the harness and bench that talks to a Go.
+"""The one client of a Go's HTTP API (the contract's routes and the Go reference's debug
+routes, several debug requests in one ``POST /debug/batch``), for the harness and bench.
 
-The routes are written here and nowhere else: the contract's and the Go reference's
-debug routes; a debug request is also a :class:`DebugRequest`, and
-:meth:`GoClient.batch` sends several in one ``POST /debug/batch``. How to reach a Go is
-one frozen ``GoConnection`` (base URL, token, TLS files, the one ``ssl.SSLContext`` its
-clients share); ``connection_from_options`` alone reads the options and
-``$PARITY_GO_TOKEN``, ``$PARITY_GO_CA``, ``$PARITY_GO_CERT``, ``$PARITY_GO_KEY``::
+How to reach a Go is one frozen ``GoConnection``; ``connection_from_options`` alone reads
+the options and ``$PARITY_GO_TOKEN``, ``$PARITY_GO_CA``, ``$PARITY_GO_CERT``,
+``$PARITY_GO_KEY``::
 
     with GoClient(GoConnection("https://go.internal:8443", token=..., ca=ca)) as go:
         seq = go.archive("label", "content")
         output = go.exec_tool("recall", f'{{"id": "r{seq}"}}')
 
-Every failure is a ``GoClientError`` naming the request and why; the token appears in
-no message or repr. The client takes nothing from the environment (``trust_env=False``)
-and follows no redirect.
+Every failure is a ``GoClientError`` naming the request and why, never the token. The
+client takes nothing from the environment (``trust_env=False``), follows no redirect.
 """
 
 from __future__ import annotations
@@ -26,18 +23,17 @@ import ssl
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
-from typing import Any, Final, Generic, Literal, Protocol, TypeVar
+from typing import Any, Final, Generic, Literal, TypeVar
 
 import httpx
 
 from parity.errors import GoClientError
 from parity.journal import JournalBlock
+from recall._protocol import BLOCK_PATH as BLOCK_PATH
+from recall._protocol import BLOCKS_PATH as BLOCKS_PATH
+from recall._protocol import EXEC_PATH as EXEC_PATH
 
-# The contract's routes (docs/contract.md).
 ARCHIVE_PATH: Final = "/internal/v1/recall/archive"
-BLOCK_PATH: Final = "/internal/v1/recall/block"
-BLOCKS_PATH: Final = "/internal/v1/recall/blocks"
-EXEC_PATH: Final = "/internal/v1/tool/exec"
 # The Go reference's debug routes (goref/server); a production Go has none of them.
 REQUESTS_PATH: Final = "/debug/requests"
 READS_PATH: Final = "/debug/reads"
@@ -49,14 +45,11 @@ ARCHIVE_BATCH_PATH: Final = "/debug/archive"
 EXEC_BATCH_PATH: Final = "/debug/exec"
 BATCH_PATH: Final = "/debug/batch"
 
+# A live Go's token; the TLS files when no option gives them.
 TOKEN_ENV: Final = "PARITY_GO_TOKEN"
-"""The environment variable holding a live Go's token."""
 CA_ENV: Final = "PARITY_GO_CA"
-"""The CA file that signed an https Go's certificate, when no flag gives one."""
 CERT_ENV: Final = "PARITY_GO_CERT"
-"""The client certificate for a Go that requires one, when no flag gives one."""
 KEY_ENV: Final = "PARITY_GO_KEY"
-"""The client certificate's key, when no flag gives one."""
 
 DEFAULT_TIMEOUT: Final = 30.0
 _TOKEN_RE = re.compile(r"[\x21-\x7e]+")  # what a header value carries as it is
@@ -65,10 +58,7 @@ _SNIPPET = 200
 
 @functools.cache
 def default_ssl_context() -> ssl.SSLContext:
-    """The system's CA store, one context for every client without TLS files.
-
-    Each httpx client would otherwise load the store again (about 40 ms).
-    """
+    """The system's CA store, shared by every client without TLS files (a load: ~40 ms)."""
     return ssl.create_default_context()
 
 
@@ -79,9 +69,6 @@ class BlocksAnswer:
     status: int
     etag: str | None
     body: bytes | None
-
-
-# -- how to reach a Go ------------------------------------------------------------------
 
 
 @dataclass(frozen=True, repr=False)
@@ -156,10 +143,6 @@ class GoConnection:
                 text = text.replace(secret, "***")
         return text
 
-    def transport(self) -> httpx.HTTPTransport:
-        """A network transport with this connection's TLS, for a ``GoTurnHost``."""
-        return httpx.HTTPTransport(verify=self.ssl_context)
-
 
 def _shown(url: str) -> str:
     """``url`` without user and password, for messages."""
@@ -227,38 +210,23 @@ def connection_from_options(
     )
 
 
-# -- the client -------------------------------------------------------------------------
-
-
 T = TypeVar("T")
-
-
-class Fail(Protocol):
-    """Makes the error of a request whose answer is wrong (``problem``: what is wrong;
-    ``detail``: what names the part of the request it is about).
-    """
-
-    def __call__(
-        self, problem: str, *, status: int | None = None, detail: str = ""
-    ) -> GoClientError: ...
+Fail = Callable[..., GoClientError]
+"""``fail(problem, *, status=None, detail="")``: the error of a request answered wrongly
+(``detail`` names the part of the request it is about)."""
 
 
 @dataclass(frozen=True)
 class DebugRequest(Generic[T]):
-    """A request to a Go reference's debug route, and how its answer reads: sent alone
-    (:meth:`GoClient.run`) or with others in one ``POST /debug/batch``
-    (:meth:`GoClient.batch`).
-    """
+    """A request to a debug route (``target``: path and query; ``body``: JSON, if any) and
+    ``read``, its result from a 200's JSON object; sent alone (:meth:`GoClient.run`) or
+    in a batch (:meth:`GoClient.batch`). ``detail`` names it in errors too."""
 
     method: str
     target: str
-    """The path, with its query if any."""
     read: Callable[[dict[str, Any], Fail], T]
-    """The result, from the JSON object of a 200 answer."""
     body: Any = None
-    """The JSON body, if any."""
     detail: str = ""
-    """What names the request in an error besides its method and target."""
 
     @property
     def what(self) -> str:
@@ -275,13 +243,12 @@ def lock_request(seq: int, *, locked: bool = True) -> DebugRequest[None]:
 def log_request(
     log: Literal["requests", "reads", "answers"], *, since: int | None = None
 ) -> DebugRequest[list[str]]:
-    """One of the Go's logs (``GET /debug/requests``, ``/debug/reads`` or
-    ``/debug/answers``, how it answered each ``/blocks``): its entries,
-    in order; with ``since``, only those from that index on (a reference without
-    ``?since=`` is an error, never the whole log taken for a part).
+    """The entries of one of the Go's logs (``GET /debug/requests``, ``/debug/reads`` or
+    ``/debug/answers``, how it answered each ``/blocks``); with ``since``, those from that
+    index on (a reference without ``?since=`` is an error, never a part taken for all).
     """
     path = {"requests": REQUESTS_PATH, "reads": READS_PATH, "answers": ANSWERS_PATH}[log]
-    target = path if since is None else f"{path}{'&' if '?' in path else '?'}since={since}"
+    target = path if since is None else f"{path}?since={since}"
 
     def read(doc: dict[str, Any], fail: Fail) -> list[str]:
         entries = doc.get(log)
@@ -295,9 +262,7 @@ def log_request(
 
 
 def archive_request(blocks: Iterable[tuple[str, str, bool]]) -> DebugRequest[list[int]]:
-    """Archive ``(label, content, locked)`` blocks in order (``POST /debug/archive``);
-    their seqs.
-    """
+    """Archive ``(label, content, locked)`` blocks, in order (``POST /debug/archive``): seqs."""
     items = [{"label": t, "content": c, "locked": k} for t, c, k in blocks]
 
     def read(doc: dict[str, Any], fail: Fail) -> list[int]:
@@ -370,8 +335,6 @@ class GoClient:
     def close(self) -> None:
         self._http.close()
 
-    # -- one request, one error mapping ---------------------------------------------------
-
     def _error(self, what: str, problem: str, *, status: int | None = None) -> GoClientError:
         message = f"{what}: the Go at {self.connection.url} {problem}"
         return GoClientError(self.connection.mask(message), status=status)
@@ -437,8 +400,6 @@ class GoClient:
             raise self._error(what, f'answered no {kind.__name__} "{key}": {doc!r:.{_SNIPPET}}')
         return value
 
-    # -- the contract -----------------------------------------------------------------
-
     def archive(self, label: str, content: str, *, locked: bool = False) -> int:
         """Archive one block (``POST /archive``); its seq."""
         body = {"label": label, "content": content, "locked": locked}
@@ -493,8 +454,6 @@ class GoClient:
         output: str = self._field(doc, "output", str, f"POST {EXEC_PATH}{detail}")
         return output
 
-    # -- the Go reference's debug routes ----------------------------------------------
-
     def requests(self, *, since: int | None = None) -> list[str]:
         """The Go's request log: ``"METHOD /path?query"`` (:func:`log_request`)."""
         return self.run(log_request("requests", since=since))
@@ -511,10 +470,6 @@ class GoClient:
     def archive_many(self, blocks: Iterable[tuple[str, str, bool]]) -> list[int]:
         """:func:`archive_request`, sent alone."""
         return self.run(archive_request(blocks))
-
-    def exec_many(self, calls: Iterable[tuple[str, str]]) -> list[str]:
-        """:func:`outputs_request`, sent alone."""
-        return self.run(outputs_request(calls))
 
     def lock(self, seq: int, *, locked: bool = True) -> None:
         """:func:`lock_request`, sent alone."""

@@ -29,7 +29,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from parity.errors import GoClientError, GoReferenceError
 from parity.goclient import GoClient, GoConnection
@@ -282,31 +282,27 @@ class RunningReference:
     def _launch(
         cls, argv: list[str], *, env: dict[str, str], token: str | None, tls: TLSFiles | None
     ) -> RunningReference:
-        try:
-            process = subprocess.Popen(
-                argv,
-                env=env,
-                stdin=subprocess.PIPE,  # held open until stop(); its end stops the instance
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            raise GoReferenceError(f"the Go reference could not start: {exc}") from exc
-        assert process.stdout is not None
-        assert process.stderr is not None
-        stderr_lines: list[str] = []
-        stderr_pump = _drain(process.stderr, stderr_lines)
-        first_line = _read_first_line(process.stdout, timeout=_START_TIMEOUT)
-        _drain(process.stdout, [])
-        if not first_line.startswith("https://" if tls else "http://"):
-            _terminate(process)
-            stderr_pump.join(5)  # what the process wrote before it ended
-            detail = "".join(stderr_lines).strip()
-            raise GoReferenceError(
-                f"the Go reference did not print its base URL (got {first_line!r}): {detail}"
-            )
+        with tempfile.TemporaryFile("w+") as stderr:  # the instance keeps its own handle
+            try:
+                process = subprocess.Popen(
+                    argv,
+                    env=env,
+                    stdin=subprocess.PIPE,  # held open until stop(); its end stops the instance
+                    stdout=subprocess.PIPE,
+                    stderr=stderr,
+                    text=True,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                raise GoReferenceError(f"the Go reference could not start: {exc}") from exc
+            first_line = _first_line(process)
+            if not first_line.startswith("https://" if tls else "http://"):
+                _terminate(process)
+                stderr.seek(0)
+                detail = stderr.read(64 * 1024).strip()
+                raise GoReferenceError(
+                    f"the Go reference did not print its base URL (got {first_line!r}): {detail}"
+                )
         running = cls(process, first_line.strip(), token, tls=tls)
         try:
             running._wait_until_answering()
@@ -343,26 +339,15 @@ class RunningReference:
         return [dataclasses.asdict(b) for b in self.client.blocks()]
 
 
-def _read_first_line(stream: IO[str], *, timeout: float) -> str:
-    line: list[str] = []
-    reader = threading.Thread(target=lambda: line.append(stream.readline()), daemon=True)
-    reader.start()
-    reader.join(timeout)
-    return line[0] if line else ""
-
-
-def _drain(stream: IO[str], sink: list[str]) -> threading.Thread:
-    """A started thread that reads ``stream`` to its end, its first chunks into ``sink``."""
-
-    def pump() -> None:
-        with contextlib.suppress(ValueError, OSError):
-            for chunk in stream:
-                if len(sink) < 1000:
-                    sink.append(chunk)
-
-    thread = threading.Thread(target=pump, daemon=True)
-    thread.start()
-    return thread
+def _first_line(process: subprocess.Popen[str]) -> str:
+    """The first line the process prints, or "" when it prints none in time (then killed)."""
+    assert process.stdout is not None
+    timer = threading.Timer(_START_TIMEOUT, process.kill)
+    timer.start()
+    try:
+        return process.stdout.readline()
+    finally:
+        timer.cancel()
 
 
 def _terminate(process: subprocess.Popen[str]) -> None:

@@ -168,31 +168,29 @@ class Recording:
     def note(self, request: httpx.Request) -> None:
         self.seen.append(f"{request.method} {request.url.raw_path.decode('ascii')}")
 
-    def since(self, at: int) -> list[str]:
-        return self.seen[at:]
+    def since(self, at: int) -> tuple[str, ...]:
+        return tuple(self.seen[at:])
 
 
-class _Recorder(httpx.BaseTransport):
-    def __init__(self, inner: httpx.BaseTransport, recording: Recording) -> None:
+class _Recorder(httpx.BaseTransport, httpx.AsyncBaseTransport):
+    """A transport (sync or async, as ``inner`` is) noting each request in ``recording``."""
+
+    def __init__(self, inner: Any, recording: Recording) -> None:
         self._inner = inner
         self._recording = recording
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         self._recording.note(request)
-        return self._inner.handle_request(request)
-
-    def close(self) -> None:
-        self._inner.close()
-
-
-class _AsyncRecorder(httpx.AsyncBaseTransport):
-    def __init__(self, inner: httpx.AsyncBaseTransport, recording: Recording) -> None:
-        self._inner = inner
-        self._recording = recording
+        response: httpx.Response = self._inner.handle_request(request)
+        return response
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         self._recording.note(request)
-        return await self._inner.handle_async_request(request)
+        response: httpx.Response = await self._inner.handle_async_request(request)
+        return response
+
+    def close(self) -> None:
+        self._inner.close()
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -234,17 +232,15 @@ class Host:
         self._sync: GoTurnHost | None = None
         self._async: AsyncGoTurnHost | None = None
         if spec.kind == "sync":
-            inner: httpx.BaseTransport = connection.transport()
+            inner: Any = httpx.HTTPTransport(verify=connection.ssl_context)
             inner = inner if wrap is None else wrap.sync(inner)
             transport = _Recorder(inner, recording)
             self._sync = GoTurnHost(connection.base_url, transport=transport, **options)
         else:
-            ainner: httpx.AsyncBaseTransport = httpx.AsyncHTTPTransport(
-                verify=connection.ssl_context
-            )
-            ainner = ainner if wrap is None else wrap.asynchronous(ainner)
-            atransport = _AsyncRecorder(ainner, recording)
-            self._async = AsyncGoTurnHost(connection.base_url, transport=atransport, **options)
+            inner = httpx.AsyncHTTPTransport(verify=connection.ssl_context)
+            inner = inner if wrap is None else wrap.asynchronous(inner)
+            transport = _Recorder(inner, recording)
+            self._async = AsyncGoTurnHost(connection.base_url, transport=transport, **options)
 
     def play(self, tool: str, args: str) -> Played:
         """Run one call; any error of the host is its outcome, never raised here."""
@@ -254,36 +250,26 @@ class Host:
     def play_many(self, calls: Sequence[tuple[str, str]]) -> list[Played]:
         """Run the calls one after the other (an async host's in one run of the loop:
         as fast as one at a time can be; running them at once was slower, measured)."""
-        if self._sync is None:
-            return self._loop.run(self._play_async(calls))
+        return self._loop.run(self._play(calls))
+
+    async def _play(self, calls: Sequence[tuple[str, str]]) -> list[Played]:
         played = []
         for tool, args in calls:
             at = len(self.recording.seen)
             try:
-                result: str | Exception = self._sync.exec_tool(tool, args)
+                if self._async is not None:
+                    output = await self._async.exec_tool(tool, args)
+                else:
+                    assert self._sync is not None
+                    output = self._sync.exec_tool(tool, args)
             except Exception as exc:  # any error of the host is a divergence, never a crash
-                result = exc
-            played.append(self._outcome(tool, args, at, result))
+                name = type(exc).__name__
+                played.append(
+                    Played(tool, args, f"<{name}: {exc}>", self.recording.since(at), name)
+                )
+            else:
+                played.append(Played(tool, args, output, self.recording.since(at)))
         return played
-
-    async def _play_async(self, calls: Sequence[tuple[str, str]]) -> list[Played]:
-        assert self._async is not None
-        played = []
-        for tool, args in calls:
-            at = len(self.recording.seen)
-            try:
-                result: str | Exception = await self._async.exec_tool(tool, args)
-            except Exception as exc:  # as in play_many
-                result = exc
-            played.append(self._outcome(tool, args, at, result))
-        return played
-
-    def _outcome(self, tool: str, args: str, at: int, result: str | Exception) -> Played:
-        requests = tuple(self.recording.seen[at:])
-        if isinstance(result, str):
-            return Played(tool, args, result, requests)
-        raised = type(result).__name__
-        return Played(tool, args, f"<{raised}: {result}>", requests, raised)
 
     def close(self) -> None:
         """Close the host's connections."""
