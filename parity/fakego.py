@@ -292,28 +292,18 @@ def names_tag(fields: Iterable[str], tag: str) -> bool:
     reference reads it (RFC 9110, 13.1.2): ``*``, or a list of entity tags one of which
     is ``tag`` by weak comparison (``W/"x"`` names ``"x"``). A malformed list names
     nothing."""
-    rest = ",".join(fields)
-    if rest.strip(" \t") == "*":
+    text = ",".join(fields)
+    if text.strip(" \t") == "*":
         return True
-    found = False
-    while True:
-        rest = rest.lstrip(" \t")
-        if not rest:
-            return found
-        if rest[0] == ",":  # empty list elements are allowed
-            rest = rest[1:]
-            continue
-        match = _ENTITY_TAG.match(rest)
-        if match is None:
-            return False
-        found = found or match[1] == tag
-        rest = rest[match.end() :].lstrip(" \t")
-        if rest and rest[0] != ",":
-            return False
+    return _TAG_LIST.fullmatch(text) is not None and tag in _ENTITY_TAG.findall(text)
 
 
-# [W/] DQUOTE *etagc DQUOTE, etagc = %x21 / %x23-7E / %x80-FF (a str of Latin-1 here).
+# [W/] DQUOTE *etagc DQUOTE, etagc = %x21 / %x23-7E / %x80-FF (a str of Latin-1 here), in
+# a list of them whose elements may be empty, with spaces and tabs around each.
 _ENTITY_TAG = re.compile('(?:W/)?("[\x21\x23-\x7e\x80-\xff]*")')
+_TAG_LIST = re.compile(
+    f"[ \t]*(?:{_ENTITY_TAG.pattern}[ \t]*)?(?:,[ \t]*(?:{_ENTITY_TAG.pattern}[ \t]*)?)*"
+)
 
 
 def blocks_body(blocks: Iterable[JournalBlock] | Mapping[int, JournalBlock]) -> bytes:

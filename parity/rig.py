@@ -1,11 +1,7 @@
-"""The rig both fuzzers (``parity.fuzz``, ``parity.stateful``) play calls on.
-
-:class:`GoSession` is one Go process for a whole run (an example starts from
-``/debug/reset``, and :meth:`GoSession.settle` gets Go's outputs, its request log and
-the next change in one ``/debug/batch``); :class:`Host` the host under test, each
-request it sends noted (:class:`Recording`); :func:`verdict` why a call diverges; and
-the run's control: :class:`FuzzStats`, :class:`Clock`, :func:`diverged`, :func:`run_test`.
-"""
+"""The rig both fuzzers (``parity.fuzz``, ``parity.stateful``) play calls on: a Go per
+run (:class:`GoSession`), the hosts under test (:class:`Host`, each request noted),
+:func:`verdict` why a call diverges, and the run's control (:class:`FuzzStats`,
+:class:`Clock`, :func:`diverged`, :func:`run_test`)."""
 
 from __future__ import annotations
 
@@ -73,8 +69,7 @@ class GoSession:
         self._reference = reference
         self.running: RunningReference = reference.start(**_MODE_OPTIONS[mode])
         self.client: GoClient = self.running.client
-        self.unicode_version: str = self.running.version()["unicode_version"]
-        """The Go's ``unicode.Version``: the hosts over it are told it."""
+        self.unicode_version: str = self.running.version()["unicode_version"]  # hosts' too
         self._log_at = 0
 
     def restart(self, first_seq: int, blocks: Sequence[BlockSpec]) -> None:
@@ -96,9 +91,7 @@ class GoSession:
 
     def archive(self, blocks: Sequence[BlockSpec]) -> list[int]:
         """Archive ``blocks`` in one request; their seqs."""
-        if not blocks:
-            return []
-        return self.client.run(self.archiving(blocks))
+        return self.client.run(self.archiving(blocks)) if blocks else []
 
     @staticmethod
     def archiving(blocks: Sequence[BlockSpec]) -> DebugRequest[list[int]]:
@@ -272,7 +265,6 @@ class Host:
         return played
 
     def close(self) -> None:
-        """Close the host's connections."""
         if self._sync is not None:
             self._sync.close()
         elif self._async is not None:
@@ -292,8 +284,7 @@ class Rig:
     ) -> None:
         self.reference = reference
         self.wrap = wrap
-        self.unicode_version = unicode_version
-        """What the hosts are told of the Go's Unicode version (None: the Go's own)."""
+        self.unicode_version = unicode_version  # what the hosts are told (None: the Go's)
         self.loop = asyncio.Runner()
         self.recording = Recording()
         self._sessions: dict[GoMode, GoSession] = {}
@@ -316,7 +307,6 @@ class Rig:
         )
 
     def close(self) -> None:
-        """Stop the Go references, close the loop."""
         while self._sessions:
             self._sessions.popitem()[1].close()
         self.loop.close()
@@ -370,19 +360,14 @@ class Distinct:
     def __init__(self) -> None:
         self._seen: set[int] = set()
 
-    @staticmethod
-    def _key(state: int, tool: str, args: str) -> int:
-        return _digest(repr((state, tool, args)))
-
     def add(self, state: int, tool: str, args: str) -> bool:
         """Note a call over the archive state ``state``; whether it is new."""
         before = len(self._seen)
-        self._seen.add(self._key(state, tool, args))
+        self._seen.add(_digest(repr((state, tool, args))))
         return len(self._seen) > before
 
     def __contains__(self, call: tuple[int, str, str]) -> bool:
-        """Whether the call ``(state, tool, args)`` was noted."""
-        return self._key(*call) in self._seen
+        return _digest(repr(call)) in self._seen
 
     def __len__(self) -> int:
         return len(self._seen)
