@@ -55,6 +55,11 @@ def go_json(value: Any) -> bytes:
     return (_HTML_RE.sub(lambda m: f"\\u{ord(m[0]):04x}", text) + "\n").encode("utf-8")
 
 
+def _int64(raw: str) -> int | None:
+    """``raw`` as Go's ``strconv.ParseInt(raw, 10, 64)`` reads it, or None."""
+    return int(raw) if _SEQ_RE.match(raw) and -_INT64 <= int(raw) < _INT64 else None
+
+
 def _block_obj(b: JournalBlock) -> dict[str, Any]:
     return {"seq": b.seq, "label": b.label, "content": b.content}  # Go's struct field order
 
@@ -74,13 +79,10 @@ class Served:
 
     @property
     def read(self) -> str | None:
-        """The archive read this request is, as the journal names Go's reads, or None.
-
-        ``GET /internal/v1/recall/block?seq=N`` is ``"block?seq=N"`` with ``N`` in
-        canonical decimal when it is a decimal int64 (as Go's handler reads it: the
-        first ``seq``); with another query it is ``"block?<query>"``, which no Go read
-        is. ``GET /internal/v1/recall/blocks`` is ``"blocks"``, whatever its query.
-        """
+        """The archive read this request is, as the journal names Go's reads, or None:
+        ``"blocks"`` (whatever the query), ``"block?seq=N"`` with the first ``seq`` in
+        canonical decimal when it is a decimal int64 (as Go reads it), else
+        ``"block?<query>"``, which no Go read is."""
         if self.method != "GET":
             return None
         path, _, query = self.target.partition("?")
@@ -89,9 +91,8 @@ class Served:
         if path != BLOCK_PATH:
             return None
         seqs = [v for k, v in urllib.parse.parse_qsl(query, keep_blank_values=True) if k == "seq"]
-        if seqs and _SEQ_RE.match(seqs[0]) and -_INT64 <= int(seqs[0]) < _INT64:
-            return f"block?seq={int(seqs[0])}"
-        return f"block?{query}"
+        seq = _int64(seqs[0]) if seqs else None
+        return f"block?{query}" if seq is None else f"block?seq={seq}"
 
     def __str__(self) -> str:
         return f"{self.method} {self.target} -> {self.status}"
@@ -139,7 +140,7 @@ class FakeGo:
         return self
 
     def stop(self) -> None:
-        """Stop listening (idempotent)."""
+        """Stop listening (again: nothing)."""
         if self._server is not None and self._server.is_running():
             self._server.stop()
         self._server = None
@@ -226,10 +227,10 @@ class FakeGo:
             return self._unavailable("archive reads")
         if "seq" not in request.args:
             return self._respond(400, {"error": 'missing "seq"'})
-        raw = request.args["seq"]
-        if not _SEQ_RE.match(raw) or not -_INT64 <= int(raw) < _INT64:
+        seq = _int64(request.args["seq"])
+        if seq is None:
             return self._respond(400, {"error": '"seq" must be a decimal int64'})
-        block = self._blocks.get(int(raw))
+        block = self._blocks.get(seq)
         if block is None:
             return self._respond(404, {"error": "not found"})
         return self._respond(200, _block_obj(block))

@@ -161,8 +161,7 @@ def _reason(exc: OSError) -> str:
 
 def add_go_options(add: Callable[..., object], *, prefix: str = "--go", url_help: str) -> None:
     """Add ``{prefix}-url``, ``-ca``, ``-cert`` and ``-key`` with ``add`` (argparse's
-    ``add_argument`` or pytest's ``addoption``); ``connection_from_options`` reads them.
-    """
+    ``add_argument`` or pytest's ``addoption``); ``connection_from_options`` reads them."""
     add(f"{prefix}-url", metavar="URL", default=None, help=url_help)
     helps = {
         "ca": f"with an https:// {prefix}-url: the CA that signed the Go's certificate "
@@ -185,11 +184,9 @@ def connection_from_options(
     prefix: str = "--go",
     environ: Mapping[str, str] | None = None,
 ) -> GoConnection | None:
-    """The connection that the options and the environment describe; None without a URL.
-
-    Each TLS file is the option's, else its environment variable's; the token is
-    ``$PARITY_GO_TOKEN``'s. Only with a URL: TLS options without one are an error.
-    """
+    """The connection that the options describe, each TLS file else from its environment
+    variable, the token from ``$PARITY_GO_TOKEN``; None without a URL (TLS options
+    without one are an error)."""
     env = os.environ if environ is None else environ
     if url is None:
         given = [f"{prefix}-{n}" for n, v in (("ca", ca), ("cert", cert), ("key", key)) if v]
@@ -279,10 +276,8 @@ def archive_request(blocks: Iterable[tuple[str, str, bool]]) -> DebugRequest[lis
 
 
 def outputs_request(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]:
-    """The Go's own outputs for ``(name, args)`` tool calls (``POST /debug/exec``, which
-    runs each as ``POST /tool/exec`` would); a call that ``/tool/exec`` would refuse
-    is an error naming it.
-    """
+    """The Go's own outputs for ``(name, args)`` tool calls (``POST /debug/exec``, each as
+    ``POST /tool/exec`` runs it); a call that ``/tool/exec`` would refuse is an error."""
     items = [{"name": n, "args": a} for n, a in calls]
 
     def read(doc: dict[str, Any], fail: Fail) -> list[str]:
@@ -387,7 +382,7 @@ class GoClient:
         return doc
 
     def _fail(self, what: str, suffix: str = "") -> Fail:
-        """The :class:`Fail` of the request ``what`` (``suffix``: where it was sent)."""
+        """The ``Fail`` of the request ``what`` (``suffix``: where it was sent)."""
 
         def fail(problem: str, *, status: int | None = None, detail: str = "") -> GoClientError:
             return self._error(f"{what}{detail}{suffix}", problem, status=status)
@@ -408,9 +403,8 @@ class GoClient:
         return seq
 
     def block(self, seq: int | str) -> JournalBlock | None:
-        """The block ``seq`` (``GET /block?seq=N``; a str is sent as it is), or None
-        when the Go answers the contract's 404 ``{"error": ...}`` (absent or locked).
-        """
+        """The block ``seq`` (``GET /block?seq=N``; a str is sent as it is), or None for the
+        contract's 404 ``{"error": ...}`` (absent or locked)."""
         what = f"GET {BLOCK_PATH}?seq={seq}"
         response = self._send("GET", BLOCK_PATH, what, params={"seq": str(seq)})
         if response.status_code == 404 and _error_body(response):
@@ -428,9 +422,8 @@ class GoClient:
         return [self._block(item, what) for item in items]
 
     def blocks_read(self, *, etag: str | None = None) -> BlocksAnswer:
-        """One read of ``GET /blocks``, conditional with ``If-None-Match: etag``: the raw
-        body of a 200, or a 304 (None) when ``etag`` still names the readable set.
-        """
+        """One read of ``GET /blocks`` (``If-None-Match: etag`` when given): a 200's raw body,
+        or a 304's None."""
         what = f"GET {BLOCKS_PATH}"
         headers = {"If-None-Match": etag} if etag is not None else None
         response = self._send("GET", BLOCKS_PATH, what, headers=headers)
@@ -481,10 +474,8 @@ class GoClient:
         return request.read(doc, self._fail(request.what))
 
     def batch(self, requests: Sequence[DebugRequest[Any]]) -> list[Any]:
-        """What each of ``requests`` answers, in order, all sent in one ``POST
-        /debug/batch`` (a single one alone). The Go runs them in order and stops at the
-        first that fails: that one is the error raised, and those after it never ran.
-        """
+        """What each of ``requests`` answers, all sent in one ``POST /debug/batch`` (a single
+        one alone). The Go runs them in order up to the first that fails: its error is raised."""
         if len(requests) < 2:
             return [self.run(r) for r in requests]
         body = {
@@ -517,9 +508,8 @@ class GoClient:
         return results
 
     def reset(self, *, first_seq: int | None = None) -> int:
-        """Empty the archive and the logs (``POST /debug/reset``); the next block's seq
-        is ``first_seq``, by default the Go's initial one: returned.
-        """
+        """Empty the archive and the logs (``POST /debug/reset``); the next seq, returned:
+        ``first_seq``, by default the Go's initial one."""
         body = {} if first_seq is None else {"first_seq": first_seq}
         doc = self._call("POST", RESET_PATH, body=body)
         first: int = self._field(doc, "first_seq", int, f"POST {RESET_PATH}")
@@ -527,9 +517,8 @@ class GoClient:
 
 
 def _json_body(value: Any) -> bytes:
-    """``value`` as compact UTF-8 JSON; with ASCII escapes when a string holds a lone
-    surrogate (which UTF-8 cannot carry, and a Go string reads as U+FFFD).
-    """
+    """``value`` as compact UTF-8 JSON; ASCII when a string holds a lone surrogate (which
+    UTF-8 cannot carry, and a Go string reads as U+FFFD)."""
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     except UnicodeEncodeError:
@@ -545,26 +534,17 @@ def _error_body(response: httpx.Response) -> bool:
     return isinstance(doc, dict) and isinstance(doc.get("error"), str)
 
 
-_TLS_HINTS = (
-    (
-        "CERTIFICATE_VERIFY_FAILED",
-        "the Go's certificate is not signed by a CA trusted here: "
-        f"give its CA with --go-ca or ${CA_ENV}",
-    ),
-    (
-        "CERTIFICATE_REQUIRED",
-        "the Go requires a client certificate: give it with --go-cert and --go-key, "
-        f"or ${CERT_ENV} and ${KEY_ENV}",
-    ),
-    ("UNKNOWN_CA", "the Go does not trust the client certificate's CA"),
-    ("BAD_CERTIFICATE", "the Go refused the client certificate"),
-    ("WRONG_VERSION_NUMBER", "is the Go serving plain http://?"),
-)
+_TLS_HINTS = {
+    "CERTIFICATE_VERIFY_FAILED": "the Go's certificate is not signed by a CA trusted here: "
+    f"give its CA with --go-ca or ${CA_ENV}",
+    "CERTIFICATE_REQUIRED": "the Go requires a client certificate: give it with --go-cert "
+    f"and --go-key, or ${CERT_ENV} and ${KEY_ENV}",
+    "UNKNOWN_CA": "the Go does not trust the client certificate's CA",
+    "BAD_CERTIFICATE": "the Go refused the client certificate",
+    "WRONG_VERSION_NUMBER": "is the Go serving plain http://?",
+}
 
 
 def _tls_hint(exc: BaseException) -> str:
     text = str(exc).upper()
-    for marker, hint in _TLS_HINTS:
-        if marker in text:
-            return f"; {hint}"
-    return ""
+    return next((f"; {hint}" for marker, hint in _TLS_HINTS.items() if marker in text), "")

