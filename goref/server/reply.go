@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -125,9 +124,6 @@ func readList[V any](r *http.Request, key string) ([]map[string]V, error) {
 	}
 	return list, nil
 }
-
-// isBlank reports whether a body is empty or only white space.
-func isBlank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
 
 func errorBody(msg string) map[string]string { return map[string]string{"error": msg} }
 
