@@ -1,15 +1,13 @@
 """A fake Go: a journal's archive served on loopback, encoded as Go encodes JSON.
 
-One ``pytest_httpserver.HTTPServer`` answers the contract's routes from a journal, per
-``Mode``: ``archive`` serves ``/block?seq=N`` (404 ``{"error":"not found"}``, 400 for a
-missing or non-int64 ``seq``, as Go) and ``/blocks``, with ``/tool/exec`` a 500 so no
-fallback hides a divergence; ``conditional`` adds a strong ETag on ``/blocks`` (``"fake-"``
-and 16 hex digits of the body's SHA-256) and a 304 when ``If-None-Match`` names it (as
-the Go reference reads it); ``delta`` serves a set (the journal's, or ``stage``'s) under
-a tag of its own and answers ``?since=<tag>`` as the contract says; ``fallback`` answers
-``/tool/exec`` with the recorded output of that exact call, and the reads with 500.
-``Served.read`` names each request as the journal names Go's reads. ``check()`` raises
-``FakeGoError`` for any request the fake was not set up for::
+A ``pytest_httpserver.HTTPServer`` answers the contract's routes from a journal, per
+``Mode``: ``archive`` serves ``/block?seq=N`` (404, or 400 for a missing or non-int64
+``seq``, as Go) and ``/blocks``, with ``/tool/exec`` a 500 so no fallback hides a
+divergence; ``conditional`` adds a strong ETag on ``/blocks`` (``"fake-"`` and 16 hex
+digits of the body's SHA-256) and its 304; ``delta`` serves a set (the journal's, or
+``stage``'s) under a tag of its own and answers ``?since=<tag>``; ``fallback`` answers
+``/tool/exec`` with the recorded output of that exact call, the reads with 500.
+``check()`` raises ``FakeGoError`` for any request the fake was not set up for::
 
     with FakeGo(journal) as go:
         GoTurnHost(go.base_url).exec_tool("recall", '{"id": "r1000"}')
