@@ -9,6 +9,7 @@ import contextlib
 import itertools
 import json
 import os
+import pickle
 import re
 import shutil
 import socket
@@ -738,13 +739,13 @@ def test_workers_figures_count_a_call_compared_by_two_workers_once() -> None:
         0: [(empty, "recall", '{"id":"r7"}'), (one, "recall", '{"id":"r7"}')],
         1: [(one, "recall", '{"id":"r7"}'), (one, "recall_search", '{"query":"c"}')],
     }
-    reports = []
+    runs = []
     for worker, calls_ in plays.items():
         stats = rig.FuzzStats(examples=1, seconds=10.0 + worker)
         for call in calls_:
             stats.count(*call)
-        reports.append(json.loads(json.dumps(campaign.worker_report({"stateful": stats}))))
-    gathered = campaign.gather(reports)["stateful"]
+        runs.append(pickle.loads(pickle.dumps({"stateful": stats})))  # as the pool returns it
+    gathered = campaign.gather(runs)["stateful"]
     assert (gathered.calls, gathered.played, gathered.examples) == (3, 4, 2)
     assert gathered.seconds == 11.0
 
