@@ -1,16 +1,9 @@
 # ruff: noqa: RUF001  (the ambiguous look-alike runes are the point)
-"""Public Hypothesis strategies for the recall tools' inputs, aimed where Go and Python
-disagree (``unicode.IsSpace``/``str.strip``, ``strings.ToLower``/``str.lower``,
-``encoding/json``/``json.loads``, ``strconv.Quote``/``repr``, ``int(float64)``/``int``).
-
-:func:`ids`, :func:`queries` and :func:`limits` draw values; :func:`recall_args`,
-:func:`search_args` and :func:`raw_args` a tool call's ``args`` text (valid JSON or not);
-:func:`blocks` and :func:`block_sets` blocks to archive; :func:`calls` and
-:func:`call_pools` ``(tool, args)`` over an archive's seqs and words. The constants hold
-for every Go release the port matches and any Python from 3.11; what depends on the
-running Python's Unicode (:func:`lower_changed`, :func:`new_code_point_ranges`) is
-computed from it and Go's tables.
-"""
+"""Hypothesis strategies for the recall tools' inputs, aimed where Go and Python disagree
+(``unicode.IsSpace``/``str.strip``, ``strings.ToLower``/``str.lower``, ``encoding/json``/
+``json.loads``, ``strconv.Quote``/``repr``): values (:func:`ids`, :func:`queries`,
+:func:`limits`), ``args`` texts, blocks, and ``(tool, args)`` calls over an archive. What
+depends on the running Python's Unicode is computed from it and Go's tables."""
 
 from __future__ import annotations
 
@@ -59,48 +52,22 @@ def _words(text: str) -> tuple[str, ...]:
 
 _NON_DECIMAL_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃①②③⑦⑩Ⅶⅶ½"  # isdigit/isnumeric, not decimal
 
-# -- Python's own Unicode against Go's tables ---------------------------------------
-# Computed from the running interpreter (its unicodedata and str.lower), once, when
-# a strategy first needs them: what Go knows and this Python does not depends on
-# the Python that runs the harness (Unicode 14 in 3.11, 15.0 in 3.12, 15.1 in 3.13).
-
-
-def _plane(plane: int) -> str:
-    """The 65,536 code points of a plane at their offsets (U+0000 for the surrogates, which
-    UTF-32 refuses): ten times faster than ``"".join(map(chr, range(...)))``."""
-    utf32 = bytearray(4 * 0x10000)  # UTF-32-LE: byte 0 is the lowest
-    utf32[0::4] = bytes(range(256)) * 256
-    utf32[1::4] = b"".join(bytes([b]) * 256 for b in range(256))
-    utf32[2::4] = bytes([plane]) * 0x10000
-    if plane == 0:
-        utf32[4 * 0xD800 : 4 * 0xE000] = bytes(4 * 0x800)
-    return utf32.decode("utf-32-le")
+# -- the running Python's Unicode against Go's tables (computed once, when first needed)
 
 
 @functools.cache
 def new_code_point_ranges() -> tuple[tuple[int, int], ...]:
     """The ranges (inclusive, ascending) of code points that Go's strconv.IsPrint accepts
-    and the running Python does not know (category Cn): a run of up to 64 runes that
-    ``str.isprintable`` accepts is known, the others are looked at rune by rune."""
-    planes: dict[int, str] = {}
+    and the running Python does not know (category Cn)."""
     found: list[list[int]] = []
     for lo, hi in zip(PRINT_LO, PRINT_HI, strict=True):
-        code = lo
-        while code <= hi:
-            plane, offset = divmod(code, 0x10000)
-            if plane not in planes:
-                planes[plane] = _plane(plane)
-            size = min(64, hi + 1 - code, 0x10000 - offset)
-            run = planes[plane][offset : offset + size]
-            if not run.isprintable():
-                for at, ch in enumerate(run, code):
-                    if unicodedata.category(ch) != "Cn":
-                        continue
-                    if found and found[-1][1] == at - 1:
-                        found[-1][1] = at
-                    else:
-                        found.append([at, at])
-            code += size
+        for code in range(lo, hi + 1):
+            if unicodedata.category(chr(code)) != "Cn":
+                continue
+            if found and found[-1][1] == code - 1:
+                found[-1][1] = code
+            else:
+                found.append([code, code])
     return tuple((lo, hi) for lo, hi in found)
 
 
@@ -528,15 +495,8 @@ _STRING_STYLES = st.sampled_from(["raw", "raw", "ascii", "all", "mixed"])
 
 
 @st.composite
-def json_strings(draw: st.DrawFn, value: str) -> str:
-    """A JSON string literal for ``value`` (:func:`_json_string`)."""
-    return _json_string(draw, value)
-
-
-@st.composite
-def _encoded(draw: st.DrawFn, values: st.SearchStrategy[str]) -> str:
-    """A value of ``values`` as a JSON string literal (one strategy, not one per value
-    drawn: building and validating a strategy costs more than drawing from it)."""
+def json_strings(draw: st.DrawFn, values: st.SearchStrategy[str]) -> str:
+    """A value of ``values`` as a JSON string literal (:func:`_json_string`)."""
     return _json_string(draw, draw(values))
 
 
@@ -599,7 +559,7 @@ def _other_values() -> st.SearchStrategy[str]:
     return st.one_of(
         st.sampled_from(["null", "true", "false", "0", "7", "-1", "2.5", "[]", "{}", '"x"']),
         st.sampled_from(['["r1"]', '{"id": "r1"}', "1e400", "1e308", "-0", "NaN"]),
-        _encoded(st.text(max_size=6)),
+        json_strings(st.text(max_size=6)),
         limits(),
     )
 
@@ -701,9 +661,9 @@ def raw_args() -> st.SearchStrategy[str]:
 
 @_per_archive
 def recall_args(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
-    """``args`` for ``recall``: an object whose ``id`` is drawn by :func:`ids` (encoded
-    by :func:`json_strings`) or of another JSON type, or any :func:`raw_args`."""
-    id_text = _encoded(ids(seqs))
+    """``args`` for ``recall``: an object whose ``id`` is an :func:`ids` or of another JSON
+    type, or any :func:`raw_args`."""
+    id_text = json_strings(ids(seqs))
     value = _weighted((6, id_text), (1, _other_values()))
     return _weighted((6, _tool_args("id", value, st.just(()))), (1, raw_args()))
 
@@ -712,7 +672,7 @@ def recall_args(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
 def search_args(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
     """``args`` for ``recall_search``: an object with a ``query`` drawn by :func:`queries`
     and often a ``limit`` drawn by :func:`limits`, or any :func:`raw_args`."""
-    value = _weighted((6, _encoded(queries(words))), (1, _other_values()))
+    value = _weighted((6, json_strings(queries(words))), (1, _other_values()))
     limit: st.SearchStrategy[Members] = limits().map(lambda text: (("limit", text),))
     search_object = _tool_args("query", value, st.one_of(st.just(()), limit))
     return _weighted((6, search_object), (1, raw_args()))
