@@ -1,14 +1,7 @@
-"""Stateless differential fuzzing: the port's hosts against a live Go, with Hypothesis.
-
-An example of :func:`fuzz_reference` draws blocks and a pool of calls, archives the
-blocks a few at a time then locks them one after the other (:func:`archives`), and over
-each archive plays the pool through a fresh host (either kind, any cache; a Go with or
-without conditional reads) and Go's own tools: the outputs byte for byte, no fallback
-(the host's transport and the Go's log both checked), a call compared once per archive.
-A divergence shrinks to a ready corpus case. :func:`fuzz_go_url` reads a running Go's
-archive, read only. The profiles ``ci`` (derandomized, bounded) and ``dev`` are
-registered on import.
-"""
+"""Stateless differential fuzzing: an example of :func:`fuzz_reference` plays a pool of
+calls over each of its :func:`archives`, through a fresh host, against Go's own tools; a
+divergence shrinks to a ready corpus case. :func:`fuzz_go_url` reads a running Go's
+archive. The profiles ``ci`` (derandomized, bounded) and ``dev`` are registered on import."""
 
 from __future__ import annotations
 
@@ -77,15 +70,13 @@ class Divergence:
 
     tool: str
     args: str
-    blocks: tuple[tuple[int, BlockSpec], ...]
-    """The archived blocks with their seqs (all of them, or the ones the case cites)."""
+    blocks: tuple[tuple[int, BlockSpec], ...]  # with their seqs: all, or those the case cites
     go_output: str
     python_output: str
     reasons: tuple[str, ...]
     host_requests: tuple[str, ...] = ()
     first_seq: int | None = None
-    archived: int | None = None
-    """How many blocks the Go held (more than ``blocks`` when only the cited are kept)."""
+    archived: int | None = None  # how many blocks the Go held
 
     @property
     def case(self) -> str:
@@ -197,7 +188,7 @@ def archives(n: int) -> list[tuple[int, int]]:
 
 
 class _Archive:
-    """The Go's archive of an example, brought from one of its archives to the next."""
+    """The Go's archive of an example, brought from one of its :func:`archives` to the next."""
 
     def __init__(self, session: rig.GoSession, first_seq: int, specs: Sequence[BlockSpec]) -> None:
         self.session = session
