@@ -122,22 +122,31 @@ class Divergence:
     def report(self) -> str:
         """What diverged, both outputs made visible, and the ready corpus case."""
         where = f", first seq {self.first_seq}" if self.first_seq is not None else ""
-        lines = [
-            f"DIVERGENCE {self.case} ({len(self.blocks)} blocks archived{where})",
-            *(f"  - {reason}" for reason in self.reasons),
-            f"  host requests: {list(self.host_requests)}",
-            mismatch_report(
-                case=self.case,
-                tool=self.tool,
-                args=self.args,
-                expected=self.go_output,
-                actual=self.python_output,
-                expected_name="go /tool/exec",
-                actual_name="python GoTurnHost",
-            ),
-            self.corpus_case(),
-        ]
-        return "\n".join(lines)
+        head = report_head(self, f"{len(self.blocks)} blocks archived{where}")
+        call = (self.tool, self.args, "python GoTurnHost")
+        return "\n".join([*head, mismatch(self, *call), self.corpus_case()])
+
+
+def report_head(divergence: Any, what: str) -> list[str]:
+    """A divergence report's first lines: its name, ``what``, its reasons, its requests."""
+    return [
+        f"DIVERGENCE {divergence.case} ({what})",
+        *(f"  - {reason}" for reason in divergence.reasons),
+        f"  host requests: {list(divergence.host_requests)}",
+    ]
+
+
+def mismatch(divergence: Any, tool: str, args: str, host: str) -> str:
+    """Go's output and the ``host``'s, made visible."""
+    return mismatch_report(
+        case=divergence.case,
+        tool=tool,
+        args=args,
+        expected=divergence.go_output,
+        actual=divergence.python_output,
+        expected_name="go /tool/exec",
+        actual_name=host,
+    )
 
 
 # -- against fresh Go references ---------------------------------------------------
@@ -311,12 +320,9 @@ def fuzz_reference(
     wrap: rig.TransportWrap | None = None,
     unicode_version: str | None = None,
 ) -> rig.FuzzStats:
-    """Fuzz calls over static archives (see the module); the run's stats.
-
-    A divergence ends the run once shrunk (``shrink_seconds`` at most): it is
-    ``stats.divergences[0]``; a harness error is raised. ``wrap`` puts a test's transport
-    under every host; the hosts are told the Go's Unicode version, or ``unicode_version``.
-    """
+    """Fuzz calls over static archives; the run's stats, a divergence (shrunk for
+    ``shrink_seconds`` at most) in ``divergences``. ``wrap``: a test's transport under every
+    host; ``unicode_version``: told to the hosts, else the Go's."""
     stats = stats if stats is not None else rig.FuzzStats()
     chosen = rig.fuzz_settings(base or profile(), examples, seconds, seed_value)
     clock = rig.Clock.of(seconds, shrink_seconds)

@@ -25,10 +25,9 @@ from hypothesis.stateful import (
 )
 
 from parity import rig
-from parity.fuzz import FIRST_SEQS, SHRINK_SECONDS, static_divergence
+from parity.fuzz import FIRST_SEQS, SHRINK_SECONDS, mismatch, report_head, static_divergence
 from parity.goclient import DebugRequest, lock_request
 from parity.reference import GoReference
-from parity.report import mismatch_report
 from parity.rig import Clock, Distinct, FuzzStats, Rig
 from parity.shrink import ddmin
 from parity.strategies import BlockSpec, block_sets, call_pools, calls, words_of
@@ -150,23 +149,9 @@ class StatefulDivergence:
     def report(self) -> str:
         """What diverged, both outputs made visible, the ready test (and corpus case)."""
         call = self.call
-        lines = [
-            f"DIVERGENCE {self.case} (stateful, {len(self.steps)} steps)",
-            *(f"  - {reason}" for reason in self.reasons),
-            f"  host requests: {list(self.host_requests)}",
-        ]
+        lines = report_head(self, f"stateful, {len(self.steps)} steps")
         if call is not None:
-            lines.append(
-                mismatch_report(
-                    case=self.case,
-                    tool=call.tool,
-                    args=call.args,
-                    expected=self.go_output,
-                    actual=self.python_output,
-                    expected_name="go /tool/exec",
-                    actual_name="python host",
-                )
-            )
+            lines.append(mismatch(self, call.tool, call.args, "python host"))
         lines += ["# a ready test (tests/parity/test_stateful_found.py):", self.ready_test()]
         if self.static is not None:
             lines += ["# the same call over that archive alone diverges too:", self.static]
