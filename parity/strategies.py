@@ -21,7 +21,6 @@ from parity.probe import version_code_point_ranges
 from recall._go import tables
 from recall._tools import replace_surrogates
 
-GO_LOWER = tables.DEFAULT.LOWER
 PRINT_LO, PRINT_HI = tables.DEFAULT.PRINT_LO, tables.DEFAULT.PRINT_HI
 
 T = TypeVar("T")
@@ -50,8 +49,6 @@ def _words(text: str) -> tuple[str, ...]:
     return tuple(text.split())
 
 
-_NON_DECIMAL_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃①②③⑦⑩Ⅶⅶ½"  # isdigit/isnumeric, not decimal
-
 # -- the running Python's Unicode against Go's tables (computed once, when first needed)
 
 
@@ -76,7 +73,9 @@ def lower_changed() -> str:
     """The runes Go's ``strings.ToLower`` and the running Python's ``str.lower`` change
     differently, each alone: ``İ``, and the case pairs newer than Python's Unicode."""
     return "".join(
-        chr(upper) for upper, lower in GO_LOWER.items() if chr(upper).lower() != chr(lower)
+        chr(upper)
+        for upper, lower in tables.DEFAULT.LOWER.items()
+        if chr(upper).lower() != chr(lower)
     )
 
 
@@ -212,7 +211,7 @@ _ZEROS = st.sampled_from([0, 0, 0, 1, 2, 3, 25])
 _DIGIT_STYLES = st.sampled_from(["ascii"] * 6 + ["zero", "mixed", "odd", "underscore", "space"])
 _OTHER_ZEROS = st.sampled_from(DIGIT_ZEROS[1:])
 _ANY_ZERO = st.sampled_from(DIGIT_ZEROS)
-_NON_DECIMAL = st.sampled_from(_NON_DECIMAL_DIGITS)
+_NON_DECIMAL = st.sampled_from("⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃①②③⑦⑩Ⅶⅶ½")  # isdigit/isnumeric, not decimal
 
 
 def _digit_text(draw: st.DrawFn, number: int) -> str:
