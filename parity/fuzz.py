@@ -159,11 +159,16 @@ def static_divergence(
     blocks: Sequence[tuple[int, BlockSpec]],
     first_seq: int | None,
 ) -> Divergence:
-    """The divergence of a call played over a static archive of ``blocks``."""
+    """The divergence of a call played over a static archive of ``blocks`` (of more than 12:
+    those the call or the outputs cite)."""
+    cited = tuple(blocks)
+    if len(blocks) > 12:
+        text = f"{expected} {played.output}" + (played.args if played.tool == "recall" else "")
+        cited = tuple((s, b) for s, b in blocks if re.search(rf"(?<!\d){s}(?!\d)", text))
     return Divergence(
         tool=played.tool,
         args=played.args,
-        blocks=_cited(blocks, played.tool, played.args, expected, played.output),
+        blocks=cited,
         go_output=expected,
         python_output=played.output,
         reasons=reasons,
@@ -171,16 +176,6 @@ def static_divergence(
         first_seq=first_seq,
         archived=len(blocks),
     )
-
-
-def _cited(
-    blocks: Sequence[tuple[int, BlockSpec]], tool: str, args: str, *outputs: str
-) -> tuple[tuple[int, BlockSpec], ...]:
-    """The blocks a case needs: all of a small set, else those the call or outputs cite."""
-    if len(blocks) <= 12:
-        return tuple(blocks)
-    text = " ".join(outputs) + (args if tool == "recall" else "")
-    return tuple((s, b) for s, b in blocks if re.search(rf"(?<!\d){s}(?!\d)", text))
 
 
 def archive_ends(n: int) -> list[int]:
