@@ -197,18 +197,17 @@ def usable_cpus() -> int:
     return os.cpu_count() or 1
 
 
-def _problem(options: argparse.Namespace) -> str | None:
+def _check(options: argparse.Namespace) -> None:
     if options.examples is not None and options.examples < 1:
-        return "--examples must be at least 1"
+        raise ParityError("--examples must be at least 1")
     if options.seconds is not None and options.seconds <= 0:
-        return "--seconds must be positive"
+        raise ParityError("--seconds must be positive")
     if options.workers < 1:
-        return "--workers must be at least 1"
+        raise ParityError("--workers must be at least 1")
     if options.steps is not None and options.steps < 1:
-        return "--steps must be at least 1"
+        raise ParityError("--steps must be at least 1")
     if options.go_url is not None and (options.workers > 1 or options.mode == "stateful"):
-        return "--go-url fuzzes statelessly, in one process"
-    return None
+        raise ParityError("--go-url fuzzes statelessly, in one process")
 
 
 def run(options: argparse.Namespace) -> int:
@@ -216,9 +215,7 @@ def run(options: argparse.Namespace) -> int:
     started = time.monotonic() - process_age()  # --seconds counts from the process's start
     if options.workers is None:  # auto
         options.workers = 1 if options.go_url is not None else usable_cpus()
-    problem = _problem(options)
-    if problem is not None:
-        raise ParityError(problem)
+    _check(options)
     results: dict[str, FuzzStats] = {}
     try:
         name = options.profile or os.environ.get("HYPOTHESIS_PROFILE") or "dev"
