@@ -12,7 +12,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -27,6 +27,9 @@ from parity.reference import GoReference
 from parity.report import mismatch_report
 from parity.strategies import INT64_MAX, BlockSpec, block_sets, call_pools, calls, words_of
 from recall._tools import replace_surrogates
+
+if TYPE_CHECKING:
+    from parity.stateful import StatefulDivergence
 
 PROFILES = ("ci", "dev")
 _HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
@@ -127,7 +130,7 @@ class Divergence:
         return "\n".join([*head, mismatch(self, *call), self.corpus_case()])
 
 
-def report_head(divergence: Any, what: str) -> list[str]:
+def report_head(divergence: Divergence | StatefulDivergence, what: str) -> list[str]:
     """A divergence report's first lines: its name, ``what``, its reasons, its requests."""
     return [
         f"DIVERGENCE {divergence.case} ({what})",
@@ -136,7 +139,7 @@ def report_head(divergence: Any, what: str) -> list[str]:
     ]
 
 
-def mismatch(divergence: Any, tool: str, args: str, host: str) -> str:
+def mismatch(divergence: Divergence | StatefulDivergence, tool: str, args: str, host: str) -> str:
     """Go's output and the ``host``'s, made visible."""
     return mismatch_report(
         case=divergence.case,
