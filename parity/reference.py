@@ -251,7 +251,12 @@ class RunningReference:
                 )
             except OSError as exc:
                 raise GoReferenceError(f"the Go reference could not start: {exc}") from exc
-            first_line = _first_line(process)
+            timer = threading.Timer(_START_TIMEOUT, process.kill)  # a start that hangs
+            timer.start()
+            try:
+                first_line = process.stdout.readline() if process.stdout else ""
+            finally:
+                timer.cancel()
             if not first_line.startswith("https://" if tls else "http://"):
                 _terminate(process)
                 stderr.seek(0)
@@ -305,17 +310,6 @@ class RunningReference:
     def blocks(self) -> list[dict[str, Any]]:
         """The readable blocks, as ``/internal/v1/recall/blocks`` serves them."""
         return [dataclasses.asdict(b) for b in self.client.blocks()]
-
-
-def _first_line(process: subprocess.Popen[str]) -> str:
-    """The first line the process prints, or "" when it prints none in time (then killed)."""
-    assert process.stdout is not None
-    timer = threading.Timer(_START_TIMEOUT, process.kill)
-    timer.start()
-    try:
-        return process.stdout.readline()
-    finally:
-        timer.cancel()
 
 
 def _terminate(process: subprocess.Popen[str]) -> None:
