@@ -28,7 +28,7 @@ class ParityError(Exception):
 
 
 class JournalError(ParityError):
-    """A journal is malformed, fails its digests, or cannot be written (file, case, field)."""
+    """A journal that cannot be read or written: its file, and the case and field."""
 
     def __init__(
         self,
@@ -38,10 +38,7 @@ class JournalError(ParityError):
         case: str | None = None,
         field: str | None = None,
     ) -> None:
-        self.path = str(path)
-        self.case = case
-        self.field = field
-        self.detail = detail
+        self.path, self.case, self.field, self.detail = str(path), case, field, detail
         named = (("case", case), ("field", field))
         where = [self.path, *(f"{what} {name!r}" for what, name in named if name is not None)]
         super().__init__(f"{': '.join(where)}: {detail}")
@@ -52,8 +49,7 @@ class CorpusError(ParityError):
 
 
 class RecordError(ParityError):
-    """The recorder refused to record: an archive not empty, a Go that answers twice
-    differently (a Go that does not answer is a ``GoClientError``)."""
+    """The recorder refused to record (a Go that does not answer: ``GoClientError``)."""
 
 
 class FakeGoError(ParityError):
@@ -86,5 +82,4 @@ class ReviewError(ParityError):
 
 
 class AdoptError(ParityError):
-    """``parity adopt`` cannot read a file of divergences (which line, why), or cannot
-    write the adopted corpus module."""
+    """``parity adopt`` cannot read a file of divergences, or write the corpus module."""
