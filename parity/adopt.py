@@ -1,16 +1,13 @@
 """``parity adopt FILE.jsonl``: the shadow's divergences as recall corpus cases, shrunk.
 
 The file holds ``Divergence.to_json(include_private_data=True)`` lines
-(``docs/divergences.md``). Each divergence is shrunk (``parity.shrink``) against the
-port and a Go (the reference, or ``--go-url``) to a minimal case that still diverges,
-its ``note`` saying what was shrunk; one Go does not reproduce is left out
-(``--keep-unreproduced``: adopted unshrunk), which against the reference means the
-production Go behaves unlike it. A case's call cites its blocks as ``{{seq:NAME}}``:
-corpus blocks with the same label and content are reused where that keeps their
-order (equal scores rank by seq), the others added after every existing block; a call
-already in the corpus is not added again. The cases are printed, or with ``--write``
-written into ``parity/corpora/recall_adopted.py`` (``--module PATH``); then
-``make golden`` records Go's answers. Exit 0 done, 2 a bad file (the line said) or no Go.
+(``docs/divergences.md``). Each is shrunk (``parity.shrink``) against the port and a Go
+(the reference, or ``--go-url``) to a minimal case that still diverges; one the Go does
+not reproduce is left out (``--keep-unreproduced``: adopted unshrunk). Its call cites
+its blocks as ``{{seq:NAME}}``: corpus blocks of the same label and content are reused
+where that keeps their order, the others added after every block; a call already in
+the corpus is not added again. The cases are printed, or with ``--write`` written into
+``parity/corpora/recall_adopted.py`` (``--module PATH``). Exit 0 done, 2 a bad file.
 """
 
 from __future__ import annotations
@@ -156,41 +153,39 @@ def _notes(
             f"{call.case}: the id cites seq {d.blocks[0].seq} in escaped digits: write the"
             f" corpus's seq of {names[d.blocks[0].seq]} in their place"
         )
-    step = start_tool(d.name, d.args)
-    if isinstance(step, BlocksRead):
-        others = [
-            b.name
-            for b in blocks
-            if b.name not in names.values()
-            and not b.locked
-            and score(Block(1, b.label, b.content), step.terms)
-        ]
-        if others:
-            shown = ", ".join(others[:5]) + (", ..." if len(others) > 5 else "")
-            notes.append(
-                f"{call.case}: the query also matches {len(others)} corpus blocks ({shown}):"
-                " Go's recorded output will count them too"
-            )
+    others = [b.name for b in _matched(d.name, d.args, blocks) if b.name not in names.values()]
+    if others:
+        notes.append(
+            f"{call.case}: the query also matches {len(others)} corpus blocks"
+            f" ({_first(others, 5)}): Go's recorded output will count them too"
+        )
     return notes
+
+
+def _matched(tool: str, args: str, blocks: Sequence[CorpusBlock]) -> list[CorpusBlock]:
+    """The unlocked ``blocks`` a search with these args scores (none for another call)."""
+    step = start_tool(tool, args)
+    if not isinstance(step, BlocksRead):
+        return []
+    return [b for b in blocks if not b.locked and score(Block(1, b.label, b.content), step.terms)]
+
+
+def _first(names: Sequence[str], count: int) -> str:
+    return ", ".join(names[:count]) + (", ..." if len(names) > count else "")
 
 
 def _changed_cases(new: Sequence[CorpusBlock], calls: Sequence[CorpusCall]) -> list[str]:
     """The existing search cases that the new blocks give new outputs."""
-    changed = []
-    for call in calls:
-        if call.tool != "recall_search" or "{{seq:" in call.args:
-            continue
-        step = start_tool(call.tool, call.args)
-        if isinstance(step, BlocksRead) and any(
-            score(Block(1, b.label, b.content), step.terms) for b in new
-        ):
-            changed.append(call.case)
+    changed = [
+        c.case
+        for c in calls
+        if c.tool == "recall_search" and "{{seq:" not in c.args and _matched(c.tool, c.args, new)
+    ]
     if not changed:
         return []
-    shown = ", ".join(changed[:8]) + (", ..." if len(changed) > 8 else "")
     return [
-        f"the new blocks also match the queries of {len(changed)} existing cases ({shown}):"
-        " their recorded outputs change too (`parity review` shows them)"
+        f"the new blocks also match the queries of {len(changed)} existing cases"
+        f" ({_first(changed, 8)}): their recorded outputs change too (`parity review` shows them)"
     ]
 
 
@@ -360,7 +355,6 @@ def run_adopt(
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
-    """``parity adopt``'s parser."""
     parser = sub.add_parser(
         "adopt",
         help="turn the shadow's divergences (JSON lines) into corpus cases",

@@ -1,15 +1,13 @@
 """Comparing two journals of one corpus: what changed, modulo the seqs each Go assigned.
 
 The one comparison behind ``parity record`` (``--check``: drift), ``diff`` and ``review``.
-Seqs are mapped through the block names (``Journal.seqs``), and only where a seq stands:
-in an output where the corpus says its tool prints one (``Corpus.printed_seqs``, never
-by looking for digits), in a read ``block?seq=N``, in the blocks (compared by name) and
-the args (both resolved from the corpus's template). Everything else is compared byte
-for byte. A case whose args cite a seq as digits (``CorpusCall.literal_seqs``) naming
-other blocks in the two recordings is not comparable. What a Go cannot report (reads
-``null``, versions ``"unknown"``) and the instance kind are notes, never a change.
-Written by hand: deepdiff measured no shorter and 10 to 30 times slower
-(docs/architecture.md).
+Seqs are mapped through the block names (``Journal.seqs``), only where a seq stands: in
+an output where the corpus says its tool prints one (``Corpus.printed_seqs``), in a read
+``block?seq=N``, in the blocks (by name) and the args (resolved from the corpus's
+template); the rest byte for byte. A case whose args cite a seq as digits naming other
+blocks in the two recordings is not comparable. What a Go cannot report (reads ``null``,
+versions ``"unknown"``) and the instance kind are notes, never a change. Written by
+hand: deepdiff measured no shorter and 10 to 30 times slower (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -105,7 +105,6 @@ def probe(go: GoConnection | GoClient) -> str:
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
-    """``parity probe``'s parser."""
     pp = sub.add_parser(
         "probe",
         help="name a running Go's Unicode version from its tool endpoint",

@@ -1,12 +1,10 @@
 """The recorder: plays a corpus into a Go and writes what it answered as a journal.
 
 From a Go reference started for it (``first_seq`` 1000: re-recording gives the same
-bytes) or a live Go (``go_url``; the token is never written). The Go's archive must be
-empty (``--check`` also takes one holding exactly the journal's blocks, as an earlier
-``--check`` leaves it): the corpus's blocks are archived, then the served blocks and
-every call read twice; two passes that differ are refused. A call's reads are what
-``GET /debug/reads`` gained during it (earlier reads changed: another client, refused;
-a Go without the route: ``null``).
+bytes) or a live Go (``go_url``; the token is never written), whose archive must be
+empty (or, for ``--check``, hold exactly the journal's blocks). The blocks and every
+call are read twice; two passes that differ are refused. A call's reads are what
+``GET /debug/reads`` gained during it (``null`` for a Go without the route).
 """
 
 from __future__ import annotations
@@ -154,27 +152,17 @@ def record(
     ``/debug/version`` (else "unknown"; the Unicode version probed, ``parity.probe``).
     ``held``: a journal of ``corpus`` whose blocks a Go may already hold, at its seqs
     plus one offset (as an earlier ``--check`` leaves it), recorded as it is."""
-    if go_url is None:
-        from parity.reference import GoReference
-
-        with GoReference().start(first_seq=FIRST_SEQ) as reference:
-            return _record(corpus, reference.connection, instance="reference", versions=versions)
-    if isinstance(go_url, str):
-        go_url = GoConnection(go_url, token=token)
-    elif token is not None:
+    if token is not None and isinstance(go_url, GoConnection):
         raise ValueError("token goes with a URL; a GoConnection holds its own")
-    return _record(corpus, go_url, instance="live", versions=versions, held=held)
+    instance: Instance = "reference" if go_url is None else "live"
+    with contextlib.ExitStack() as stack:
+        if go_url is None:
+            from parity.reference import GoReference
 
-
-def _record(
-    corpus: Corpus,
-    connection: GoConnection,
-    *,
-    instance: Instance,
-    versions: Mapping[str, str] | None,
-    held: Journal | None = None,
-) -> Journal:
-    with GoClient(connection) as go:
+            go_url = stack.enter_context(GoReference().start(first_seq=FIRST_SEQ)).connection
+        elif isinstance(go_url, str):
+            go_url = GoConnection(go_url, token=token)
+        go = stack.enter_context(GoClient(go_url))
         served = _unless_absent(go.version) or {}
         meta = {k: served.get(k) or (versions or {}).get(k) or UNKNOWN for k in VERSION_KEYS}
         if meta["unicode_version"] == UNKNOWN:  # a Go without /debug/version: its tools tell
@@ -246,12 +234,14 @@ def run_record(
         drift = compare(old, new, corpus=corpus)
         if not drift.identical:
             journal_mod.write(new, pending)
-            _report(
-                out,
+            print(
                 f"{journal_path}: kept; the new recording differs, written to {pending}:",
-                drift.lines() + drift.notes(),
+                *drift.lines(),
+                *drift.notes(),
                 "review it: `parity review` (case by case), or `parity review --accept-all` "
                 "or `--reject-all`",
+                sep="\n",
+                file=out,
             )
             return Exit.PENDING
         print(f"{journal_path}: no change ({len(new.calls)} calls)", file=out)
@@ -296,7 +286,7 @@ def _add_new(drift: Drift, journal_path: str, out: TextIO) -> int:
     print(f"{journal_path}: new cases added: {', '.join(drift.added) or 'none'}", file=out)
     rest = [line for line in drift.lines() if not line.startswith("  added:")]
     if rest:
-        _report(out, "not taken (`parity record` records them for review):", rest)
+        print("not taken (`parity record` records them for review):", *rest, sep="\n", file=out)
     return Exit.OK
 
 
@@ -311,33 +301,27 @@ def _check(drift: Drift, journal_path: str, out: TextIO, *, full: bool) -> int:
         if drift.first_seqs is not None:
             how = "only the seq base differs" if drift.shifted else "the seqs differ"
         head = f"{journal_path}: matches the Go modulo its seqs ({calls} calls): {how}"
-        _report(out, head, drift.notes())
+        print(head, *drift.notes(), sep="\n", file=out)
         return 0
-    _report(
-        out,
+    print(
         f"{journal_path}: DRIFT, the Go no longer answers as recorded:",
-        drift.lines() + drift.notes(),
+        *drift.lines(),
+        *drift.notes(),
         "record it with `parity record` (the same options, without --check), "
         "then `parity review` the changes",
+        *changes_report(drift, old_name=journal_path, new_name="the Go", full=full),
+        sep="\n",
+        file=out,
     )
-    for line in changes_report(drift, old_name=journal_path, new_name="the Go", full=full):
-        print(line, file=out)
     if drift.changes and not full:
         print("(bounded: `-v` shows every changed case in full)", file=out)
     return Exit.DRIFT
-
-
-def _report(out: TextIO, head: str, lines: list[str], hint: str | None = None) -> None:
-    """A verdict: its first line, one line per difference, what to do next."""
-    for line in [head, *lines, *([hint] if hint else [])]:
-        print(line, file=out)
 
 
 # --- the command: parity record ------------------------------------------------------
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
-    """``parity record``'s parser."""
     rc = sub.add_parser(
         "record",
         help="record the golden journals from Go (`make golden`)",
