@@ -63,15 +63,9 @@ class _Recording:
         printed = self.corpus.printed_seqs if self.corpus is not None else None
         if printed is None:
             return (call.output,)
-        sites = printed(
-            call.tool,
-            call.output,
-            template=template,
-            seqs=self.journal.seqs,
-            labels=self.labels,
-        )
-        spans = [(s.start, s.end, s.name) for s in sites]
-        return self._canonical(call.output, spans)
+        seqs, labels = self.journal.seqs, self.labels
+        sites = printed(call.tool, call.output, template=template, seqs=seqs, labels=labels)
+        return self._canonical(call.output, [(s.start, s.end, s.name) for s in sites])
 
     def reads(self, reads: Sequence[str]) -> tuple[_Canonical, ...]:
         """Each read with its seq named by its block (a seq no block has stays as is)."""
@@ -83,7 +77,7 @@ class _Recording:
 
     def _canonical(self, text: str, spans: Sequence[tuple[int, int, str | None]]) -> _Canonical:
         parts: list[str | _Name] = []
-        pos = 0
+        run, pos = "", 0  # the text since the last name
         for start, end, quoted in sorted(spans):
             if start < pos or end > len(text) or start >= end:
                 return (text,)  # sites that make no sense: compared as it is
@@ -93,17 +87,13 @@ class _Recording:
                 name = quoted if seq is not None and str(seq) == digits else None
             else:
                 name = self.names.get(digits)
-            parts.append(text[pos:start])
-            parts.append(digits if name is None else _Name(name))
+            if name is None:
+                run += text[pos:end]
+            else:
+                parts += [run + text[pos:start], _Name(name)]
+                run = ""
             pos = end
-        parts.append(text[pos:])
-        merged: list[str | _Name] = []
-        for part in parts:
-            if isinstance(part, str) and merged and isinstance(merged[-1], str):
-                merged[-1] += part
-            elif part != "":
-                merged.append(part)
-        return tuple(merged)
+        return tuple(p for p in [*parts, run + text[pos:]] if p != "")
 
     def render(self, canonical: _Canonical, raw: str) -> str:
         """A canonical text with this recording's seqs (``raw`` where one has none)."""

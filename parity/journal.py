@@ -2,27 +2,21 @@
 
 A journal is what the recorder saw a Go do with a corpus: the blocks ``/blocks`` served,
 and each call's raw args, exact ``/tool/exec`` output and the archive reads Go's tool
-made (``GET /debug/reads``: ``"block?seq=N"``, ``"blocks"``; ``[]`` none, ``null``
-unknown and not checked). Digests, checked on load, cover all the replay reads, so an
-edit or a lost entry is a damaged journal (exit 2), never a port failure. Each is the
-hex SHA-256 of compact JSON (``separators=(",", ":")``, UTF-8): a block's of ``[seq,
-label, content]``, ``blocks_sha256`` of ``{"seqs": seqs, "blocks": [their sha256]}``,
-``reads_sha256`` of the reads; a call's ``sha256`` is that of the output's UTF-8.
+made (``GET /debug/reads``: ``"block?seq=N"``, ``"blocks"``; ``null``: unknown, not
+checked). Digests, checked on load, cover all the replay reads, so an edit or a lost
+entry is a damaged journal (exit 2), never a port failure: each the hex SHA-256 of a
+string's UTF-8 or of compact JSON (``digest``): a block's of ``[seq, label, content]``,
+``blocks_sha256`` of ``{"seqs": seqs, "blocks": [their sha256]}``, a call's ``sha256``
+of its output and ``reads_sha256`` of its reads. Format 3, keys in this order::
 
-Format 3, keys in this order::
-
-    {
-      "format": 3,
-      "corpus": "recall",
-      "recorded_by": {"go_version": "go1.27.3", "unicode_version": "15.0.0",
-                      "goos": "linux", "goarch": "amd64", "instance": "reference"},
-      "seqs": {"<block name>": <seq Go assigned>, ...},
-      "blocks": [{"seq": 1000, "label": "...", "content": "...", "sha256": "..."}, ...],
-      "blocks_sha256": "...",
-      "calls": [{"case": "...", "tool": "recall", "args": "...", "output": "...",
-                 "sha256": "...", "reads": ["block?seq=1000"] or null,
-                 "reads_sha256": "..."}, ...]
-    }
+    {"format": 3, "corpus": "recall",
+     "recorded_by": {"go_version": "go1.27.3", "unicode_version": "15.0.0",
+                     "goos": "linux", "goarch": "amd64", "instance": "reference"},
+     "seqs": {"<block name>": <seq Go assigned>, ...},
+     "blocks": [{"seq": 1000, "label": "...", "content": "...", "sha256": "..."}, ...],
+     "blocks_sha256": "...",
+     "calls": [{"case": "...", "tool": "recall", "args": "...", "output": "...",
+                "sha256": "...", "reads": ["block?seq=1000"] or null, "reads_sha256": "..."}]}
 
 Writing is canonical (this key order, two-space indent, UTF-8 unescaped, a final
 newline) and atomic (a temporary file, then ``os.replace``): one Go, the same bytes.

@@ -13,7 +13,6 @@ no other. A journal that does not match the corpus (``check_consistency``) is an
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -388,7 +387,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
 
 def run(args: argparse.Namespace) -> int:
     """``parity replay``: 0 every case passed, 1 one failed."""
-    out = sys.stdout
     started = time.perf_counter()
     modes = tuple(m for m in ALL_MODES if args.fallback or m != "fallback")
     results: list[ReplayResult] = []
@@ -397,22 +395,18 @@ def run(args: argparse.Namespace) -> int:
         loaded = journal_mod.load(path)
         check_consistency(loaded, corpus, path=path)
         with Replayer(loaded, corpus) as replayer:
-            result = replayer.replay(modes=modes, cases=args.case)
-        results.append(result)
+            results.append(result := replayer.replay(modes=modes, cases=args.case))
         for case in result.results:
             if not case.passed:
-                print(case.report(), file=out)
-                print(file=out)
+                print(case.report(), end="\n\n")
             elif args.verbose:
-                print(f"ok {corpus.name}/{case.case}", file=out)
-        unchecked = sum(r.call.reads is None for r in result.results)
-        if unchecked:
+                print(f"ok {corpus.name}/{case.case}")
+        if unchecked := sum(r.call.reads is None for r in result.results):
             notes.append(
                 f"{path}: the reads of {unchecked} calls were not recorded "
                 "(a Go without /debug/reads): not checked"
             )
-        pending = journal_mod.pending_path(path)
-        if pending.exists():
+        if (pending := journal_mod.pending_path(path)).exists():
             notes.append(
                 f"{pending}: a recording awaits review (`parity review`); this replay used {path}"
             )
@@ -421,15 +415,13 @@ def run(args: argparse.Namespace) -> int:
         report.write_junitxml(args.junitxml, results, seconds=elapsed)
     if args.json:
         report.write_json(args.json, results, seconds=elapsed)
-    for note in notes:
-        print(note, file=out)
-    passed = sum(r.passed for r in results)
-    failed = sum(r.failed for r in results)
     if args.verbose:
-        not_modified = sum(r.not_modified for r in results)
-        deltas = sum(r.deltas for r in results)
-        print(f"replayed in {elapsed:.2f}s ({' + '.join(modes)})", file=out)
-        print(f"conditional pass: {not_modified} reads of /blocks answered 304", file=out)
-        print(f"delta pass: {deltas} reads of /blocks answered with a delta", file=out)
-    print(f"{passed} passed, {failed} failed", file=out)
+        notes += [
+            f"replayed in {elapsed:.2f}s ({' + '.join(modes)})",
+            f"conditional pass: {sum(r.not_modified for r in results)} reads of /blocks"
+            " answered 304",
+            f"delta pass: {sum(r.deltas for r in results)} reads of /blocks answered with a delta",
+        ]
+    failed = sum(r.failed for r in results)
+    print(*notes, f"{sum(r.passed for r in results)} passed, {failed} failed", sep="\n")
     return Exit.OK if failed == 0 else Exit.PORT_DIFFERS
