@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
-import importlib.util
 import os
+import runpy
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -209,15 +209,11 @@ def module_source(blocks: Sequence[CorpusBlock], calls: Sequence[CorpusCall]) ->
 
 def _load_module(path: Path) -> tuple[tuple[CorpusBlock, ...], tuple[CorpusCall, ...]]:
     """The blocks and calls an adopted module holds."""
-    spec = importlib.util.spec_from_file_location("_parity_adopted", path)
-    if spec is None or spec.loader is None:
-        raise AdoptError(f"{path}: not a Python module")
-    module = importlib.util.module_from_spec(spec)
     try:
-        spec.loader.exec_module(module)
+        module = runpy.run_path(str(path))
     except (OSError, SyntaxError, NameError) as exc:
         raise AdoptError(f"{path}: cannot load: {exc}") from exc
-    blocks, calls = getattr(module, "BLOCKS", None), getattr(module, "CALLS", None)
+    blocks, calls = module.get("BLOCKS"), module.get("CALLS")
     if not isinstance(blocks, tuple) or not isinstance(calls, tuple):
         raise AdoptError(f"{path}: defines no BLOCKS and CALLS tuples")
     return blocks, calls
@@ -248,54 +244,6 @@ def divergence_of(case: Case, outputs: tuple[str, str], primary: str) -> Diverge
     )
 
 
-def shrunk_divergences(
-    divergences: Sequence[Divergence],
-    connection: GoConnection,
-    corpus_blocks: Sequence[CorpusBlock],
-    *,
-    keep: bool,
-    reference: bool,
-    out: TextIO,
-) -> tuple[list[Divergence], list[str]]:
-    """Each divergence shrunk against the port and the Go of ``connection`` (the
-    ``reference``, or another), over the corpus's blocks; those Go does not reproduce
-    left out, or with ``keep`` kept as they are. The divergences, and their notes."""
-    kept: list[Divergence] = []
-    notes: list[str] = []
-    go = "the Go reference" if reference else f"the Go at {connection.url}"
-    drift = (
-        " (the Go that answered in production behaves unlike the reference: drift of the"
-        " reference, a finding of its own)"
-        if reference
-        else ""
-    )
-    with GoOracle(connection, corpus_blocks) as oracle:
-        for number, d in enumerate(divergences, 1):
-            case = case_of(d)
-            if not oracle.diverges(case):
-                print(
-                    f"divergence {number} ({d.name}): {go} does not reproduce it over the"
-                    f" corpus's blocks{drift}: "
-                    + (
-                        "adopted as it was, unshrunk (--keep-unreproduced)"
-                        if keep
-                        else "left out (--keep-unreproduced adopts it as it was)"
-                    ),
-                    file=out,
-                )
-                if keep:
-                    kept.append(d)
-                    notes.append(f"not reproduced by {go}; not shrunk")
-                continue
-            shrunk = shrink(case, oracle.diverges)
-            outputs = oracle.outputs(shrunk.case)
-            assert outputs is not None  # it diverges
-            print(f"divergence {number} ({d.name}): {shrunk.summary()}", file=out)
-            kept.append(divergence_of(shrunk.case, outputs, d.primary))
-            notes.append(f"adopted from a divergence, {shrunk.summary()}")
-    return kept, notes
-
-
 def run_adopt(
     path: str,
     *,
@@ -316,16 +264,46 @@ def run_adopt(
         cases = {c.case for c in calls}
         calls += [c for c in written[1] if c.case not in cases]
     print(f"{path}: {len(divergences)} divergences", file=out)
+    kept: list[Divergence] = []
+    notes: list[str] = []
+    drift = ""  # a Go that answered in production unlike the reference
     with contextlib.ExitStack() as stack:
-        reference = go is None
         if go is None:
             from parity.reference import GoReference
 
             go = stack.enter_context(GoReference().start()).connection
-        divergences, notes = shrunk_divergences(
-            divergences, go, blocks, keep=keep_unreproduced, reference=reference, out=out
-        )
-    adoption = adopt(divergences, blocks, calls, notes=notes)
+            where = "the Go reference"
+            drift = (
+                " (the Go that answered in production behaves unlike the reference: drift of"
+                " the reference, a finding of its own)"
+            )
+        else:
+            where = f"the Go at {go.url}"
+        oracle = stack.enter_context(GoOracle(go, blocks))
+        for number, d in enumerate(divergences, 1):  # each shrunk, or left out if not seen
+            case = case_of(d)
+            if not oracle.diverges(case):
+                how = (
+                    "adopted as it was, unshrunk (--keep-unreproduced)"
+                    if keep_unreproduced
+                    else "left out (--keep-unreproduced adopts it as it was)"
+                )
+                print(
+                    f"divergence {number} ({d.name}): {where} does not reproduce it over the"
+                    f" corpus's blocks{drift}: {how}",
+                    file=out,
+                )
+                if keep_unreproduced:
+                    kept.append(d)
+                    notes.append(f"not reproduced by {where}; not shrunk")
+                continue
+            shrunk = shrink(case, oracle.diverges)
+            outputs = oracle.outputs(shrunk.case)
+            assert outputs is not None  # it diverges
+            print(f"divergence {number} ({d.name}): {shrunk.summary()}", file=out)
+            kept.append(divergence_of(shrunk.case, outputs, d.primary))
+            notes.append(f"adopted from a divergence, {shrunk.summary()}")
+    adoption = adopt(kept, blocks, calls, notes=notes)
     print(adoption.source(), file=out)
     if module is None or not adoption.calls:
         return 0

@@ -12,6 +12,7 @@ hand: deepdiff measured no shorter and 10 to 30 times slower (docs/architecture.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 from collections.abc import Collection, Mapping, Sequence
@@ -238,13 +239,6 @@ def _corpus_call(corpus: Corpus | None, case: str) -> CorpusCall | None:
     return corpus.call(case) if corpus is not None and case in corpus.cases else None
 
 
-def _corpus_for(journal: Journal) -> Corpus | None:
-    try:
-        return get_corpus(journal.corpus)
-    except CorpusError:
-        return None
-
-
 def _seq_note(old: Journal, new: Journal) -> tuple[tuple[int, int] | None, bool]:
     if dict(old.seqs) == dict(new.seqs):
         return None, False
@@ -276,11 +270,6 @@ def _versions(old: Journal, new: Journal) -> list[str]:
     ]
 
 
-def _unknown(journal: Journal) -> tuple[str, ...]:
-    """The version keys ``journal`` has as ``"unknown"``."""
-    return tuple(k for k in VERSION_KEYS if getattr(journal.recorded_by, k) == UNKNOWN)
-
-
 def _literal_mismatch(call: CorpusCall | None, old: _Recording, new: _Recording) -> str | None:
     """Why ``call`` means different things in the two recordings, if it does."""
     for seq in call.literal_seqs if call is not None else ():
@@ -295,7 +284,8 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
     """What changed from ``old`` to ``new``; ``corpus`` (by default the one ``old``
     names, if registered) says where outputs print seqs and what the args cite."""
     if corpus is None:
-        corpus = _corpus_for(old)
+        with contextlib.suppress(CorpusError):
+            corpus = get_corpus(old.corpus)
     o, n = _Recording(old, corpus), _Recording(new, corpus)
     other = [] if old.corpus == new.corpus else [f"corpus ({old.corpus} -> {new.corpus})"]
     if list(old.seqs) != list(new.seqs):
@@ -332,7 +322,8 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
 
     not_recorded: dict[str, tuple[str, ...]] = {}
     for side, reads, journal in (("old", reads_old, old), ("new", reads_new, new)):
-        missing = ((f"the reads of {reads} calls",) if reads else ()) + _unknown(journal)
+        unknown = [k for k in VERSION_KEYS if getattr(journal.recorded_by, k) == UNKNOWN]
+        missing = ((f"the reads of {reads} calls",) if reads else ()) + tuple(unknown)
         if missing:
             not_recorded[side] = missing
     added = tuple(c.case for c in new.calls if c.case not in o.calls)

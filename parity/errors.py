@@ -1,21 +1,6 @@
-"""The harness's exception tree: every error the parity package raises on purpose.
-
-```
-ParityError                 base; the CLI prints it and exits 2
-├── JournalError            a journal that cannot be read or written (file, case, field)
-├── CorpusError             a corpus that cannot be played (unknown block, duplicate case)
-├── RecordError             the recorder refused to record (non-empty archive, unstable Go)
-├── FakeGoError             the fake Go could not be set up or saw an unexpected request
-├── GoReferenceError        the Go reference could not be built or started
-├── GoClientError           a Go did not answer a request as its API says (no answer, TLS,
-│                           status, body: .status), or the options to reach it are unusable
-├── ReplayError             the replay itself went wrong (not a parity failure)
-├── ReviewError             a review that cannot run (under CI, a decision that is not allowed)
-└── AdoptError              a file of divergences that cannot be read, a module not written
-```
-
-A parity failure (an output that differs from the golden one) is not an exception:
-the replay reports it and the CLI exits 1.
+"""The harness's one exception tree: ``ParityError`` (the CLI prints it, exit 2) and a
+subclass per concern. A parity failure (an output that differs from the golden one) is
+not an exception: the replay reports it and the CLI exits 1.
 """
 
 from __future__ import annotations
@@ -45,11 +30,13 @@ class JournalError(ParityError):
 
 
 class CorpusError(ParityError):
-    """A corpus is inconsistent, or does not match the journal recorded from it."""
+    """A corpus that cannot be played (unknown block, duplicate case), or does not match
+    the journal recorded from it."""
 
 
 class RecordError(ParityError):
-    """The recorder refused to record (a Go that does not answer: ``GoClientError``)."""
+    """The recorder refused to record (an archive not empty, a Go that answers twice
+    differently; a Go that does not answer is a ``GoClientError``)."""
 
 
 class FakeGoError(ParityError):

@@ -10,6 +10,7 @@ does (or the Go cannot be reached).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import operator
@@ -82,13 +83,9 @@ def probe(go: GoConnection | GoClient) -> str:
 
     ProbeError when they fit none; a GoClientError when a call fails.
     """
-    client = go if isinstance(go, GoClient) else GoClient(go)
-    try:
-        calls = probe_calls()
+    calls = probe_calls()
+    with contextlib.nullcontext(go) if isinstance(go, GoClient) else GoClient(go) as client:
         answers = [client.exec_tool(tool, args) for tool, args in calls]
-    finally:
-        if client is not go:
-            client.close()
     empty = MemoryArchive()
     fits = [
         version

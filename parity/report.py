@@ -72,10 +72,10 @@ def reads_text(reads: Sequence[str] | None) -> str:
 
 def _bounded(lines: list[str], limit: int | None) -> list[str]:
     """``lines`` indented, the first ``limit`` of them (None: all), saying how many more."""
-    shown = ["    " + line for line in lines[:limit]]
-    if limit is not None and len(lines) > limit:
-        shown.append(f"    … {len(lines) - limit} more lines")
-    return shown
+    more = (
+        [f"… {len(lines) - limit} more lines"] if limit is not None and len(lines) > limit else []
+    )
+    return ["    " + line for line in lines[:limit] + more]
 
 
 def block(title: str, text: str, limit: int | None = None) -> str:
