@@ -30,7 +30,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
     from parity.corpus import Corpus
@@ -125,22 +125,18 @@ def _run(argv: list[str]) -> int:
         return Exit.ERROR
 
 
-class _Terminated(BaseException):
-    """SIGTERM, raised in the main thread so that every ``with`` and ``finally`` runs."""
-
-
-def _raise_terminated(signum: int, frame: FrameType | None) -> None:
-    raise _Terminated
+def _terminated(signum: int, frame: FrameType | None) -> NoReturn:
+    raise SystemExit(Exit.TERMINATED)
 
 
 @contextmanager
 def _sigterm_unwinds() -> Iterator[None]:
-    """While the command runs, SIGTERM unwinds like Ctrl-C (a Go reference it started
-    is stopped, not left running); the previous handler is restored after."""
+    """While the command runs, SIGTERM unwinds as ``SystemExit(143)`` (a Go reference it
+    started is stopped, not left running); the previous handler is restored after."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         yield
     finally:
@@ -169,15 +165,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             status = _run(argv)
         sys.stdout.flush()
         return status
-    except SystemExit as e:  # argparse: --help (0), a usage error (2)
+    except SystemExit as e:  # argparse: --help (0), a usage error (2); SIGTERM (143)
         return e.code if isinstance(e.code, int) else Exit.ERROR
     except BrokenPipeError:
         _silence_closed_pipes()
         return Exit.CLOSED_PIPE
     except KeyboardInterrupt:
         return Exit.INTERRUPTED
-    except _Terminated:
-        return Exit.TERMINATED
 
 
 if __name__ == "__main__":  # pragma: no cover

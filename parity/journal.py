@@ -302,23 +302,17 @@ def _validate(obj: Any, path: str) -> Journal:
                 fld=of,
             )
 
-    if isinstance(obj, dict) and "format" in obj:
-        version = obj["format"]
-        if isinstance(version, bool) or not isinstance(version, int):
-            raise fail(
-                f"format version must be an integer, not {_json_type(version)}", fld="format"
-            )
-        if version < FORMAT:
-            raise fail(
-                f"format version {version} is older than this harness's ({FORMAT}: digests "
-                "cover the blocks too); re-record with `make golden`",
-                fld="format",
-            )
-        if version != FORMAT:
-            raise fail(
-                f"unknown format version {version} (this harness reads format {FORMAT})",
-                fld="format",
-            )
+    version = obj.get("format", FORMAT) if isinstance(obj, dict) else FORMAT
+    if type(version) is not int:
+        raise fail(f"format version must be an integer, not {_json_type(version)}", fld="format")
+    if version != FORMAT:
+        raise fail(
+            f"format version {version} is older than this harness's ({FORMAT}: digests "
+            "cover the blocks too); re-record with `make golden`"
+            if version < FORMAT
+            else f"unknown format version {version} (this harness reads format {FORMAT})",
+            fld="format",
+        )
     top = fields(obj, _TOP_KEYS, "journal")
     corpus = text(top["corpus"], "corpus")
     rb = fields(top["recorded_by"], _RECORDED_BY_KEYS, "recorded_by")

@@ -143,17 +143,14 @@ def record(
     corpus: Corpus,
     *,
     go_url: str | GoConnection | None = None,
-    token: str | None = None,
     versions: Mapping[str, str] | None = None,
     held: Journal | None = None,
 ) -> Journal:
     """Record ``corpus`` from a fresh Go reference, or the live Go at ``go_url`` (a URL,
-    with ``token``; or a ``GoConnection``). ``versions``: those of a Go without
+    or a ``GoConnection`` with its token and TLS). ``versions``: those of a Go without
     ``/debug/version`` (else "unknown"; the Unicode version probed, ``parity.probe``).
     ``held``: a journal of ``corpus`` whose blocks a Go may already hold, at its seqs
     plus one offset (as an earlier ``--check`` leaves it), recorded as it is."""
-    if token is not None and isinstance(go_url, GoConnection):
-        raise ValueError("token goes with a URL; a GoConnection holds its own")
     instance: Instance = "reference" if go_url is None else "live"
     with contextlib.ExitStack() as stack:
         if go_url is None:
@@ -161,7 +158,7 @@ def record(
 
             go_url = stack.enter_context(GoReference().start(first_seq=FIRST_SEQ)).connection
         elif isinstance(go_url, str):
-            go_url = GoConnection(go_url, token=token)
+            go_url = GoConnection(go_url)
         go = stack.enter_context(GoClient(go_url))
         served = _unless_absent(go.version) or {}
         meta = {k: served.get(k) or (versions or {}).get(k) or UNKNOWN for k in VERSION_KEYS}
