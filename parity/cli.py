@@ -84,15 +84,7 @@ def corpora(args: argparse.Namespace) -> list[tuple[Corpus, str]]:
     names = args.corpus or list(CORPORA)
     if args.journal and len(names) != 1:
         raise ParityError("--journal needs exactly one --corpus (or a single registered corpus)")
-    return [(c, args.journal or display(c.journal_path)) for c in map(get_corpus, names)]
-
-
-def display(path: os.PathLike[str] | str) -> str:
-    """``path`` relative to the working directory when it is inside it."""
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return str(path)
+    return [(c, args.journal or os.path.relpath(c.journal_path)) for c in map(get_corpus, names)]
 
 
 def _run(argv: list[str]) -> int:

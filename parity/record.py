@@ -70,14 +70,11 @@ def _held(present: list[JournalBlock], corpus: Corpus, held: Journal) -> dict[st
     the corpus's readable ones, in order, each at its seq in ``held`` plus one offset:
     what an earlier recording of ``held``'s kind left in this Go. None otherwise."""
     readable = [b for b in corpus.blocks if not b.locked]
-    if list(held.seqs) != [b.name for b in corpus.blocks] or [
-        (p.label, p.content) for p in present
-    ] != [(b.label, b.content) for b in readable]:
+    if list(held.seqs) != [b.name for b in corpus.blocks] or len(present) != len(readable):
         return None
-    offsets = {p.seq - held.seqs[b.name] for p, b in zip(present, readable, strict=True)}
-    if len(offsets) != 1:
+    offset = present[0].seq - held.seqs[readable[0].name]
+    if present != [JournalBlock(held.seqs[b.name] + offset, b.label, b.content) for b in readable]:
         return None
-    offset = offsets.pop()
     return {name: seq + offset for name, seq in held.seqs.items()}
 
 
@@ -189,7 +186,6 @@ def run_record(
     *,
     journal_path: str,
     go: GoConnection | None,
-    versions: Mapping[str, str],
     check: bool,
     out: TextIO,
     full: bool = False,
@@ -221,9 +217,9 @@ def run_record(
         _unicode_note(go, old, out)
     if check:
         assert old is not None
-        new = record(corpus, go_url=go, versions=versions, held=old)
+        new = record(corpus, go_url=go, held=old)
         return _check(compare(old, new, corpus=corpus), journal_path, out, full=full)
-    new = record(corpus, go_url=go, versions=versions)
+    new = record(corpus, go_url=go)
     if new_only and old is not None:
         return _add_new(compare(old, new, corpus=corpus), journal_path, out)
     pending = journal_mod.pending_path(journal_path)
@@ -354,26 +350,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
         action="store_true",
         help="with --check: every changed case, each output and diff in full",
     )
-    for key in VERSION_KEYS:
-        flag = key.replace("_", "-")
-        rc.add_argument(
-            f"--{flag}",
-            metavar="V",
-            help=f"{flag} to record for a live Go without /debug/version (else 'unknown')",
-        )
     return rc
 
 
 def run(args: argparse.Namespace) -> int:
     """``parity record``: the worst status over the corpora."""
-    versions = {key: value for key in VERSION_KEYS if (value := getattr(args, key))}
     go = connection_from_options(args.go_url, ca=args.go_ca, cert=args.go_cert, key=args.go_key)
     statuses = [
         run_record(
             corpus,
             journal_path=path,
             go=go,
-            versions=versions,
             check=args.check,
             out=sys.stdout,
             full=args.verbose,

@@ -201,10 +201,8 @@ def _block_problems(journal: Journal, corpus: Corpus) -> list[str]:
 class Replayer:
     """One fake Go and one Python host, to replay a journal's calls one by one."""
 
-    def __init__(self, journal: Journal, corpus: Corpus, *, timeout: float = 5.0) -> None:
-        self.journal = journal
-        self.corpus = corpus
-        self.timeout = timeout
+    def __init__(self, journal: Journal, corpus: Corpus) -> None:
+        self.journal, self.corpus = journal, corpus
         self.fake = FakeGo(journal)
         self._host: ToolHost | None = None
         self._staged = 0  # the stale sets the delta pass served
@@ -215,7 +213,7 @@ class Replayer:
         try:
             version = self.journal.recorded_by.unicode_version
             options = {} if version == UNKNOWN else {"unicode_version": version}
-            self._host = self.corpus.host(self.fake.base_url, timeout=self.timeout, **options)
+            self._host = self.corpus.host(self.fake.base_url, timeout=5.0, **options)
         except Exception as e:
             self.fake.stop()
             raise ReplayError(
@@ -367,12 +365,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
         "damaged or stale (re-record it).",
     )
     corpus_options(rp)
-    rp.add_argument(
-        "--no-fallback",
-        dest="fallback",
-        action="store_false",
-        help="skip the last replay, where the archive fails and /tool/exec answers",
-    )
     rp.add_argument("--case", action="append", metavar="CASE", help="replay only this case")
     rp.add_argument("-v", "--verbose", action="store_true", help="list every case")
     rp.add_argument("--junitxml", metavar="FILE", help="also write a JUnit XML report to FILE")
@@ -388,7 +380,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
 def run(args: argparse.Namespace) -> int:
     """``parity replay``: 0 every case passed, 1 one failed."""
     started = time.perf_counter()
-    modes = tuple(m for m in ALL_MODES if args.fallback or m != "fallback")
+    modes = ALL_MODES
     results: list[ReplayResult] = []
     notes: list[str] = []
     for corpus, path in corpora(args):
