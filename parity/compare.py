@@ -193,12 +193,9 @@ class Drift:
         return out
 
     def merged(self, taken: Collection[str], *, base: Literal["old", "new"] = "old") -> Journal:
-        """The ``base`` journal with the items ``taken`` (case names, and ``RECORDED_BY``)
-        as the other journal has them; a case the other lacks is dropped.
-
-        The calls follow the new recording's order, a case only the old one has after
-        its predecessor there. Meant for journals with the same blocks and seqs.
-        """
+        """The ``base`` journal with the items ``taken`` (case names, ``RECORDED_BY``) as
+        the other has them (a case it lacks dropped), in the new recording's order (a case
+        only the old has after its predecessor there). For the same blocks and seqs."""
         a, b = (self.old, self.new) if base == "old" else (self.new, self.old)
         calls = {c.case: c for c in a.calls}
         for key in taken:
@@ -217,12 +214,9 @@ class Drift:
         )
 
     def in_old_seqs(self, case: str, *, output: str | None = None) -> JournalCall:
-        """The new call of ``case`` with the seqs its output and reads print written as
-        the old journal's (each left as it is where its seqs cannot all be mapped).
-
-        ``output``: another output of that call in the new recording's seqs (such as the
-        port's, against the new recording) to write in the old seqs instead.
-        """
+        """The new call of ``case``, the seqs its output and reads print written as the
+        old journal's (each left as it is where they cannot all be mapped); ``output``:
+        another output in the new seqs (the port's) to write so instead."""
         old, new = _Recording(self.old, self.corpus), _Recording(self.new, self.corpus)
         call = new.calls[case]
         if output is not None:
@@ -305,19 +299,17 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
             incomparable[call.case] = why
             continue
         t_old, t_new = o.template(before, wanted), n.template(call, wanted)
-        what = []
-        if before.tool != call.tool:
-            what.append("tool")
-        if before.args != call.args and (t_old is None or t_new is None):
-            what.append("args")
-        if o.output(before, t_old) != n.output(call, t_new):
-            what.append("output")
         reads_old += before.reads is None
         reads_new += call.reads is None
-        recorded = before.reads is not None and call.reads is not None
-        if recorded and o.reads(before.reads or ()) != n.reads(call.reads or ()):
-            what.append("reads")
-        if what:
+        differs = {
+            "tool": before.tool != call.tool,
+            "args": before.args != call.args and (t_old is None or t_new is None),
+            "output": o.output(before, t_old) != n.output(call, t_new),
+            "reads": before.reads is not None
+            and call.reads is not None
+            and o.reads(before.reads) != n.reads(call.reads),
+        }
+        if what := [k for k, d in differs.items() if d]:
             changes.append(CaseChange(call.case, tuple(what)))
 
     not_recorded: dict[str, tuple[str, ...]] = {}

@@ -182,26 +182,6 @@ def write(journal: Journal, path: str | Path) -> None:
 # --- reading -----------------------------------------------------------------------------
 
 
-def load(path: str | Path) -> Journal:
-    """Read and verify the journal at ``path``; any defect raises ``JournalError``."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError as e:
-        raise JournalError(path, "no such file (record it with `parity record`)") from e
-    except OSError as e:
-        raise JournalError(path, f"cannot read: {e.strerror or e}") from e
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        cut = e.end == len(data) and e.reason == "unexpected end of data"
-        detail = (
-            "ends inside a UTF-8 sequence (truncated?)" if cut else f"not UTF-8 at byte {e.start}"
-        )
-        raise _damaged(path, detail, data[: e.start]) from e
-    return loads(text, path=path)
-
-
 class _DuplicateKeyError(ValueError):
     pass
 
@@ -219,24 +199,38 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def loads(text: str, *, path: str | Path = "<journal>") -> Journal:
-    """Parse and verify a journal's text; ``path`` is only used in error messages."""
-    where = str(path)
+def load(path: str | Path) -> Journal:
+    """Read and verify the journal at ``path``; any defect raises ``JournalError``."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as e:
+        raise JournalError(path, "no such file (record it with `parity record`)") from e
+    except OSError as e:
+        raise JournalError(path, f"cannot read: {e.strerror or e}") from e
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        cut = e.end == len(data) and e.reason == "unexpected end of data"
+        detail = (
+            "ends inside a UTF-8 sequence (truncated?)" if cut else f"not UTF-8 at byte {e.start}"
+        )
+        raise _damaged(path, detail, data[: e.start]) from e
     try:
         obj = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant)
     except _DuplicateKeyError as e:
         key = e.args[0]
-        raise JournalError(where, f"a JSON object repeats the key {key!r}", field=key) from e
+        raise JournalError(path, f"a JSON object repeats the key {key!r}", field=key) from e
     except json.JSONDecodeError as e:
         detail = (
             f"ends early at line {e.lineno} column {e.colno} (truncated?)"
             if not text[e.pos :].strip()
             else f"not valid JSON at line {e.lineno} column {e.colno}: {e.msg} (corrupted?)"
         )
-        raise _damaged(where, detail, text[: e.pos].encode("utf-8", "surrogatepass")) from e
+        raise _damaged(path, detail, text[: e.pos].encode("utf-8", "surrogatepass")) from e
     except (ValueError, RecursionError) as e:
-        raise JournalError(where, f"not a journal: {e}") from e
-    return _validate(obj, where)
+        raise JournalError(path, f"not a journal: {e}") from e
+    return _validate(obj, str(path))
 
 
 def _damaged(path: str | Path, detail: str, prefix: bytes) -> JournalError:

@@ -194,11 +194,9 @@ def run_record(
     """``parity record`` for one corpus (from ``go``, else a fresh Go reference).
 
     ``check``: nothing written; 0 the Go answers as the journal says (modulo the seqs),
-    3 drift, each changed case shown (bounded unless ``full``). Else an absent or
-    unusable journal is written, and a recording that differs goes beside it
-    (``<journal>.new``, for ``parity review``): 4. ``new_only``: the journal takes only
-    the cases it lacks (as VCR's ``new_episodes``). Under CI: ``RecordError``.
-    """
+    3 drift (bounded unless ``full``). Else an absent or unusable journal is written, a
+    recording that differs goes beside it (``<journal>.new``): 4. ``new_only``: the
+    journal takes only the cases it lacks (VCR's ``new_episodes``). Under CI: refused."""
     if not check and in_ci():
         raise RecordError(
             "CI is set: CI never writes a golden; `parity record --check` checks for drift"

@@ -36,19 +36,17 @@ def visible(text: str) -> str:
     controls, format characters and unusual spaces as ``⟨U+XXXX⟩`` (``⟨TAB⟩``,
     ``⟨CR⟩``, ``⟨NUL⟩``); the marker characters themselves are escaped the same way.
     """
-    lines = text.split("\n")
-    out: list[str] = []
-    for i, line in enumerate(lines):
+
+    def shown(line: str) -> str:
         body = line.rstrip(" ")
-        trailing = len(line) - len(body)
-        parts = [
+        return "".join(
             _mark(ch)
             if ch in _MARKERS or (ch != " " and unicodedata.category(ch) in _INVISIBLE)
             else ch
             for ch in body
-        ]
-        out.append("".join(parts) + "␠" * trailing + ("⏎" if i < len(lines) - 1 else ""))
-    return "\n".join(out)
+        ) + "␠" * (len(line) - len(body))
+
+    return "⏎\n".join(map(shown, text.split("\n")))
 
 
 def inline(text: str) -> str:
