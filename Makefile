@@ -63,13 +63,13 @@ toolchains: $(TOOLCHAINS)
 
 test: gotest pytest
 
-# pytest-xdist: one worker per CPU (PYTEST_WORKERS=0: one process); the tests marked
-# xdist_group("name") run in one worker (they share a module fixture). Tests share what
-# must be made once (the packaging test's venv) through a file lock, not xdist_group.
+# pytest-xdist: one worker per CPU (PYTEST_WORKERS=0: one process). What the workers'
+# tests share (the packaging test's venv, a mutation run) is made once for the run, by
+# the first worker that needs it (tests/runwide.py).
 PYTEST_WORKERS ?= auto
 
 pytest: $(STAMP) toolchains
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 # go test runs its own vet checks; the whole go vet (with every release) is in `make lint`.
 gotest: $(STAMP)

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import fcntl
 import importlib.util
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -13,6 +11,8 @@ import venv
 from pathlib import Path
 
 import pytest
+
+from tests.runwide import made_once
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,23 +38,13 @@ def fresh_install(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for the run: under xdist the workers share it (built by the first, behind a lock),
     wherever their tests land.
     """
-    base = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        base = base.parent  # the run's, above each worker's own
-    where = base / "fresh-install"
+    return made_once(tmp_path_factory, "fresh-install", _install) / "venv" / "bin" / "python"
+
+
+def _install(where: Path) -> None:
     python = where / "venv" / "bin" / "python"
-    with (base / "fresh-install.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if not (where / "installed").exists():
-            shutil.rmtree(where, ignore_errors=True)  # what a failed build left
-            _install(where, python)
-            (where / "installed").touch()
-    return python
-
-
-def _install(where: Path, python: Path) -> None:
     source = where / "src"
-    source.mkdir(parents=True)
+    source.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, source / name)
     shutil.copytree(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import pickle
 import sys
 import types
 from pathlib import Path
@@ -27,6 +28,7 @@ from parity.strength import (
 )
 from parity.strength._explain import module_file
 from parity.strength._mutants import Key
+from tests.runwide import made_once
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = "recall/_tools.py"
@@ -287,23 +289,27 @@ SMALL_RUN = [
 ]
 
 
-@pytest.fixture(scope="session")  # xdist may run other modules between the group's tests
-def replayed() -> dict[Key, MutantResult]:
+@pytest.fixture(scope="session")
+def replayed(tmp_path_factory: pytest.TempPathFactory) -> dict[Key, MutantResult]:
     """One mutation run (two workers, each replaying the unmutated code first) for the
-    tests below, by mutant: what each test asserts is that run's result."""
-    tools = generate_mutants(["recall._tools"])
-    chosen = [_find(tools, *change) for change in READ_DIFFERING + SMALL_RUN]
-    return {r.mutant.key: r for r in strength.run_mutants(chosen, jobs=2, timeout=60)}
+    tests below, made once for the test run: what each test asserts is its result."""
+
+    def run(where: Path) -> None:
+        tools = generate_mutants(["recall._tools"])
+        chosen = [_find(tools, *change) for change in READ_DIFFERING + SMALL_RUN]
+        results = strength.run_mutants(chosen, jobs=2, timeout=60)
+        (where / "results.pickle").write_bytes(pickle.dumps(results))
+
+    results = pickle.loads(
+        (made_once(tmp_path_factory, "replayed", run) / "results.pickle").read_bytes()
+    )
+    return {r.mutant.key: r for r in results}
 
 
 def _results(replayed: dict[Key, MutantResult], chosen: list[Mutant]) -> list[MutantResult]:
     return [MutantResult(m, replayed[m.key].status, replayed[m.key].detail) for m in chosen]
 
 
-REPLAYED = pytest.mark.xdist_group("replayed")  # the tests sharing its run, in one worker
-
-
-@REPLAYED
 def test_mutants_differing_only_in_archive_reads_are_killed(
     tool_mutants: list[Mutant], replayed: dict[Key, MutantResult]
 ) -> None:
@@ -319,7 +325,6 @@ def test_mutants_differing_only_in_archive_reads_are_killed(
     ]
 
 
-@REPLAYED
 def test_a_small_mutation_run_kills_and_reports_survivors(
     tool_mutants: list[Mutant], replayed: dict[Key, MutantResult]
 ) -> None:
@@ -358,7 +363,6 @@ def _only(
     monkeypatch.setattr(_cli, "run_mutants", run_mutants)
 
 
-@REPLAYED
 def test_the_gate_fails_on_an_unexplained_survivor(
     every_mutant: list[Mutant],
     monkeypatch: pytest.MonkeyPatch,
@@ -385,7 +389,6 @@ def test_the_gate_fails_on_an_unexplained_survivor(
     assert cli.main(["strength", "--no-coverage"]) == 0
 
 
-@REPLAYED
 def test_the_gate_fails_on_an_explanation_the_replay_disproves(
     every_mutant: list[Mutant],
     monkeypatch: pytest.MonkeyPatch,
