@@ -1,12 +1,6 @@
-"""``parity fuzz``: both fuzzers, for a time or a number of examples, on one or more cores.
-
-The stateless fuzzer then the stateful one, each for half the time left (or
-``--examples`` each), in each of ``--workers`` processes (one per usable CPU, as ``go
-test -fuzz``), each with its own seed and Go references; their figures added up
-(:func:`gather`). ``--seconds`` counts from the command's start. An example database
-(``--db DIR`` or ``redis://HOST:PORT/N``) keeps each divergence: every worker, on any
-machine sharing it, replays it first.
-"""
+"""``parity fuzz``: the stateless fuzzer then the stateful one, each for half the time
+left (or ``--examples`` each), in a standard process pool of ``--workers``, each worker
+with its own seed and Go references, sharing the example database (``--db``)."""
 
 from __future__ import annotations
 
@@ -27,7 +21,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from parity.cli import Exit
 from parity.errors import ParityError
 from parity.fuzz import PROFILES, SHRINK_SECONDS, fuzz_go_url, fuzz_reference, profile
-from parity.goclient import TOKEN_ENV, add_go_options, connection_from_options
+from parity.goclient import TOKEN_ENV, GoConnection, add_go_options, connection_from_options
 from parity.rig import FuzzStats
 
 MODES = ("both", "stateless", "stateful")
@@ -49,45 +43,45 @@ def example_database(where: str) -> ExampleDatabase:
 
 @dataclass(frozen=True)
 class _Plan:
-    """What one process fuzzes."""
+    """What one process fuzzes; ``deadline`` is ``time.monotonic()``, alike in every process."""
 
     mode: str
     profile: str
     examples: int | None
     deadline: float | None
-    """When the command must be done (``time.monotonic()``, the same in every process)."""
     seed: int | None
     db: str | None
     steps: int | None
 
     def settings(self) -> settings:
         base = profile(self.profile)
-        if self.db is not None:
-            base = settings(base, database=example_database(self.db))
-        return base
+        return base if self.db is None else settings(base, database=example_database(self.db))
 
 
-def _run(plan: _Plan, out: Any) -> dict[str, FuzzStats]:
-    """Run the plan's fuzzers against Go references of our own; their stats by mode."""
+def _run(
+    plan: _Plan, results: dict[str, FuzzStats], go: GoConnection | None = None
+) -> dict[str, FuzzStats]:
+    """Run the plan's fuzzers (over ``go``, or Go references of our own); ``results``, their
+    stats by mode, filled as they run."""
     from parity.stateful import STEPS, fuzz_stateful
 
     modes = ["stateless", "stateful"] if plan.mode == "both" else [plan.mode]
-    results: dict[str, FuzzStats] = {}
     for i, mode in enumerate(modes):
         seconds = None
         if plan.deadline is not None:  # an equal share of the time left, at least a moment
             seconds = max((plan.deadline - time.monotonic()) / (len(modes) - i), 0.01)
-        stats = FuzzStats()
-        results[mode] = stats
+        stats = results[mode] = FuzzStats()
         amount: dict[str, Any] = {"base": plan.settings(), "examples": plan.examples}
         amount.update(
             seconds=seconds, seed_value=plan.seed, stats=stats, shrink_seconds=SHRINK_SECONDS
         )
-        if mode == "stateless":
+        if go is not None:
+            fuzz_go_url(go, **amount)
+        elif mode == "stateless":
             fuzz_reference(**amount)
         else:
             fuzz_stateful(**amount, steps=plan.steps or STEPS)
-        print(f"parity fuzz: {mode}: {stats.summary()}", file=out, flush=True)
+        print(f"parity fuzz: {mode}: {stats.summary()}", flush=True)
         if stats.divergences:
             break
     return results
@@ -105,62 +99,26 @@ def _total(results: dict[str, FuzzStats]) -> str:
     )
 
 
-# -- the workers ----------------------------------------------------------------------
+def _worker(plan: _Plan, index: int) -> dict[str, FuzzStats]:
+    """One worker's share of the campaign, with its own seed."""
+    return _run(replace(plan, seed=None if plan.seed is None else plan.seed + index), {})
 
 
-def _worker(plan: _Plan, index: int) -> dict[str, Any]:
-    """One worker's share of the campaign: its figures (:func:`worker_report`)."""
-    seed = None if plan.seed is None else plan.seed + index
-    return worker_report(_run(replace(plan, seed=seed), sys.stdout))
-
-
-def _run_workers(plan: _Plan, workers: int) -> dict[str, FuzzStats]:
-    """The campaign on ``workers`` processes; their stats added up."""
-    context = multiprocessing.get_context("spawn")  # no state of this process shared
-    with ProcessPoolExecutor(workers, mp_context=context) as pool:
-        return gather(pool.map(_worker, [plan] * workers, range(workers)))
-
-
-def worker_report(results: dict[str, FuzzStats]) -> dict[str, Any]:
-    """A worker's stats by mode, as JSON for :func:`gather`."""
-    return {
-        mode: {
-            "examples": s.examples,
-            "distinct": sorted(s.distinct.keys()),
-            "played": s.played,
-            "archives": s.archives,
-            "seconds": s.seconds,
-            "divergences": [d.report() for d in s.divergences],
-        }
-        for mode, s in results.items()
-    }
-
-
-def gather(reports: Iterable[dict[str, Any]]) -> dict[str, FuzzStats]:
-    """The workers' reports added up by mode (a call two workers compared over the same
+def gather(runs: Iterable[dict[str, FuzzStats]]) -> dict[str, FuzzStats]:
+    """The workers' stats added up by mode (a call two workers compared over the same
     readable set counts once; the seconds: the longest worker's, they ran side by side)."""
     results: dict[str, FuzzStats] = {}
-    for report in reports:
-        for mode, figures in report.items():
+    for run in runs:
+        for mode, one in run.items():
             stats = results.setdefault(mode, FuzzStats())
-            stats.examples += figures["examples"]
-            stats.distinct.merge(figures["distinct"])
+            stats.examples += one.examples
+            stats.distinct.merge(one.distinct.keys())
             stats.calls = len(stats.distinct)
-            stats.played += figures["played"]
-            stats.archives += figures["archives"]
-            stats.seconds = max(stats.seconds, figures["seconds"])
-            stats.divergences += [_Reported(text) for text in figures["divergences"]]
+            stats.played += one.played
+            stats.archives += one.archives
+            stats.seconds = max(stats.seconds, one.seconds)
+            stats.divergences += one.divergences
     return results
-
-
-@dataclass(frozen=True)
-class _Reported:
-    """A divergence a worker reported."""
-
-    text: str
-
-    def report(self) -> str:
-        return self.text
 
 
 # -- the command ----------------------------------------------------------------------
@@ -239,18 +197,17 @@ def usable_cpus() -> int:
     return os.cpu_count() or 1
 
 
-def _problem(options: argparse.Namespace) -> str | None:
+def _check(options: argparse.Namespace) -> None:
     if options.examples is not None and options.examples < 1:
-        return "--examples must be at least 1"
+        raise ParityError("--examples must be at least 1")
     if options.seconds is not None and options.seconds <= 0:
-        return "--seconds must be positive"
+        raise ParityError("--seconds must be positive")
     if options.workers < 1:
-        return "--workers must be at least 1"
+        raise ParityError("--workers must be at least 1")
     if options.steps is not None and options.steps < 1:
-        return "--steps must be at least 1"
+        raise ParityError("--steps must be at least 1")
     if options.go_url is not None and (options.workers > 1 or options.mode == "stateful"):
-        return "--go-url fuzzes statelessly, in one process"
-    return None
+        raise ParityError("--go-url fuzzes statelessly, in one process")
 
 
 def run(options: argparse.Namespace) -> int:
@@ -258,9 +215,7 @@ def run(options: argparse.Namespace) -> int:
     started = time.monotonic() - process_age()  # --seconds counts from the process's start
     if options.workers is None:  # auto
         options.workers = 1 if options.go_url is not None else usable_cpus()
-    problem = _problem(options)
-    if problem is not None:
-        raise ParityError(problem)
+    _check(options)
     results: dict[str, FuzzStats] = {}
     try:
         name = options.profile or os.environ.get("HYPOTHESIS_PROFILE") or "dev"
@@ -280,25 +235,18 @@ def run(options: argparse.Namespace) -> int:
         )
         if go is not None:
             print(f"parity fuzz: the Go at {go.url}, read only", flush=True)
-            results["stateless"] = FuzzStats()
-            fuzz_go_url(
-                go,
-                base=plan.settings(),
-                examples=plan.examples,
-                seconds=None if deadline is None else deadline - time.monotonic(),
-                seed_value=seed_value,
-                stats=results["stateless"],
-                shrink_seconds=SHRINK_SECONDS,
-            )
-            print(f"parity fuzz: stateless: {results['stateless'].summary()}", flush=True)
+            _run(replace(plan, mode="stateless"), results, go)
         elif options.workers > 1:
             print(f"parity fuzz: {options.workers} workers", flush=True)
-            results = _run_workers(plan, options.workers)
+            context = multiprocessing.get_context("spawn")  # no state of this process shared
+            with ProcessPoolExecutor(options.workers, mp_context=context) as pool:
+                workers = range(options.workers)
+                results = gather(pool.map(_worker, [plan] * options.workers, workers))
             for mode, stats in results.items():
                 print(f"parity fuzz: {mode}: {stats.summary()}", flush=True)
         else:
             print("parity fuzz: Go references of our own, reset for each example", flush=True)
-            results = _run(plan, sys.stdout)
+            _run(plan, results)
     except KeyboardInterrupt:
         print(f"parity fuzz: interrupted; {_total(results)}", file=sys.stderr)
         raise

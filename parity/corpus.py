@@ -1,15 +1,6 @@
-"""Corpora: what the recorder plays into Go, and what the replay runs in Python.
-
-A corpus names a tool set (``recall``): the blocks to archive, each under a
-symbolic name, and the calls, whose args may cite a block as ``{{seq:NAME}}``,
-resolved to the seq the Go assigned at record time. It also says how to build the
-Python implementation under test for a (fake) Go's base URL, and where its tools'
-outputs print a seq (``printed_seqs``), so that two recordings from Gos whose
-sequences start apart can be compared (``parity.compare``).
-
-Moving another tool from Go to Python adds a module under ``parity/corpora/`` and a
-line in ``CORPORA``; the journal, recorder, fake Go and replay stay as they are.
-"""
+"""Corpora: a tool set's named blocks and calls (args cite a block as ``{{seq:NAME}}``),
+how to build its Python implementation, and where its outputs print seqs. Another tool
+moved from Go adds a module under ``parity/corpora/`` and a line in ``CORPORA``."""
 
 from __future__ import annotations
 
@@ -61,13 +52,9 @@ class SeqSite:
 
 
 class PrintedSeqs(Protocol):
-    """Where an output of one of the corpus's tools prints seqs (``Corpus.printed_seqs``).
-
-    ``template`` is the call's args template, given only when the recorded args are
-    that template resolved with ``seqs``; ``labels`` are the recording's block labels
-    by seq. Sites must be found from the output's structure, never by searching for
-    digits: a block's content may hold ``r7`` without citing any block.
-    """
+    """Where an output prints seqs; ``template``: the call's args template, when the recorded
+    args are it resolved with ``seqs``; ``labels`` by seq. Found from the output's
+    structure, never by searching digits (a content may hold ``r7`` citing no block)."""
 
     def __call__(
         self,

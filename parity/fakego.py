@@ -1,15 +1,13 @@
 """A fake Go: a journal's archive served on loopback, encoded as Go encodes JSON.
 
-One ``pytest_httpserver.HTTPServer`` answers the contract's routes from a journal, per
-``Mode``: ``archive`` serves ``/block?seq=N`` (404 ``{"error":"not found"}``, 400 for a
-missing or non-int64 ``seq``, as Go) and ``/blocks``, with ``/tool/exec`` a 500 so no
-fallback hides a divergence; ``conditional`` adds a strong ETag on ``/blocks`` (``"fake-"``
-and 16 hex digits of the body's SHA-256) and a 304 when ``If-None-Match`` names it (as
-the Go reference reads it); ``delta`` serves a set (the journal's, or ``stage``'s) under
-a tag of its own and answers ``?since=<tag>`` as the contract says; ``fallback`` answers
-``/tool/exec`` with the recorded output of that exact call, and the reads with 500.
-``Served.read`` names each request as the journal names Go's reads. ``check()`` raises
-``FakeGoError`` for any request the fake was not set up for::
+A ``pytest_httpserver.HTTPServer`` answers the contract's routes from a journal, per
+``Mode``: ``archive`` serves ``/block?seq=N`` (404, or 400 for a missing or non-int64
+``seq``, as Go) and ``/blocks``, with ``/tool/exec`` a 500 so no fallback hides a
+divergence; ``conditional`` adds a strong ETag on ``/blocks`` (``"fake-"`` and 16 hex
+digits of the body's SHA-256) and its 304; ``delta`` serves a set (the journal's, or
+``stage``'s) under a tag of its own and answers ``?since=<tag>``; ``fallback`` answers
+``/tool/exec`` with the recorded output of that exact call, the reads with 500.
+``check()`` raises ``FakeGoError`` for any request the fake was not set up for::
 
     with FakeGo(journal) as go:
         GoTurnHost(go.base_url).exec_tool("recall", '{"id": "r1000"}')
@@ -55,6 +53,11 @@ def go_json(value: Any) -> bytes:
     return (_HTML_RE.sub(lambda m: f"\\u{ord(m[0]):04x}", text) + "\n").encode("utf-8")
 
 
+def _int64(raw: str) -> int | None:
+    """``raw`` as Go's ``strconv.ParseInt(raw, 10, 64)`` reads it, or None."""
+    return int(raw) if _SEQ_RE.match(raw) and -_INT64 <= int(raw) < _INT64 else None
+
+
 def _block_obj(b: JournalBlock) -> dict[str, Any]:
     return {"seq": b.seq, "label": b.label, "content": b.content}  # Go's struct field order
 
@@ -74,13 +77,10 @@ class Served:
 
     @property
     def read(self) -> str | None:
-        """The archive read this request is, as the journal names Go's reads, or None.
-
-        ``GET /internal/v1/recall/block?seq=N`` is ``"block?seq=N"`` with ``N`` in
-        canonical decimal when it is a decimal int64 (as Go's handler reads it: the
-        first ``seq``); with another query it is ``"block?<query>"``, which no Go read
-        is. ``GET /internal/v1/recall/blocks`` is ``"blocks"``, whatever its query.
-        """
+        """The archive read this request is, as the journal names Go's reads, or None:
+        ``"blocks"`` (whatever the query), ``"block?seq=N"`` with the first ``seq`` in
+        canonical decimal when it is a decimal int64 (as Go reads it), else
+        ``"block?<query>"``, which no Go read is."""
         if self.method != "GET":
             return None
         path, _, query = self.target.partition("?")
@@ -89,9 +89,8 @@ class Served:
         if path != BLOCK_PATH:
             return None
         seqs = [v for k, v in urllib.parse.parse_qsl(query, keep_blank_values=True) if k == "seq"]
-        if seqs and _SEQ_RE.match(seqs[0]) and -_INT64 <= int(seqs[0]) < _INT64:
-            return f"block?seq={int(seqs[0])}"
-        return f"block?{query}"
+        seq = _int64(seqs[0]) if seqs else None
+        return f"block?{query}" if seq is None else f"block?seq={seq}"
 
     def __str__(self) -> str:
         return f"{self.method} {self.target} -> {self.status}"
@@ -139,7 +138,7 @@ class FakeGo:
         return self
 
     def stop(self) -> None:
-        """Stop listening (idempotent)."""
+        """Stop listening (again: nothing)."""
         if self._server is not None and self._server.is_running():
             self._server.stop()
         self._server = None
@@ -226,10 +225,10 @@ class FakeGo:
             return self._unavailable("archive reads")
         if "seq" not in request.args:
             return self._respond(400, {"error": 'missing "seq"'})
-        raw = request.args["seq"]
-        if not _SEQ_RE.match(raw) or not -_INT64 <= int(raw) < _INT64:
+        seq = _int64(request.args["seq"])
+        if seq is None:
             return self._respond(400, {"error": '"seq" must be a decimal int64'})
-        block = self._blocks.get(int(raw))
+        block = self._blocks.get(seq)
         if block is None:
             return self._respond(404, {"error": "not found"})
         return self._respond(200, _block_obj(block))
@@ -292,28 +291,18 @@ def names_tag(fields: Iterable[str], tag: str) -> bool:
     reference reads it (RFC 9110, 13.1.2): ``*``, or a list of entity tags one of which
     is ``tag`` by weak comparison (``W/"x"`` names ``"x"``). A malformed list names
     nothing."""
-    rest = ",".join(fields)
-    if rest.strip(" \t") == "*":
+    text = ",".join(fields)
+    if text.strip(" \t") == "*":
         return True
-    found = False
-    while True:
-        rest = rest.lstrip(" \t")
-        if not rest:
-            return found
-        if rest[0] == ",":  # empty list elements are allowed
-            rest = rest[1:]
-            continue
-        match = _ENTITY_TAG.match(rest)
-        if match is None:
-            return False
-        found = found or match[1] == tag
-        rest = rest[match.end() :].lstrip(" \t")
-        if rest and rest[0] != ",":
-            return False
+    return _TAG_LIST.fullmatch(text) is not None and tag in _ENTITY_TAG.findall(text)
 
 
-# [W/] DQUOTE *etagc DQUOTE, etagc = %x21 / %x23-7E / %x80-FF (a str of Latin-1 here).
+# [W/] DQUOTE *etagc DQUOTE, etagc = %x21 / %x23-7E / %x80-FF (a str of Latin-1 here), in
+# a list of them whose elements may be empty, with spaces and tabs around each.
 _ENTITY_TAG = re.compile('(?:W/)?("[\x21\x23-\x7e\x80-\xff]*")')
+_TAG_LIST = re.compile(
+    f"[ \t]*(?:{_ENTITY_TAG.pattern}[ \t]*)?(?:,[ \t]*(?:{_ENTITY_TAG.pattern}[ \t]*)?)*"
+)
 
 
 def blocks_body(blocks: Iterable[JournalBlock] | Mapping[int, JournalBlock]) -> bytes:

@@ -1,14 +1,7 @@
-"""Stateless differential fuzzing: the port's hosts against a live Go, with Hypothesis.
-
-An example of :func:`fuzz_reference` draws blocks and a pool of calls, archives the
-blocks a few at a time then locks them one after the other (:func:`archives`), and over
-each archive plays the pool through a fresh host (either kind, any cache; a Go with or
-without conditional reads) and Go's own tools: the outputs byte for byte, no fallback
-(the host's transport and the Go's log both checked), a call compared once per archive.
-A divergence shrinks to a ready corpus case. :func:`fuzz_go_url` reads a running Go's
-archive, read only. The profiles ``ci`` (derandomized, bounded) and ``dev`` are
-registered on import.
-"""
+"""Stateless differential fuzzing: an example of :func:`fuzz_reference` plays a pool of
+calls over each of its :func:`archives`, through a fresh host, against Go's own tools; a
+divergence shrinks to a ready corpus case. :func:`fuzz_go_url` reads a running Go's
+archive. The profiles ``ci`` (derandomized, bounded) and ``dev`` are registered on import."""
 
 from __future__ import annotations
 
@@ -19,7 +12,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -34,6 +27,9 @@ from parity.reference import GoReference
 from parity.report import mismatch_report
 from parity.strategies import INT64_MAX, BlockSpec, block_sets, call_pools, calls, words_of
 from recall._tools import replace_surrogates
+
+if TYPE_CHECKING:
+    from parity.stateful import StatefulDivergence
 
 PROFILES = ("ci", "dev")
 _HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
@@ -77,15 +73,13 @@ class Divergence:
 
     tool: str
     args: str
-    blocks: tuple[tuple[int, BlockSpec], ...]
-    """The archived blocks with their seqs (all of them, or the ones the case cites)."""
+    blocks: tuple[tuple[int, BlockSpec], ...]  # with their seqs: all, or those the case cites
     go_output: str
     python_output: str
     reasons: tuple[str, ...]
     host_requests: tuple[str, ...] = ()
     first_seq: int | None = None
-    archived: int | None = None
-    """How many blocks the Go held (more than ``blocks`` when only the cited are kept)."""
+    archived: int | None = None  # how many blocks the Go held
 
     @property
     def case(self) -> str:
@@ -131,22 +125,31 @@ class Divergence:
     def report(self) -> str:
         """What diverged, both outputs made visible, and the ready corpus case."""
         where = f", first seq {self.first_seq}" if self.first_seq is not None else ""
-        lines = [
-            f"DIVERGENCE {self.case} ({len(self.blocks)} blocks archived{where})",
-            *(f"  - {reason}" for reason in self.reasons),
-            f"  host requests: {list(self.host_requests)}",
-            mismatch_report(
-                case=self.case,
-                tool=self.tool,
-                args=self.args,
-                expected=self.go_output,
-                actual=self.python_output,
-                expected_name="go /tool/exec",
-                actual_name="python GoTurnHost",
-            ),
-            self.corpus_case(),
-        ]
-        return "\n".join(lines)
+        head = report_head(self, f"{len(self.blocks)} blocks archived{where}")
+        call = (self.tool, self.args, "python GoTurnHost")
+        return "\n".join([*head, mismatch(self, *call), self.corpus_case()])
+
+
+def report_head(divergence: Divergence | StatefulDivergence, what: str) -> list[str]:
+    """A divergence report's first lines: its name, ``what``, its reasons, its requests."""
+    return [
+        f"DIVERGENCE {divergence.case} ({what})",
+        *(f"  - {reason}" for reason in divergence.reasons),
+        f"  host requests: {list(divergence.host_requests)}",
+    ]
+
+
+def mismatch(divergence: Divergence | StatefulDivergence, tool: str, args: str, host: str) -> str:
+    """Go's output and the ``host``'s, made visible."""
+    return mismatch_report(
+        case=divergence.case,
+        tool=tool,
+        args=args,
+        expected=divergence.go_output,
+        actual=divergence.python_output,
+        expected_name="go /tool/exec",
+        actual_name=host,
+    )
 
 
 # -- against fresh Go references ---------------------------------------------------
@@ -159,11 +162,16 @@ def static_divergence(
     blocks: Sequence[tuple[int, BlockSpec]],
     first_seq: int | None,
 ) -> Divergence:
-    """The divergence of a call played over a static archive of ``blocks``."""
+    """The divergence of a call played over a static archive of ``blocks`` (of more than 12:
+    those the call or the outputs cite)."""
+    cited = tuple(blocks)
+    if len(blocks) > 12:
+        text = f"{expected} {played.output}" + (played.args if played.tool == "recall" else "")
+        cited = tuple((s, b) for s, b in blocks if re.search(rf"(?<!\d){s}(?!\d)", text))
     return Divergence(
         tool=played.tool,
         args=played.args,
-        blocks=_cited(blocks, played.tool, played.args, expected, played.output),
+        blocks=cited,
         go_output=expected,
         python_output=played.output,
         reasons=reasons,
@@ -171,16 +179,6 @@ def static_divergence(
         first_seq=first_seq,
         archived=len(blocks),
     )
-
-
-def _cited(
-    blocks: Sequence[tuple[int, BlockSpec]], tool: str, args: str, *outputs: str
-) -> tuple[tuple[int, BlockSpec], ...]:
-    """The blocks a case needs: all of a small set, else those the call or outputs cite."""
-    if len(blocks) <= 12:
-        return tuple(blocks)
-    text = " ".join(outputs) + (args if tool == "recall" else "")
-    return tuple((s, b) for s, b in blocks if re.search(rf"(?<!\d){s}(?!\d)", text))
 
 
 def archive_ends(n: int) -> list[int]:
@@ -197,7 +195,7 @@ def archives(n: int) -> list[tuple[int, int]]:
 
 
 class _Archive:
-    """The Go's archive of an example, brought from one of its archives to the next."""
+    """The Go's archive of an example, brought from one of its :func:`archives` to the next."""
 
     def __init__(self, session: rig.GoSession, first_seq: int, specs: Sequence[BlockSpec]) -> None:
         self.session = session
@@ -320,12 +318,9 @@ def fuzz_reference(
     wrap: rig.TransportWrap | None = None,
     unicode_version: str | None = None,
 ) -> rig.FuzzStats:
-    """Fuzz calls over static archives (see the module); the run's stats.
-
-    A divergence ends the run once shrunk (``shrink_seconds`` at most): it is
-    ``stats.divergences[0]``; a harness error is raised. ``wrap`` puts a test's transport
-    under every host; the hosts are told the Go's Unicode version, or ``unicode_version``.
-    """
+    """Fuzz calls over static archives; the run's stats, a divergence (shrunk for
+    ``shrink_seconds`` at most) in ``divergences``. ``wrap``: a test's transport under every
+    host; ``unicode_version``: told to the hosts, else the Go's."""
     stats = stats if stats is not None else rig.FuzzStats()
     chosen = rig.fuzz_settings(base or profile(), examples, seconds, seed_value)
     clock = rig.Clock.of(seconds, shrink_seconds)

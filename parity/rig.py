@@ -1,11 +1,7 @@
-"""The rig both fuzzers (``parity.fuzz``, ``parity.stateful``) play calls on.
-
-:class:`GoSession` is one Go process for a whole run (an example starts from
-``/debug/reset``, and :meth:`GoSession.settle` gets Go's outputs, its request log and
-the next change in one ``/debug/batch``); :class:`Host` the host under test, each
-request it sends noted (:class:`Recording`); :func:`verdict` why a call diverges; and
-the run's control: :class:`FuzzStats`, :class:`Clock`, :func:`diverged`, :func:`run_test`.
-"""
+"""The rig both fuzzers (``parity.fuzz``, ``parity.stateful``) play calls on: a Go per
+run (:class:`GoSession`), the hosts under test (:class:`Host`, each request noted),
+:func:`verdict` why a call diverges, and the run's control (:class:`FuzzStats`,
+:class:`Clock`, :func:`diverged`, :func:`run_test`)."""
 
 from __future__ import annotations
 
@@ -73,8 +69,7 @@ class GoSession:
         self._reference = reference
         self.running: RunningReference = reference.start(**_MODE_OPTIONS[mode])
         self.client: GoClient = self.running.client
-        self.unicode_version: str = self.running.version()["unicode_version"]
-        """The Go's ``unicode.Version``: the hosts over it are told it."""
+        self.unicode_version: str = self.running.version()["unicode_version"]  # hosts' too
         self._log_at = 0
 
     def restart(self, first_seq: int, blocks: Sequence[BlockSpec]) -> None:
@@ -96,9 +91,7 @@ class GoSession:
 
     def archive(self, blocks: Sequence[BlockSpec]) -> list[int]:
         """Archive ``blocks`` in one request; their seqs."""
-        if not blocks:
-            return []
-        return self.client.run(self.archiving(blocks))
+        return self.client.run(self.archiving(blocks)) if blocks else []
 
     @staticmethod
     def archiving(blocks: Sequence[BlockSpec]) -> DebugRequest[list[int]]:
@@ -168,31 +161,29 @@ class Recording:
     def note(self, request: httpx.Request) -> None:
         self.seen.append(f"{request.method} {request.url.raw_path.decode('ascii')}")
 
-    def since(self, at: int) -> list[str]:
-        return self.seen[at:]
+    def since(self, at: int) -> tuple[str, ...]:
+        return tuple(self.seen[at:])
 
 
-class _Recorder(httpx.BaseTransport):
-    def __init__(self, inner: httpx.BaseTransport, recording: Recording) -> None:
+class _Recorder(httpx.BaseTransport, httpx.AsyncBaseTransport):
+    """A transport (sync or async, as ``inner`` is) noting each request in ``recording``."""
+
+    def __init__(self, inner: Any, recording: Recording) -> None:
         self._inner = inner
         self._recording = recording
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         self._recording.note(request)
-        return self._inner.handle_request(request)
-
-    def close(self) -> None:
-        self._inner.close()
-
-
-class _AsyncRecorder(httpx.AsyncBaseTransport):
-    def __init__(self, inner: httpx.AsyncBaseTransport, recording: Recording) -> None:
-        self._inner = inner
-        self._recording = recording
+        response: httpx.Response = self._inner.handle_request(request)
+        return response
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         self._recording.note(request)
-        return await self._inner.handle_async_request(request)
+        response: httpx.Response = await self._inner.handle_async_request(request)
+        return response
+
+    def close(self) -> None:
+        self._inner.close()
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -226,25 +217,20 @@ class Host:
         self.spec = spec
         self.recording = recording
         self._loop = loop
-        options: dict[str, Any] = {
-            "token": connection.token,
-            "cache_bytes": spec.cache_bytes,
-            "unicode_version": unicode_version,
-        }
-        self._sync: GoTurnHost | None = None
-        self._async: AsyncGoTurnHost | None = None
-        if spec.kind == "sync":
-            inner: httpx.BaseTransport = connection.transport()
-            inner = inner if wrap is None else wrap.sync(inner)
-            transport = _Recorder(inner, recording)
-            self._sync = GoTurnHost(connection.base_url, transport=transport, **options)
-        else:
-            ainner: httpx.AsyncBaseTransport = httpx.AsyncHTTPTransport(
-                verify=connection.ssl_context
-            )
-            ainner = ainner if wrap is None else wrap.asynchronous(ainner)
-            atransport = _AsyncRecorder(ainner, recording)
-            self._async = AsyncGoTurnHost(connection.base_url, transport=atransport, **options)
+        sync = spec.kind == "sync"
+        inner: Any = (httpx.HTTPTransport if sync else httpx.AsyncHTTPTransport)(
+            verify=connection.ssl_context
+        )
+        if wrap is not None:
+            inner = wrap.sync(inner) if sync else wrap.asynchronous(inner)
+        kind: Any = GoTurnHost if sync else AsyncGoTurnHost
+        self._host: GoTurnHost | AsyncGoTurnHost = kind(
+            connection.base_url,
+            transport=_Recorder(inner, recording),
+            token=connection.token,
+            cache_bytes=spec.cache_bytes,
+            unicode_version=unicode_version,
+        )
 
     def play(self, tool: str, args: str) -> Played:
         """Run one call; any error of the host is its outcome, never raised here."""
@@ -254,43 +240,29 @@ class Host:
     def play_many(self, calls: Sequence[tuple[str, str]]) -> list[Played]:
         """Run the calls one after the other (an async host's in one run of the loop:
         as fast as one at a time can be; running them at once was slower, measured)."""
-        if self._sync is None:
-            return self._loop.run(self._play_async(calls))
+        return self._loop.run(self._play(calls))
+
+    async def _play(self, calls: Sequence[tuple[str, str]]) -> list[Played]:
         played = []
         for tool, args in calls:
             at = len(self.recording.seen)
             try:
-                result: str | Exception = self._sync.exec_tool(tool, args)
+                result = self._host.exec_tool(tool, args)
+                output = result if isinstance(result, str) else await result
             except Exception as exc:  # any error of the host is a divergence, never a crash
-                result = exc
-            played.append(self._outcome(tool, args, at, result))
+                name = type(exc).__name__
+                played.append(
+                    Played(tool, args, f"<{name}: {exc}>", self.recording.since(at), name)
+                )
+            else:
+                played.append(Played(tool, args, output, self.recording.since(at)))
         return played
-
-    async def _play_async(self, calls: Sequence[tuple[str, str]]) -> list[Played]:
-        assert self._async is not None
-        played = []
-        for tool, args in calls:
-            at = len(self.recording.seen)
-            try:
-                result: str | Exception = await self._async.exec_tool(tool, args)
-            except Exception as exc:  # as in play_many
-                result = exc
-            played.append(self._outcome(tool, args, at, result))
-        return played
-
-    def _outcome(self, tool: str, args: str, at: int, result: str | Exception) -> Played:
-        requests = tuple(self.recording.seen[at:])
-        if isinstance(result, str):
-            return Played(tool, args, result, requests)
-        raised = type(result).__name__
-        return Played(tool, args, f"<{raised}: {result}>", requests, raised)
 
     def close(self) -> None:
-        """Close the host's connections."""
-        if self._sync is not None:
-            self._sync.close()
-        elif self._async is not None:
-            self._loop.run(self._async.aclose())
+        if isinstance(self._host, GoTurnHost):
+            self._host.close()
+        else:
+            self._loop.run(self._host.aclose())
 
 
 class Rig:
@@ -306,8 +278,7 @@ class Rig:
     ) -> None:
         self.reference = reference
         self.wrap = wrap
-        self.unicode_version = unicode_version
-        """What the hosts are told of the Go's Unicode version (None: the Go's own)."""
+        self.unicode_version = unicode_version  # what the hosts are told (None: the Go's)
         self.loop = asyncio.Runner()
         self.recording = Recording()
         self._sessions: dict[GoMode, GoSession] = {}
@@ -330,7 +301,6 @@ class Rig:
         )
 
     def close(self) -> None:
-        """Stop the Go references, close the loop."""
         while self._sessions:
             self._sessions.popitem()[1].close()
         self.loop.close()
@@ -384,19 +354,14 @@ class Distinct:
     def __init__(self) -> None:
         self._seen: set[int] = set()
 
-    @staticmethod
-    def _key(state: int, tool: str, args: str) -> int:
-        return _digest(repr((state, tool, args)))
-
     def add(self, state: int, tool: str, args: str) -> bool:
         """Note a call over the archive state ``state``; whether it is new."""
         before = len(self._seen)
-        self._seen.add(self._key(state, tool, args))
+        self._seen.add(_digest(repr((state, tool, args))))
         return len(self._seen) > before
 
     def __contains__(self, call: tuple[int, str, str]) -> bool:
-        """Whether the call ``(state, tool, args)`` was noted."""
-        return self._key(*call) in self._seen
+        return _digest(repr(call)) in self._seen
 
     def __len__(self) -> int:
         return len(self._seen)
@@ -411,8 +376,8 @@ class Distinct:
 
 # -- the run's control ------------------------------------------------------------------
 
+# What a harness failure raises (Go not built, not answering): it ends the run, unshrunk.
 HARNESS_ERRORS = (ParityError, httpx.HTTPError, OSError, ValueError)
-"""What a harness failure raises (Go not built, not answering): it ends the run, unshrunk."""
 
 
 class Found(Protocol):
@@ -493,10 +458,9 @@ class Clock:
     deadline: float | None
     shrink_seconds: float
     found_at: float | None = None
-    last: float | None = None
-    """When ``check`` last ran."""
+    last: float | None = None  # when ``check`` last ran
+    # the time between the last checks: how long the next example may take
     gaps: deque[float] = field(default_factory=lambda: deque(maxlen=8))
-    """The time between the last checks: how long the next example may take."""
 
     @classmethod
     def of(cls, seconds: float | None, shrink_seconds: float) -> Clock:

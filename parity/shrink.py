@@ -1,15 +1,11 @@
-"""Shrinking a divergence to a minimal case that still diverges, before it is adopted.
-
-``shrink`` reduces the case in the style of delta debugging (Zeller's ddmin, the
-complement-removal form): the fewest blocks, then the fewest lines, words and characters
-of each label, content and query; then each word and character that can be becomes
-filler (``x``). A candidate is kept when it still diverges as the replay will see it:
-the corpus's blocks then the case's archived in a Go emptied for it, the port reading
-them through a ``GoTurnHost``, Go answering on ``/tool/exec``.
-"""
+"""Shrinking a divergence before it is adopted, by delta debugging (:func:`ddmin`): the
+fewest blocks, lines, words and characters, then filler (``x``), as long as it diverges
+as the replay will see it (:class:`GoOracle`)."""
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -232,26 +228,21 @@ def _set(case: Case, i: int, field: int, text: str) -> Case:
 
 
 def _smaller_texts(case: Case, test: Callable[[Case], bool]) -> Case:
-    for i in range(len(case.blocks)):
-        for field in (0, 1):
-            start = case
-
-            def holds(text: str, start: Case = start, i: int = i, field: int = field) -> bool:
-                return test(_set(start, i, field, text))
-
-            case = _set(case, i, field, _smaller_text(case.blocks[i][field], holds))
+    for i, field in itertools.product(range(len(case.blocks)), (0, 1)):
+        holds = functools.partial(lambda c, i, f, t: test(_set(c, i, f, t)), case, i, field)
+        case = _set(case, i, field, _smaller_text(case.blocks[i][field], holds))
     return case
 
 
 def _filled(case: Case, test: Callable[[Case], bool]) -> Case:
     """Each word, then each character, that can be is replaced by filler."""
-    for pattern in (_WORD, _NOT_FILLER):
-        for i in range(len(case.blocks)):
-            for field in (0, 1):
-                for match in reversed(list(pattern.finditer(case.blocks[i][field]))):
-                    text = case.blocks[i][field]
-                    filled = text[: match.start()] + FILLER * len(match[0]) + text[match.end() :]
-                    candidate = _set(case, i, field, filled)
-                    if filled != text and test(candidate):
-                        case = candidate
+    for pattern, i, field in itertools.product(
+        (_WORD, _NOT_FILLER), range(len(case.blocks)), (0, 1)
+    ):
+        for match in reversed(list(pattern.finditer(case.blocks[i][field]))):
+            text = case.blocks[i][field]
+            filled = text[: match.start()] + FILLER * len(match[0]) + text[match.end() :]
+            candidate = _set(case, i, field, filled)
+            if filled != text and test(candidate):
+                case = candidate
     return case

@@ -1,13 +1,7 @@
-"""Stateful differential fuzzing: one Go and one host live through a sequence of steps.
-
-:class:`RecallMachine` (a ``RuleBasedStateMachine``) starts a Go in a drawn ``GoMode``
-at a drawn first seq with a host of a drawn kind, draws a pool of calls, then archives,
-locks or unlocks, makes a new call (it joins the pool), starts a new host, or once
-restarts the Go (the tag the host keeps is then another instance's). The pool plays over
-every readable set (:meth:`RecallMachine._play_pool`); each output must be Go's own,
-byte for byte, with no fallback. A divergence shrinks to a ready pytest test
-(:func:`replay`) and, when the call diverges over that archive alone, a corpus case.
-"""
+"""Stateful differential fuzzing: one Go and one host through archives, locks, calls, new
+hosts and a restart (:class:`RecallMachine`), the pool of calls played over every readable
+set. A divergence shrinks to a ready pytest test (:func:`replay`), and a corpus case when
+the call diverges over that archive alone."""
 
 from __future__ import annotations
 
@@ -31,10 +25,9 @@ from hypothesis.stateful import (
 )
 
 from parity import rig
-from parity.fuzz import FIRST_SEQS, SHRINK_SECONDS, static_divergence
+from parity.fuzz import FIRST_SEQS, SHRINK_SECONDS, mismatch, report_head, static_divergence
 from parity.goclient import DebugRequest, lock_request
 from parity.reference import GoReference
-from parity.report import mismatch_report
 from parity.rig import Clock, Distinct, FuzzStats, Rig
 from parity.shrink import ddmin
 from parity.strategies import BlockSpec, block_sets, call_pools, calls, words_of
@@ -131,48 +124,34 @@ class StatefulDivergence:
 
     def ready_test(self) -> str:
         """A pytest test that replays the steps against a fresh Go reference."""
-        name = self.case.replace("-", "_")
-        lines = [
-            "import pytest",
-            "",
-            "from parity.reference import GoReference",
-            "from parity.rig import HostSpec",
-            "from parity.stateful import ArchiveBlock, Lock, NewHost, Restart, Start, ToolCall,"
-            " replay",
-            "",
-            "",
-            "@pytest.mark.go",
-            f"def test_{name}(go_build: GoReference) -> None:",
-            f'    """Found by parity fuzz (stateful): {"; ".join(self.reasons)}."""',
-            "    replay(",
-            "        go_build,",
-            "        [",
-            *(f"            {step!r}," for step in self.steps),  # HostSpec's repr: unqualified
-            "        ],",
-            "    )",
-        ]
-        return "\n".join(lines)
+        return "\n".join(
+            [
+                "import pytest",
+                "",
+                "from parity.reference import GoReference",
+                "from parity.rig import HostSpec",
+                "from parity.stateful import ArchiveBlock, Lock, NewHost, Restart, Start, ToolCall,"
+                " replay",
+                "",
+                "",
+                "@pytest.mark.go",
+                f"def test_{self.case.replace('-', '_')}(go_build: GoReference) -> None:",
+                f'    """Found by parity fuzz (stateful): {"; ".join(self.reasons)}."""',
+                "    replay(",
+                "        go_build,",
+                "        [",
+                *(f"            {step!r}," for step in self.steps),  # HostSpec's repr: unqualified
+                "        ],",
+                "    )",
+            ]
+        )
 
     def report(self) -> str:
         """What diverged, both outputs made visible, the ready test (and corpus case)."""
         call = self.call
-        lines = [
-            f"DIVERGENCE {self.case} (stateful, {len(self.steps)} steps)",
-            *(f"  - {reason}" for reason in self.reasons),
-            f"  host requests: {list(self.host_requests)}",
-        ]
+        lines = report_head(self, f"stateful, {len(self.steps)} steps")
         if call is not None:
-            lines.append(
-                mismatch_report(
-                    case=self.case,
-                    tool=call.tool,
-                    args=call.args,
-                    expected=self.go_output,
-                    actual=self.python_output,
-                    expected_name="go /tool/exec",
-                    actual_name="python host",
-                )
-            )
+            lines.append(mismatch(self, call.tool, call.args, "python host"))
         lines += ["# a ready test (tests/parity/test_stateful_found.py):", self.ready_test()]
         if self.static is not None:
             lines += ["# the same call over that archive alone diverges too:", self.static]
@@ -191,21 +170,18 @@ class _Pending:
 
 @dataclass
 class _World:
-    """A run: its rig, stats and clock."""
+    """A run: its rig, stats, clock, and the calls played by :meth:`RecallMachine._context`."""
 
     rig: Rig
     stats: FuzzStats
     clock: Clock
     played: Distinct = field(default_factory=Distinct)
-    """The calls played, keyed on what a host's output may depend on besides its args
-    (:meth:`RecallMachine._context`)."""
 
 
 class RecallMachine(RuleBasedStateMachine):
     """One Go and one host through archives, locks, calls and new hosts (see the module)."""
 
-    world: ClassVar[_World | None] = None
-    """The run's Go references and stats: set by :func:`fuzz_stateful` for its run."""
+    world: ClassVar[_World | None] = None  # set by fuzz_stateful for its run
 
     archived = Bundle("archived")
 
@@ -624,18 +600,14 @@ def _play_steps(world: _World, steps: Sequence[Step]) -> None:
                 host.close()
                 host = world.rig.host(step.host, session)
             elif isinstance(step, ToolCall):
-                _replay_call(session, host, step, tuple(log))
+                played = host.play(step.tool, step.args)
+                (expected,) = session.outputs([(step.tool, step.args)])
+                reasons = rig.verdict(played, expected)
+                reasons += rig.log_verdict(session.requests(), played.requests)
+                if reasons:
+                    found = StatefulDivergence(
+                        tuple(log), expected, played.output, reasons, played.requests
+                    )
+                    raise rig.DivergenceFound(found)
     finally:
         host.close()
-
-
-def _replay_call(
-    session: rig.GoSession, host: rig.Host, call: ToolCall, log: tuple[Step, ...]
-) -> None:
-    played = host.play(call.tool, call.args)
-    (expected,) = session.outputs([(call.tool, call.args)])
-    reasons = rig.verdict(played, expected) + rig.log_verdict(session.requests(), played.requests)
-    if reasons:
-        raise rig.DivergenceFound(
-            StatefulDivergence(log, expected, played.output, reasons, played.requests)
-        )

@@ -1,16 +1,9 @@
 # ruff: noqa: RUF001  (the ambiguous look-alike runes are the point)
-"""Public Hypothesis strategies for the recall tools' inputs, aimed where Go and Python
-disagree (``unicode.IsSpace``/``str.strip``, ``strings.ToLower``/``str.lower``,
-``encoding/json``/``json.loads``, ``strconv.Quote``/``repr``, ``int(float64)``/``int``).
-
-:func:`ids`, :func:`queries` and :func:`limits` draw values; :func:`recall_args`,
-:func:`search_args` and :func:`raw_args` a tool call's ``args`` text (valid JSON or not);
-:func:`blocks` and :func:`block_sets` blocks to archive; :func:`calls` and
-:func:`call_pools` ``(tool, args)`` over an archive's seqs and words. The constants hold
-for every Go release the port matches and any Python from 3.11; what depends on the
-running Python's Unicode (:func:`lower_changed`, :func:`new_code_point_ranges`) is
-computed from it and Go's tables.
-"""
+"""Hypothesis strategies for the recall tools' inputs, aimed where Go and Python disagree
+(``unicode.IsSpace``/``str.strip``, ``strings.ToLower``/``str.lower``, ``encoding/json``/
+``json.loads``, ``strconv.Quote``/``repr``): values (:func:`ids`, :func:`queries`,
+:func:`limits`), ``args`` texts, blocks, and ``(tool, args)`` calls over an archive. What
+depends on the running Python's Unicode is computed from it and Go's tables."""
 
 from __future__ import annotations
 
@@ -28,7 +21,6 @@ from parity.probe import version_code_point_ranges
 from recall._go import tables
 from recall._tools import replace_surrogates
 
-GO_LOWER = tables.DEFAULT.LOWER
 PRINT_LO, PRINT_HI = tables.DEFAULT.PRINT_LO, tables.DEFAULT.PRINT_HI
 
 T = TypeVar("T")
@@ -57,50 +49,22 @@ def _words(text: str) -> tuple[str, ...]:
     return tuple(text.split())
 
 
-_NON_DECIMAL_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃①②③⑦⑩Ⅶⅶ½"  # isdigit/isnumeric, not decimal
-
-# -- Python's own Unicode against Go's tables ---------------------------------------
-# Computed from the running interpreter (its unicodedata and str.lower), once, when
-# a strategy first needs them: what Go knows and this Python does not depends on
-# the Python that runs the harness (Unicode 14 in 3.11, 15.0 in 3.12, 15.1 in 3.13).
-
-
-def _plane(plane: int) -> str:
-    """The 65,536 code points of a plane at their offsets (U+0000 for the surrogates, which
-    UTF-32 refuses): ten times faster than ``"".join(map(chr, range(...)))``."""
-    utf32 = bytearray(4 * 0x10000)  # UTF-32-LE: byte 0 is the lowest
-    utf32[0::4] = bytes(range(256)) * 256
-    utf32[1::4] = b"".join(bytes([b]) * 256 for b in range(256))
-    utf32[2::4] = bytes([plane]) * 0x10000
-    if plane == 0:
-        utf32[4 * 0xD800 : 4 * 0xE000] = bytes(4 * 0x800)
-    return utf32.decode("utf-32-le")
+# -- the running Python's Unicode against Go's tables (computed once, when first needed)
 
 
 @functools.cache
 def new_code_point_ranges() -> tuple[tuple[int, int], ...]:
     """The ranges (inclusive, ascending) of code points that Go's strconv.IsPrint accepts
-    and the running Python does not know (category Cn): a run of up to 64 runes that
-    ``str.isprintable`` accepts is known, the others are looked at rune by rune."""
-    planes: dict[int, str] = {}
+    and the running Python does not know (category Cn)."""
     found: list[list[int]] = []
     for lo, hi in zip(PRINT_LO, PRINT_HI, strict=True):
-        code = lo
-        while code <= hi:
-            plane, offset = divmod(code, 0x10000)
-            if plane not in planes:
-                planes[plane] = _plane(plane)
-            size = min(64, hi + 1 - code, 0x10000 - offset)
-            run = planes[plane][offset : offset + size]
-            if not run.isprintable():
-                for at, ch in enumerate(run, code):
-                    if unicodedata.category(ch) != "Cn":
-                        continue
-                    if found and found[-1][1] == at - 1:
-                        found[-1][1] = at
-                    else:
-                        found.append([at, at])
-            code += size
+        for code in range(lo, hi + 1):
+            if unicodedata.category(chr(code)) != "Cn":
+                continue
+            if found and found[-1][1] == code - 1:
+                found[-1][1] = code
+            else:
+                found.append([code, code])
     return tuple((lo, hi) for lo, hi in found)
 
 
@@ -109,7 +73,9 @@ def lower_changed() -> str:
     """The runes Go's ``strings.ToLower`` and the running Python's ``str.lower`` change
     differently, each alone: ``İ``, and the case pairs newer than Python's Unicode."""
     return "".join(
-        chr(upper) for upper, lower in GO_LOWER.items() if chr(upper).lower() != chr(lower)
+        chr(upper)
+        for upper, lower in tables.DEFAULT.LOWER.items()
+        if chr(upper).lower() != chr(lower)
     )
 
 
@@ -245,7 +211,7 @@ _ZEROS = st.sampled_from([0, 0, 0, 1, 2, 3, 25])
 _DIGIT_STYLES = st.sampled_from(["ascii"] * 6 + ["zero", "mixed", "odd", "underscore", "space"])
 _OTHER_ZEROS = st.sampled_from(DIGIT_ZEROS[1:])
 _ANY_ZERO = st.sampled_from(DIGIT_ZEROS)
-_NON_DECIMAL = st.sampled_from(_NON_DECIMAL_DIGITS)
+_NON_DECIMAL = st.sampled_from("⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃①②③⑦⑩Ⅶⅶ½")  # isdigit/isnumeric, not decimal
 
 
 def _digit_text(draw: st.DrawFn, number: int) -> str:
@@ -528,15 +494,8 @@ _STRING_STYLES = st.sampled_from(["raw", "raw", "ascii", "all", "mixed"])
 
 
 @st.composite
-def json_strings(draw: st.DrawFn, value: str) -> str:
-    """A JSON string literal for ``value`` (:func:`_json_string`)."""
-    return _json_string(draw, value)
-
-
-@st.composite
-def _encoded(draw: st.DrawFn, values: st.SearchStrategy[str]) -> str:
-    """A value of ``values`` as a JSON string literal (one strategy, not one per value
-    drawn: building and validating a strategy costs more than drawing from it)."""
+def json_strings(draw: st.DrawFn, values: st.SearchStrategy[str]) -> str:
+    """A value of ``values`` as a JSON string literal (:func:`_json_string`)."""
     return _json_string(draw, draw(values))
 
 
@@ -582,15 +541,9 @@ def _json_whitespace(*, odd: bool = False) -> st.SearchStrategy[str]:
 @functools.cache
 def deep_nesting() -> st.SearchStrategy[str]:
     """``1`` nested in arrays or objects near Go's depth limit of 10000."""
-    depth = st.sampled_from([1, 64, 999, 1000, 1001, 9998, 9999, 10000, 10001, 10002, 30000])
-
-    def nest(args: tuple[int, str]) -> str:
-        n, kind = args
-        if kind == "array":
-            return "[" * n + "1" + "]" * n
-        return '{"a":' * n + "1" + "}" * n
-
-    return st.tuples(depth, st.sampled_from(["array", "object"])).map(nest)
+    depths = (1, 64, 999, 1000, 1001, 9998, 9999, 10000, 10001, 10002, 30000)
+    arrays = ["[" * n + "1" + "]" * n for n in depths]
+    return st.sampled_from(arrays + ['{"a":' * n + "1" + "}" * n for n in depths])
 
 
 @functools.cache
@@ -599,7 +552,7 @@ def _other_values() -> st.SearchStrategy[str]:
     return st.one_of(
         st.sampled_from(["null", "true", "false", "0", "7", "-1", "2.5", "[]", "{}", '"x"']),
         st.sampled_from(['["r1"]', '{"id": "r1"}', "1e400", "1e308", "-0", "NaN"]),
-        _encoded(st.text(max_size=6)),
+        json_strings(st.text(max_size=6)),
         limits(),
     )
 
@@ -701,9 +654,9 @@ def raw_args() -> st.SearchStrategy[str]:
 
 @_per_archive
 def recall_args(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
-    """``args`` for ``recall``: an object whose ``id`` is drawn by :func:`ids` (encoded
-    by :func:`json_strings`) or of another JSON type, or any :func:`raw_args`."""
-    id_text = _encoded(ids(seqs))
+    """``args`` for ``recall``: an object whose ``id`` is an :func:`ids` or of another JSON
+    type, or any :func:`raw_args`."""
+    id_text = json_strings(ids(seqs))
     value = _weighted((6, id_text), (1, _other_values()))
     return _weighted((6, _tool_args("id", value, st.just(()))), (1, raw_args()))
 
@@ -712,7 +665,7 @@ def recall_args(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
 def search_args(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
     """``args`` for ``recall_search``: an object with a ``query`` drawn by :func:`queries`
     and often a ``limit`` drawn by :func:`limits`, or any :func:`raw_args`."""
-    value = _weighted((6, _encoded(queries(words))), (1, _other_values()))
+    value = _weighted((6, json_strings(queries(words))), (1, _other_values()))
     limit: st.SearchStrategy[Members] = limits().map(lambda text: (("limit", text),))
     search_object = _tool_args("query", value, st.one_of(st.just(()), limit))
     return _weighted((6, search_object), (1, raw_args()))

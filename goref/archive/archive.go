@@ -45,9 +45,8 @@ func New(firstSeq int64) *Archive {
 // InitialSeq returns the first seq given to New.
 func (a *Archive) InitialSeq() int64 { return a.initial }
 
-// Reset empties the archive: the next block gets seq firstSeq, which must be
-// at least 1. The generation still increases: no generation of the archive
-// before names a set after.
+// Reset empties the archive; the next seq is firstSeq (>= 1). The generation
+// still increases: none from before names a set after.
 func (a *Archive) Reset(firstSeq int64) {
 	if firstSeq < 1 {
 		panic("archive: first seq must be >= 1")
@@ -85,10 +84,8 @@ func (a *Archive) at(seq int64) *entry {
 	return &a.entries[seq-a.first]
 }
 
-// SetLocked locks or unlocks the memory of the block with this seq: a
-// locked block is kept but not readable, an unlocked one is readable again.
-// It reports whether the block was ever archived. Only a change of state
-// changes the generation.
+// SetLocked locks (kept, not readable) or unlocks the block with this seq,
+// reporting whether it was ever archived; only a change moves the generation.
 func (a *Archive) SetLocked(seq int64, locked bool) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -17,9 +17,9 @@ type deltaBody struct {
 	Gone   []int64        `json:"gone"`
 }
 
-// encoded is the last body of /blocks of one kind (the full set at gen, or
-// the delta from since to gen), written again for a read of the same
-// generations; readers of one kind wait for a single encoding.
+// encoded is the last body of /blocks of one kind (the full set at gen, or the
+// delta from since to gen), kept for reads of the same generations, which
+// wait for a single encoding.
 type encoded struct {
 	mu         sync.Mutex
 	since, gen uint64
@@ -79,8 +79,7 @@ func (s *server) fullBody() ([]byte, uint64) {
 }
 
 // deltaBody returns the delta from generation since (named by tag) to the
-// current set, and the current generation; false when the store no longer
-// knows since.
+// current one, and that; false when the store no longer knows since.
 func (s *server) deltaBody(tag string, since uint64) ([]byte, uint64, bool) {
 	e := &s.delta
 	e.mu.Lock()

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"runtime"
@@ -77,7 +78,7 @@ func (s *server) resetRoute(r *http.Request) (any, error) {
 // store's initial seq when the body, or N, is absent or null.
 func (s *server) firstSeq(r *http.Request) (int64, error) {
 	body, err := readBody(r)
-	if err != nil || isBlank(body) {
+	if err != nil || len(bytes.TrimSpace(body)) == 0 {
 		return s.store.InitialSeq(), err
 	}
 	fields, err := object[json.RawMessage](body, nil)

@@ -1,19 +1,9 @@
 package server
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"strconv"
 	"strings"
 )
-
-// newNonce returns 16 random hex digits: two servers, or two runs of one,
-// never share their tags.
-func newNonce() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // never fails on the platforms Go supports
-	return hex.EncodeToString(b[:])
-}
 
 // etag returns the strong entity tag of generation gen, such as
 // "9c1f0e7a5b3d2c48-42" (quotes included).
@@ -58,10 +48,8 @@ func namesTag(lines []string, tag string) bool {
 	return found
 }
 
-// cutETag cuts the entity tag at the start of s: its opaque tag (quotes
-// included, without any W/ prefix) and the rest of s. ok is false when s does
-// not start with an entity tag: [W/] DQUOTE *etagc DQUOTE, where etagc is
-// %x21 / %x23-7E / %x80-FF.
+// cutETag cuts the entity tag ([W/] DQUOTE *etagc DQUOTE, etagc = %x21 /
+// %x23-7E / %x80-FF) at the start of s: its opaque tag, quotes included.
 func cutETag(s string) (opaque, rest string, ok bool) {
 	s = strings.TrimPrefix(s, "W/")
 	for i := 1; i < len(s) && s[0] == '"'; i++ {

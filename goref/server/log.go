@@ -2,18 +2,16 @@ package server
 
 import "net/http"
 
-// The bounds of each debug log. A fuzzer that runs for hours reads its logs
-// with ?since= after each call, or resets the server; the bounds only keep
-// a forgotten log from eating the machine.
+// The bounds of each debug log (a fuzzer reads with ?since= or resets it):
+// they keep a forgotten log from eating the machine.
 const (
 	LogMaxEntries = 100_000
 	LogMaxBytes   = 16 << 20
 )
 
-// eventLog is an append-only log of strings whose entries keep their index
-// (counted from the last clear) while the oldest are dropped, so that it
-// holds at most maxEntries entries of maxBytes bytes in all (and always the
-// newest entry). It is not safe for concurrent use.
+// eventLog is an append-only log of strings, each keeping its index (from
+// the last clear) while the oldest are dropped past maxEntries entries or
+// maxBytes bytes (the newest always kept). Not safe for concurrent use.
 type eventLog struct {
 	name                 string // the key of its entries in its debug route
 	maxEntries, maxBytes int

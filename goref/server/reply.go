@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,8 +12,7 @@ import (
 // MaxBodyBytes bounds a request body; a larger body is answered 413.
 const MaxBodyBytes = 64 << 20
 
-// A route answers a request with a JSON value (status 200) or an error: a
-// *statusError for its status and message, any other error a 500.
+// A route answers a JSON value (200) or an error (a *statusError's status, else 500).
 type route struct {
 	method string // the method allowed, else 405; "" when fn checks it
 	fn     func(r *http.Request) (any, error)
@@ -96,10 +94,8 @@ func readBody(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// object decodes body, one JSON object, into a map (exact keys, a
-// repeated key keeps its last value), each value a V (any, or
-// json.RawMessage to keep its JSON text); it fails with err, the error of
-// reading body, first: object(readBody(r)).
+// object decodes body, one JSON object, into a map of exact keys (the last
+// of a repeated one) to V values; err, readBody's, fails first.
 func object[V any](body []byte, err error) (map[string]V, error) {
 	if err != nil {
 		return nil, err
@@ -125,9 +121,6 @@ func readList[V any](r *http.Request, key string) ([]map[string]V, error) {
 	}
 	return list, nil
 }
-
-// isBlank reports whether a body is empty or only white space.
-func isBlank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
 
 func errorBody(msg string) map[string]string { return map[string]string{"error": msg} }
 

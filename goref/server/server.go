@@ -1,8 +1,10 @@
 package server
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"net/http"
 	"slices"
 	"strings"
@@ -64,11 +66,14 @@ type server struct {
 // New returns the handler serving store as opts say.
 func New(store *archive.Archive, opts Options) http.Handler {
 	opts.RewriteOutput = slices.Clone(opts.RewriteOutput)
+	// 16 random hex digits: two servers, or two runs of one, never share their tags.
+	var nonce [8]byte
+	_, _ = rand.Read(nonce[:]) // never fails on the platforms Go supports
 	s := &server{
 		Options:   opts,
 		store:     store,
 		tokenHash: sha256.Sum256([]byte(opts.Token)),
-		nonce:     newNonce(),
+		nonce:     hex.EncodeToString(nonce[:]),
 		mux:       http.NewServeMux(),
 		requests:  newEventLog("requests"),
 		reads:     newEventLog("reads"),

@@ -425,10 +425,9 @@ _RESULTS_RE = re.compile(r"[0-9]+ of [0-9]+ matching blocks for ")
 _HEADER_RE = re.compile(r"\[r([0-9]+)\]")
 _SCORE_RE = re.compile(r" \(score [0-9]+\)")
 # strconv.Quote's output: one token per rune, escaped or as itself.
-_QUOTED_RE = re.compile(
-    r'"((?:\\(?:[abfnrtv\\"]|x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8})|[^\\"])*)"'
-)
-_TOKEN_RE = re.compile(r'\\(?:[abfnrtv\\"]|x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8})|[^\\"]')
+_TOKEN = r'\\(?:[abfnrtv\\"]|x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8})|[^\\"]'
+_TOKEN_RE = re.compile(_TOKEN)
+_QUOTED_RE = re.compile(f'"((?:{_TOKEN})*)"')
 _SHORT = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 _SHORT |= {"\\": "\\", '"': '"'}
 

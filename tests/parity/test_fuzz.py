@@ -9,6 +9,7 @@ import contextlib
 import itertools
 import json
 import os
+import pickle
 import re
 import shutil
 import socket
@@ -147,15 +148,6 @@ def test_new_code_points_are_printable_for_go_and_unknown_to_python() -> None:
         assert len(ps.lower_changed()) > 1  # case pairs too, beside İ
 
 
-@pytest.mark.parametrize("plane", [0, 1, 2, 14, 16])
-def test_a_plane_is_its_code_points(plane: int) -> None:
-    base = plane * 0x10000
-    want = "".join(
-        "\0" if 0xD800 <= code <= 0xDFFF else chr(code) for code in range(base, base + 0x10000)
-    )
-    assert ps._plane(plane) == want
-
-
 # -- strategies -----------------------------------------------------------------------
 
 
@@ -289,13 +281,13 @@ def test_search_args_draw_queries_and_limits() -> None:
     found(ps.search_args(["zéphyr"]), lambda s: re.search(r'"limit"\s*:\s*-?[0-9]', s) is not None)
 
 
-@given(st.text().filter(lambda s: not re.search("[\ud800-\udfff]", s)).flatmap(ps.json_strings))
+@given(ps.json_strings(st.text().filter(lambda s: not re.search("[\ud800-\udfff]", s))))
 @settings(max_examples=200, derandomize=True, database=None)
 def test_json_strings_encode_the_value(text: str) -> None:
     assert isinstance(json.loads(text), str)
 
 
-@given(st.text().flatmap(lambda s: st.tuples(st.just(s), ps.json_strings(s))))
+@given(st.text().flatmap(lambda s: st.tuples(st.just(s), ps.json_strings(st.just(s)))))
 @settings(max_examples=200, derandomize=True, database=None)
 def test_json_strings_round_trip(pair: tuple[str, str]) -> None:
     value, text = pair
@@ -738,13 +730,13 @@ def test_workers_figures_count_a_call_compared_by_two_workers_once() -> None:
         0: [(empty, "recall", '{"id":"r7"}'), (one, "recall", '{"id":"r7"}')],
         1: [(one, "recall", '{"id":"r7"}'), (one, "recall_search", '{"query":"c"}')],
     }
-    reports = []
+    runs = []
     for worker, calls_ in plays.items():
         stats = rig.FuzzStats(examples=1, seconds=10.0 + worker)
         for call in calls_:
             stats.count(*call)
-        reports.append(json.loads(json.dumps(campaign.worker_report({"stateful": stats}))))
-    gathered = campaign.gather(reports)["stateful"]
+        runs.append(pickle.loads(pickle.dumps({"stateful": stats})))  # as the pool returns it
+    gathered = campaign.gather(runs)["stateful"]
     assert (gathered.calls, gathered.played, gathered.examples) == (3, 4, 2)
     assert gathered.seconds == 11.0
 

@@ -152,11 +152,11 @@ def test_batches_against_the_reference(fresh_go: FreshGo) -> None:
         ("recall_search", "{"),
     ]
     before = len(client.requests())
-    assert client.exec_many(calls) == [client.exec_tool(n, a) for n, a in calls]
-    assert client.exec_many([]) == []
+    assert client.run(outputs_request(calls)) == [client.exec_tool(n, a) for n, a in calls]
+    assert client.run(outputs_request([])) == []
     assert client.requests(since=before) == [f"POST {EXEC_PATH}"] * len(calls)  # exec_tool's only
     with pytest.raises(GoClientError, match=r"POST /debug/exec \('nope'\)") as unknown:
-        client.exec_many([("recall", "{}"), ("nope", "{}")])
+        client.run(outputs_request([("recall", "{}"), ("nope", "{}")]))
     assert unknown.value.status == 404
 
 
