@@ -1,16 +1,13 @@
 """``parity adopt FILE.jsonl``: the shadow's divergences as recall corpus cases, shrunk.
 
 The file holds ``Divergence.to_json(include_private_data=True)`` lines
-(``docs/divergences.md``). Each divergence is shrunk (``parity.shrink``) against the
-port and a Go (the reference, or ``--go-url``) to a minimal case that still diverges,
-its ``note`` saying what was shrunk; one Go does not reproduce is left out
-(``--keep-unreproduced``: adopted unshrunk), which against the reference means the
-production Go behaves unlike it. A case's call cites its blocks as ``{{seq:NAME}}``:
-corpus blocks with the same label and content are reused where that keeps their
-order (equal scores rank by seq), the others added after every existing block; a call
-already in the corpus is not added again. The cases are printed, or with ``--write``
-written into ``parity/corpora/recall_adopted.py`` (``--module PATH``); then
-``make golden`` records Go's answers. Exit 0 done, 2 a bad file (the line said) or no Go.
+(``docs/divergences.md``). Each is shrunk (``parity.shrink``) against the port and a Go
+(the reference, or ``--go-url``) to a minimal case that still diverges; one the Go does
+not reproduce is left out (``--keep-unreproduced``: adopted unshrunk). Its call cites
+its blocks as ``{{seq:NAME}}``: corpus blocks of the same label and content are reused
+where that keeps their order, the others added after every block; a call already in
+the corpus is not added again. The cases are printed, or with ``--write`` written into
+``parity/corpora/recall_adopted.py`` (``--module PATH``). Exit 0 done, 2 a bad file.
 """
 
 from __future__ import annotations
@@ -18,8 +15,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
-import importlib.util
 import os
+import runpy
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -156,41 +153,39 @@ def _notes(
             f"{call.case}: the id cites seq {d.blocks[0].seq} in escaped digits: write the"
             f" corpus's seq of {names[d.blocks[0].seq]} in their place"
         )
-    step = start_tool(d.name, d.args)
-    if isinstance(step, BlocksRead):
-        others = [
-            b.name
-            for b in blocks
-            if b.name not in names.values()
-            and not b.locked
-            and score(Block(1, b.label, b.content), step.terms)
-        ]
-        if others:
-            shown = ", ".join(others[:5]) + (", ..." if len(others) > 5 else "")
-            notes.append(
-                f"{call.case}: the query also matches {len(others)} corpus blocks ({shown}):"
-                " Go's recorded output will count them too"
-            )
+    others = [b.name for b in _matched(d.name, d.args, blocks) if b.name not in names.values()]
+    if others:
+        notes.append(
+            f"{call.case}: the query also matches {len(others)} corpus blocks"
+            f" ({_first(others, 5)}): Go's recorded output will count them too"
+        )
     return notes
+
+
+def _matched(tool: str, args: str, blocks: Sequence[CorpusBlock]) -> list[CorpusBlock]:
+    """The unlocked ``blocks`` a search with these args scores (none for another call)."""
+    step = start_tool(tool, args)
+    if not isinstance(step, BlocksRead):
+        return []
+    return [b for b in blocks if not b.locked and score(Block(1, b.label, b.content), step.terms)]
+
+
+def _first(names: Sequence[str], count: int) -> str:
+    return ", ".join(names[:count]) + (", ..." if len(names) > count else "")
 
 
 def _changed_cases(new: Sequence[CorpusBlock], calls: Sequence[CorpusCall]) -> list[str]:
     """The existing search cases that the new blocks give new outputs."""
-    changed = []
-    for call in calls:
-        if call.tool != "recall_search" or "{{seq:" in call.args:
-            continue
-        step = start_tool(call.tool, call.args)
-        if isinstance(step, BlocksRead) and any(
-            score(Block(1, b.label, b.content), step.terms) for b in new
-        ):
-            changed.append(call.case)
+    changed = [
+        c.case
+        for c in calls
+        if c.tool == "recall_search" and "{{seq:" not in c.args and _matched(c.tool, c.args, new)
+    ]
     if not changed:
         return []
-    shown = ", ".join(changed[:8]) + (", ..." if len(changed) > 8 else "")
     return [
-        f"the new blocks also match the queries of {len(changed)} existing cases ({shown}):"
-        " their recorded outputs change too (`parity review` shows them)"
+        f"the new blocks also match the queries of {len(changed)} existing cases"
+        f" ({_first(changed, 8)}): their recorded outputs change too (`parity review` shows them)"
     ]
 
 
@@ -214,15 +209,11 @@ def module_source(blocks: Sequence[CorpusBlock], calls: Sequence[CorpusCall]) ->
 
 def _load_module(path: Path) -> tuple[tuple[CorpusBlock, ...], tuple[CorpusCall, ...]]:
     """The blocks and calls an adopted module holds."""
-    spec = importlib.util.spec_from_file_location("_parity_adopted", path)
-    if spec is None or spec.loader is None:
-        raise AdoptError(f"{path}: not a Python module")
-    module = importlib.util.module_from_spec(spec)
     try:
-        spec.loader.exec_module(module)
+        module = runpy.run_path(str(path))
     except (OSError, SyntaxError, NameError) as exc:
         raise AdoptError(f"{path}: cannot load: {exc}") from exc
-    blocks, calls = getattr(module, "BLOCKS", None), getattr(module, "CALLS", None)
+    blocks, calls = module.get("BLOCKS"), module.get("CALLS")
     if not isinstance(blocks, tuple) or not isinstance(calls, tuple):
         raise AdoptError(f"{path}: defines no BLOCKS and CALLS tuples")
     return blocks, calls
@@ -253,54 +244,6 @@ def divergence_of(case: Case, outputs: tuple[str, str], primary: str) -> Diverge
     )
 
 
-def shrunk_divergences(
-    divergences: Sequence[Divergence],
-    connection: GoConnection,
-    corpus_blocks: Sequence[CorpusBlock],
-    *,
-    keep: bool,
-    reference: bool,
-    out: TextIO,
-) -> tuple[list[Divergence], list[str]]:
-    """Each divergence shrunk against the port and the Go of ``connection`` (the
-    ``reference``, or another), over the corpus's blocks; those Go does not reproduce
-    left out, or with ``keep`` kept as they are. The divergences, and their notes."""
-    kept: list[Divergence] = []
-    notes: list[str] = []
-    go = "the Go reference" if reference else f"the Go at {connection.url}"
-    drift = (
-        " (the Go that answered in production behaves unlike the reference: drift of the"
-        " reference, a finding of its own)"
-        if reference
-        else ""
-    )
-    with GoOracle(connection, corpus_blocks) as oracle:
-        for number, d in enumerate(divergences, 1):
-            case = case_of(d)
-            if not oracle.diverges(case):
-                print(
-                    f"divergence {number} ({d.name}): {go} does not reproduce it over the"
-                    f" corpus's blocks{drift}: "
-                    + (
-                        "adopted as it was, unshrunk (--keep-unreproduced)"
-                        if keep
-                        else "left out (--keep-unreproduced adopts it as it was)"
-                    ),
-                    file=out,
-                )
-                if keep:
-                    kept.append(d)
-                    notes.append(f"not reproduced by {go}; not shrunk")
-                continue
-            shrunk = shrink(case, oracle.diverges)
-            outputs = oracle.outputs(shrunk.case)
-            assert outputs is not None  # it diverges
-            print(f"divergence {number} ({d.name}): {shrunk.summary()}", file=out)
-            kept.append(divergence_of(shrunk.case, outputs, d.primary))
-            notes.append(f"adopted from a divergence, {shrunk.summary()}")
-    return kept, notes
-
-
 def run_adopt(
     path: str,
     *,
@@ -321,16 +264,46 @@ def run_adopt(
         cases = {c.case for c in calls}
         calls += [c for c in written[1] if c.case not in cases]
     print(f"{path}: {len(divergences)} divergences", file=out)
+    kept: list[Divergence] = []
+    notes: list[str] = []
+    drift = ""  # a Go that answered in production unlike the reference
     with contextlib.ExitStack() as stack:
-        reference = go is None
         if go is None:
             from parity.reference import GoReference
 
             go = stack.enter_context(GoReference().start()).connection
-        divergences, notes = shrunk_divergences(
-            divergences, go, blocks, keep=keep_unreproduced, reference=reference, out=out
-        )
-    adoption = adopt(divergences, blocks, calls, notes=notes)
+            where = "the Go reference"
+            drift = (
+                " (the Go that answered in production behaves unlike the reference: drift of"
+                " the reference, a finding of its own)"
+            )
+        else:
+            where = f"the Go at {go.url}"
+        oracle = stack.enter_context(GoOracle(go, blocks))
+        for number, d in enumerate(divergences, 1):  # each shrunk, or left out if not seen
+            case = case_of(d)
+            if not oracle.diverges(case):
+                how = (
+                    "adopted as it was, unshrunk (--keep-unreproduced)"
+                    if keep_unreproduced
+                    else "left out (--keep-unreproduced adopts it as it was)"
+                )
+                print(
+                    f"divergence {number} ({d.name}): {where} does not reproduce it over the"
+                    f" corpus's blocks{drift}: {how}",
+                    file=out,
+                )
+                if keep_unreproduced:
+                    kept.append(d)
+                    notes.append(f"not reproduced by {where}; not shrunk")
+                continue
+            shrunk = shrink(case, oracle.diverges)
+            outputs = oracle.outputs(shrunk.case)
+            assert outputs is not None  # it diverges
+            print(f"divergence {number} ({d.name}): {shrunk.summary()}", file=out)
+            kept.append(divergence_of(shrunk.case, outputs, d.primary))
+            notes.append(f"adopted from a divergence, {shrunk.summary()}")
+    adoption = adopt(kept, blocks, calls, notes=notes)
     print(adoption.source(), file=out)
     if module is None or not adoption.calls:
         return 0
@@ -360,7 +333,6 @@ def run_adopt(
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
-    """``parity adopt``'s parser."""
     parser = sub.add_parser(
         "adopt",
         help="turn the shadow's divergences (JSON lines) into corpus cases",

@@ -1,27 +1,21 @@
 """``parity``: record the golden journals from Go, replay them against Python.
 
-Every subcommand is one module, registered in ``COMMANDS``; the module exposes
-``add_parser(sub)`` (adds its parser to the subparsers ``sub`` and returns it) and
-``run(args) -> int`` (the exit status). Only the named command's module is imported.
-``main`` is the one error handler: a ``ParityError`` is one line on stderr,
-``parity: error: ...``, and exit 2; a usage error prints the subcommand's usage.
+Every subcommand is one module, registered in ``COMMANDS``, with ``add_parser(sub)``
+(adds its parser to the subparsers ``sub``) and ``run(args) -> int`` (the exit status);
+only the named command's module is imported. ``main`` is the one error handler: a
+``ParityError`` is one line on stderr, ``parity: error: ...``, and exit 2.
 
-Exit status, one meaning each:
-
-===  ==========================================================================
-0    done: everything passed, nothing drifted, nothing left to review
-1    the port departs from Go: a replayed case failed, ``fuzz`` found a divergence
-2    an error, never a verdict on the port: a damaged or stale journal, a bad
-     option, a Go that cannot be reached, ``record``/``review`` under CI
-3    drift: the Go departs from the journal (``record --check``, ``diff``)
-4    a recording awaits review: ``record`` wrote JOURNAL.new, ``review`` left cases
-5    ``strength``: a figure is under its gate, or something is unexplained
-130  interrupted (SIGINT, Ctrl-C): it unwinds, so a Go reference started for the
-     command is stopped and no journal is half written
-141  the reader of the output went away (a closed pipe, as in ``| head``): the
-     code a shell gives a command killed by SIGPIPE, without a traceback
-143  terminated (SIGTERM): it unwinds as for SIGINT
-===  ==========================================================================
+Exit status, one meaning each (``Exit``; docs/faults.md):
+0 done: everything passed, nothing drifted, nothing left to review
+1 the port departs from Go: a replayed case failed, ``fuzz`` found a divergence
+2 an error, never a verdict on the port: a damaged or stale journal, a bad option,
+  a Go that cannot be reached, ``record``/``review`` under CI
+3 drift: the Go departs from the journal (``record --check``, ``diff``)
+4 a recording awaits review: ``record`` wrote JOURNAL.new, ``review`` left cases
+5 ``strength``: a figure is under its gate, or something is unexplained
+130 interrupted (SIGINT): it unwinds, so a Go reference it started is stopped
+141 the reader of the output went away (a closed pipe): as a shell reports SIGPIPE
+143 terminated (SIGTERM): it unwinds as for SIGINT
 """
 
 from __future__ import annotations
@@ -35,8 +29,8 @@ import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from types import FrameType, ModuleType
-from typing import TYPE_CHECKING
+from types import FrameType
+from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
     from parity.corpus import Corpus
@@ -90,40 +84,12 @@ def corpora(args: argparse.Namespace) -> list[tuple[Corpus, str]]:
     names = args.corpus or list(CORPORA)
     if args.journal and len(names) != 1:
         raise ParityError("--journal needs exactly one --corpus (or a single registered corpus)")
-    return [(c, args.journal or display(c.journal_path)) for c in map(get_corpus, names)]
+    return [(c, args.journal or os.path.relpath(c.journal_path)) for c in map(get_corpus, names)]
 
 
-def display(path: os.PathLike[str] | str) -> str:
-    """``path`` relative to the working directory when it is inside it."""
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return str(path)
+def _run(argv: list[str]) -> int:
+    from parity.errors import ParityError
 
-
-class _Unavailable(Exception):
-    """A registered command whose module cannot be imported."""
-
-
-def _module(command: str) -> ModuleType:
-    name = COMMANDS[command]
-    try:
-        module = importlib.import_module(name)
-    except ModuleNotFoundError as e:
-        if e.name != name:
-            raise
-        raise _Unavailable(f"`parity {command}` is not available ({name} is absent)") from e
-    if not (
-        callable(getattr(module, "add_parser", None)) and callable(getattr(module, "run", None))
-    ):
-        raise _Unavailable(f"{name} has no add_parser(sub) and run(args)")
-    return module
-
-
-def _parser(
-    command: str | None,
-) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
-    """The top parser, with the full parser of ``command`` (of every command when None)."""
     parser = argparse.ArgumentParser(
         prog="parity",
         description="Go<->Python parity harness: golden journals recorded from Go, "
@@ -133,55 +99,36 @@ def _parser(
         "141 closed pipe.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    chosen = argv[0] if argv and argv[0] in COMMANDS else None
     built = {}
-    for name in COMMANDS:
-        if command == name:
-            built[name] = _module(name).add_parser(sub)
-        elif command is None:  # the top-level help lists every command
-            try:
-                built[name] = _module(name).add_parser(sub)
-            except _Unavailable as e:
-                sub.add_parser(name, help=f"(unavailable: {e})")
+    for name, module in COMMANDS.items():  # every parser for the top-level help
+        if chosen in (None, name):
+            built[name] = importlib.import_module(module).add_parser(sub)
         else:
             sub.add_parser(name)
-    return parser, built
-
-
-def _run(argv: list[str]) -> int:
-    from parity.errors import ParityError
-
-    command = argv[0] if argv and argv[0] in COMMANDS else None
-    parser, built = _parser(command)
     args, extra = parser.parse_known_args(argv)
     if extra:
         built.get(args.command, parser).error(f"unrecognized arguments: {' '.join(extra)}")
     try:
-        return int(_module(args.command).run(args))
+        return int(importlib.import_module(COMMANDS[args.command]).run(args))
     except ParityError as e:
         sys.stdout.flush()
         print(f"parity: error: {e}", file=sys.stderr)
         return Exit.ERROR
 
 
-class _Terminated(BaseException):
-    """SIGTERM, raised in the main thread so that every ``with`` and ``finally`` runs."""
-
-
-def _raise_terminated(signum: int, frame: FrameType | None) -> None:
-    raise _Terminated
+def _terminated(signum: int, frame: FrameType | None) -> NoReturn:
+    raise SystemExit(Exit.TERMINATED)
 
 
 @contextmanager
 def _sigterm_unwinds() -> Iterator[None]:
-    """While the command runs, SIGTERM unwinds like Ctrl-C instead of killing outright.
-
-    Killed outright, the command would leave the Go reference it started running
-    (the reference has a session of its own). The previous handler is restored after.
-    """
+    """While the command runs, SIGTERM unwinds as ``SystemExit(143)`` (a Go reference it
+    started is stopped, not left running); the previous handler is restored after."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         yield
     finally:
@@ -210,18 +157,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             status = _run(argv)
         sys.stdout.flush()
         return status
-    except _Unavailable as e:
-        print(f"parity: error: {e}", file=sys.stderr)
-        return Exit.ERROR
-    except SystemExit as e:  # argparse: --help (0), a usage error (2)
+    except SystemExit as e:  # argparse: --help (0), a usage error (2); SIGTERM (143)
         return e.code if isinstance(e.code, int) else Exit.ERROR
     except BrokenPipeError:
         _silence_closed_pipes()
         return Exit.CLOSED_PIPE
     except KeyboardInterrupt:
         return Exit.INTERRUPTED
-    except _Terminated:
-        return Exit.TERMINATED
 
 
 if __name__ == "__main__":  # pragma: no cover

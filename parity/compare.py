@@ -1,19 +1,18 @@
 """Comparing two journals of one corpus: what changed, modulo the seqs each Go assigned.
 
 The one comparison behind ``parity record`` (``--check``: drift), ``diff`` and ``review``.
-Seqs are mapped through the block names (``Journal.seqs``), and only where a seq stands:
-in an output where the corpus says its tool prints one (``Corpus.printed_seqs``, never
-by looking for digits), in a read ``block?seq=N``, in the blocks (compared by name) and
-the args (both resolved from the corpus's template). Everything else is compared byte
-for byte. A case whose args cite a seq as digits (``CorpusCall.literal_seqs``) naming
-other blocks in the two recordings is not comparable. What a Go cannot report (reads
-``null``, versions ``"unknown"``) and the instance kind are notes, never a change.
-Written by hand: deepdiff measured no shorter and 10 to 30 times slower
-(docs/architecture.md).
+Seqs are mapped through the block names (``Journal.seqs``), only where a seq stands: in
+an output where the corpus says its tool prints one (``Corpus.printed_seqs``), in a read
+``block?seq=N``, in the blocks (by name) and the args (resolved from the corpus's
+template); the rest byte for byte. A case whose args cite a seq as digits naming other
+blocks in the two recordings is not comparable. What a Go cannot report (reads ``null``,
+versions ``"unknown"``) and the instance kind are notes, never a change. Written by
+hand: deepdiff measured no shorter and 10 to 30 times slower (docs/architecture.md).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 from collections.abc import Collection, Mapping, Sequence
@@ -65,15 +64,9 @@ class _Recording:
         printed = self.corpus.printed_seqs if self.corpus is not None else None
         if printed is None:
             return (call.output,)
-        sites = printed(
-            call.tool,
-            call.output,
-            template=template,
-            seqs=self.journal.seqs,
-            labels=self.labels,
-        )
-        spans = [(s.start, s.end, s.name) for s in sites]
-        return self._canonical(call.output, spans)
+        seqs, labels = self.journal.seqs, self.labels
+        sites = printed(call.tool, call.output, template=template, seqs=seqs, labels=labels)
+        return self._canonical(call.output, [(s.start, s.end, s.name) for s in sites])
 
     def reads(self, reads: Sequence[str]) -> tuple[_Canonical, ...]:
         """Each read with its seq named by its block (a seq no block has stays as is)."""
@@ -85,7 +78,7 @@ class _Recording:
 
     def _canonical(self, text: str, spans: Sequence[tuple[int, int, str | None]]) -> _Canonical:
         parts: list[str | _Name] = []
-        pos = 0
+        run, pos = "", 0  # the text since the last name
         for start, end, quoted in sorted(spans):
             if start < pos or end > len(text) or start >= end:
                 return (text,)  # sites that make no sense: compared as it is
@@ -95,17 +88,13 @@ class _Recording:
                 name = quoted if seq is not None and str(seq) == digits else None
             else:
                 name = self.names.get(digits)
-            parts.append(text[pos:start])
-            parts.append(digits if name is None else _Name(name))
+            if name is None:
+                run += text[pos:end]
+            else:
+                parts += [run + text[pos:start], _Name(name)]
+                run = ""
             pos = end
-        parts.append(text[pos:])
-        merged: list[str | _Name] = []
-        for part in parts:
-            if isinstance(part, str) and merged and isinstance(merged[-1], str):
-                merged[-1] += part
-            elif part != "":
-                merged.append(part)
-        return tuple(merged)
+        return tuple(p for p in [*parts, run + text[pos:]] if p != "")
 
     def render(self, canonical: _Canonical, raw: str) -> str:
         """A canonical text with this recording's seqs (``raw`` where one has none)."""
@@ -204,12 +193,9 @@ class Drift:
         return out
 
     def merged(self, taken: Collection[str], *, base: Literal["old", "new"] = "old") -> Journal:
-        """The ``base`` journal with the items ``taken`` (case names, and ``RECORDED_BY``)
-        as the other journal has them; a case the other lacks is dropped.
-
-        The calls follow the new recording's order, a case only the old one has after
-        its predecessor there. Meant for journals with the same blocks and seqs.
-        """
+        """The ``base`` journal with the items ``taken`` (case names, ``RECORDED_BY``) as
+        the other has them (a case it lacks dropped), in the new recording's order (a case
+        only the old has after its predecessor there). For the same blocks and seqs."""
         a, b = (self.old, self.new) if base == "old" else (self.new, self.old)
         calls = {c.case: c for c in a.calls}
         for key in taken:
@@ -228,12 +214,9 @@ class Drift:
         )
 
     def in_old_seqs(self, case: str, *, output: str | None = None) -> JournalCall:
-        """The new call of ``case`` with the seqs its output and reads print written as
-        the old journal's (each left as it is where its seqs cannot all be mapped).
-
-        ``output``: another output of that call in the new recording's seqs (such as the
-        port's, against the new recording) to write in the old seqs instead.
-        """
+        """The new call of ``case``, the seqs its output and reads print written as the
+        old journal's (each left as it is where they cannot all be mapped); ``output``:
+        another output in the new seqs (the port's) to write so instead."""
         old, new = _Recording(self.old, self.corpus), _Recording(self.new, self.corpus)
         call = new.calls[case]
         if output is not None:
@@ -248,13 +231,6 @@ class Drift:
 
 def _corpus_call(corpus: Corpus | None, case: str) -> CorpusCall | None:
     return corpus.call(case) if corpus is not None and case in corpus.cases else None
-
-
-def _corpus_for(journal: Journal) -> Corpus | None:
-    try:
-        return get_corpus(journal.corpus)
-    except CorpusError:
-        return None
 
 
 def _seq_note(old: Journal, new: Journal) -> tuple[tuple[int, int] | None, bool]:
@@ -288,11 +264,6 @@ def _versions(old: Journal, new: Journal) -> list[str]:
     ]
 
 
-def _unknown(journal: Journal) -> tuple[str, ...]:
-    """The version keys ``journal`` has as ``"unknown"``."""
-    return tuple(k for k in VERSION_KEYS if getattr(journal.recorded_by, k) == UNKNOWN)
-
-
 def _literal_mismatch(call: CorpusCall | None, old: _Recording, new: _Recording) -> str | None:
     """Why ``call`` means different things in the two recordings, if it does."""
     for seq in call.literal_seqs if call is not None else ():
@@ -307,7 +278,8 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
     """What changed from ``old`` to ``new``; ``corpus`` (by default the one ``old``
     names, if registered) says where outputs print seqs and what the args cite."""
     if corpus is None:
-        corpus = _corpus_for(old)
+        with contextlib.suppress(CorpusError):
+            corpus = get_corpus(old.corpus)
     o, n = _Recording(old, corpus), _Recording(new, corpus)
     other = [] if old.corpus == new.corpus else [f"corpus ({old.corpus} -> {new.corpus})"]
     if list(old.seqs) != list(new.seqs):
@@ -327,24 +299,23 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
             incomparable[call.case] = why
             continue
         t_old, t_new = o.template(before, wanted), n.template(call, wanted)
-        what = []
-        if before.tool != call.tool:
-            what.append("tool")
-        if before.args != call.args and (t_old is None or t_new is None):
-            what.append("args")
-        if o.output(before, t_old) != n.output(call, t_new):
-            what.append("output")
         reads_old += before.reads is None
         reads_new += call.reads is None
-        recorded = before.reads is not None and call.reads is not None
-        if recorded and o.reads(before.reads or ()) != n.reads(call.reads or ()):
-            what.append("reads")
-        if what:
+        differs = {
+            "tool": before.tool != call.tool,
+            "args": before.args != call.args and (t_old is None or t_new is None),
+            "output": o.output(before, t_old) != n.output(call, t_new),
+            "reads": before.reads is not None
+            and call.reads is not None
+            and o.reads(before.reads) != n.reads(call.reads),
+        }
+        if what := [k for k, d in differs.items() if d]:
             changes.append(CaseChange(call.case, tuple(what)))
 
     not_recorded: dict[str, tuple[str, ...]] = {}
     for side, reads, journal in (("old", reads_old, old), ("new", reads_new, new)):
-        missing = ((f"the reads of {reads} calls",) if reads else ()) + _unknown(journal)
+        unknown = [k for k in VERSION_KEYS if getattr(journal.recorded_by, k) == UNKNOWN]
+        missing = ((f"the reads of {reads} calls",) if reads else ()) + tuple(unknown)
         if missing:
             not_recorded[side] = missing
     added = tuple(c.case for c in new.calls if c.case not in o.calls)

@@ -9,7 +9,6 @@ B's seqs written as A's, where they first differ, and the reads when they change
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from parity import journal as journal_mod
 from parity import report
@@ -67,27 +66,7 @@ def changes_report(drift: Drift, *, old_name: str, new_name: str, full: bool) ->
     return lines
 
 
-def explain(old_path: str | Path, new_path: str | Path) -> tuple[str, bool]:
-    """A readable account of how journal ``new_path`` differs from ``old_path``, and
-    whether its Go answers as the other's did (no drift). Both are loaded (and
-    verified) through ``parity.journal``."""
-    old, new = journal_mod.load(old_path), journal_mod.load(new_path)
-    drift = compare(old, new)
-    if drift.identical:
-        return f"{old_path} and {new_path} record the same thing", True
-    lines = [f"--- {old_path}", f"+++ {new_path}"]
-    if drift:
-        lines.append(f"drift: {new_path} does not record the answers of {old_path}:")
-        lines += drift.lines()
-    else:
-        lines.append("the same answers, modulo the seqs and what one journal did not record:")
-    lines += drift.notes()
-    lines += changes_report(drift, old_name=str(old_path), new_name=str(new_path), full=True)
-    return "\n".join(lines), not drift
-
-
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
-    """``parity diff``'s parser."""
     df = sub.add_parser(
         "diff",
         help="explain the differences between two journals",
@@ -102,6 +81,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
 
 def run(args: argparse.Namespace) -> int:
     """``parity diff``: 0 the same answers, 3 drift."""
-    text, same = explain(args.old, args.new)
-    print(text)
-    return Exit.OK if same else Exit.DRIFT
+    old, new = journal_mod.load(args.old), journal_mod.load(args.new)
+    drift = compare(old, new)
+    if drift.identical:
+        print(f"{args.old} and {args.new} record the same thing")
+        return Exit.OK
+    lines = [f"--- {args.old}", f"+++ {args.new}"]
+    if drift:
+        lines += [f"drift: {args.new} does not record the answers of {args.old}:", *drift.lines()]
+    else:
+        lines.append("the same answers, modulo the seqs and what one journal did not record:")
+    lines += drift.notes()
+    print(*lines, *changes_report(drift, old_name=args.old, new_name=args.new, full=True), sep="\n")
+    return Exit.DRIFT if drift else Exit.OK

@@ -1,21 +1,6 @@
-"""The harness's exception tree: every error the parity package raises on purpose.
-
-```
-ParityError                 base; the CLI prints it and exits 2
-├── JournalError            a journal that cannot be read or written (file, case, field)
-├── CorpusError             a corpus that cannot be played (unknown block, duplicate case)
-├── RecordError             the recorder refused to record (non-empty archive, unstable Go)
-├── FakeGoError             the fake Go could not be set up or saw an unexpected request
-├── GoReferenceError        the Go reference could not be built or started
-├── GoClientError           a Go did not answer a request as its API says (no answer, TLS,
-│                           status, body: .status), or the options to reach it are unusable
-├── ReplayError             the replay itself went wrong (not a parity failure)
-├── ReviewError             a review that cannot run (under CI, a decision that is not allowed)
-└── AdoptError              a file of divergences that cannot be read, a module not written
-```
-
-A parity failure (an output that differs from the golden one) is not an exception:
-the replay reports it and the CLI exits 1.
+"""The harness's one exception tree: ``ParityError`` (the CLI prints it, exit 2) and a
+subclass per concern. A parity failure (an output that differs from the golden one) is
+not an exception: the replay reports it and the CLI exits 1.
 """
 
 from __future__ import annotations
@@ -28,7 +13,7 @@ class ParityError(Exception):
 
 
 class JournalError(ParityError):
-    """A journal is malformed, fails its digests, or cannot be written (file, case, field)."""
+    """A journal that cannot be read or written: its file, and the case and field."""
 
     def __init__(
         self,
@@ -38,22 +23,20 @@ class JournalError(ParityError):
         case: str | None = None,
         field: str | None = None,
     ) -> None:
-        self.path = str(path)
-        self.case = case
-        self.field = field
-        self.detail = detail
+        self.path, self.case, self.field, self.detail = str(path), case, field, detail
         named = (("case", case), ("field", field))
         where = [self.path, *(f"{what} {name!r}" for what, name in named if name is not None)]
         super().__init__(f"{': '.join(where)}: {detail}")
 
 
 class CorpusError(ParityError):
-    """A corpus is inconsistent, or does not match the journal recorded from it."""
+    """A corpus that cannot be played (unknown block, duplicate case), or does not match
+    the journal recorded from it."""
 
 
 class RecordError(ParityError):
-    """The recorder refused to record: an archive not empty, a Go that answers twice
-    differently (a Go that does not answer is a ``GoClientError``)."""
+    """The recorder refused to record (an archive not empty, a Go that answers twice
+    differently; a Go that does not answer is a ``GoClientError``)."""
 
 
 class FakeGoError(ParityError):
@@ -86,5 +69,4 @@ class ReviewError(ParityError):
 
 
 class AdoptError(ParityError):
-    """``parity adopt`` cannot read a file of divergences (which line, why), or cannot
-    write the adopted corpus module."""
+    """``parity adopt`` cannot read a file of divergences, or write the corpus module."""

@@ -10,6 +10,7 @@ does (or the Go cannot be reached).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import operator
@@ -82,13 +83,9 @@ def probe(go: GoConnection | GoClient) -> str:
 
     ProbeError when they fit none; a GoClientError when a call fails.
     """
-    client = go if isinstance(go, GoClient) else GoClient(go)
-    try:
-        calls = probe_calls()
+    calls = probe_calls()
+    with contextlib.nullcontext(go) if isinstance(go, GoClient) else GoClient(go) as client:
         answers = [client.exec_tool(tool, args) for tool, args in calls]
-    finally:
-        if client is not go:
-            client.close()
     empty = MemoryArchive()
     fits = [
         version
@@ -105,7 +102,6 @@ def probe(go: GoConnection | GoClient) -> str:
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
-    """``parity probe``'s parser."""
     pp = sub.add_parser(
         "probe",
         help="name a running Go's Unicode version from its tool endpoint",

@@ -1,12 +1,10 @@
 """The recorder: plays a corpus into a Go and writes what it answered as a journal.
 
 From a Go reference started for it (``first_seq`` 1000: re-recording gives the same
-bytes) or a live Go (``go_url``; the token is never written). The Go's archive must be
-empty (``--check`` also takes one holding exactly the journal's blocks, as an earlier
-``--check`` leaves it): the corpus's blocks are archived, then the served blocks and
-every call read twice; two passes that differ are refused. A call's reads are what
-``GET /debug/reads`` gained during it (earlier reads changed: another client, refused;
-a Go without the route: ``null``).
+bytes) or a live Go (``go_url``; the token is never written), whose archive must be
+empty (or, for ``--check``, hold exactly the journal's blocks). The blocks and every
+call are read twice; two passes that differ are refused. A call's reads are what
+``GET /debug/reads`` gained during it (``null`` for a Go without the route).
 """
 
 from __future__ import annotations
@@ -72,14 +70,11 @@ def _held(present: list[JournalBlock], corpus: Corpus, held: Journal) -> dict[st
     the corpus's readable ones, in order, each at its seq in ``held`` plus one offset:
     what an earlier recording of ``held``'s kind left in this Go. None otherwise."""
     readable = [b for b in corpus.blocks if not b.locked]
-    if list(held.seqs) != [b.name for b in corpus.blocks] or [
-        (p.label, p.content) for p in present
-    ] != [(b.label, b.content) for b in readable]:
+    if list(held.seqs) != [b.name for b in corpus.blocks] or len(present) != len(readable):
         return None
-    offsets = {p.seq - held.seqs[b.name] for p, b in zip(present, readable, strict=True)}
-    if len(offsets) != 1:
+    offset = present[0].seq - held.seqs[readable[0].name]
+    if present != [JournalBlock(held.seqs[b.name] + offset, b.label, b.content) for b in readable]:
         return None
-    offset = offsets.pop()
     return {name: seq + offset for name, seq in held.seqs.items()}
 
 
@@ -145,36 +140,23 @@ def record(
     corpus: Corpus,
     *,
     go_url: str | GoConnection | None = None,
-    token: str | None = None,
     versions: Mapping[str, str] | None = None,
     held: Journal | None = None,
 ) -> Journal:
     """Record ``corpus`` from a fresh Go reference, or the live Go at ``go_url`` (a URL,
-    with ``token``; or a ``GoConnection``). ``versions``: those of a Go without
+    or a ``GoConnection`` with its token and TLS). ``versions``: those of a Go without
     ``/debug/version`` (else "unknown"; the Unicode version probed, ``parity.probe``).
     ``held``: a journal of ``corpus`` whose blocks a Go may already hold, at its seqs
     plus one offset (as an earlier ``--check`` leaves it), recorded as it is."""
-    if go_url is None:
-        from parity.reference import GoReference
+    instance: Instance = "reference" if go_url is None else "live"
+    with contextlib.ExitStack() as stack:
+        if go_url is None:
+            from parity.reference import GoReference
 
-        with GoReference().start(first_seq=FIRST_SEQ) as reference:
-            return _record(corpus, reference.connection, instance="reference", versions=versions)
-    if isinstance(go_url, str):
-        go_url = GoConnection(go_url, token=token)
-    elif token is not None:
-        raise ValueError("token goes with a URL; a GoConnection holds its own")
-    return _record(corpus, go_url, instance="live", versions=versions, held=held)
-
-
-def _record(
-    corpus: Corpus,
-    connection: GoConnection,
-    *,
-    instance: Instance,
-    versions: Mapping[str, str] | None,
-    held: Journal | None = None,
-) -> Journal:
-    with GoClient(connection) as go:
+            go_url = stack.enter_context(GoReference().start(first_seq=FIRST_SEQ)).connection
+        elif isinstance(go_url, str):
+            go_url = GoConnection(go_url)
+        go = stack.enter_context(GoClient(go_url))
         served = _unless_absent(go.version) or {}
         meta = {k: served.get(k) or (versions or {}).get(k) or UNKNOWN for k in VERSION_KEYS}
         if meta["unicode_version"] == UNKNOWN:  # a Go without /debug/version: its tools tell
@@ -204,7 +186,6 @@ def run_record(
     *,
     journal_path: str,
     go: GoConnection | None,
-    versions: Mapping[str, str],
     check: bool,
     out: TextIO,
     full: bool = False,
@@ -213,11 +194,9 @@ def run_record(
     """``parity record`` for one corpus (from ``go``, else a fresh Go reference).
 
     ``check``: nothing written; 0 the Go answers as the journal says (modulo the seqs),
-    3 drift, each changed case shown (bounded unless ``full``). Else an absent or
-    unusable journal is written, and a recording that differs goes beside it
-    (``<journal>.new``, for ``parity review``): 4. ``new_only``: the journal takes only
-    the cases it lacks (as VCR's ``new_episodes``). Under CI: ``RecordError``.
-    """
+    3 drift (bounded unless ``full``). Else an absent or unusable journal is written, a
+    recording that differs goes beside it (``<journal>.new``): 4. ``new_only``: the
+    journal takes only the cases it lacks (VCR's ``new_episodes``). Under CI: refused."""
     if not check and in_ci():
         raise RecordError(
             "CI is set: CI never writes a golden; `parity record --check` checks for drift"
@@ -236,9 +215,9 @@ def run_record(
         _unicode_note(go, old, out)
     if check:
         assert old is not None
-        new = record(corpus, go_url=go, versions=versions, held=old)
+        new = record(corpus, go_url=go, held=old)
         return _check(compare(old, new, corpus=corpus), journal_path, out, full=full)
-    new = record(corpus, go_url=go, versions=versions)
+    new = record(corpus, go_url=go)
     if new_only and old is not None:
         return _add_new(compare(old, new, corpus=corpus), journal_path, out)
     pending = journal_mod.pending_path(journal_path)
@@ -246,12 +225,14 @@ def run_record(
         drift = compare(old, new, corpus=corpus)
         if not drift.identical:
             journal_mod.write(new, pending)
-            _report(
-                out,
+            print(
                 f"{journal_path}: kept; the new recording differs, written to {pending}:",
-                drift.lines() + drift.notes(),
+                *drift.lines(),
+                *drift.notes(),
                 "review it: `parity review` (case by case), or `parity review --accept-all` "
                 "or `--reject-all`",
+                sep="\n",
+                file=out,
             )
             return Exit.PENDING
         print(f"{journal_path}: no change ({len(new.calls)} calls)", file=out)
@@ -296,7 +277,7 @@ def _add_new(drift: Drift, journal_path: str, out: TextIO) -> int:
     print(f"{journal_path}: new cases added: {', '.join(drift.added) or 'none'}", file=out)
     rest = [line for line in drift.lines() if not line.startswith("  added:")]
     if rest:
-        _report(out, "not taken (`parity record` records them for review):", rest)
+        print("not taken (`parity record` records them for review):", *rest, sep="\n", file=out)
     return Exit.OK
 
 
@@ -311,33 +292,27 @@ def _check(drift: Drift, journal_path: str, out: TextIO, *, full: bool) -> int:
         if drift.first_seqs is not None:
             how = "only the seq base differs" if drift.shifted else "the seqs differ"
         head = f"{journal_path}: matches the Go modulo its seqs ({calls} calls): {how}"
-        _report(out, head, drift.notes())
+        print(head, *drift.notes(), sep="\n", file=out)
         return 0
-    _report(
-        out,
+    print(
         f"{journal_path}: DRIFT, the Go no longer answers as recorded:",
-        drift.lines() + drift.notes(),
+        *drift.lines(),
+        *drift.notes(),
         "record it with `parity record` (the same options, without --check), "
         "then `parity review` the changes",
+        *changes_report(drift, old_name=journal_path, new_name="the Go", full=full),
+        sep="\n",
+        file=out,
     )
-    for line in changes_report(drift, old_name=journal_path, new_name="the Go", full=full):
-        print(line, file=out)
     if drift.changes and not full:
         print("(bounded: `-v` shows every changed case in full)", file=out)
     return Exit.DRIFT
-
-
-def _report(out: TextIO, head: str, lines: list[str], hint: str | None = None) -> None:
-    """A verdict: its first line, one line per difference, what to do next."""
-    for line in [head, *lines, *([hint] if hint else [])]:
-        print(line, file=out)
 
 
 # --- the command: parity record ------------------------------------------------------
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
-    """``parity record``'s parser."""
     rc = sub.add_parser(
         "record",
         help="record the golden journals from Go (`make golden`)",
@@ -373,26 +348,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
         action="store_true",
         help="with --check: every changed case, each output and diff in full",
     )
-    for key in VERSION_KEYS:
-        flag = key.replace("_", "-")
-        rc.add_argument(
-            f"--{flag}",
-            metavar="V",
-            help=f"{flag} to record for a live Go without /debug/version (else 'unknown')",
-        )
     return rc
 
 
 def run(args: argparse.Namespace) -> int:
     """``parity record``: the worst status over the corpora."""
-    versions = {key: value for key in VERSION_KEYS if (value := getattr(args, key))}
     go = connection_from_options(args.go_url, ca=args.go_ca, cert=args.go_cert, key=args.go_key)
     statuses = [
         run_record(
             corpus,
             journal_path=path,
             go=go,
-            versions=versions,
             check=args.check,
             out=sys.stdout,
             full=args.verbose,

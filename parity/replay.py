@@ -1,22 +1,18 @@
 """The replay: every journal call through the Python implementation, against a fake Go.
 
 One fake Go (``parity.fakego``), one pass per mode: ``archive`` (``/tool/exec`` answers
-500, so the output is the Python tools' own, and their reads, from the fake's log, must
-be the ones the journal records for Go's tool, unless those are null), ``conditional``
-(the same over ETags and 304s: ``ReplayResult.not_modified`` counts them), ``delta``
-(the same with ``/blocks?since=``: before a call that reads ``/blocks`` the host searches
-once over a stale set, ``FakeGo.stale``, so its read is a delta back:
-``ReplayResult.deltas``), and ``fallback`` (the reads answer 500, ``/tool/exec`` the
-recorded output: a call that reads must fall back exactly once). The host is told the
-journal's Unicode version. A case passes when every pass gives its golden output byte
-for byte, with those requests and no other. First the journal must match the corpus as
-it is now (``check_consistency``); a stale one is an error to re-record, not a failure.
+500: the output and the reads are the Python tools' own, and the reads must be those
+the journal records, unless null), ``conditional`` (the same over ETags and 304s),
+``delta`` (the same with ``/blocks?since=``, each read of ``/blocks`` after a search
+over a stale set, ``FakeGo.stale``) and ``fallback`` (the reads answer 500,
+``/tool/exec`` the recorded output: a call that reads falls back exactly once). A case
+passes when every pass gives its golden output byte for byte, with those requests and
+no other. A journal that does not match the corpus (``check_consistency``) is an error.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -31,10 +27,9 @@ from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 from parity.journal import UNKNOWN, Journal, JournalCall
 
 MODES: tuple[Mode, ...] = ("archive", "delta", "fallback")
-"""The passes that tell the tools' outputs and reads apart (what a mutation run replays):
-only the delta pass searches sets that share images with the set kept before."""
+"""The passes that tell the tools' outputs and reads apart (what a mutation run replays)."""
 ALL_MODES: tuple[Mode, ...] = ("archive", "conditional", "delta", "fallback")
-"""Every pass: ``MODES`` and the conditional reads of ``/blocks`` (``make parity``)."""
+"""Every pass (``make parity``)."""
 _READS = (BLOCK_PATH, BLOCKS_PATH)
 
 
@@ -206,10 +201,8 @@ def _block_problems(journal: Journal, corpus: Corpus) -> list[str]:
 class Replayer:
     """One fake Go and one Python host, to replay a journal's calls one by one."""
 
-    def __init__(self, journal: Journal, corpus: Corpus, *, timeout: float = 5.0) -> None:
-        self.journal = journal
-        self.corpus = corpus
-        self.timeout = timeout
+    def __init__(self, journal: Journal, corpus: Corpus) -> None:
+        self.journal, self.corpus = journal, corpus
         self.fake = FakeGo(journal)
         self._host: ToolHost | None = None
         self._staged = 0  # the stale sets the delta pass served
@@ -220,7 +213,7 @@ class Replayer:
         try:
             version = self.journal.recorded_by.unicode_version
             options = {} if version == UNKNOWN else {"unicode_version": version}
-            self._host = self.corpus.host(self.fake.base_url, timeout=self.timeout, **options)
+            self._host = self.corpus.host(self.fake.base_url, timeout=5.0, **options)
         except Exception as e:
             self.fake.stop()
             raise ReplayError(
@@ -322,11 +315,9 @@ class Replayer:
                     runs[call.case].append(self.run(call, mode=mode))
             finally:
                 self.fake.check()
-        result = ReplayResult(self.journal.corpus)
-        for call in calls:
-            if len(runs[call.case]) != len(modes):
-                raise ReplayError(f"case {call.case!r} was not replayed once per mode")
-            result.results.append(CaseResult(call, tuple(runs[call.case])))
+        result = ReplayResult(
+            self.journal.corpus, [CaseResult(c, tuple(runs[c.case])) for c in calls]
+        )
         served = [(r.mode, s) for rs in runs.values() for r in rs for s in r.served]
         reads = [(mode, s) for mode, s in served if s.read == "blocks"]
         result.not_modified = sum(m == "conditional" and s.status == 304 for m, s in reads)
@@ -366,7 +357,6 @@ def _request_problems(
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
-    """``parity replay``'s parser."""
     rp = sub.add_parser(
         "replay",
         help="replay the golden journals against Python (`make parity`)",
@@ -375,12 +365,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
         "damaged or stale (re-record it).",
     )
     corpus_options(rp)
-    rp.add_argument(
-        "--no-fallback",
-        dest="fallback",
-        action="store_false",
-        help="skip the last replay, where the archive fails and /tool/exec answers",
-    )
     rp.add_argument("--case", action="append", metavar="CASE", help="replay only this case")
     rp.add_argument("-v", "--verbose", action="store_true", help="list every case")
     rp.add_argument("--junitxml", metavar="FILE", help="also write a JUnit XML report to FILE")
@@ -395,31 +379,26 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
 
 def run(args: argparse.Namespace) -> int:
     """``parity replay``: 0 every case passed, 1 one failed."""
-    out = sys.stdout
     started = time.perf_counter()
-    modes = tuple(m for m in ALL_MODES if args.fallback or m != "fallback")
+    modes = ALL_MODES
     results: list[ReplayResult] = []
     notes: list[str] = []
     for corpus, path in corpora(args):
         loaded = journal_mod.load(path)
         check_consistency(loaded, corpus, path=path)
         with Replayer(loaded, corpus) as replayer:
-            result = replayer.replay(modes=modes, cases=args.case)
-        results.append(result)
+            results.append(result := replayer.replay(modes=modes, cases=args.case))
         for case in result.results:
             if not case.passed:
-                print(case.report(), file=out)
-                print(file=out)
+                print(case.report(), end="\n\n")
             elif args.verbose:
-                print(f"ok {corpus.name}/{case.case}", file=out)
-        unchecked = sum(1 for r in result.results if r.call.reads is None)
-        if unchecked:
+                print(f"ok {corpus.name}/{case.case}")
+        if unchecked := sum(r.call.reads is None for r in result.results):
             notes.append(
                 f"{path}: the reads of {unchecked} calls were not recorded "
                 "(a Go without /debug/reads): not checked"
             )
-        pending = journal_mod.pending_path(path)
-        if pending.exists():
+        if (pending := journal_mod.pending_path(path)).exists():
             notes.append(
                 f"{pending}: a recording awaits review (`parity review`); this replay used {path}"
             )
@@ -428,15 +407,13 @@ def run(args: argparse.Namespace) -> int:
         report.write_junitxml(args.junitxml, results, seconds=elapsed)
     if args.json:
         report.write_json(args.json, results, seconds=elapsed)
-    for note in notes:
-        print(note, file=out)
-    passed = sum(r.passed for r in results)
-    failed = sum(r.failed for r in results)
     if args.verbose:
-        not_modified = sum(r.not_modified for r in results)
-        deltas = sum(r.deltas for r in results)
-        print(f"replayed in {elapsed:.2f}s ({' + '.join(modes)})", file=out)
-        print(f"conditional pass: {not_modified} reads of /blocks answered 304", file=out)
-        print(f"delta pass: {deltas} reads of /blocks answered with a delta", file=out)
-    print(f"{passed} passed, {failed} failed", file=out)
+        notes += [
+            f"replayed in {elapsed:.2f}s ({' + '.join(modes)})",
+            f"conditional pass: {sum(r.not_modified for r in results)} reads of /blocks"
+            " answered 304",
+            f"delta pass: {sum(r.deltas for r in results)} reads of /blocks answered with a delta",
+        ]
+    failed = sum(r.failed for r in results)
+    print(*notes, f"{sum(r.passed for r in results)} passed, {failed} failed", sep="\n")
     return Exit.OK if failed == 0 else Exit.PORT_DIFFERS

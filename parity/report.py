@@ -36,19 +36,17 @@ def visible(text: str) -> str:
     controls, format characters and unusual spaces as ``⟨U+XXXX⟩`` (``⟨TAB⟩``,
     ``⟨CR⟩``, ``⟨NUL⟩``); the marker characters themselves are escaped the same way.
     """
-    lines = text.split("\n")
-    out: list[str] = []
-    for i, line in enumerate(lines):
+
+    def shown(line: str) -> str:
         body = line.rstrip(" ")
-        trailing = len(line) - len(body)
-        parts = [
+        return "".join(
             _mark(ch)
             if ch in _MARKERS or (ch != " " and unicodedata.category(ch) in _INVISIBLE)
             else ch
             for ch in body
-        ]
-        out.append("".join(parts) + "␠" * trailing + ("⏎" if i < len(lines) - 1 else ""))
-    return "\n".join(out)
+        ) + "␠" * (len(line) - len(body))
+
+    return "⏎\n".join(map(shown, text.split("\n")))
 
 
 def inline(text: str) -> str:
@@ -72,10 +70,10 @@ def reads_text(reads: Sequence[str] | None) -> str:
 
 def _bounded(lines: list[str], limit: int | None) -> list[str]:
     """``lines`` indented, the first ``limit`` of them (None: all), saying how many more."""
-    shown = ["    " + line for line in lines[:limit]]
-    if limit is not None and len(lines) > limit:
-        shown.append(f"    … {len(lines) - limit} more lines")
-    return shown
+    more = (
+        [f"… {len(lines) - limit} more lines"] if limit is not None and len(lines) > limit else []
+    )
+    return ["    " + line for line in lines[:limit] + more]
 
 
 def block(title: str, text: str, limit: int | None = None) -> str:

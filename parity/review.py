@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -122,27 +123,23 @@ class _Port:
 
     def __init__(self, journal: Journal, corpus: Corpus) -> None:
         self.journal, self.corpus = journal, corpus
-        self.replayer: Replayer | None = None
-        self.unavailable: str | None = None
+        self.replayer: Replayer | str | None = None  # a str: why there is none
 
     def output(self, case: str) -> str:
-        if self.replayer is None and self.unavailable is None:
+        if self.replayer is None:
             from parity.replay import Replayer
 
             try:
                 self.replayer = Replayer(self.journal, self.corpus).start()
             except ParityError as e:  # the review goes on without the port's outputs
-                self.unavailable = f"(unavailable: {e})"
-        if self.replayer is None:
-            return self.unavailable or ""
+                self.replayer = f"(unavailable: {e})"
+        if isinstance(self.replayer, str):
+            return self.replayer
         run = self.replayer.run(self.journal.call(case), mode="archive")
         return run.output if run.output is not None else f"(raised {run.error})"
 
-    def __enter__(self) -> _Port:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.replayer is not None:
+    def close(self) -> None:
+        if not isinstance(self.replayer, str | None):
             self.replayer.stop()
 
 
@@ -199,14 +196,16 @@ def run_review(
         return Exit.OK
     asker = _Asker(answers, out, decide)
     names = (journal_path, str(pending))
-    print(f"reviewing {pending} against {journal_path}:", file=out)
-    for line in drift.lines() + drift.notes():
-        print(line, file=out)
-    whole = whole_only(drift)
-    with _Port(new, corpus) as port:
-        if whole:
-            return _review_whole(drift, whole, asker, port, names=names, out=out)
-        return _review_items(drift, asker, port, names=names, out=out)
+    print(
+        f"reviewing {pending} against {journal_path}:",
+        *drift.lines(),
+        *drift.notes(),
+        sep="\n",
+        file=out,
+    )
+    review = _review_whole if whole_only(drift) else _review_items
+    with contextlib.closing(_Port(new, corpus)) as port:
+        return review(drift, asker, port, names=names, out=out)
 
 
 def _review_items(
@@ -255,18 +254,11 @@ def _review_items(
 
 
 def _review_whole(
-    drift: Drift,
-    why: list[str],
-    asker: _Asker,
-    port: _Port,
-    *,
-    names: tuple[str, str],
-    out: TextIO,
+    drift: Drift, asker: _Asker, port: _Port, *, names: tuple[str, str], out: TextIO
 ) -> int:
     journal_path, pending = names[0], Path(names[1])
-    print("this recording can only be accepted or rejected as a whole:", file=out)
-    for reason in why:
-        print(f"  {reason}", file=out)
+    why = [f"  {reason}" for reason in whole_only(drift)]
+    print("this recording can only be accepted or rejected as a whole:", *why, sep="\n", file=out)
     try:
         while (answer := asker.ask(_WHOLE_PROMPT, keys="arsdq")) == "details":
             for index, (key, what) in enumerate(items(drift), 1):
@@ -318,7 +310,6 @@ is written).
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
-    """``parity review``'s parser."""
     rv = sub.add_parser(
         "review",
         help="accept or reject, item by item, what `parity record` left in JOURNAL.new",

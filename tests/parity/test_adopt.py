@@ -280,12 +280,9 @@ def test_round_trip_from_live_divergences_to_a_failing_replay(
     path = tmp_path / "recall.json"
     shutil.copy(small.path, path)
     out_buffer = io.StringIO()
-    assert (
-        run_record(
-            corpus, journal_path=str(path), go=None, versions={}, check=False, out=out_buffer
-        )
-        == 4
-    ), out_buffer.getvalue()
+    assert run_record(corpus, journal_path=str(path), go=None, check=False, out=out_buffer) == 4, (
+        out_buffer.getvalue()
+    )
     assert (
         run_review(
             corpus, journal_path=str(path), decide="accept", answers=io.StringIO(), out=out_buffer

@@ -161,7 +161,7 @@ def test_a_private_divergence_is_adopted_shrunk_and_fails_the_replay_until_fixed
     path = tmp_path / "recall.json"
     shutil.copy(small.path, path)
     said = io.StringIO()
-    assert run_record(wide, journal_path=str(path), go=None, versions={}, check=False, out=said)
+    assert run_record(wide, journal_path=str(path), go=None, check=False, out=said)
     assert run_review(
         wide, journal_path=str(path), decide="accept", answers=io.StringIO(), out=said
     ) == (0), said.getvalue()

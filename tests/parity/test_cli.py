@@ -102,26 +102,6 @@ def test_a_command_is_one_module_registered_in_one_place(
     assert "say hello" in capsys.readouterr().out
 
 
-def test_absent_command_module_is_a_clear_error(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    def absent(name: str) -> types.ModuleType:
-        raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-
-    real = importlib.import_module
-
-    def absent_strength(name: str) -> types.ModuleType:
-        return absent(name) if name == "parity.strength" else real(name)
-
-    monkeypatch.setattr(importlib, "import_module", absent_strength)
-    assert cli.main(["strength"]) == 2
-    assert "parity strength` is not available" in capsys.readouterr().err
-    assert cli.main(["--help"]) == 0  # the other commands are still listed
-    out = capsys.readouterr().out
-    assert "(unavailable: `parity strength` is not available" in out
-    assert "replay the golden journals" in out
-
-
 def test_an_unknown_option_prints_the_subcommands_usage(run_cli: RunCli) -> None:
     status, out, err = run_cli("replay", "--bogus")
     assert status == 2

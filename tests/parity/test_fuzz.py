@@ -33,6 +33,7 @@ from parity import campaign, cli, fuzz, rig
 from parity import strategies as ps
 from parity.corpus import Corpus, CorpusBlock, CorpusCall
 from parity.errors import ParityError
+from parity.project import in_ci
 from parity.reference import GoReference, RunningReference
 from parity.stateful import fuzz_stateful
 from recall import AsyncGoTurnHost, GoTurnHost
@@ -640,10 +641,14 @@ def test_example_database_is_a_directory_or_redis(
 @pytest.fixture
 def redis_url(tmp_path: Path) -> Iterator[str]:
     """A Redis server of its own on the loopback, stopped after the test."""
-    redis = pytest.importorskip("redis", reason="the redis group: pip install --group redis")
+    import redis  # the dev group's
+
     server = shutil.which("redis-server")
     if server is None:
-        pytest.skip("no redis-server on PATH (apt-get install redis-server)")
+        missing = "no redis-server on PATH (apt-get install redis-server)"
+        if in_ci():
+            pytest.fail(missing, pytrace=False)
+        pytest.skip(missing)
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -675,6 +680,7 @@ def redis_url(tmp_path: Path) -> Iterator[str]:
 
 
 @pytest.mark.go
+@pytest.mark.once
 def test_a_divergence_stays_in_redis_until_it_no_longer_fails(
     redis_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -136,7 +136,6 @@ def test_record_check_says_when_the_go_s_unicode_is_not_the_journal_s(
         CORPUS,
         journal_path=str(CORPUS.journal_path),
         go=production_go.connection,
-        versions={},
         check=True,
         out=out,
     )

@@ -19,4 +19,4 @@ def test_the_journals_are_kept_in_the_stash(
     assert not hasattr(pytestconfig, "_parity_journals")
     kept = pytestconfig.stash[golden._JOURNALS]
     assert not isinstance(kept, str), kept  # not why the journals are unusable
-    assert {name: j for name, (_, j) in kept.items()} == parity_journals
+    assert kept == parity_journals

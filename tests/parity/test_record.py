@@ -231,7 +231,7 @@ def test_live_go_with_a_wrong_token_is_refused(
 ) -> None:
     go = fresh_go(token="right")
     with pytest.raises(GoClientError, match="answered 401") as info:
-        record.record(CORPUS, go_url=go.base_url, token="wrong")
+        record.record(CORPUS, go_url=goclient.GoConnection(go.base_url, token="wrong"))
     assert info.value.status == 401
     assert "wrong" not in str(info.value)
 
