@@ -33,7 +33,7 @@ from parity import campaign, cli, fuzz, rig
 from parity import strategies as ps
 from parity.corpus import Corpus, CorpusBlock, CorpusCall
 from parity.errors import ParityError
-from parity.project import in_ci
+from parity.fixtures.go import unavailable
 from parity.reference import GoReference, RunningReference
 from parity.stateful import fuzz_stateful
 from recall import AsyncGoTurnHost, GoTurnHost
@@ -645,10 +645,7 @@ def redis_url(tmp_path: Path) -> Iterator[str]:
 
     server = shutil.which("redis-server")
     if server is None:
-        missing = "no redis-server on PATH (apt-get install redis-server)"
-        if in_ci():
-            pytest.fail(missing, pytrace=False)
-        pytest.skip(missing)
+        unavailable("no redis-server on PATH (apt-get install redis-server)")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]

@@ -21,8 +21,7 @@ import recall._fast
 from parity import journal
 from parity.corpus import golden_dir
 from parity.fakego import blocks_body
-from parity.fixtures.go import FreshGo
-from parity.project import in_ci
+from parity.fixtures.go import FreshGo, unavailable
 from recall import Block
 from recall._blocks import (
     Fields,
@@ -48,10 +47,7 @@ from .mockgo import go_body
 def msgspec_installed() -> None:
     """msgspec is a dev dependency: its absence skips, but fails under CI."""
     if not recall._fast.available():
-        message = "msgspec is not installed (the harness's dev extra installs it)"
-        if in_ci():
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
+        unavailable("msgspec is not installed (the harness's dev extra installs it)")
 
 
 def outcome(decode: ItemDecoder, raw: bytes) -> tuple[str, object]:
