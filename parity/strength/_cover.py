@@ -16,6 +16,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from parity.errors import GoReferenceError, ReplayError
 from parity.project import project_root
@@ -67,8 +68,9 @@ def pct(n: int, d: int) -> str:
     return f"{100.0 * n / d:.1f}%" if d else "100.0%"
 
 
-def _run(argv: list[str], what: str, error: type[Exception] = ReplayError) -> None:
-    done = subprocess.run(argv, cwd=project_root(), capture_output=True, text=True, check=False)
+def _run(argv: list[str], what: str, error: type[Exception] = ReplayError, **how: Any) -> None:
+    how.setdefault("cwd", project_root())
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, **how)
     if done.returncode != 0:
         raise error(f"{what} failed:\n{(done.stdout + done.stderr).strip()[-2000:]}")
 
@@ -159,16 +161,10 @@ def go_coverage(corpus_name: str, explanations: Explanations) -> Coverage:
             recorded = record(get_corpus(corpus_name), go_url=go.base_url)
         # stopped with SIGTERM: the counters are written
         argv = [str(go_executable()), "tool", "covdata", "textfmt", "-i", str(counters)]
-        done = subprocess.run(
-            [*argv, "-o", str(profile)],
-            cwd=reference.source,
-            env=go_env(),
-            capture_output=True,
-            text=True,
-            check=False,
+        what = "`go tool covdata textfmt`"
+        _run(
+            [*argv, "-o", str(profile)], what, GoReferenceError, cwd=reference.source, env=go_env()
         )
-        if done.returncode != 0:
-            raise GoReferenceError(f"`go tool covdata textfmt` failed: {done.stderr.strip()}")
         text = profile.read_text("utf-8")
     blocks: dict[tuple[str, str, int, str], tuple[int, int]] = {}  # merged over counter files
     for m in map(_PROFILE_LINE.match, text.splitlines()):
