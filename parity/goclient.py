@@ -346,6 +346,14 @@ class GoClient:
         message = f"{what}: the Go at {self.connection.url} {problem}"
         return GoClientError(self.connection.mask(message), status=status)
 
+    def _fail(self, what: str, suffix: str = "") -> Fail:
+        """The ``Fail`` of the request ``what`` (``suffix``: where it was sent)."""
+
+        def fail(problem: str, *, status: int | None = None, detail: str = "") -> GoClientError:
+            return self._error(f"{what}{detail}{suffix}", problem, status=status)
+
+        return fail
+
     def _send(
         self,
         method: str,
@@ -366,15 +374,14 @@ class GoClient:
             raise self._error(what, problem) from exc
 
     def _refused(self, response: httpx.Response, what: str) -> GoClientError:
-        snippet = response.text[:_SNIPPET].rstrip()
-        status = response.status_code
-        hint = ""
+        status, hint = response.status_code, ""
         if status == 401:
             hint = (
                 f"; set ${TOKEN_ENV} to the Go's token"
                 if self.connection.token is None
                 else f"; the Go refused the token (${TOKEN_ENV}): is it this Go's?"
             )
+        snippet = response.text[:_SNIPPET].rstrip()
         return self._error(what, f"answered {status}: {snippet}{hint}", status=status)
 
     def _json(self, response: httpx.Response, what: str) -> Any:
@@ -385,21 +392,10 @@ class GoClient:
         except ValueError as exc:
             raise self._error(what, f"answered a body that is not JSON: {exc}") from exc
 
-    def _call(self, method: str, path: str, *, detail: str = "", **kwargs: Any) -> Any:
-        """The JSON object that a 200 answer holds; anything else is an error."""
-        what = f"{method} {path}{detail}"
-        doc = self._json(self._send(method, path, what, **kwargs), what)
+    def _read(self, request: DebugRequest[T], doc: Any, fail: Fail) -> T:
         if not isinstance(doc, dict):
-            raise self._error(what, f"answered JSON that is not an object: {doc!r:.{_SNIPPET}}")
-        return doc
-
-    def _fail(self, what: str, suffix: str = "") -> Fail:
-        """The ``Fail`` of the request ``what`` (``suffix``: where it was sent)."""
-
-        def fail(problem: str, *, status: int | None = None, detail: str = "") -> GoClientError:
-            return self._error(f"{what}{detail}{suffix}", problem, status=status)
-
-        return fail
+            raise fail(f"answered JSON that is not an object: {doc!r:.{_SNIPPET}}")
+        return request.read(doc, fail)
 
     def archive(self, label: str, content: str, *, locked: bool = False) -> int:
         """Archive one block (``POST /archive``); its seq."""
@@ -459,7 +455,7 @@ class GoClient:
 
     def version(self) -> dict[str, str]:
         """The string fields of ``GET /debug/version`` (go_version, unicode_version, ...)."""
-        doc = self._call("GET", VERSION_PATH)
+        doc = self.run(DebugRequest("GET", VERSION_PATH, lambda doc, fail: doc))
         return {k: v for k, v in doc.items() if isinstance(v, str)}
 
     def archive_many(self, blocks: Iterable[tuple[str, str, bool]]) -> list[int]:
@@ -472,40 +468,35 @@ class GoClient:
 
     def run(self, request: DebugRequest[T]) -> T:
         """What ``request`` answers, sent alone."""
-        doc = self._call(request.method, request.target, detail=request.detail, body=request.body)
-        return request.read(doc, self._fail(request.what))
+        what = request.what
+        response = self._send(request.method, request.target, what, body=request.body)
+        return self._read(request, self._json(response, what), self._fail(what))
 
     def batch(self, requests: Sequence[DebugRequest[Any]]) -> list[Any]:
         """What each of ``requests`` answers, all sent in one ``POST /debug/batch`` (a single
         one alone). The Go runs them in order up to the first that fails: its error is raised."""
         if len(requests) < 2:
             return [self.run(r) for r in requests]
-        body = {
-            "requests": [
-                {"method": r.method, "path": r.target}
-                | ({} if r.body is None else {"body": r.body})
-                for r in requests
-            ]
-        }
-        what = f"POST {BATCH_PATH}"
-        doc = self._call("POST", BATCH_PATH, body=body)
-        responses = _field("responses", list)(doc, self._fail(what))
+        items = [
+            {"method": r.method, "path": r.target} | ({} if r.body is None else {"body": r.body})
+            for r in requests
+        ]
+        batch = DebugRequest("POST", BATCH_PATH, _field("responses", list), {"requests": items})
         results: list[Any] = []
+        responses = self.run(batch)
         for request, response in zip(requests, responses, strict=False):
-            fail = self._fail(request.what, f" (in {what})")
-            status = response.get("status") if isinstance(response, dict) else None
-            answer = response.get("body") if isinstance(response, dict) else None
+            fail = self._fail(request.what, f" (in {batch.what})")
+            response = response if isinstance(response, dict) else {}
+            status, answer = response.get("status"), response.get("body")
             if status != 200:
                 shown = json.dumps(answer)[:_SNIPPET]
                 raise fail(
                     f"answered {status}: {shown}", status=status if type(status) is int else None
                 )
-            if not isinstance(answer, dict):
-                raise fail(f"answered JSON that is not an object: {answer!r:.{_SNIPPET}}")
-            results.append(request.read(answer, fail))
+            results.append(self._read(request, answer, fail))
         if len(responses) != len(requests):
-            raise self._error(
-                what, f"answered {len(responses)} responses for {len(requests)} requests"
+            raise self._fail(batch.what)(
+                f"answered {len(responses)} responses for {len(requests)} requests"
             )
         return results
 
