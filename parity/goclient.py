@@ -1,9 +1,7 @@
 """The one client of a Go's HTTP API (the contract's routes and the Go reference's debug
-routes, several debug requests in one ``POST /debug/batch``), for the harness and bench.
-
-How to reach a Go is one frozen ``GoConnection``; ``connection_from_options`` alone reads
-the options and ``$PARITY_GO_TOKEN``, ``$PARITY_GO_CA``, ``$PARITY_GO_CERT``,
-``$PARITY_GO_KEY``::
+routes, several in one ``POST /debug/batch``), for the harness and bench. How to reach a
+Go is one frozen ``GoConnection``; ``connection_from_options`` alone reads the options
+and ``$PARITY_GO_TOKEN``, ``$PARITY_GO_CA``, ``$PARITY_GO_CERT``, ``$PARITY_GO_KEY``::
 
     with GoClient(GoConnection("https://go.internal:8443", token=..., ca=ca)) as go:
         seq = go.archive("label", "content")
@@ -37,12 +35,9 @@ ARCHIVE_PATH: Final = "/internal/v1/recall/archive"
 # The Go reference's debug routes (goref/server); a production Go has none of them.
 REQUESTS_PATH: Final = "/debug/requests"
 READS_PATH: Final = "/debug/reads"
-ANSWERS_PATH: Final = "/debug/answers"
 VERSION_PATH: Final = "/debug/version"
 LOCK_PATH: Final = "/debug/lock"
 RESET_PATH: Final = "/debug/reset"
-ARCHIVE_BATCH_PATH: Final = "/debug/archive"
-EXEC_BATCH_PATH: Final = "/debug/exec"
 BATCH_PATH: Final = "/debug/batch"
 
 # A live Go's token; the TLS files when no option gives them.
@@ -256,8 +251,7 @@ def log_request(
     ``/debug/answers``, how it answered each ``/blocks``); with ``since``, those from that
     index on (a reference without ``?since=`` is an error, never a part taken for all).
     """
-    path = {"requests": REQUESTS_PATH, "reads": READS_PATH, "answers": ANSWERS_PATH}[log]
-    target = path if since is None else f"{path}?since={since}"
+    target = f"/debug/{log}" if since is None else f"/debug/{log}?since={since}"
 
     def read(doc: dict[str, Any], fail: Fail) -> list[str]:
         entries = doc.get(log)
@@ -284,7 +278,7 @@ def archive_request(blocks: Iterable[tuple[str, str, bool]]) -> DebugRequest[lis
             raise fail(f"answered other seqs than the blocks': {doc!r:.{_SNIPPET}}")
         return seqs
 
-    return DebugRequest("POST", ARCHIVE_BATCH_PATH, read, body={"blocks": items})
+    return DebugRequest("POST", "/debug/archive", read, body={"blocks": items})
 
 
 def outputs_request(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]:
@@ -300,9 +294,9 @@ def outputs_request(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]
             raise fail(f"answered {len(results)} results for {len(items)} calls")
         outputs: list[str] = []
         for call, result in zip(items, results, strict=True):
-            output = result.get("output") if isinstance(result, dict) else None
-            if not isinstance(output, str) or result.get("status") != 200:
-                status = result.get("status") if isinstance(result, dict) else None
+            got = result if isinstance(result, dict) else {}
+            output, status = got.get("output"), got.get("status")
+            if not isinstance(output, str) or status != 200:
                 raise fail(
                     f"answered {result!r:.{_SNIPPET}} for it",
                     status=status if type(status) is int else None,
@@ -311,7 +305,7 @@ def outputs_request(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]
             outputs.append(output)
         return outputs
 
-    return DebugRequest("POST", EXEC_BATCH_PATH, read, body={"calls": items})
+    return DebugRequest("POST", "/debug/exec", read, body={"calls": items})
 
 
 class GoClient:
