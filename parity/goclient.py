@@ -476,8 +476,7 @@ class GoClient:
             for r in requests
         ]
         batch = DebugRequest("POST", BATCH_PATH, _field("responses", list), {"requests": items})
-        results: list[Any] = []
-        responses = self.run(batch)
+        responses, results = self.run(batch), []
         for request, response in zip(requests, responses, strict=False):
             fail = self._fail(request.what, f" (in {batch.what})")
             response = response if isinstance(response, dict) else {}
