@@ -29,9 +29,9 @@ def case_report(
     before, after = drift.old.call(case), drift.in_old_seqs(case)
     raw = drift.new.call(case)
     seqs_note = " (seqs as in the old)" if drift.first_seqs is not None else ""
-    parts = []
     if before.output != after.output or before.tool != after.tool or before.args != raw.args:
         text = report.mismatch_report(
+            title=f"OUTPUT CHANGED {case}",
             case=case,
             tool=raw.tool,
             args=raw.args,
@@ -41,13 +41,12 @@ def case_report(
             actual_name=new_name + seqs_note,
             limit=limit,
         )
-        parts.append(text.replace("MISMATCH", "OUTPUT CHANGED", 1))
     else:
-        parts.append(f"READS CHANGED {case}\n  tool: {raw.tool}\n  args: {report.inline(raw.args)}")
+        text = "\n".join(report.head(f"READS CHANGED {case}", raw.tool, raw.args))
     if before.reads != after.reads and None not in (before.reads, after.reads):
-        parts.append(f"  reads in {old_name}: {report.reads_text(before.reads)}")
-        parts.append(f"  reads in {new_name}{seqs_note}: {report.reads_text(after.reads)}")
-    return "\n".join(parts)
+        text += f"\n  reads in {old_name}: {report.reads_text(before.reads)}"
+        text += f"\n  reads in {new_name}{seqs_note}: {report.reads_text(after.reads)}"
+    return text
 
 
 def changes_report(drift: Drift, *, old_name: str, new_name: str, full: bool) -> list[str]:

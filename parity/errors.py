@@ -55,10 +55,6 @@ class GoClientError(ParityError):
         super().__init__(message)
         self.status = status
 
-    def within(self, context: str) -> GoClientError:
-        """The same error, its message prefixed with ``context`` (such as a case)."""
-        return GoClientError(f"{context}: {self}", status=self.status)
-
 
 class ReplayError(ParityError):
     """The replay could not run (as opposed to a case whose output differs)."""

@@ -62,20 +62,24 @@ def _exec(go: GoClient, case: str, tool: str, args: str) -> str:
     try:
         return go.exec_tool(tool, args)
     except GoClientError as e:
-        raise e.within(f"case {case!r}") from e
+        raise GoClientError(f"case {case!r}: {e}", status=e.status) from e
+
+
+def _readable(corpus: Corpus, seqs: Mapping[str, int]) -> list[JournalBlock]:
+    """The corpus's readable blocks, as a Go that gave them ``seqs`` serves them."""
+    return [JournalBlock(seqs[b.name], b.label, b.content) for b in corpus.blocks if not b.locked]
 
 
 def _held(present: list[JournalBlock], corpus: Corpus, held: Journal) -> dict[str, int] | None:
     """The seqs of the corpus's blocks, when ``present`` (the served blocks) are exactly
     the corpus's readable ones, in order, each at its seq in ``held`` plus one offset:
     what an earlier recording of ``held``'s kind left in this Go. None otherwise."""
-    readable = [b for b in corpus.blocks if not b.locked]
+    readable = [b.name for b in corpus.blocks if not b.locked]
     if list(held.seqs) != [b.name for b in corpus.blocks] or len(present) != len(readable):
         return None
-    offset = present[0].seq - held.seqs[readable[0].name]
-    if present != [JournalBlock(held.seqs[b.name] + offset, b.label, b.content) for b in readable]:
-        return None
-    return {name: seq + offset for name, seq in held.seqs.items()}
+    offset = present[0].seq - held.seqs[readable[0]]
+    seqs = {name: seq + offset for name, seq in held.seqs.items()}
+    return seqs if present == _readable(corpus, seqs) else None
 
 
 def _archive(go: GoClient, corpus: Corpus, held: Journal | None) -> dict[str, int]:
@@ -105,10 +109,7 @@ _Pass = tuple[tuple[JournalBlock, ...], tuple[JournalCall, ...]]
 def _pass(go: GoClient, corpus: Corpus, seqs: Mapping[str, int]) -> _Pass:
     """One reading of everything: the served blocks, then every call's output."""
     blocks = go.blocks()
-    expected = [
-        JournalBlock(seqs[b.name], b.label, b.content) for b in corpus.blocks if not b.locked
-    ]
-    if blocks != expected:
+    if blocks != (expected := _readable(corpus, seqs)):
         served = {b.seq for b in blocks}
         wanted = {b.seq for b in expected}
         detail = (
@@ -140,14 +141,13 @@ def record(
     corpus: Corpus,
     *,
     go_url: str | GoConnection | None = None,
-    versions: Mapping[str, str] | None = None,
     held: Journal | None = None,
 ) -> Journal:
     """Record ``corpus`` from a fresh Go reference, or the live Go at ``go_url`` (a URL,
-    or a ``GoConnection`` with its token and TLS). ``versions``: those of a Go without
-    ``/debug/version`` (else "unknown"; the Unicode version probed, ``parity.probe``).
-    ``held``: a journal of ``corpus`` whose blocks a Go may already hold, at its seqs
-    plus one offset (as an earlier ``--check`` leaves it), recorded as it is."""
+    or a ``GoConnection`` with its token and TLS). A Go without ``/debug/version``: its
+    versions "unknown", the Unicode version probed (``parity.probe``). ``held``: a
+    journal of ``corpus`` whose blocks a Go may already hold, at its seqs plus one
+    offset (as an earlier ``--check`` leaves it), recorded as it is."""
     instance: Instance = "reference" if go_url is None else "live"
     with contextlib.ExitStack() as stack:
         if go_url is None:
@@ -158,7 +158,7 @@ def record(
             go_url = GoConnection(go_url)
         go = stack.enter_context(GoClient(go_url))
         served = _unless_absent(go.version) or {}
-        meta = {k: served.get(k) or (versions or {}).get(k) or UNKNOWN for k in VERSION_KEYS}
+        meta = {k: served.get(k) or UNKNOWN for k in VERSION_KEYS}
         if meta["unicode_version"] == UNKNOWN:  # a Go without /debug/version: its tools tell
             with contextlib.suppress(ProbeError):
                 meta["unicode_version"] = probe(go)
@@ -213,16 +213,14 @@ def run_record(
             print(f"the committed journal is unusable, replacing it: {e}", file=out)
     if go is not None and old is not None:
         _unicode_note(go, old, out)
-    if check:
-        assert old is not None
-        new = record(corpus, go_url=go, held=old)
-        return _check(compare(old, new, corpus=corpus), journal_path, out, full=full)
-    new = record(corpus, go_url=go)
-    if new_only and old is not None:
-        return _add_new(compare(old, new, corpus=corpus), journal_path, out)
+    new = record(corpus, go_url=go, held=old if check else None)
     pending = journal_mod.pending_path(journal_path)
     if old is not None:
         drift = compare(old, new, corpus=corpus)
+        if check:
+            return _check(drift, journal_path, out, full=full)
+        if new_only:
+            return _add_new(drift, journal_path, out)
         if not drift.identical:
             journal_mod.write(new, pending)
             print(
@@ -264,9 +262,9 @@ def _unicode_note(go: GoConnection, old: Journal, out: TextIO) -> None:
 
 def _add_new(drift: Drift, journal_path: str, out: TextIO) -> int:
     """``record --new-only``: the journal takes the cases it lacks, nothing else."""
-    from parity.review import inseparable
+    from parity.review import whole_only
 
-    why = inseparable(drift)
+    why = whole_only(drift)
     if why and drift.added:
         raise RecordError(
             f"{journal_path}: --new-only adds cases to a journal of the same blocks and seqs, "

@@ -77,21 +77,19 @@ class CaseResult:
                 continue
             head = f"[{run.mode} replay]"
             if run.error is not None:
-                parts.append(
-                    f"FAILED {self.case} {head}\n  tool: {self.call.tool}\n"
-                    f"  args: {report.visible(report.shorten(self.call.args))}\n"
-                    f"  python raised {run.error}"
-                )
+                parts += report.head(f"FAILED {self.case} {head}", self.call.tool, self.call.args)
+                parts.append(f"  python raised {run.error}")
             elif run.output != self.call.output:
                 assert run.output is not None
                 parts.append(
                     report.mismatch_report(
+                        title=f"MISMATCH {self.case} {head}",
                         case=self.case,
                         tool=self.call.tool,
                         args=self.call.args,
                         expected=self.call.output,
                         actual=run.output,
-                    ).replace(f"MISMATCH {self.case}", f"MISMATCH {self.case} {head}", 1)
+                    )
                 )
             else:
                 parts.append(f"FAILED {self.case} {head}")
@@ -199,12 +197,14 @@ def _block_problems(journal: Journal, corpus: Corpus) -> list[str]:
 
 
 class Replayer:
-    """One fake Go and one Python host, to replay a journal's calls one by one."""
+    """One fake Go and one Python host (``host``, once started), to replay a journal's
+    calls one by one."""
+
+    host: ToolHost
 
     def __init__(self, journal: Journal, corpus: Corpus) -> None:
         self.journal, self.corpus = journal, corpus
         self.fake = FakeGo(journal)
-        self._host: ToolHost | None = None
         self._staged = 0  # the stale sets the delta pass served
 
     def start(self) -> Replayer:
@@ -213,24 +213,22 @@ class Replayer:
         try:
             version = self.journal.recorded_by.unicode_version
             options = {} if version == UNKNOWN else {"unicode_version": version}
-            self._host = self.corpus.host(self.fake.base_url, timeout=5.0, **options)
-        except Exception as e:
+            self.host = self.corpus.host(self.fake.base_url, timeout=5.0, **options)
+        except BaseException as e:
             self.fake.stop()
+            if not isinstance(e, Exception):
+                raise
             raise ReplayError(
                 f"corpus {self.corpus.name!r}: cannot build the Python implementation: "
                 f"{type(e).__name__}: {e}"
             ) from e
-        except BaseException:
-            self.fake.stop()
-            raise
         return self
 
     def stop(self) -> None:
         """Close the host and stop the fake Go."""
-        close = getattr(self._host, "close", None)
+        close = getattr(self.__dict__.pop("host", None), "close", None)
         if callable(close):
             close()
-        self._host = None
         self.fake.stop()
 
     def __enter__(self) -> Replayer:
@@ -238,13 +236,6 @@ class Replayer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
-
-    @property
-    def host(self) -> ToolHost:
-        """The implementation under test."""
-        if self._host is None:
-            raise ReplayError("the replayer is not started")
-        return self._host
 
     def run(self, call: JournalCall, *, mode: Mode) -> ModeRun:
         """Run one call in one mode."""

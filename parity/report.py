@@ -83,6 +83,11 @@ def block(title: str, text: str, limit: int | None = None) -> str:
     return f"  {title} ({len(text.encode('utf-8'))} bytes):\n{body}"
 
 
+def head(title: str, tool: str, args: str) -> list[str]:
+    """A report's first lines: its title, the tool, the args (visible, shortened)."""
+    return [title, f"  tool: {tool}", f"  args: {inline(shorten(args))}"]
+
+
 def mismatch_report(
     *,
     case: str,
@@ -93,17 +98,17 @@ def mismatch_report(
     expected_name: str = "go (golden)",
     actual_name: str = "python",
     limit: int | None = None,
+    title: str | None = None,
 ) -> str:
-    """A readable account of why ``actual`` is not ``expected`` for this case; ``limit``:
-    at most that many lines of each output and of the diff."""
+    """A readable account of why ``actual`` is not ``expected`` for this case, under
+    ``title`` (``MISMATCH case``); ``limit``: at most that many lines of each output
+    and of the diff."""
     d = first_difference(expected, actual)
     where = "the outputs are equal"
     if d is not None:
         where = f"first difference at byte {d.offset} (line {d.line}, col {d.column})"
     lines = [
-        f"MISMATCH {case}",
-        f"  tool: {tool}",
-        f"  args: {inline(shorten(args))}",
+        *head(title or f"MISMATCH {case}", tool, args),
         f"  {where}",
         block(expected_name, expected, limit),
         block(actual_name, actual, limit),

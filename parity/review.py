@@ -40,10 +40,10 @@ _WHOLE_PROMPT = "accept the whole recording (a), reject it (r), skip (s, q), det
 _INTERRUPTED = "interrupted (Ctrl-C): what was decided is kept, as with q"
 
 
-def inseparable(drift: Drift) -> list[str]:
-    """Why the items of the new recording cannot be taken one by one (none: they can):
-    the corpus, a block or the seqs differ, so every case's seqs and outputs hang
-    together."""
+def whole_only(drift: Drift) -> list[str]:
+    """Why the new recording can only be accepted or rejected as a whole (none: item by
+    item is possible): the corpus, a block or the seqs differ, so every case's seqs and
+    outputs hang together; or no item differs."""
     why = [w for w in drift.other if w.startswith(("corpus ", "seqs "))]
     if drift.first_seqs is not None:
         a, b = drift.first_seqs
@@ -52,13 +52,6 @@ def inseparable(drift: Drift) -> list[str]:
     for name in drift.blocks:
         how = "added" if name not in old else "removed" if name not in new else "changed"
         why.append(f"block {name} {how}")
-    return why
-
-
-def whole_only(drift: Drift) -> list[str]:
-    """Why the new recording can only be accepted or rejected as a whole (none: item by
-    item is possible): ``inseparable``, or no item differs."""
-    why = inseparable(drift)
     if not why and not items(drift):
         why.append("no case changed: the recordings differ only in what one of them recorded")
     return why
@@ -148,15 +141,14 @@ def _show(
 ) -> list[str]:
     """One item: a bounded account of it (``full``: all of it)."""
     limit = None if full else LINES_SHOWN
-    lines = ["", head]
     if key == RECORDED_BY:
-        return lines
+        return ["", head]
     if key not in drift.changed:
         side, name = (drift.new, names[1]) if key in drift.new.cases else (drift.old, names[0])
         call = side.call(key)
-        lines += [f"  tool: {call.tool}", f"  args: {report.inline(report.shorten(call.args))}"]
+        lines = ["", *report.head(head, call.tool, call.args)]
         return [*lines, report.block(f"output in {name}", call.output, limit)]
-    lines.append(case_report(drift, key, old_name=names[0], new_name=names[1], limit=limit))
+    lines = ["", head, case_report(drift, key, old_name=names[0], new_name=names[1], limit=limit)]
     mapped = drift.in_old_seqs(key, output=port.output(key)).output
     if mapped == drift.in_old_seqs(key).output:
         verdict = " the same as the new Go output"
