@@ -42,8 +42,7 @@ class _Recording:
     """One journal, with what its seqs map to."""
 
     def __init__(self, journal: Journal, corpus: Corpus | None) -> None:
-        self.journal = journal
-        self.corpus = corpus
+        self.journal, self.corpus = journal, corpus
         self.names = {str(seq): name for name, seq in journal.seqs.items()}
         self.labels = {b.seq: b.label for b in journal.blocks}
         self.calls = {c.case: c for c in journal.calls}
@@ -70,11 +69,10 @@ class _Recording:
 
     def reads(self, reads: Sequence[str]) -> tuple[_Canonical, ...]:
         """Each read with its seq named by its block (a seq no block has stays as is)."""
-        out = []
-        for read in reads:
-            m = _READ_SEQ_RE.match(read)
-            out.append(self._canonical(read, [(m.start(1), m.end(1), None)] if m else []))
-        return tuple(out)
+        found = [(read, _READ_SEQ_RE.match(read)) for read in reads]
+        return tuple(
+            self._canonical(r, [(m.start(1), m.end(1), None)] if m else []) for r, m in found
+        )
 
     def _canonical(self, text: str, spans: Sequence[tuple[int, int, str | None]]) -> _Canonical:
         parts: list[str | _Name] = []
@@ -109,8 +107,7 @@ class CaseChange:
     """A case recorded in both journals whose answer changed."""
 
     case: str
-    what: tuple[str, ...]
-    """What differs, of ``tool``, ``args``, ``output`` and ``reads`` (modulo the seqs)."""
+    what: tuple[str, ...]  # of tool, args, output and reads (modulo the seqs)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -125,29 +122,20 @@ class Drift:
 
     old: Journal = field(repr=False)
     new: Journal = field(repr=False)
-    corpus: Corpus | None = field(default=None, repr=False)
-    """The corpus the comparison used (None: outputs compared as they are)."""
+    corpus: Corpus | None = field(default=None, repr=False)  # None: outputs as they are
     changes: tuple[CaseChange, ...] = ()
-    added: tuple[str, ...] = ()
-    """Cases recorded now that the old journal lacks."""
-    removed: tuple[str, ...] = ()
-    """Cases of the old journal no longer recorded."""
-    blocks: tuple[str, ...] = ()
-    """Blocks (by name) whose label or content differ, or that one journal lacks."""
+    added: tuple[str, ...] = ()  # cases recorded now that the old journal lacks
+    removed: tuple[str, ...] = ()  # cases of the old journal no longer recorded
+    blocks: tuple[str, ...] = ()  # by name: label or content differ, or one journal lacks it
     other: tuple[str, ...] = ()
-    """Other differences: ``corpus``, ``seqs`` (block names), ``calls (order)``, and
-    ``recorded_by.KEY (A -> B)`` for a version both Gos reported."""
-    first_seqs: tuple[int, int] | None = None
-    """The first block's seq in each, when the seqs differ."""
-    shifted: bool = False
-    """Whether the seqs differ by one offset (only the base differs)."""
+    """``corpus``, ``seqs`` (block names), ``calls (order)``, and ``recorded_by.KEY (A
+    -> B)`` for a version both Gos reported."""
+    first_seqs: tuple[int, int] | None = None  # the first block's seq in each, if they differ
+    shifted: bool = False  # whether the seqs differ by one offset (only the base differs)
     not_recorded: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """What each side (``"old"``, ``"new"``) could not report, so was not compared:
     ``"the reads of N calls"``, and the version keys it has as ``"unknown"``."""
-    incomparable: Mapping[str, str] = field(default_factory=dict)
-    """Cases not compared, and why (a plain-digit seq that maps to different blocks)."""
-    unmapped: bool = False
-    """Whether the seqs differ but no corpus says where outputs print them."""
+    incomparable: Mapping[str, str] = field(default_factory=dict)  # case: why not compared
 
     @property
     def changed(self) -> tuple[str, ...]:
@@ -177,7 +165,7 @@ class Drift:
             a, b = self.first_seqs
             how = "only the seq base differs" if self.shifted else "the seqs differ"
             out.append(f"  seqs:    {how} (first seq {a} -> {b}); mapped through the block names")
-        if self.unmapped:
+        if self.first_seqs is not None and getattr(self.corpus, "printed_seqs", None) is None:
             out.append("  seqs:    no corpus says where outputs print seqs: compared as they are")
         out += [
             f"  not recorded in the {side} journal (not compared): {', '.join(what)}"
@@ -256,14 +244,6 @@ def _blocks(old: _Recording, new: _Recording) -> tuple[str, ...]:
     return tuple(n for n in [*a, *(n for n in b if n not in a)] if a.get(n) != b.get(n))
 
 
-def _versions(old: Journal, new: Journal) -> list[str]:
-    """The versions both reported that differ."""
-    pairs = [(k, getattr(old.recorded_by, k), getattr(new.recorded_by, k)) for k in VERSION_KEYS]
-    return [
-        f"recorded_by.{k} ({a} -> {b})" for k, a, b in pairs if a != b and UNKNOWN not in (a, b)
-    ]
-
-
 def _literal_mismatch(call: CorpusCall | None, old: _Recording, new: _Recording) -> str | None:
     """Why ``call`` means different things in the two recordings, if it does."""
     for seq in call.literal_seqs if call is not None else ():
@@ -324,6 +304,10 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
     common_new = [c for c in new.cases if c in o.calls]
     if common_old != common_new:
         other.append("calls (order)")
+    pairs = [(k, getattr(old.recorded_by, k), getattr(new.recorded_by, k)) for k in VERSION_KEYS]
+    other += [
+        f"recorded_by.{k} ({a} -> {b})" for k, a, b in pairs if a != b and UNKNOWN not in (a, b)
+    ]
     return Drift(
         old=old,
         new=new,
@@ -331,11 +315,10 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
         added=added,
         removed=removed,
         blocks=_blocks(o, n),
-        other=(*other, *_versions(old, new)),
+        other=tuple(other),
         first_seqs=first_seqs,
         shifted=shifted,
         not_recorded=not_recorded,
         incomparable=incomparable,
-        unmapped=first_seqs is not None and (corpus is None or corpus.printed_seqs is None),
         corpus=corpus,
     )
