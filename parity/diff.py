@@ -1,9 +1,5 @@
-"""``parity diff A.json B.json``: how journal B differs from journal A (``parity.compare``).
-
-First the comparison's verdict: the drift (cases changed, added, removed, blocks,
-versions both Gos reported), then what is not drift (the seqs, what one journal did
-not record, cases not comparable across seqs). Then each changed case: both outputs,
-B's seqs written as A's, where they first differ, and the reads when they changed.
+"""``parity diff A.json B.json``: how journal B differs from journal A (``parity.compare``),
+and the account of a changed case that ``record --check`` and ``review`` show too.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """``parity probe --go-url URL``: the Unicode version of a running Go, from its tool
-endpoint alone (no ``/debug`` route: it works against production).
-
-Two ``/tool/exec`` calls that read no archive (a malformed id, a query without terms)
-hold code points each two of the port's Unicode versions quote differently (``%q``);
-the version is the one whose tables give both answers byte for byte. Exit 2 when none
-does (or the Go cannot be reached).
+endpoint alone (so against production): two calls that read no archive hold code points
+each two of the port's Unicode versions quote differently (``%q``); the version is the
+one whose tables give both answers byte for byte.
 """
 
 from __future__ import annotations

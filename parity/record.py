@@ -1,10 +1,7 @@
-"""The recorder: plays a corpus into a Go and writes what it answered as a journal.
-
-From a Go reference started for it (``first_seq`` 1000: re-recording gives the same
-bytes) or a live Go (``go_url``; the token is never written), whose archive must be
-empty (or, for ``--check``, hold exactly the journal's blocks). The blocks and every
-call are read twice; two passes that differ are refused. A call's reads are what
-``GET /debug/reads`` gained during it (``null`` for a Go without the route).
+"""The recorder: plays a corpus into a Go (a fresh reference, or a live one whose archive
+is empty, or for ``--check`` holds exactly the journal's blocks) and writes what it
+answered as a journal. Everything is read twice; two passes that differ are refused. A
+call's reads are what ``GET /debug/reads`` gained during it (null without the route).
 """
 
 from __future__ import annotations
