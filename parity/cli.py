@@ -43,7 +43,7 @@ COMMANDS: dict[str, str] = {
     "replay": "parity.replay",
     "record": "parity.record",
     "review": "parity.review",
-    "diff": "parity.diff",
+    "diff": "parity.compare",
     "adopt": "parity.adopt",
     "fuzz": "parity.campaign",
     "strength": "parity.strength",

@@ -1,6 +1,7 @@
 """Comparing two journals of one corpus: what changed, modulo the seqs each Go assigned.
 
-The one comparison behind ``parity record`` (``--check``: drift), ``diff`` and ``review``.
+The one comparison behind ``parity record`` (``--check``: drift), ``review`` and
+``parity diff A.json B.json`` (this module's command: how B differs from A).
 Seqs are mapped through the block names (``Journal.seqs``), only where a seq stands: in
 an output where the corpus says its tool prints one (``Corpus.printed_seqs``), in a read
 ``block?seq=N``, in the blocks (by name) and the args (resolved from the corpus's
@@ -12,6 +13,7 @@ hand: deepdiff measured no shorter and 10 to 30 times slower (docs/architecture.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import dataclasses
 import re
@@ -19,6 +21,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from parity import journal, report
+from parity.cli import Exit
 from parity.corpus import Corpus, CorpusCall, get_corpus
 from parity.errors import CorpusError
 from parity.journal import UNKNOWN, VERSION_KEYS, Journal, JournalCall
@@ -293,8 +297,8 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
             changes.append(CaseChange(call.case, tuple(what)))
 
     not_recorded: dict[str, tuple[str, ...]] = {}
-    for side, reads, journal in (("old", reads_old, old), ("new", reads_new, new)):
-        unknown = [k for k in VERSION_KEYS if getattr(journal.recorded_by, k) == UNKNOWN]
+    for side, reads, j in (("old", reads_old, old), ("new", reads_new, new)):
+        unknown = [k for k in VERSION_KEYS if getattr(j.recorded_by, k) == UNKNOWN]
         missing = ((f"the reads of {reads} calls",) if reads else ()) + tuple(unknown)
         if missing:
             not_recorded[side] = missing
@@ -322,3 +326,37 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
         incomparable=incomparable,
         corpus=corpus,
     )
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    df = sub.add_parser(
+        "diff",
+        help="explain the differences between two journals",
+        description="How journal B differs from journal A, modulo the seqs: the drift, the "
+        "seqs, what one journal did not record (reads, versions), and each changed case's "
+        "outputs and reads. Exit 0 when B records the same answers as A, 3 on drift.",
+    )
+    df.add_argument("old", metavar="A.json")
+    df.add_argument("new", metavar="B.json")
+    return df
+
+
+def run(args: argparse.Namespace) -> int:
+    """``parity diff``: 0 the same answers, 3 drift."""
+    old, new = journal.load(args.old), journal.load(args.new)
+    drift = compare(old, new)
+    if drift.identical:
+        print(f"{args.old} and {args.new} record the same thing")
+        return Exit.OK
+    lines = [f"--- {args.old}", f"+++ {args.new}"]
+    if drift:
+        lines += [f"drift: {args.new} does not record the answers of {args.old}:", *drift.lines()]
+    else:
+        lines.append("the same answers, modulo the seqs and what one journal did not record:")
+    lines += drift.notes()
+    print(
+        *lines,
+        *report.changes_report(drift, old_name=args.old, new_name=args.new, full=True),
+        sep="\n",
+    )
+    return Exit.DRIFT if drift else Exit.OK

@@ -124,9 +124,6 @@ def _blocks_digest(seqs: Mapping[str, int], blocks: list[str]) -> str:
     return digest({"seqs": dict(seqs), "blocks": blocks})
 
 
-# --- writing -----------------------------------------------------------------------------
-
-
 def dumps(journal: Journal, *, path: str | Path = "<journal>") -> str:
     """The canonical text of ``journal`` (validated first, as ``load`` would)."""
     blocks = [{**vars(b), "sha256": _block_digest(b)} for b in journal.blocks]
@@ -171,9 +168,6 @@ def write(journal: Journal, path: str | Path) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise JournalError(path, f"cannot write: {e.strerror or e}") from e
-
-
-# --- reading -----------------------------------------------------------------------------
 
 
 class _DuplicateKeyError(ValueError):

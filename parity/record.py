@@ -17,7 +17,6 @@ from parity import journal as journal_mod
 from parity.cli import Exit, corpora, corpus_options
 from parity.compare import Drift, compare
 from parity.corpus import Corpus
-from parity.diff import changes_report
 from parity.errors import GoClientError, JournalError, RecordError
 from parity.goclient import (
     TOKEN_ENV,
@@ -37,6 +36,7 @@ from parity.journal import (
 )
 from parity.probe import ProbeError, probe
 from parity.project import in_ci
+from parity.report import changes_report
 
 FIRST_SEQ = 1000
 """The first seq of a reference started for recording (not 1, so seqs are not small counts)."""
@@ -302,9 +302,6 @@ def _check(drift: Drift, journal_path: str, out: TextIO, *, full: bool) -> int:
     if drift.changes and not full:
         print("(bounded: `-v` shows every changed case in full)", file=out)
     return Exit.DRIFT
-
-
-# --- the command: parity record ------------------------------------------------------
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:

@@ -26,11 +26,9 @@ from parity.fakego import FakeGo, Mode, Served
 from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 from parity.journal import UNKNOWN, Journal, JournalCall
 
+# The passes that tell the tools' outputs and reads apart (what a mutation run replays).
 MODES: tuple[Mode, ...] = ("archive", "delta", "fallback")
-"""The passes that tell the tools' outputs and reads apart (what a mutation run replays)."""
-ALL_MODES: tuple[Mode, ...] = ("archive", "conditional", "delta", "fallback")
-"""Every pass (``make parity``)."""
-_READS = (BLOCK_PATH, BLOCKS_PATH)
+ALL_MODES: tuple[Mode, ...] = ("archive", "conditional", "delta", "fallback")  # make parity
 
 
 @dataclass(frozen=True)
@@ -41,8 +39,7 @@ class ModeRun:
     output: str | None
     error: str | None
     served: tuple[Served, ...]
-    problems: tuple[str, ...]
-    """Why this run fails besides the output: unexpected requests, a hidden fallback."""
+    problems: tuple[str, ...]  # why it fails besides the output: requests, a hidden fallback
 
     def failed(self, expected: str) -> bool:
         """Whether this run departs from the golden output or the expected requests."""
@@ -104,10 +101,8 @@ class ReplayResult:
 
     corpus: str
     results: list[CaseResult] = field(default_factory=list)
-    not_modified: int = 0
-    """The reads of /blocks answered 304 in the ``conditional`` pass."""
-    deltas: int = 0
-    """The reads of /blocks answered with a delta in the ``delta`` pass."""
+    not_modified: int = 0  # the reads of /blocks answered 304 in the conditional pass
+    deltas: int = 0  # the reads of /blocks answered with a delta in the delta pass
 
     @property
     def passed(self) -> int:
@@ -122,8 +117,7 @@ class ReplayResult:
         return [r for r in self.results if not r.passed]
 
 
-_STALE_SHOWN = 12
-"""How many differences a stale journal's message lists (then how many more)."""
+_STALE_SHOWN = 12  # how many differences a stale journal's message lists
 
 
 def check_consistency(journal: Journal, corpus: Corpus, *, path: str = "the journal") -> None:
@@ -323,7 +317,7 @@ def _request_problems(
     if call.tool not in corpus.tools:
         return []
     execs = [s for s in served if s.path == EXEC_PATH]
-    reads = [s for s in served if s.path in _READS]
+    reads = [s for s in served if s.path in (BLOCK_PATH, BLOCKS_PATH)]
     if mode != "fallback":  # archive, conditional, delta: the tools' own reads and outputs
         problems = []
         if execs:
@@ -342,9 +336,6 @@ def _request_problems(
     if execs and served[-1].path != EXEC_PATH:
         return ["read the archive again after the fallback"]
     return []
-
-
-# --- the command: parity replay ------------------------------------------------------
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:

@@ -1,6 +1,7 @@
 """Mismatch reports: where two outputs first differ (byte offset, line:col counting
-bytes from 1, as Go's tools do), both made visible, and a unified diff; and a replay's
-reports for machines, ``write_json`` and ``write_junitxml``.
+bytes from 1, as Go's tools do), both made visible, and a unified diff; a changed case
+of two journals (``case_report``: ``diff``, ``record --check``, ``review``); and a
+replay's reports for machines, ``write_json`` and ``write_junitxml``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from parity.errors import ReplayError
 from recall._shadow import first_difference
 
 if TYPE_CHECKING:
+    from parity.compare import Drift
     from parity.replay import CaseResult, ReplayResult
 
 _NAMES = {"\t": "TAB", "\r": "CR", "\x00": "NUL", "\x1b": "ESC", "\x7f": "DEL"}
@@ -123,6 +125,54 @@ def mismatch_report(
     )
     lines += _bounded([d.rstrip("\n") for d in diff_lines], limit)
     return "\n".join(lines)
+
+
+CASES_SHOWN = 10  # how many changed cases a bounded account shows (changes_report)
+LINES_SHOWN = 20  # how many lines of each output and of its diff a bounded account shows
+
+
+def case_report(
+    drift: Drift, case: str, *, old_name: str, new_name: str, limit: int | None = None
+) -> str:
+    """A changed case, readable: its output change and its reads change, B in A's seqs;
+    ``limit``: at most that many lines of each output and of the diff."""
+    before, after = drift.old.call(case), drift.in_old_seqs(case)
+    raw = drift.new.call(case)
+    seqs_note = " (seqs as in the old)" if drift.first_seqs is not None else ""
+    if before.output != after.output or before.tool != after.tool or before.args != raw.args:
+        text = mismatch_report(
+            title=f"OUTPUT CHANGED {case}",
+            case=case,
+            tool=raw.tool,
+            args=raw.args,
+            expected=before.output,
+            actual=after.output,
+            expected_name=old_name,
+            actual_name=new_name + seqs_note,
+            limit=limit,
+        )
+    else:
+        text = "\n".join(head(f"READS CHANGED {case}", raw.tool, raw.args))
+    if before.reads != after.reads and None not in (before.reads, after.reads):
+        text += f"\n  reads in {old_name}: {reads_text(before.reads)}"
+        text += f"\n  reads in {new_name}{seqs_note}: {reads_text(after.reads)}"
+    return text
+
+
+def changes_report(drift: Drift, *, old_name: str, new_name: str, full: bool) -> list[str]:
+    """Each changed case's report, a blank line before each; unless ``full``, bounded:
+    the first ``CASES_SHOWN`` cases, ``LINES_SHOWN`` lines of each output and diff."""
+    shown = drift.changes if full else drift.changes[:CASES_SHOWN]
+    limit = None if full else LINES_SHOWN
+    lines = []
+    for change in shown:
+        lines += [
+            "",
+            case_report(drift, change.case, old_name=old_name, new_name=new_name, limit=limit),
+        ]
+    if len(shown) < len(drift.changes):
+        lines += ["", f"… {len(drift.changes) - len(shown)} more changed cases"]
+    return lines
 
 
 def case_record(corpus: str, result: CaseResult) -> dict[str, Any]:

@@ -20,10 +20,10 @@ from parity import report
 from parity.cli import Exit, corpora, corpus_options
 from parity.compare import RECORDED_BY, Drift, compare
 from parity.corpus import Corpus
-from parity.diff import LINES_SHOWN, case_report
 from parity.errors import ParityError, ReviewError
 from parity.journal import VERSION_KEYS, Journal
 from parity.project import in_ci
+from parity.report import LINES_SHOWN, case_report
 
 if TYPE_CHECKING:
     from parity.replay import Replayer
@@ -272,8 +272,6 @@ def _review_whole(
     print(f"{journal_path}: kept; the new recording is left for later in {pending}", file=out)
     return Exit.PENDING
 
-
-# --- the command: parity review ------------------------------------------------------
 
 _HELP = """\
 Review what `parity record` left beside a journal (JOURNAL.new, a recording

@@ -10,12 +10,12 @@ import pytest
 from parity import goclient, journal, record, report
 from parity.compare import compare
 from parity.corpus import get_corpus
-from parity.diff import CASES_SHOWN, LINES_SHOWN
 from parity.errors import GoClientError, RecordError
 from parity.fixtures.go import FreshGo
 from parity.goclient import TOKEN_ENV, GoClient, GoConnection
 from parity.journal import Journal
 from parity.replay import Replayer
+from parity.report import CASES_SHOWN, LINES_SHOWN
 from recall import DEFAULT_UNICODE_VERSION
 
 from .conftest import GOLDEN, RunCli, SmallGolden, copy_with_output, with_output
