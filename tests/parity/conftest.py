@@ -2,7 +2,7 @@
 tests' fixtures: one test per journal call, id ``<corpus>/<case>``, replayed in every mode
 against one fake Go per corpus (``parity_replayers``). The journals are loaded and checked
 once per session (``config.stash``); a damaged or stale one is a single failing
-``golden/journal-error`` test. Their options: ``parity.fixtures.golden``.
+``golden/journal-error`` test. Their options: ``parity.plugin``.
 """
 
 from __future__ import annotations
