@@ -225,18 +225,6 @@ def _corpus_call(corpus: Corpus | None, case: str) -> CorpusCall | None:
     return corpus.call(case) if corpus is not None and case in corpus.cases else None
 
 
-def _seq_note(old: Journal, new: Journal) -> tuple[tuple[int, int] | None, bool]:
-    if dict(old.seqs) == dict(new.seqs):
-        return None, False
-    common = [n for n in old.seqs if n in new.seqs]
-    if not common:
-        return None, False
-    offsets = {new.seqs[n] - old.seqs[n] for n in common}
-    if offsets == {0}:  # the blocks both have keep their seqs: only the names differ
-        return None, False
-    return (old.seqs[common[0]], new.seqs[common[0]]), len(offsets) == 1
-
-
 def _blocks(old: _Recording, new: _Recording) -> tuple[str, ...]:
     def by_name(r: _Recording) -> dict[str, tuple[str, str]]:
         return {
@@ -268,7 +256,11 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
     other = [] if old.corpus == new.corpus else [f"corpus ({old.corpus} -> {new.corpus})"]
     if list(old.seqs) != list(new.seqs):
         other.append("seqs (the block names differ)")
-    first_seqs, shifted = _seq_note(old, new)
+    first_seqs, shifted = None, False
+    common = [name for name in old.seqs if name in new.seqs]
+    offsets = {new.seqs[name] - old.seqs[name] for name in common}
+    if offsets - {0}:  # the seqs differ, not only the names
+        first_seqs, shifted = (old.seqs[common[0]], new.seqs[common[0]]), len(offsets) == 1
 
     changes: list[CaseChange] = []
     incomparable: dict[str, str] = {}

@@ -76,8 +76,7 @@ class _Asker:
     """Answers from ``answers`` (one per line), with ``A``/``R``/``S`` sticking."""
 
     def __init__(self, answers: TextIO, out: TextIO, fixed: Decision | None) -> None:
-        self.answers, self.out = answers, out
-        self.fixed = fixed
+        self.answers, self.out, self.fixed = answers, out, fixed
         self.quit = False
 
     @property
