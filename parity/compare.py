@@ -27,8 +27,7 @@ from parity.corpus import Corpus, CorpusCall, get_corpus
 from parity.errors import CorpusError
 from parity.journal import UNKNOWN, VERSION_KEYS, Journal, JournalCall
 
-RECORDED_BY = "recorded_by"
-"""The item of ``Drift.merged`` that is the journal's ``recorded_by`` (never a case name)."""
+RECORDED_BY = "recorded_by"  # the item of Drift.merged that is the journal's recorded_by
 _READ_SEQ_RE = re.compile(r"block\?seq=([0-9]+)\Z")
 
 

@@ -13,14 +13,9 @@ import json
 import operator
 import re
 
+from parity import goclient
 from parity.errors import ParityError
-from parity.goclient import (
-    TOKEN_ENV,
-    GoClient,
-    GoConnection,
-    add_go_options,
-    connection_from_options,
-)
+from parity.goclient import GoClient, GoConnection, add_go_options, connection_from_options
 from recall import MemoryArchive, run_tool, unicode_versions
 from recall._go import tables
 
@@ -106,7 +101,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
         "unicode_version=) of a running Go from two side-effect-free calls to its "
         "/internal/v1/tool/exec, one line. Exit 2 when its answers fit no known table.",
     )
-    add_go_options(pp.add_argument, url_help=f"the Go (required; token in ${TOKEN_ENV})")
+    add_go_options(pp.add_argument, url_help=f"the Go (required; token in ${goclient.TOKEN_ENV})")
     return pp
 
 

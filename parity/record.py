@@ -13,33 +13,19 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO, TypeVar
 
+from parity import goclient
 from parity import journal as journal_mod
 from parity.cli import Exit, corpora, corpus_options
 from parity.compare import Drift, compare
 from parity.corpus import Corpus
 from parity.errors import GoClientError, JournalError, RecordError
-from parity.goclient import (
-    TOKEN_ENV,
-    GoClient,
-    GoConnection,
-    add_go_options,
-    connection_from_options,
-)
-from parity.journal import (
-    UNKNOWN,
-    VERSION_KEYS,
-    Instance,
-    Journal,
-    JournalBlock,
-    JournalCall,
-    RecordedBy,
-)
+from parity.goclient import GoClient, GoConnection, add_go_options, connection_from_options
+from parity.journal import UNKNOWN, VERSION_KEYS, Journal, JournalBlock, JournalCall, RecordedBy
 from parity.probe import ProbeError, probe
 from parity.project import in_ci
 from parity.report import changes_report
 
-FIRST_SEQ = 1000
-"""The first seq of a reference started for recording (not 1, so seqs are not small counts)."""
+FIRST_SEQ = 1000  # of a reference started for recording (not 1: seqs are not small counts)
 
 _T = TypeVar("_T")
 
@@ -145,7 +131,7 @@ def record(
     versions "unknown", the Unicode version probed (``parity.probe``). ``held``: a
     journal of ``corpus`` whose blocks a Go may already hold, at its seqs plus one
     offset (as an earlier ``--check`` leaves it), recorded as it is."""
-    instance: Instance = "reference" if go_url is None else "live"
+    instance: journal_mod.Instance = "reference" if go_url is None else "live"
     with contextlib.ExitStack() as stack:
         if go_url is None:
             from parity.reference import GoReference
@@ -317,7 +303,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
     corpus_options(rc)
     add_go_options(
         rc.add_argument,
-        url_help=f"a live, empty Go instance (token in ${TOKEN_ENV}); "
+        url_help=f"a live, empty Go instance (token in ${goclient.TOKEN_ENV}); "
         "default: a fresh Go reference",
     )
     mode = rc.add_mutually_exclusive_group()

@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 Decision = Literal["accept", "reject", "skip"]
 _Answer = Decision | Literal["details"]
 
+# An answer's key, in lower case; its capital (A, R, S) answers every item left.
 _KEYS: Mapping[str, _Answer | None] = dict(a="accept", r="reject", s="skip", d="details", q=None)
-"""An answer's key, in lower case; its capital (A, R, S) answers every item left."""
 _ITEM_PROMPT = (
     "accept (a), reject (r), skip (s), details (d); the same for all remaining: A, R, S; quit (q)? "
 )
