@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
 
@@ -109,30 +110,29 @@ class _Asker:
             print(f"answer one of: {', '.join(keys)}", file=self.out)
 
 
-class _Port:
-    """The port's output for the calls of a recording, against a fake Go serving it
-    (started at the first output asked for)."""
+_Port = Callable[[str], str]
 
-    def __init__(self, journal: Journal, corpus: Corpus) -> None:
-        self.journal, self.corpus = journal, corpus
-        self.replayer: Replayer | str | None = None  # a str: why there is none
 
-    def output(self, case: str) -> str:
-        if self.replayer is None:
-            from parity.replay import Replayer
+def _port(journal: Journal, corpus: Corpus, stack: contextlib.ExitStack) -> _Port:
+    """The port's output for a case of ``journal``, against a fake Go serving it (started
+    on ``stack`` at the first output asked for)."""
 
-            try:
-                self.replayer = Replayer(self.journal, self.corpus).start()
-            except ParityError as e:  # the review goes on without the port's outputs
-                self.replayer = f"(unavailable: {e})"
-        if isinstance(self.replayer, str):
-            return self.replayer
-        run = self.replayer.run(self.journal.call(case), mode="archive")
+    @functools.cache
+    def replayer() -> Replayer | str:  # a str: why there is none
+        from parity.replay import Replayer
+
+        try:
+            return stack.enter_context(Replayer(journal, corpus))
+        except ParityError as e:  # the review goes on without the port's outputs
+            return f"(unavailable: {e})"
+
+    def output(case: str) -> str:
+        if isinstance(started := replayer(), str):
+            return started
+        run = started.run(journal.call(case), mode="archive")
         return run.output if run.output is not None else f"(raised {run.error})"
 
-    def close(self) -> None:
-        if not isinstance(self.replayer, str | None):
-            self.replayer.stop()
+    return output
 
 
 def _show(
@@ -148,7 +148,7 @@ def _show(
         lines = ["", *report.head(head, call.tool, call.args)]
         return [*lines, report.block(f"output in {name}", call.output, limit)]
     lines = ["", head, case_report(drift, key, old_name=names[0], new_name=names[1], limit=limit)]
-    mapped = drift.in_old_seqs(key, output=port.output(key)).output
+    mapped = drift.in_old_seqs(key, output=port(key)).output
     if mapped == drift.in_old_seqs(key).output:
         verdict = " the same as the new Go output"
     elif mapped == drift.old.call(key).output:
@@ -195,8 +195,8 @@ def run_review(
         file=out,
     )
     review = _review_whole if whole_only(drift) else _review_items
-    with contextlib.closing(_Port(new, corpus)) as port:
-        return review(drift, asker, port, names=names, out=out)
+    with contextlib.ExitStack() as stack:
+        return review(drift, asker, _port(new, corpus, stack), names=names, out=out)
 
 
 def _review_items(
