@@ -39,9 +39,7 @@ def _printable(unicode_version: str) -> int:
 @functools.cache
 def version_code_point_ranges() -> tuple[tuple[int, int], ...]:
     """The ranges (inclusive, ascending) of code points that two of the port's Unicode
-    versions quote differently (``strconv.IsPrint`` differs): the case pairs new
-    between them are among these.
-    """
+    versions quote differently (``strconv.IsPrint`` differs)."""
     printable = [_printable(v) for v in unicode_versions()]
     differ = functools.reduce(operator.or_, (p ^ printable[0] for p in printable), 0)
     flags = differ.to_bytes(0x110000, "little")

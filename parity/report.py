@@ -32,12 +32,9 @@ def _mark(ch: str) -> str:
 
 
 def visible(text: str) -> str:
-    """``text`` with every invisible or ambiguous character spelled out.
-
-    Line ends show as ``⏎`` (then a real newline), spaces ending a line as ``␠``,
-    controls, format characters and unusual spaces as ``⟨U+XXXX⟩`` (``⟨TAB⟩``,
-    ``⟨CR⟩``, ``⟨NUL⟩``); the marker characters themselves are escaped the same way.
-    """
+    """``text`` with line ends as ``⏎`` (then a real newline), spaces ending a line as ``␠``,
+    controls, format characters, unusual spaces and the markers themselves as
+    ``⟨U+XXXX⟩`` (``⟨TAB⟩``, ``⟨CR⟩``, ``⟨NUL⟩``)."""
 
     def shown(line: str) -> str:
         body = line.rstrip(" ")
@@ -176,13 +173,9 @@ def changes_report(drift: Drift, *, old_name: str, new_name: str, full: bool) ->
 
 
 def case_record(corpus: str, result: CaseResult) -> dict[str, Any]:
-    """A replayed case for a JSON report: name, pass, first difference, reads.
-
-    ``first_difference`` is that of the first pass whose output differs (its mode,
-    byte offset, line and column), null when every output is the golden one;
-    ``reads`` are Go's recorded reads (null: not recorded) and those of the first
-    pass that reads the archive itself (null: no such pass ran).
-    """
+    """A replayed case for a JSON report: ``first_difference`` that of the first pass whose
+    output differs (null: none), ``reads`` Go's (null: not recorded) and those of the
+    first pass that reads the archive itself (null: none ran)."""
     call = result.call
     difference = None
     for run in result.runs:
