@@ -291,7 +291,8 @@ def test_a_debug_route_failing_otherwise_is_an_error(
 ) -> None:
     """Only a 404 means "no such route": another status from /debug/reads stops the recording."""
     go = fresh_go(first_seq=1000)
-    monkeypatch.setattr(goclient, "READS_PATH", "/debug/reads?since=x")  # the Go answers 400
+    bad = dataclasses.replace(goclient.log_request("reads"), target="/debug/reads?since=x")
+    monkeypatch.setattr(GoClient, "reads", lambda self, **_: self.run(bad))  # the Go answers 400
     with pytest.raises(GoClientError, match="answered 400"):
         record.record(CORPUS, go_url=go.base_url)
 
