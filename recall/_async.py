@@ -124,15 +124,8 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
 
     async def _fly(self, flight: Flight) -> None:
         """Send a shared read and land its answer or its failure, for every caller."""
-        try:
-            answer = await self._send(flight.request)
-        except GoUnavailableError as error:
-            flight.fail(error)
-        except BaseException:
-            flight.fail()
-            raise
-        else:
-            flight.land(answer)
+        with flight.sending():
+            flight.land(await self._send(flight.request))
 
     async def _send(self, request: Request) -> Answer:
         """Go's answer to the request; GoUnavailableError when there is none."""

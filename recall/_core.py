@@ -8,12 +8,13 @@ hook, which runs ``compare(job)`` (a call of the same kind) off the caller's pat
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 import os
 import ssl
 import threading
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import Final, Generic, TypeVar
 
 from recall._blocks import BadDelta, BlockSet
@@ -84,6 +85,18 @@ class Flight:
         """``request`` failed (a GoUnavailableError), or (None) its sender was interrupted."""
         self._error = error or GoUnavailableError(self.request.what, "the read was interrupted")
         self._done.set()
+
+    @contextlib.contextmanager
+    def sending(self) -> Iterator[None]:
+        """Around the claimer's sending of ``request`` and ``land``: its GoUnavailableError
+        fails the read for every caller; any other exception fails it too, and goes on."""
+        try:
+            yield
+        except GoUnavailableError as error:
+            self.fail(error)
+        except BaseException:
+            self.fail()
+            raise
 
     def wait(self) -> None:
         """Block this thread until the read has landed or failed."""

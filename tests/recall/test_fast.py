@@ -144,7 +144,11 @@ def read_msgspec(body: bytes) -> tuple[str, object]:
         got = read_set(bytearray(body), decode=decode_item_msgspec)
     except NotBlocks as exc:
         return "error", str(exc)
-    return "blocks", (got.blocks(), list(got.images), list(zip(got.starts, got.stops, strict=True)))
+    return "blocks", (
+        list(got.view()),
+        list(got.images),
+        list(zip(got.starts, got.stops, strict=True)),
+    )
 
 
 def read_json(body: bytes) -> tuple[str, object]:
@@ -152,7 +156,11 @@ def read_json(body: bytes) -> tuple[str, object]:
         got = read_set(bytearray(body))
     except NotBlocks as exc:
         return "error", str(exc)
-    return "blocks", (got.blocks(), list(got.images), list(zip(got.starts, got.stops, strict=True)))
+    return "blocks", (
+        list(got.view()),
+        list(got.images),
+        list(zip(got.starts, got.stops, strict=True)),
+    )
 
 
 ITEM_DICTS = st.lists(
@@ -177,7 +185,11 @@ def read_batched(body: bytes) -> tuple[str, object]:
         )
     except NotBlocks as exc:
         return "error", str(exc)
-    return "blocks", (got.blocks(), list(got.images), list(zip(got.starts, got.stops, strict=True)))
+    return "blocks", (
+        list(got.view()),
+        list(got.images),
+        list(zip(got.starts, got.stops, strict=True)),
+    )
 
 
 @pytest.fixture(params=[1 << 20, 1])
@@ -198,7 +210,7 @@ def test_gos_body_is_decoded_in_batches(batch: int) -> None:
         return fields
 
     got = read_set(bytearray(body), decode=decode_item_msgspec, decode_many=counted)
-    assert got.blocks() == [Block(*item) for item in items]
+    assert list(got.view()) == [Block(*item) for item in items]
     assert got.raw is not None  # Go's compact body, kept
     assert seen == ([len(items)] if batch > 100 else [])  # one batch, or one item a batch
     assert read_batched(body) == read_msgspec(body) == read_json(body)
@@ -232,7 +244,7 @@ def test_batches_read_the_set_item_by_item_reads(
 
 def read_with(decode: ItemDecoder, body: bytes) -> tuple[str, object]:
     try:
-        return "blocks", read_set(bytearray(body), decode=decode).blocks()
+        return "blocks", list(read_set(bytearray(body), decode=decode).view())
     except NotBlocks as exc:
         return "error", str(exc)
 

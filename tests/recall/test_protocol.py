@@ -56,7 +56,9 @@ def block_of(status: int, raw: bytes, seq: int = 7) -> Block | None:
 
 def blocks_of(status: int, raw: bytes, kept: BlockSet | None = None) -> list[Block]:
     request = protocol.blocks_request()
-    return protocol.parse_blocks(request.what, answer_to(request, status, raw), kept=kept).blocks()
+    return list(
+        protocol.parse_blocks(request.what, answer_to(request, status, raw), kept=kept).view()
+    )
 
 
 def kept_set(raw: bytes, tag: str | None = None) -> BlockSet:
@@ -323,7 +325,7 @@ def test_a_200_keeps_its_strong_tag() -> None:
         answer = answer_to(request, 200, BLOCKS_RAW, headers=headers)
         got = protocol.parse_blocks(request.what, answer, kept=kept_set(BLOCKS_RAW, TAG), sent=TAG)
         assert got.tag == tag
-        assert got.blocks() == [Block(7, "<b>L</b>", "a & b")]
+        assert list(got.view()) == [Block(7, "<b>L</b>", "a & b")]
         assert got.reused == 1
 
 
@@ -533,7 +535,7 @@ def test_go_answers_parse(fresh_go: FreshGo) -> None:
         return answer_to(request, response.status_code, response.content)
 
     request = protocol.blocks_request()
-    blocks = protocol.parse_blocks(request.what, fetch(request)).blocks()
+    blocks = list(protocol.parse_blocks(request.what, fetch(request)).view())
     assert blocks == [Block(**b) for b in go.blocks()]
     assert [b.seq for b in blocks] == [first, last]
     for seq, expected in ((first, blocks[0]), (locked, None), (last + 1, None)):
