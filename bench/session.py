@@ -1,16 +1,12 @@
 """One session of a host in a fresh process, Python beside Go: what ``make bench`` times.
 
 ``python -m bench.session URL [--token-env VAR] [--go-first] [--warm] [--no-steady]``
-times ``import recall``, ``GoTurnHost(URL)`` and, with ``--warm``, ``host.warm()``;
-then, each search beside the Go's own ``POST /internal/v1/tool/exec``: **first**
-(the first query, Python first, so that it bears every cost of a cold process),
-**repeated** (the six ``SESSION_QUERIES``, the archive unchanged), **steady** (the six
-again) and **new block** (one block archived untimed, then the first query; locked
-again afterwards, so that the next session reads the archive it measures). Elsewhere
-Python and Go alternate (``--go-first``: Go first), each figure its own wall time.
-Every Python output is compared with Go's for the same call at the same moment: a
-difference is printed and the process exits 1. It prints one JSON object. The token,
-if any, is read from the environment variable named, never from the command line.
+times ``import recall``, ``GoTurnHost(URL)``, ``host.warm()`` (``--warm``), then each
+search beside Go's /tool/exec: **first** (Python first: it bears a cold process's
+costs), **repeated** (the six ``SESSION_QUERIES``), **steady** (the six again) and
+**new block** (a block archived untimed, then locked again). Python and Go alternate
+(``--go-first``: Go first); every output is compared with Go's: a difference is printed
+(exit 1). It prints one JSON object; the token is read from the variable named.
 """
 
 from __future__ import annotations
@@ -19,8 +15,6 @@ import argparse
 import os
 import sys
 import time
-
-__all__ = ["main"]
 
 EXEC = "/internal/v1/tool/exec"
 

@@ -19,7 +19,7 @@ from typing import Final, Generic, TypeVar
 
 from recall._blocks import BadDelta, BlockSet
 from recall._errors import FallbackFailedError, GoUnavailableError, RecallError, UnknownToolError
-from recall._fast import item_decoder, items_decoder
+from recall._fast import decoders
 from recall._go import DEFAULT_UNICODE_VERSION, quote_for
 from recall._index import Searcher
 from recall._protocol import (
@@ -269,7 +269,6 @@ class HostCore:
     ) -> tuple[BlockSet, bool]:
         """The set of a /blocks answer, kept when it fits, and whether it is mostly the set
         read before; a bad delta drops the kept set."""
-        size = len(answer.body)
         try:
             blocks = parse_blocks(
                 request.what,
@@ -277,8 +276,7 @@ class HostCore:
                 kept=kept,
                 sent=sent,
                 compact=self.shadow is None,  # a Go with deltas: no body to reuse
-                decode=item_decoder(size),
-                decode_many=items_decoder(size),
+                **decoders(len(answer.body)),
             )
         except GoUnavailableError as exc:
             if isinstance(exc.__cause__, BadDelta) and self._kept is kept:

@@ -31,13 +31,7 @@ from recall._blocks import (
     decode_item,
     read_set,
 )
-from recall._fast import (
-    MSGSPEC_FROM,
-    decode_item_msgspec,
-    decode_items_msgspec,
-    item_decoder,
-    items_decoder,
-)
+from recall._fast import MSGSPEC_FROM, decode_item_msgspec, decode_items_msgspec, decoders
 
 from .conftest import MakeHost
 from .mockgo import go_body
@@ -58,9 +52,9 @@ def outcome(decode: ItemDecoder, raw: bytes) -> tuple[str, object]:
 
 
 def test_the_hosts_decode_with_msgspec_when_it_is_installed() -> None:
-    assert item_decoder(MSGSPEC_FROM) is decode_item_msgspec
-    assert item_decoder(0) is decode_item_msgspec  # once imported, for any body
-    assert items_decoder(0) is decode_items_msgspec
+    assert decoders(MSGSPEC_FROM)["decode"] is decode_item_msgspec
+    many = {"decode": decode_item_msgspec, "decode_many": decode_items_msgspec}
+    assert decoders(0) == many  # once imported, for any body
 
 
 ITEMS = [
