@@ -23,7 +23,6 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import islice, pairwise
 from pathlib import Path
 from statistics import median
@@ -53,20 +52,8 @@ CHILD_ENV = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MFLA
 CHILD_ENV["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), CHILD_ENV.get("PYTHONPATH")]))
 
 
-@dataclass(frozen=True)
-class Config:
-    """What to run (``parse_args``)."""
-
-    sizes: list[int]
-    rounds: int
-    min_time: float
-    out_dir: Path
-    seed: int = DEFAULT_SEED
-    memory: bool = True
-    kernel: bool = True
-    parity_runs: int = 3
-    quick: bool = False
-    argv: Sequence[str] = ()
+Config = argparse.Namespace
+"""What to run: ``parse_args``'s options, ``--quick``'s defaults applied, and ``argv``."""
 
 
 def _figure(python: list[float], go: list[float]) -> dict[str, Any]:
@@ -346,14 +333,6 @@ def _time_make_parity(runs: int) -> dict[str, Any]:
     return {"ok": True, **found, "median_s": median(seconds)}
 
 
-def _archive(client: GoClient, batch: list[tuple[str, str, bool]]) -> float:
-    """Archive the blocks (``/debug/archive``, 2,000 a request); the seconds it took."""
-    start = time.perf_counter()
-    for at in range(0, len(batch), 2000):
-        client.archive_many(batch[at : at + 2000])
-    return time.perf_counter() - start
-
-
 def _machine() -> dict[str, object]:
     """What the figures were measured on, as results.json records it."""
     info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
@@ -406,7 +385,11 @@ def run(cfg: Config) -> dict[str, Any]:
         for before, size in pairwise([0, *cfg.sizes]):
             _log(f"[bench] {size} blocks: archiving…")
             batch = [(spec.label, spec.content, False) for spec in islice(specs, size - before)]
-            load_s = max(_archive(client, batch) for client in bench.clients.values())
+            chunks = [batch[at : at + 2000] for at in range(0, len(batch), 2000)]
+            load_s = max(  # archived by /debug/archive, 2,000 blocks a request
+                sum(kernel.timed(client.archive_many, chunk) for chunk in chunks)
+                for client in bench.clients.values()
+            )
             entry = _measure_size(bench, size, Path(work))
             entry["archive_s"] = load_s
             results["sizes"].append(entry)
@@ -454,26 +437,20 @@ def parse_args(argv: Sequence[str]) -> Config:
         action="store_true",
         help="smoke run: tiny sizes, 2 rounds, no kernel, one cold start run, no make parity",
     )
-    add("--no-memory", action="store_true", help="skip the memory measurement")
-    add("--no-kernel", action="store_true", help="skip the kernel measurement")
+    add("--no-memory", dest="memory", action="store_false", help="skip the memory measurement")
+    add("--no-kernel", dest="kernel", action="store_false", help="skip the kernel measurement")
     add("--parity-runs", type=int, help="times `make parity` is timed (default 3, quick 0)")
     add("--seed", type=int, default=DEFAULT_SEED)
     out = "where results.json and RESULTS.md go (default bench/)"
     add("--out-dir", type=Path, default=ROOT / "bench", help=out)
-    opts = parser.parse_args(argv)
-    quick: bool = opts.quick
-    return Config(
-        sizes=opts.sizes or list(QUICK_SIZES if quick else DEFAULT_SIZES),
-        rounds=opts.rounds or (2 if quick else 3),
-        min_time=opts.min_time,
-        out_dir=opts.out_dir,
-        seed=opts.seed,
-        memory=not opts.no_memory,
-        kernel=not (opts.no_kernel or quick),
-        parity_runs=(0 if quick else 3) if opts.parity_runs is None else opts.parity_runs,
-        quick=quick,
-        argv=list(argv),
-    )
+    cfg = parser.parse_args(argv)
+    quick: bool = cfg.quick
+    cfg.sizes = cfg.sizes or list(QUICK_SIZES if quick else DEFAULT_SIZES)
+    cfg.rounds = cfg.rounds or (2 if quick else 3)
+    cfg.kernel = cfg.kernel and not quick
+    cfg.parity_runs = (0 if quick else 3) if cfg.parity_runs is None else cfg.parity_runs
+    cfg.argv = list(argv)
+    return cfg
 
 
 def main(argv: Sequence[str] | None = None) -> int:

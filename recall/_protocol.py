@@ -40,11 +40,6 @@ class Request(NamedTuple):
     headers: Mapping[str, str] | None = None
     content: bytes | None = None
 
-    @property
-    def if_none_match(self) -> str | None:
-        """The entity tag of a conditional read, else None."""
-        return None if self.headers is None else self.headers.get(IF_NONE_MATCH)
-
 
 def block_request(seq: int) -> Request:
     """``GET /internal/v1/recall/block?seq=N``, N in canonical decimal digits."""
@@ -98,7 +93,8 @@ class Body:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         what = request.what
-        if status not in (200, 404) and not (status == 304 and request.if_none_match):
+        conditional = status == 304 and IF_NONE_MATCH in (request.headers or {})
+        if status not in (200, 404) and not conditional:
             raise GoUnavailableError(what, f"status {status}")
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
