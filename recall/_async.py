@@ -119,7 +119,7 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
             await asyncio.wait((sending,))  # a caller cancelled leaves the task be
         finally:
             flight.waiting -= 1
-            if not flight.waiting and not flight.done:
+            if not flight.waiting and not flight.landed.is_set():
                 sending.cancel()
 
     async def _fly(self, flight: Flight) -> None:

@@ -361,12 +361,7 @@ def apply_delta(
         return made.compacted() if compact else made
     old, kept_images, kept_blocks = kept.seqs, kept.images, kept.decoded
     into = [bisect_left(old, b.seq) for b in added]
-    keep: list[tuple[int, int]] = []  # the runs of kept positions kept, in order
-    pos = 0
-    for at in gone_at:
-        keep.append((pos, at))
-        pos = at + 1
-    keep.append((pos, len(old)))
+    keep = zip([0, *(at + 1 for at in gone_at)], [*gone_at, len(old)], strict=True)  # runs kept
     raw = None if compact else kept.raw  # with a body: the Blocks a delta added held
     seqs: list[int] = []
     heads: list[Block] = []

@@ -37,7 +37,7 @@ from recall._protocol import (
     parse_blocks,
     parse_exec,
 )
-from recall._shadow import COUNTS, Job, PythonRun, Seen, ShadowState, Verdict
+from recall._shadow import Job, PythonRun, Seen, ShadowState, Verdict
 from recall._tools import TOOLS, BlockRead, BlocksRead, replace_surrogates, start_tool
 
 T = TypeVar("T")
@@ -50,24 +50,19 @@ _log = logging.getLogger("recall")
 class Flight:
     """One read of /blocks shared by every search needing the set while it flies: the first
     to ``claim`` it sends ``request`` and lands the answer (``land``) or the failure
-    (``fail``); every caller waits, then takes the same ``result``.
+    (``fail``); every caller waits for ``landed``, then takes the same ``result``.
     """
 
-    __slots__ = ("_claimed", "_done", "_error", "_land", "_result", "request", "waiting")
+    __slots__ = ("_claimed", "_error", "_land", "_result", "landed", "request", "waiting")
 
     def __init__(self, request: Request, land: Callable[[Answer], tuple[BlockSet, bool]]) -> None:
         self.request = request
         self._land = land
         self._claimed = threading.Lock()  # held by the first to claim it
-        self._done = threading.Event()
+        self.landed = threading.Event()  # set once the read has landed or failed
         self._result: tuple[BlockSet, bool] | None = None
         self._error: Exception | None = None
         self.waiting = 0  # the async callers waiting for it
-
-    @property
-    def done(self) -> bool:
-        """Whether the read has landed or failed."""
-        return self._done.is_set()
 
     def claim(self) -> bool:
         """True for the first caller only: it sends the request."""
@@ -79,12 +74,12 @@ class Flight:
             self._result = self._land(answer)
         except Exception as exc:
             self._error = exc
-        self._done.set()
+        self.landed.set()
 
     def fail(self, error: Exception | None = None) -> None:
         """``request`` failed (a GoUnavailableError), or (None) its sender was interrupted."""
         self._error = error or GoUnavailableError(self.request.what, "the read was interrupted")
-        self._done.set()
+        self.landed.set()
 
     @contextlib.contextmanager
     def sending(self) -> Iterator[None]:
@@ -97,10 +92,6 @@ class Flight:
         except BaseException:
             self.fail()
             raise
-
-    def wait(self) -> None:
-        """Block this thread until the read has landed or failed."""
-        self._done.wait()
 
     def result(self) -> tuple[BlockSet, bool]:
         """The set and whether it is mostly the set read before; else the read's failure
@@ -189,10 +180,6 @@ class HostCore:
         side's output, a difference checked once more on both sides, the verdict settled."""
         return Call(self._compare(job), self.go)
 
-    def shadow_stats(self) -> dict[str, int]:
-        """The shadow's counts (all 0 without a shadow)."""
-        return dict.fromkeys(COUNTS, 0) if self.shadow is None else self.shadow.stats()
-
     def receive(self, request: Request, status: int, headers: Mapping[str, str]) -> Body:
         """The body of the answer to ``request``, to be fed (``Body``)."""
         return Body(request, status, headers, limit=self._max_body_bytes, timeout=self.timeout)
@@ -256,7 +243,7 @@ class HostCore:
         """The read of /blocks in flight, or a new one (conditional for a kept set's tag)."""
         with self._flight_lock:
             flight = self._flight
-            if flight is None or flight.done:
+            if flight is None or flight.landed.is_set():
                 kept = self._kept
                 sent = None if kept is None else kept.tag
                 request = blocks_request(sent)

@@ -46,17 +46,13 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         """Close the connections to the Go, once the shadow's queued comparisons are done
         (waiting ``timeout`` seconds at most: what is left is dropped, and counted)."""
         shadow = self._core.shadow
-        if shadow is None:
-            self._http.close()
-            return
         with self._offpath_lock:
             worker, self._offpath = self._offpath, _CLOSED
-        if worker is _CLOSED:  # closed before
-            self._http.close()
-            return
-        if worker is not None:
+        if shadow is not None and worker is not None and worker is not _CLOSED:
             shadow.abandon(worker.drain(self._core.timeout))
         self._http.close()  # a comparison still running fails now, and counts as dropped
+        if shadow is None or worker is _CLOSED:  # no shadow, or closed before
+            return
         if worker is not None:
             worker.join(self._core.timeout)
         shadow.closed()
@@ -89,7 +85,7 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
                 if request.claim():
                     with request.sending():
                         request.land(self._send(request.request))
-                request.wait()
+                request.landed.wait()
                 call.resume()
                 continue
             try:
