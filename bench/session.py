@@ -1,18 +1,17 @@
 """One session of a host in a fresh process, Python beside Go: what ``make bench`` times.
 
-``python -m bench.session URL [--token-env VAR] [--go-first] [--warm] [--no-steady]``
+``python -m bench.session URL [--go-first] [--warm] [--no-steady]``
 times ``import recall``, ``GoTurnHost(URL)``, ``host.warm()`` (``--warm``), then each
 search beside Go's /tool/exec: **first** (Python first: it bears a cold process's
 costs), **repeated** (the six ``SESSION_QUERIES``), **steady** (the six again) and
 **new block** (a block archived untimed, then locked again). Python and Go alternate
 (``--go-first``: Go first); every output is compared with Go's: a difference is printed
-(exit 1). It prints one JSON object; the token is read from the variable named.
+(exit 1). It prints one JSON object.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 
@@ -36,7 +35,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.session")
     add = parser.add_argument
     add("url")
-    add("--token-env", default="", help="the variable that holds the token")
     add("--go-first", action="store_true")
     add("--warm", action="store_true", help="host.warm() before the first")
     add("--no-steady", action="store_true", help="not the six again")
@@ -48,18 +46,16 @@ def main(argv: list[str] | None = None) -> int:
         import recall._fast
 
         recall._fast._chosen = recall._blocks.decode_item
-    token = os.environ.get(opts.token_env) if opts.token_env else None
 
     started = time.perf_counter()
-    host = recall.GoTurnHost(opts.url, token=token, timeout=300.0, cache_bytes=opts.cache_bytes)
+    host = recall.GoTurnHost(opts.url, timeout=300.0, cache_bytes=opts.cache_bytes)
     constructed = time.perf_counter() - started
     warmed = None
     if opts.warm:  # timed apart: what a service pays in its start-up hook
         started = time.perf_counter()
         host.warm()
         warmed = time.perf_counter() - started
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    go = httpx.Client(base_url=opts.url, headers=headers, timeout=300.0, trust_env=False)
+    go = httpx.Client(base_url=opts.url, timeout=300.0, trust_env=False)
     failures: list[str] = []
 
     def post(path: str, doc: object) -> httpx.Response:

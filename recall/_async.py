@@ -99,7 +99,7 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
             try:
                 answer = await self._send(request)
             except GoUnavailableError as error:
-                call.fail(error)
+                call.resume(error=error)
             else:
                 call.resume(answer)
         return call.output

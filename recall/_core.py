@@ -421,10 +421,10 @@ def _failed_on(exc: BaseException) -> str:
 
 
 class Call(Generic[T]):
-    """One call, driven by a host: while ``request`` is not None, send it and give back
-    its answer (``resume``) or its failure (``fail``), or for a Flight, claim it (and send
-    its request), wait for it and ``resume``; then ``output`` is the call's output. The
-    call's own errors are raised by ``resume`` and ``fail``, saying they are ``go``'s.
+    """One call, driven by a host: while ``request`` is not None, send it and ``resume``
+    with its answer or its failure, or for a Flight, claim it (and send its request), wait
+    for it and ``resume()``; then ``output`` is the call's output. The call's own errors
+    are raised by ``resume``, saying they are ``go``'s.
     """
 
     __slots__ = ("_go", "_steps", "output", "request")
@@ -432,20 +432,13 @@ class Call(Generic[T]):
     output: T
 
     def __init__(self, steps: Steps[T], go: str = "") -> None:
-        self._steps = steps
-        self._go = go
+        self._steps, self._go = steps, go
         self.request: Request | Flight | None = None
-        self._advance(None, None)
+        self.resume()
 
-    def resume(self, answer: Answer | None = None) -> None:
-        """The ``answer`` to ``request``, or (None) its Flight has landed or failed."""
-        self._advance(answer, None)
-
-    def fail(self, error: GoUnavailableError) -> None:
-        """``request`` failed."""
-        self._advance(None, error)
-
-    def _advance(self, answer: Answer | None, error: GoUnavailableError | None) -> None:
+    def resume(self, answer: Answer | None = None, error: GoUnavailableError | None = None) -> None:
+        """Go on with the ``answer`` to ``request`` or its ``error`` (neither: its Flight has
+        landed or failed)."""
         try:
             if error is not None:
                 self.request = self._steps.throw(error)

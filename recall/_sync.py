@@ -91,7 +91,7 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
             try:
                 answer = self._send(request)
             except GoUnavailableError as error:
-                call.fail(error)
+                call.resume(error=error)
             else:
                 call.resume(answer)
         return call.output
