@@ -323,7 +323,7 @@ class HostCore:
         try:
             output = yield from self._python(name, args, seen)
         except GoUnavailableError as read_error:
-            shadow.on_path("fell_back")
+            shadow.sampled("fell_back")
             return (yield from self._fallback(name, args, read_error))
         except Exception as exc:
             self._hand_off(
@@ -350,7 +350,7 @@ class HostCore:
         return output
 
     def _hand_off(self, shadow: ShadowState, job: Job) -> None:
-        shadow.handed_off()
+        shadow.sampled("pending")
         if not self.offpath(job):
             shadow.settle("dropped")
 
