@@ -81,8 +81,7 @@ def _go_search(binary: Path, blocks_file: Path, args: str, benchtime: float) -> 
     return figures[0][1] / 1e9, output_file.read_bytes().decode("utf-8")
 
 
-Samples = dict[str, tuple[list[float], list[float]]]
-"""Seconds a search, by query: (Python's samples, Go's samples)."""
+Samples = dict[str, tuple[list[float], list[float]]]  # seconds a search by query: (Python, Go)
 
 
 def blocks_of(body: bytes) -> list[Block]:

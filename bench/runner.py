@@ -98,10 +98,8 @@ class Bench:
     def __init__(
         self, cfg: Config, gos: dict[str, RunningReference], clients: dict[str, GoClient]
     ) -> None:
-        self.cfg = cfg
-        self.gos = gos
-        self.clients = clients
-        self.checked = 0
+        self.cfg, self.gos, self.clients = cfg, gos, clients
+        self.checked = 0  # outputs compared with Go's
         self.expected = {kind: Counter[str]() for kind in gos}  # each Go's log since checked
         self.log_at = {kind: len(go.requests()) for kind, go in gos.items()}
         self.body_bytes = 0  # the /blocks JSON of the size measured: cache_bytes_for's
