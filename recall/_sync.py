@@ -119,12 +119,11 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
     # The shadow, off the caller's path.
 
     def _submit(self, job: Job) -> bool:
-        with self._offpath_lock:
-            worker = self._offpath
-            if worker is None:
+        with self._offpath_lock:  # close() swaps the worker under it: none is lost
+            if self._offpath is None:
                 assert self._core.shadow is not None
-                worker = self._offpath = _Worker(self._compare, self._core.shadow.queue)
-        return worker.submit(job)
+                self._offpath = _Worker(self._compare, self._core.shadow.queue)
+            return self._offpath.submit(job)
 
     def _compare(self, job: Job) -> None:
         shadow = self._core.shadow
