@@ -308,10 +308,13 @@ class HostCore:
         index = self._searcher.index_of(blocks)
         return blocks.size + (0 if index is None else index.size) <= self._budget
 
-    def _exec(self, name: str, args: str) -> Steps[str]:
-        """Go's own output for the call, from /tool/exec."""
+    def _exec(self, name: str, args: str, shadow: ShadowState | None = None) -> Steps[str]:
+        """Go's own output for the call, from /tool/exec (said to a ``shadow``)."""
         request = exec_request(name, args)
-        return parse_exec(request.what, (yield request), name)
+        output = parse_exec(request.what, (yield request), name)
+        if shadow is not None:
+            shadow.go_answered()
+        return output
 
     # A call with a shadow: the primary on the caller's path, the rest handed off.
 
@@ -337,14 +340,13 @@ class HostCore:
         """Go's output, the port's run then handed off when sampled. When Go fails, the
         port serves the call: its output, or FallbackFailedError when its read fails too."""
         try:
-            output = yield from self._exec(name, args)
+            output = yield from self._exec(name, args, shadow)
         except RecallError as go_error:
             shadow.go_failed(go_error, served=True, sampled=sampled)
             try:
                 return (yield from self._python(name, args))
             except GoUnavailableError as read_error:
                 raise FallbackFailedError(read_error, go_error) from go_error
-        shadow.go_answered()
         if sampled:
             self._hand_off(shadow, Job(name, args, None, output))
         return output
@@ -365,11 +367,11 @@ class HostCore:
             if python is None:
                 python = yield from self._python_run(job.name, job.args)
             else:
-                go_output = yield from self._go_run(job.name, job.args, shadow)
+                go_output = yield from self._exec(job.name, job.args, shadow)
             if not python.fell_back and python.output != go_output:
                 # Once more on both sides: equal now, the archive changed in between.
                 python = yield from self._python_run(job.name, job.args)
-                go_output = yield from self._go_run(job.name, job.args, shadow)
+                go_output = yield from self._exec(job.name, job.args, shadow)
                 verdict = "raced"
             if python.fell_back:
                 verdict = "fell_back"
@@ -382,12 +384,6 @@ class HostCore:
             shadow.settle("errors", error=go_error)
             return None
         shadow.settle(verdict)
-
-    def _go_run(self, name: str, args: str, shadow: ShadowState) -> Steps[str]:
-        """Go's output for a shadow call (a RecallError when it fails)."""
-        output = yield from self._exec(name, args)
-        shadow.go_answered()
-        return output
 
     def _python_run(self, name: str, args: str) -> Steps[PythonRun]:
         """The port's run of a call, never raising: its output or its defect, and what it
