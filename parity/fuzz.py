@@ -338,7 +338,7 @@ def fuzz_reference(
         first_seq: int, specs: list[BlockSpec], etag: bool, spec: rig.HostSpec, data: st.DataObject
     ) -> None:
         seqs = range(first_seq, first_seq + len(specs))
-        words = words_of(t for b in specs for t in (b.label, b.content))
+        words = words_of(specs)
         pool = data.draw(call_pools(seqs, words, max_size=POOL), label="pool")
         with clock.example(stats):
             unique = list(dict.fromkeys(pool))
@@ -383,7 +383,7 @@ def fuzz_go_url(
         )
         stack.callback(host.close)
         seqs = [seq for seq, _ in blocks]
-        words = words_of(t for _, b in blocks for t in (b.label, b.content))
+        words = words_of(b for _, b in blocks)
         state = rig.state_key(blocks)
 
         @chosen

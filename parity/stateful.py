@@ -230,7 +230,7 @@ class RecallMachine(RuleBasedStateMachine):
         world.stats.examples += 1
         self._queue = blocks
         seqs = range(first_seq, first_seq + len(blocks))
-        words = words_of(t for b in blocks for t in (b.label, b.content))
+        words = words_of(blocks)
         self._calls = calls(seqs, words)
         pool = data.draw(call_pools(seqs, words, max_size=POOL), label="pool")
         self._pool = dict.fromkeys(pool)
