@@ -181,27 +181,22 @@ def static_divergence(
     )
 
 
-def archive_ends(n: int) -> list[int]:
-    """Up to :data:`ARCHIVES` counts of ``n`` blocks, evenly apart, ascending, the last ``n``."""
-    return sorted({-(-n * k // ARCHIVES) for k in range(1, ARCHIVES + 1)} | {n})
-
-
 def archives(n: int) -> list[tuple[int, int]]:
     """An example's archives of ``n`` blocks as ``(archived, locked)`` (the first ``locked``
-    under a locked memory): the blocks as they grow, then locked one after the other (but
-    the last: none readable is the empty archive)."""
-    grown = [(end, 0) for end in archive_ends(n)]
-    return grown + [(n, k) for k in archive_ends(n) if 0 < k < n]
+    under a locked memory): the blocks as they grow, in :data:`ARCHIVES` steps evenly apart
+    at most, then locked as many (but the last: none readable is the empty archive)."""
+    ends = sorted({-(-n * k // ARCHIVES) for k in range(1, ARCHIVES + 1)} | {n})
+    return [(end, 0) for end in ends] + [(n, k) for k in ends if 0 < k < n]
 
 
+@dataclass
 class _Archive:
     """The Go's archive of an example, brought from one of its :func:`archives` to the next."""
 
-    def __init__(self, session: rig.GoSession, first_seq: int, specs: Sequence[BlockSpec]) -> None:
-        self.session = session
-        self.first_seq = first_seq
-        self.specs = specs
-        self._at: tuple[int, int] | None = None  # (archived, locked) as the Go holds it
+    session: rig.GoSession
+    first_seq: int
+    specs: Sequence[BlockSpec]
+    _at: tuple[int, int] | None = None  # (archived, locked) as the Go holds it
 
     def blocks(self, archived: int, locked: int) -> list[tuple[int, BlockSpec]]:
         """The blocks of the archive ``(archived, locked)``, with their seqs."""
@@ -382,7 +377,7 @@ def fuzz_go_url(
             unicode_version=probe(connection),
         )
         stack.callback(host.close)
-        seqs = [seq for seq, _ in blocks]
+        seqs = tuple(seq for seq, _ in blocks)
         words = words_of(b for _, b in blocks)
         state = rig.state_key(blocks)
 

@@ -11,9 +11,9 @@ import functools
 import json
 import re
 import unicodedata
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import ParamSpec, TypeVar, cast
+from typing import TypeVar
 
 from hypothesis import strategies as st
 
@@ -22,7 +22,6 @@ from recall._go import tables
 from recall._tools import replace_surrogates
 
 T = TypeVar("T")
-P = ParamSpec("P")
 
 INT64_MAX = 2**63 - 1
 MAX_NESTING = 10000
@@ -159,19 +158,6 @@ class BlockSpec:
 # -- characters and small pieces ------------------------------------------------------
 
 
-def _per_archive(build: Callable[P, T]) -> Callable[P, T]:
-    """For a strategy built over an archive's seqs or words: built once per archive, not per
-    draw (building and validating a strategy costs more than drawing from it)."""
-    cached = functools.lru_cache(maxsize=256)(build)
-
-    @functools.wraps(build)
-    def strategy(*args: P.args, **kwargs: P.kwargs) -> T:
-        keyed = [tuple(a) if isinstance(a, Iterable) else a for a in args]
-        return cached(*keyed, **cast("dict[str, Hashable]", kwargs))
-
-    return strategy
-
-
 def _weighted(*choices: tuple[int, st.SearchStrategy[T]]) -> st.SearchStrategy[T]:
     """One of the strategies, each in proportion to its weight (``one_of`` drops repeats)."""
     strategies = [strategy for _, strategy in choices]
@@ -211,7 +197,7 @@ def _digit_text(draw: st.DrawFn, number: int) -> str:
     return text
 
 
-@_per_archive
+@functools.lru_cache(maxsize=256)  # built once per archive, not per draw
 def _numbers(seqs: Sequence[int]) -> st.SearchStrategy[int]:
     """Seqs: mostly existing ones, else absent ones, and numbers near and past int64 (its
     edge, where Go's ParseInt stops, as often as all the others)."""
@@ -264,7 +250,7 @@ def _variant_id(draw: st.DrawFn, numbers: st.SearchStrategy[int]) -> str:
     return head + digits + part("tail") + part("trail")
 
 
-@_per_archive
+@functools.lru_cache(maxsize=256)  # built once per archive, not per draw
 def ids(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
     """Block ids: ``r<seq>`` for existing and absent seqs, with prefixes ``R``/``rR``/``Rr``,
     Go and non-Go spaces, digit variants (Unicode digits, leading zeros, signs,
@@ -332,7 +318,7 @@ _SEPARATORS = st.one_of(
 )
 
 
-@_per_archive
+@functools.lru_cache(maxsize=256)  # built once per archive, not per draw
 def queries(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
     """Search queries: words of the archived blocks in random case, with accents and
     separators, runes Go and Python lower-case differently (``İ``, final ``Σ``, case
@@ -563,7 +549,7 @@ def raw_args() -> st.SearchStrategy[str]:
     )
 
 
-@_per_archive
+@functools.lru_cache(maxsize=256)  # built once per archive, not per draw
 def recall_args(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
     """``args`` for ``recall``: an object whose ``id`` is an :func:`ids` or of another JSON
     type, or any :func:`raw_args`."""
@@ -572,7 +558,7 @@ def recall_args(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
     return _weighted((6, _tool_args("id", value, st.just(()))), (1, raw_args()))
 
 
-@_per_archive
+@functools.lru_cache(maxsize=256)  # built once per archive, not per draw
 def search_args(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
     """``args`` for ``recall_search``: an object with a ``query`` drawn by :func:`queries`
     and often a ``limit`` drawn by :func:`limits`, or any :func:`raw_args`."""
@@ -582,7 +568,7 @@ def search_args(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
     return _weighted((6, search_object), (1, raw_args()))
 
 
-@_per_archive
+@functools.lru_cache(maxsize=256)  # built once per archive, not per draw
 def calls(
     seqs: Sequence[int] = (), words: Sequence[str] = ()
 ) -> st.SearchStrategy[tuple[str, str]]:
@@ -597,7 +583,7 @@ def calls(
     return _weighted((3, recall), (3, search), (1, crossed))
 
 
-@_per_archive
+@functools.lru_cache(maxsize=256)  # built once per archive, not per draw
 def call_pools(
     seqs: Sequence[int] = (), words: Sequence[str] = (), *, max_size: int = 32
 ) -> st.SearchStrategy[list[tuple[str, str]]]:
