@@ -506,11 +506,17 @@ def _minimized(divergence: StatefulDivergence, world: _World) -> StatefulDiverge
 
     def diverges(kept: list[int]) -> bool:
         steps = _kept(start, divergence.steps, kept)
-        replayed = None if steps is None else _replayed(world, steps)
-        if replayed is None or replayed.reasons != divergence.reasons:
-            return False
-        found.append(replayed)
-        return True
+        try:
+            if steps is not None:
+                _play_steps(world, steps)
+        except rig.DivergenceFound as exc:
+            replayed = exc.divergence
+            if isinstance(replayed, StatefulDivergence) and replayed.reasons == divergence.reasons:
+                found.append(replayed)
+                return True
+        except rig.HARNESS_ERRORS:  # the Go refuses a step
+            pass
+        return False
 
     ddmin(list(range(1, len(divergence.steps) - 1)), diverges)
     return found[-1]
@@ -536,18 +542,6 @@ def _kept(start: Start, steps: tuple[Step, ...], kept: Sequence[int]) -> tuple[S
             step = replace(step, seq=step.seq - bisect.bisect_left(removed, step.seq))
         out.append(step)
     return tuple(out)
-
-
-def _replayed(world: _World, steps: Sequence[Step]) -> StatefulDivergence | None:
-    """The divergence playing ``steps`` meets, if any (none when the Go refuses a step)."""
-    try:
-        _play_steps(world, steps)
-    except rig.DivergenceFound as exc:
-        found = exc.divergence
-        return found if isinstance(found, StatefulDivergence) else None
-    except rig.HARNESS_ERRORS:
-        return None
-    return None
 
 
 def replay(

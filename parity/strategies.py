@@ -46,11 +46,6 @@ def _words(text: str) -> tuple[str, ...]:
     return tuple(text.split())
 
 
-def _ranges(flags: bytes | bytearray) -> tuple[tuple[int, int], ...]:
-    """The runs of non-zero bytes of ``flags``, as inclusive ranges of their indices."""
-    return tuple((m.start(), m.end() - 1) for m in re.finditer(b"[^\x00]+", flags))
-
-
 @functools.cache
 def new_code_point_ranges() -> tuple[tuple[int, int], ...]:
     """The ranges (inclusive, ascending) of code points that Go's strconv.IsPrint accepts
@@ -59,7 +54,7 @@ def new_code_point_ranges() -> tuple[tuple[int, int], ...]:
     for lo, hi in zip(tables.DEFAULT.PRINT_LO, tables.DEFAULT.PRINT_HI, strict=True):
         for code in range(lo, hi + 1):
             flags[code] = unicodedata.category(chr(code)) == "Cn"
-    return _ranges(flags)
+    return tuple((m.start(), m.end() - 1) for m in re.finditer(b"[^\x00]+", flags))
 
 
 @functools.cache
@@ -463,31 +458,11 @@ _FIXED = {"compact": ("", "", "", ""), "spaced": ("", "", " ", "")}
 _TRAILERS = st.sampled_from([""] * 19 + [",", " x", "}", "{}", "\x00"])
 
 
-def _object(draw: st.DrawFn, members: list[tuple[str, str]]) -> str:
-    """A JSON object of (key, value text) members, with drawn escapes and whitespace: each
-    run drawn (one object in fifteen with whitespace JSON does not allow), or none, or a
-    space after each colon; one in twenty with text after it."""
-    layout = draw(_LAYOUTS)
-    fixed = _FIXED.get(layout)
-    ws = _ODD_WHITESPACE if layout == "odd" else _JSON_WHITESPACE
-
-    def space(at: int) -> str:
-        return fixed[at] if fixed is not None else draw(ws)
-
-    parts = []
-    for key, value in members:
-        encoded = _json_string(draw, key)
-        parts.append(space(0) + encoded + space(1) + ":" + space(2) + value + space(3))
-    body = ",".join(parts)
-    trailer = draw(_TRAILERS)
-    return space(0) + "{" + body + ("" if parts else space(0)) + "}" + trailer + space(3)
-
-
 def _tool_args(
     key: str, values: st.SearchStrategy[str], extras: st.SearchStrategy[Members]
 ) -> st.SearchStrategy[str]:
-    """An object with ``key`` (and the members ``extras`` draws), repeated, missing or
-    misspelt."""
+    """A JSON object with ``key`` (and the members ``extras`` draws), repeated, missing or
+    misspelt, with drawn escapes and whitespace."""
     one_in_10 = st.integers(0, 9)
     one_in_400 = st.integers(0, 399)
     n_more = st.sampled_from([0, 0, 0, 0, 1, 2])
@@ -506,7 +481,21 @@ def _tool_args(
             members.append(("deep", draw(_DEEP)))
         if len(members) > 1:
             members = draw(st.permutations(members))
-        return _object(draw, members)
+        # each whitespace run drawn (one object in fifteen with whitespace JSON does not
+        # allow), or none, or a space after each colon; one in twenty with text after it
+        layout = draw(_LAYOUTS)
+        fixed = _FIXED.get(layout)
+        ws = _ODD_WHITESPACE if layout == "odd" else _JSON_WHITESPACE
+
+        def space(at: int) -> str:
+            return fixed[at] if fixed is not None else draw(ws)
+
+        body = ",".join(
+            space(0) + _json_string(draw, key) + space(1) + ":" + space(2) + value + space(3)
+            for key, value in members
+        )
+        end = "}" + draw(_TRAILERS) + space(3)
+        return space(0) + "{" + body + ("" if members else space(0)) + end
 
     return tool_args()
 
