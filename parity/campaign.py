@@ -90,10 +90,9 @@ def _total(results: dict[str, FuzzStats]) -> str:
     calls = sum(s.calls for s in results.values())
     played = sum(s.played for s in results.values())
     found = sum(len(s.divergences) for s in results.values())
-    secs = max(seconds, 1e-9)
     return (
         f"total: {calls} distinct calls compared ({played} played) in {seconds:.1f} s of fuzzing:"
-        f" {calls / secs:.1f} distinct calls/s; {found} divergences"
+        f" {calls / max(seconds, 1e-9):.1f} distinct calls/s; {found} divergences"
     )
 
 

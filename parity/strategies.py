@@ -459,10 +459,12 @@ _TRAILERS = st.sampled_from([""] * 19 + [",", " x", "}", "{}", "\x00"])
 
 
 def _tool_args(
-    key: str, values: st.SearchStrategy[str], extras: st.SearchStrategy[Members]
+    key: str, texts: st.SearchStrategy[str], extras: st.SearchStrategy[Members]
 ) -> st.SearchStrategy[str]:
-    """A JSON object with ``key`` (and the members ``extras`` draws), repeated, missing or
-    misspelt, with drawn escapes and whitespace."""
+    """A JSON object with ``key`` (a JSON string of ``texts``, or another JSON value; and the
+    members ``extras`` draws), repeated, missing or misspelt, with drawn escapes and
+    whitespace; or any :func:`raw_args`."""
+    values = _weighted((6, json_strings(texts)), (1, _other_values()))
     one_in_10 = st.integers(0, 9)
     one_in_400 = st.integers(0, 399)
     n_more = st.sampled_from([0, 0, 0, 0, 1, 2])
@@ -497,7 +499,7 @@ def _tool_args(
         end = "}" + draw(_TRAILERS) + space(3)
         return space(0) + "{" + body + ("" if members else space(0)) + end
 
-    return tool_args()
+    return _weighted((6, tool_args()), (1, raw_args()))
 
 
 # -- raw args -------------------------------------------------------------------------
@@ -542,19 +544,15 @@ def raw_args() -> st.SearchStrategy[str]:
 def recall_args(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
     """``args`` for ``recall``: an object whose ``id`` is an :func:`ids` or of another JSON
     type, or any :func:`raw_args`."""
-    id_text = json_strings(ids(seqs))
-    value = _weighted((6, id_text), (1, _other_values()))
-    return _weighted((6, _tool_args("id", value, st.just(()))), (1, raw_args()))
+    return _tool_args("id", ids(seqs), st.just(()))
 
 
 @functools.lru_cache(maxsize=256)  # built once per archive, not per draw
 def search_args(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
     """``args`` for ``recall_search``: an object with a ``query`` drawn by :func:`queries`
     and often a ``limit`` drawn by :func:`limits`, or any :func:`raw_args`."""
-    value = _weighted((6, json_strings(queries(words))), (1, _other_values()))
     limit: st.SearchStrategy[Members] = limits().map(lambda text: (("limit", text),))
-    search_object = _tool_args("query", value, st.one_of(st.just(()), limit))
-    return _weighted((6, search_object), (1, raw_args()))
+    return _tool_args("query", queries(words), st.one_of(st.just(()), limit))
 
 
 @functools.lru_cache(maxsize=256)  # built once per archive, not per draw
