@@ -329,12 +329,20 @@ def queries(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
         (1, st.sampled_from(_ODD_RUNES)),
         (1, st.text(max_size=4)),
     )
-    more = st.lists(st.tuples(_SEPARATORS, word).map("".join), max_size=4).map("".join)
-    sentence = st.tuples(_SPACES, word, more, _SPACES).map("".join)
+    words = st.lists(word, min_size=1, max_size=5)
+
+    @st.composite
+    def sentence(draw: st.DrawFn) -> str:
+        pieces = draw(words)
+        out = draw(_SPACES)
+        for i, piece in enumerate(pieces):
+            out += (draw(_SEPARATORS) if i else "") + piece
+        return out + draw(_SPACES)
+
     blank = st.one_of(
         st.just(""), _SPACES, st.text(st.sampled_from(GO_SPACES), min_size=1, max_size=3)
     )
-    return _weighted((8, sentence), (1, blank), (1, st.text(max_size=12)))
+    return _weighted((8, sentence()), (1, blank), (1, st.text(max_size=12)))
 
 
 # -- limits ---------------------------------------------------------------------------
