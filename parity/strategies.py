@@ -329,11 +329,11 @@ def queries(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
         (1, st.sampled_from(_ODD_RUNES)),
         (1, st.text(max_size=4)),
     )
-    words = st.lists(word, min_size=1, max_size=5)
+    words_1_to_5 = st.lists(word, min_size=1, max_size=5)
 
     @st.composite
     def sentence(draw: st.DrawFn) -> str:
-        pieces = draw(words)
+        pieces = draw(words_1_to_5)
         out = draw(_SPACES)
         for i, piece in enumerate(pieces):
             out += (draw(_SEPARATORS) if i else "") + piece
