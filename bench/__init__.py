@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-__all__ = ["BenchError", "ParityFailure"]
-
 
 class BenchError(Exception):
     """A measure could not be taken: a child, the Go or its benchmark failed."""

@@ -1,19 +1,12 @@
 # ruff: noqa: RUF001  (Greek and Cyrillic capitals in the query are the point)
 """Cold start of the port: ``import recall`` and the first call of each Go piece.
 
-Every figure is the median of ``runs`` fresh interpreters (one per run and per probe,
-so no probe warms another's caches), timed in the child with ``time.perf_counter``
-(named after the probe) and ``time.thread_time`` (``<probe> (cpu)``, which a shared
-machine's load inflates less); the import probe also runs under ``-X importtime``:
-the cumulative time of ``recall`` and the time of ``recall._go``'s own modules. The
-probes: ``import`` (``import recall``); ``to_lower`` and ``recall_tokens``, the first
-call of each on a non-ASCII query; ``recall_search``, the first ``run_tool`` over a
-``MemoryArchive`` of 100 blocks of ``bench.data``, built before the clock starts.
-
-Two byte-code modes, each with its own ``PYTHONPYCACHEPREFIX`` filled by a warm-up
-run: ``pyc``, every module's byte code cached (an installed wheel); ``source``, the
-same but the measured tree's own modules compiled at each import (a checkout run with
-``PYTHONDONTWRITEBYTECODE=1``, as this project's machines do).
+Each figure is the median of ``runs`` fresh interpreters, one per probe: wall time and
+``<probe> (cpu)`` (thread time, less inflated by load); ``import`` also under ``-X
+importtime``. Probes: ``import recall``; the first ``to_lower`` and ``recall_tokens``
+of a non-ASCII query; the first ``run_tool`` over 100 blocks of ``bench.data``. Modes:
+``pyc`` (all byte code cached: a wheel) and ``source`` (the tree's own modules compiled
+at each import: a checkout under ``PYTHONDONTWRITEBYTECODE=1``).
 
 ``python -m bench.coldstart [--runs N] [ROOT ...]`` prints the figures of each ROOT (a
 tree holding ``recall/`` and ``bench/``; default: this one) as JSON.
@@ -35,8 +28,6 @@ from itertools import product
 from pathlib import Path
 
 from bench import BenchError
-
-__all__ = ["MODES", "PROBES", "QUERY", "ROOT", "main", "measure"]
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBES = ("import", "to_lower", "recall_tokens", "recall_search")
@@ -115,11 +106,8 @@ def _run(root: Path, probe: str, env: dict[str, str]) -> dict[str, float]:
 def measure(
     roots: Iterable[Path] = (ROOT,), *, runs: int = 10, modes: Sequence[str] = MODES
 ) -> dict[str, dict[str, dict[str, float]]]:
-    """Median milliseconds of each figure: ``{root: {mode: {figure: ms}}}``.
-
-    Runs are interleaved (round by round, every root, mode and probe in each) so
-    that the load of a shared machine falls on all alike.
-    """
+    """Median milliseconds of each figure, ``{root: {mode: {figure: ms}}}``, the runs
+    interleaved so that a shared machine's load falls on all alike."""
     roots = [Path(r).resolve() for r in roots]
     unknown = set(modes) - set(MODES)
     if unknown or runs < 1:

@@ -15,8 +15,6 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_SEED", "QUERIES", "SESSION_QUERIES", "BlockSpec", "Query", "generate_blocks"]
-
 DEFAULT_SEED = 20261129
 TARGET_CHARS = 2000
 

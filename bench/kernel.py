@@ -27,8 +27,6 @@ from recall._blocks import read_set
 from recall._fast import available, decode_item_msgspec, decode_items_msgspec
 from recall._index import WordIndex
 
-__all__ = ["blocks_of", "check_parity", "decoders", "kernel", "ns_per_op", "timed", "word_index"]
-
 _ROOT = Path(__file__).resolve().parent.parent
 _LINE = re.compile(
     r"^BenchmarkSearch(?:-\d+)?\s+(\d+)\s+([0-9]+(?:\.[0-9]*)?(?:e[+-]?[0-9]+)?) ns/op",
@@ -83,8 +81,7 @@ def _go_search(binary: Path, blocks_file: Path, args: str, benchtime: float) -> 
     return figures[0][1] / 1e9, output_file.read_bytes().decode("utf-8")
 
 
-Samples = dict[str, tuple[list[float], list[float]]]
-"""Seconds a search, by query: (Python's samples, Go's samples)."""
+Samples = dict[str, tuple[list[float], list[float]]]  # seconds a search by query: (Python, Go)
 
 
 def blocks_of(body: bytes) -> list[Block]:

@@ -1,17 +1,13 @@
 """The Python path's memory, measured in a fresh process; the hosts' ``cache_bytes``.
 
-``python -m bench.memory --base-url URL --args JSON --mode rss|tracemalloc`` runs the
-search ``--searches`` times on one ``GoTurnHost`` and prints one JSON line: each
-search's peak (``rss``: ``VmHWM``, reset through ``/proc/self/clear_refs``, minus the
-RSS just before, allocator slack included; ``tracemalloc``: Python's own peak minus
-what was allocated before), and ``kept``, what the host holds between searches as it
-counts it (the kept set and its index) and as ``rss`` or tracemalloc sees it.
-
-With ``--herd sync|async --callers N``, a herd after a change: the host (threads on a
-``GoTurnHost``, tasks on an ``AsyncGoTurnHost``) searches once, a block is archived,
-the N callers search at once; the line holds the herd's peak RSS and wall time, the
-Go's answers to the reads of ``/blocks`` meanwhile (``/debug/answers``) and how many
-outputs differ from Go's (exit 1 if any). The block is locked again at the end.
+``python -m bench.memory --base-url URL --args JSON --mode rss|tracemalloc`` prints one
+JSON line: the peak of each of ``--searches`` searches of one ``GoTurnHost`` (``rss``:
+``VmHWM``, reset through ``/proc/self/clear_refs``, minus the RSS before; or
+tracemalloc's), and ``kept``, what the host holds between searches (its own count and
+as measured). ``--herd sync|async --callers N``: after one search, a block archived
+(locked again at the end), N threads or tasks search at once; the line holds the
+herd's peak RSS, wall time, the Go's answers to /blocks meanwhile and how many outputs
+differ from Go's (exit 1 if any).
 """
 
 from __future__ import annotations
@@ -32,8 +28,6 @@ from pathlib import Path
 from typing import Any, Final
 
 from recall._core import DEFAULT_CACHE_BYTES
-
-__all__ = ["CACHE_PER_JSON_BYTE", "DEFAULT_CACHE_BYTES", "cache_bytes_for", "main"]
 
 CACHE_PER_JSON_BYTE: Final = {"delta": 1.75, "plain": 2.75}
 """``cache_bytes`` per byte of the /blocks JSON, as the README sizes it: the kept set

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from bench.data import SESSION_QUERIES
-from bench.memory import CACHE_PER_JSON_BYTE, DEFAULT_CACHE_BYTES
-
-__all__ = ["render_markdown", "render_text", "targets"]
+from bench.memory import CACHE_PER_JSON_BYTE
+from recall._core import DEFAULT_CACHE_BYTES
 
 MEMORY_LIMIT = 2.5
 HERD_LIMIT = 3.0

@@ -1,12 +1,11 @@
 """``make bench``: recall_search in Python and in Go, side by side, on the same data.
 
-Two Go references (``delta``: with the conditional and incremental reads of ``/blocks``;
-``plain``: without) hold the first N blocks of ``bench.data``; sessions in fresh
-interpreters (``bench.session``), in-process measures (``bench.kernel``), memory and
-herds (``bench.memory``), the cold start (``bench.coldstart``) and ``make parity`` are
-measured (``bench/NOTES.md`` says what each figure is), every output compared with Go's
-byte for byte, and the Gos' request logs checked: a divergence stops the run (exit 1).
-The figures are printed and written to ``results.json`` and ``RESULTS.md``.
+Two Go references (``delta``: with conditional and incremental reads; ``plain``:
+without) hold the first N blocks of ``bench.data``; sessions (``bench.session``), the
+in-process measures (``bench.kernel``), memory and herds (``bench.memory``), the cold
+start and ``make parity`` are timed (``bench/NOTES.md``), every output compared with
+Go's and the Gos' request logs checked (a divergence: exit 1). The figures go to
+stdout, ``results.json`` and ``RESULTS.md``.
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import islice, pairwise
 from pathlib import Path
 from statistics import median
@@ -38,8 +36,6 @@ from parity.goclient import ARCHIVE_PATH, BLOCKS_PATH, EXEC_PATH, GoClient
 from parity.reference import GoReference, RunningReference
 from recall import Block
 
-__all__ = ["Config", "main", "parse_args", "run"]
-
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SIZES = (100, 10_000, 100_000)
 QUICK_SIZES = (50, 300)
@@ -48,31 +44,16 @@ DETAIL_SIZE = 10_000
 """The largest size with the decoders, the index and ``json`` sessions measured."""
 GOS = ("delta", "plain")
 SESSION_KINDS = ("delta/best", "delta/warm", "plain/best", "delta/json")
-"""Sessions, ``GO/HOW``: ``best`` decodes as the hosts do (msgspec when installed),
-``warm`` too, after ``host.warm()``, ``json`` with json's scanner only (up to
-``DETAIL_SIZE``)."""
-HERDS = (("sync", 16), ("async", 50))
-"""(host kind, callers) of the herds after a change."""
-SESSION_CALLS = 1 + 2 * len(SESSION_QUERIES) + 1
-"""recall_search calls in a session, on each side."""
+"""``GO/HOW``: ``best`` decodes as the hosts do, ``warm`` after ``host.warm()``, ``json``
+with json's scanner only (up to ``DETAIL_SIZE``)."""
+HERDS = (("sync", 16), ("async", 50))  # (host kind, callers) of the herds after a change
+SESSION_CALLS = 1 + 2 * len(SESSION_QUERIES) + 1  # recall_search calls a session, each side
 CHILD_ENV = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL"}}
 CHILD_ENV["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), CHILD_ENV.get("PYTHONPATH")]))
 
 
-@dataclass(frozen=True)
-class Config:
-    """What to run (``parse_args``)."""
-
-    sizes: list[int]
-    rounds: int
-    min_time: float
-    out_dir: Path
-    seed: int = DEFAULT_SEED
-    memory: bool = True
-    kernel: bool = True
-    parity_runs: int = 3
-    quick: bool = False
-    argv: Sequence[str] = ()
+Config = argparse.Namespace
+"""What to run: ``parse_args``'s options, ``--quick``'s defaults applied, and ``argv``."""
 
 
 def _figure(python: list[float], go: list[float]) -> dict[str, Any]:
@@ -117,17 +98,12 @@ class Bench:
     def __init__(
         self, cfg: Config, gos: dict[str, RunningReference], clients: dict[str, GoClient]
     ) -> None:
-        self.cfg = cfg
-        self.gos = gos
-        self.clients = clients
-        self.checked = 0
-        self.expected = {kind: Counter[str]() for kind in gos}
-        """What each Go's request log is to hold since its last check (``expect``)."""
+        self.cfg, self.gos, self.clients = cfg, gos, clients
+        self.checked = 0  # outputs compared with Go's
+        self.expected = {kind: Counter[str]() for kind in gos}  # each Go's log since checked
         self.log_at = {kind: len(go.requests()) for kind, go in gos.items()}
-        self.body_bytes = 0
-        """The /blocks JSON of the size measured: the children's ``cache_bytes_for``."""
-        self.tag: str | None = None
-        """The ETag of the delta Go's last /blocks answer to the bench's own reads."""
+        self.body_bytes = 0  # the /blocks JSON of the size measured: cache_bytes_for's
+        self.tag: str | None = None  # the delta Go's ETag of the bench's last own read
 
     def expect(
         self, kind: str, *, execs: int = 0, reads: int = 0, searches: int = 0, checked: int = 0
@@ -156,8 +132,7 @@ class Bench:
         return answer.body
 
     def not_modified(self) -> None:
-        """A conditional GET /blocks of the delta Go with the tag of the bench's last read
-        of it, to be answered 304."""
+        """GET /blocks of the delta Go with the ETag of the bench's last read: a 304."""
         self.expect("delta", reads=1)
         answer = self.clients["delta"].blocks_read(etag=self.tag)
         if answer.status != 304:
@@ -177,7 +152,7 @@ class Bench:
         return found
 
     def herd(self, kind: str, callers: int, args: str) -> dict[str, Any]:
-        """A herd after a change (bench.memory) in a fresh interpreter against the delta Go."""
+        """A herd after a change (bench.memory) against the delta Go."""
         argv = ["--base-url", self.gos["delta"].base_url, "--args", args, "--herd", kind]
         argv += ["--callers", str(callers), "--cache-bytes", str(self.cache_bytes())]
         found = _child("bench.memory", *argv, timeout=1800, parity="differ")
@@ -248,9 +223,8 @@ def _session_figures(sessions: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _go_get_after(bench: Bench, rounds: int) -> dict[str, Any]:
-    """The Go's own GET /blocks right after one new block, when the dozen reads before it
-    were 304s (a host of the extension) or full 200s (a host without): the Go's side of
-    "after a new block". Each new block is locked again afterwards."""
+    """The Go's GET /blocks right after one new block (locked again), the dozen reads
+    before it 304s (a host with deltas) or full 200s (without)."""
     client = bench.clients["delta"]
     found: dict[str, list[float]] = {"after 304s": [], "after 200s": []}
     for _ in range(rounds):
@@ -357,14 +331,6 @@ def _time_make_parity(runs: int) -> dict[str, Any]:
     return {"ok": True, **found, "median_s": median(seconds)}
 
 
-def _archive(client: GoClient, batch: list[tuple[str, str, bool]]) -> float:
-    """Archive the blocks (``/debug/archive``, 2,000 a request); the seconds it took."""
-    start = time.perf_counter()
-    for at in range(0, len(batch), 2000):
-        client.archive_many(batch[at : at + 2000])
-    return time.perf_counter() - start
-
-
 def _machine() -> dict[str, object]:
     """What the figures were measured on, as results.json records it."""
     info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
@@ -417,7 +383,11 @@ def run(cfg: Config) -> dict[str, Any]:
         for before, size in pairwise([0, *cfg.sizes]):
             _log(f"[bench] {size} blocks: archiving…")
             batch = [(spec.label, spec.content, False) for spec in islice(specs, size - before)]
-            load_s = max(_archive(client, batch) for client in bench.clients.values())
+            chunks = [batch[at : at + 2000] for at in range(0, len(batch), 2000)]
+            load_s = max(  # archived by /debug/archive, 2,000 blocks a request
+                sum(kernel.timed(client.archive_many, chunk) for chunk in chunks)
+                for client in bench.clients.values()
+            )
             entry = _measure_size(bench, size, Path(work))
             entry["archive_s"] = load_s
             results["sizes"].append(entry)
@@ -465,26 +435,20 @@ def parse_args(argv: Sequence[str]) -> Config:
         action="store_true",
         help="smoke run: tiny sizes, 2 rounds, no kernel, one cold start run, no make parity",
     )
-    add("--no-memory", action="store_true", help="skip the memory measurement")
-    add("--no-kernel", action="store_true", help="skip the kernel measurement")
+    add("--no-memory", dest="memory", action="store_false", help="skip the memory measurement")
+    add("--no-kernel", dest="kernel", action="store_false", help="skip the kernel measurement")
     add("--parity-runs", type=int, help="times `make parity` is timed (default 3, quick 0)")
     add("--seed", type=int, default=DEFAULT_SEED)
     out = "where results.json and RESULTS.md go (default bench/)"
     add("--out-dir", type=Path, default=ROOT / "bench", help=out)
-    opts = parser.parse_args(argv)
-    quick: bool = opts.quick
-    return Config(
-        sizes=opts.sizes or list(QUICK_SIZES if quick else DEFAULT_SIZES),
-        rounds=opts.rounds or (2 if quick else 3),
-        min_time=opts.min_time,
-        out_dir=opts.out_dir,
-        seed=opts.seed,
-        memory=not opts.no_memory,
-        kernel=not (opts.no_kernel or quick),
-        parity_runs=(0 if quick else 3) if opts.parity_runs is None else opts.parity_runs,
-        quick=quick,
-        argv=list(argv),
-    )
+    cfg = parser.parse_args(argv)
+    quick: bool = cfg.quick
+    cfg.sizes = cfg.sizes or list(QUICK_SIZES if quick else DEFAULT_SIZES)
+    cfg.rounds = cfg.rounds or (2 if quick else 3)
+    cfg.kernel = cfg.kernel and not quick
+    cfg.parity_runs = (0 if quick else 3) if cfg.parity_runs is None else cfg.parity_runs
+    cfg.argv = list(argv)
+    return cfg
 
 
 def main(argv: Sequence[str] | None = None) -> int:

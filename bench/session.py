@@ -1,26 +1,19 @@
 """One session of a host in a fresh process, Python beside Go: what ``make bench`` times.
 
-``python -m bench.session URL [--token-env VAR] [--go-first] [--warm] [--no-steady]``
-times ``import recall``, ``GoTurnHost(URL)`` and, with ``--warm``, ``host.warm()``;
-then, each search beside the Go's own ``POST /internal/v1/tool/exec``: **first**
-(the first query, Python first, so that it bears every cost of a cold process),
-**repeated** (the six ``SESSION_QUERIES``, the archive unchanged), **steady** (the six
-again) and **new block** (one block archived untimed, then the first query; locked
-again afterwards, so that the next session reads the archive it measures). Elsewhere
-Python and Go alternate (``--go-first``: Go first), each figure its own wall time.
-Every Python output is compared with Go's for the same call at the same moment: a
-difference is printed and the process exits 1. It prints one JSON object. The token,
-if any, is read from the environment variable named, never from the command line.
+``python -m bench.session URL [--go-first] [--warm] [--no-steady]``
+times ``import recall``, ``GoTurnHost(URL)``, ``host.warm()`` (``--warm``), then each
+search beside Go's /tool/exec: **first** (Python first: it bears a cold process's
+costs), **repeated** (the six ``SESSION_QUERIES``), **steady** (the six again) and
+**new block** (a block archived untimed, then locked again). Python and Go alternate
+(``--go-first``: Go first); every output is compared with Go's: a difference is printed
+(exit 1). It prints one JSON object.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
-
-__all__ = ["main"]
 
 EXEC = "/internal/v1/tool/exec"
 
@@ -42,7 +35,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.session")
     add = parser.add_argument
     add("url")
-    add("--token-env", default="", help="the variable that holds the token")
     add("--go-first", action="store_true")
     add("--warm", action="store_true", help="host.warm() before the first")
     add("--no-steady", action="store_true", help="not the six again")
@@ -54,18 +46,16 @@ def main(argv: list[str] | None = None) -> int:
         import recall._fast
 
         recall._fast._chosen = recall._blocks.decode_item
-    token = os.environ.get(opts.token_env) if opts.token_env else None
 
     started = time.perf_counter()
-    host = recall.GoTurnHost(opts.url, token=token, timeout=300.0, cache_bytes=opts.cache_bytes)
+    host = recall.GoTurnHost(opts.url, timeout=300.0, cache_bytes=opts.cache_bytes)
     constructed = time.perf_counter() - started
     warmed = None
     if opts.warm:  # timed apart: what a service pays in its start-up hook
         started = time.perf_counter()
         host.warm()
         warmed = time.perf_counter() - started
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    go = httpx.Client(base_url=opts.url, headers=headers, timeout=300.0, trust_env=False)
+    go = httpx.Client(base_url=opts.url, timeout=300.0, trust_env=False)
     failures: list[str] = []
 
     def post(path: str, doc: object) -> httpx.Response:

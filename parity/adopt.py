@@ -1,13 +1,7 @@
-"""``parity adopt FILE.jsonl``: the shadow's divergences as recall corpus cases, shrunk.
-
-The file holds ``Divergence.to_json(include_private_data=True)`` lines
-(``docs/divergences.md``). Each is shrunk (``parity.shrink``) against the port and a Go
-(the reference, or ``--go-url``) to a minimal case that still diverges; one the Go does
-not reproduce is left out (``--keep-unreproduced``: adopted unshrunk). Its call cites
-its blocks as ``{{seq:NAME}}``: corpus blocks of the same label and content are reused
-where that keeps their order, the others added after every block; a call already in
-the corpus is not added again. The cases are printed, or with ``--write`` written into
-``parity/corpora/recall_adopted.py`` (``--module PATH``). Exit 0 done, 2 a bad file.
+"""``parity adopt FILE.jsonl``: the shadow's divergences as recall corpus cases, shrunk
+(``parity.shrink``) against the port and a Go, as the README's "Turning a divergence into
+a golden" says. A case cites its blocks as ``{{seq:NAME}}``: corpus blocks of the same
+label and content where that keeps their order, the others added after every block.
 """
 
 from __future__ import annotations
@@ -17,17 +11,15 @@ import contextlib
 import hashlib
 import os
 import runpy
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
 
 from parity.corpora import recall_adopted
 from parity.corpora.recall import plain_id_seq, symbolic_args
 from parity.corpus import Corpus, CorpusBlock, CorpusCall, get_corpus
 from parity.errors import AdoptError, CorpusError
-from parity.goclient import GoConnection, add_go_options, connection_from_options
+from parity.goclient import add_go_options, connection_from_options
 from parity.shrink import Case, GoOracle, shrink
 from recall import Block, Divergence
 from recall._tools import BlocksRead, score, start_tool
@@ -244,94 +236,6 @@ def divergence_of(case: Case, outputs: tuple[str, str], primary: str) -> Diverge
     )
 
 
-def run_adopt(
-    path: str,
-    *,
-    module: Path | None,
-    corpus: Corpus,
-    out: TextIO,
-    go: GoConnection | None = None,
-    keep_unreproduced: bool = False,
-) -> int:
-    """``parity adopt``: shrink the divergences against ``go`` (None: a fresh Go
-    reference), then print the cases, or write them into ``module`` (when set)."""
-    divergences = load_divergences(path)
-    blocks, calls = list(corpus.blocks), list(corpus.calls)
-    written = _load_module(module) if module is not None and module.exists() else ((), ())
-    if module is not None:
-        names = {b.name for b in blocks}
-        blocks += [b for b in written[0] if b.name not in names]
-        cases = {c.case for c in calls}
-        calls += [c for c in written[1] if c.case not in cases]
-    print(f"{path}: {len(divergences)} divergences", file=out)
-    kept: list[Divergence] = []
-    notes: list[str] = []
-    drift = ""  # a Go that answered in production unlike the reference
-    with contextlib.ExitStack() as stack:
-        if go is None:
-            from parity.reference import GoReference
-
-            go = stack.enter_context(GoReference().start()).connection
-            where = "the Go reference"
-            drift = (
-                " (the Go that answered in production behaves unlike the reference: drift of"
-                " the reference, a finding of its own)"
-            )
-        else:
-            where = f"the Go at {go.url}"
-        oracle = stack.enter_context(GoOracle(go, blocks))
-        for number, d in enumerate(divergences, 1):  # each shrunk, or left out if not seen
-            case = case_of(d)
-            if not oracle.diverges(case):
-                how = (
-                    "adopted as it was, unshrunk (--keep-unreproduced)"
-                    if keep_unreproduced
-                    else "left out (--keep-unreproduced adopts it as it was)"
-                )
-                print(
-                    f"divergence {number} ({d.name}): {where} does not reproduce it over the"
-                    f" corpus's blocks{drift}: {how}",
-                    file=out,
-                )
-                if keep_unreproduced:
-                    kept.append(d)
-                    notes.append(f"not reproduced by {where}; not shrunk")
-                continue
-            shrunk = shrink(case, oracle.diverges)
-            outputs = oracle.outputs(shrunk.case)
-            assert outputs is not None  # it diverges
-            print(f"divergence {number} ({d.name}): {shrunk.summary()}", file=out)
-            kept.append(divergence_of(shrunk.case, outputs, d.primary))
-            notes.append(f"adopted from a divergence, {shrunk.summary()}")
-    adoption = adopt(kept, blocks, calls, notes=notes)
-    print(adoption.source(), file=out)
-    if module is None or not adoption.calls:
-        return 0
-    new_blocks = written[0] + tuple(adoption.blocks)
-    new_calls = written[1] + tuple(adoption.calls)
-    try:  # the corpus must take them: names unique, every cited block known
-        Corpus(
-            name=corpus.name,
-            blocks=tuple(blocks) + tuple(adoption.blocks),
-            calls=tuple(calls) + tuple(adoption.calls),
-            host=corpus.host,
-        )
-    except CorpusError as exc:
-        raise AdoptError(f"the adopted cases do not fit the corpus: {exc}") from exc
-    temporary = module.with_name(module.name + ".tmp")
-    try:
-        temporary.write_text(module_source(new_blocks, new_calls), encoding="utf-8")
-        os.replace(temporary, module)
-    except OSError as exc:
-        raise AdoptError(f"{module}: cannot write: {exc}") from exc
-    print(
-        f"wrote {module}: {len(adoption.blocks)} blocks and {len(adoption.calls)} calls added;"
-        " record them from Go: `make golden`, then `parity review --accept-all`",
-        file=out,
-    )
-    return 0
-
-
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     parser = sub.add_parser(
         "adopt",
@@ -361,16 +265,83 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
 
 
 def run(options: argparse.Namespace) -> int:
-    """``parity adopt``: 0 done."""
+    """``parity adopt``: shrink the divergences against the Go (default: a fresh Go
+    reference), then print the cases, or write them into the module; 0 done."""
+    path, corpus = options.file, get_corpus("recall")
     module = Path(options.module) if options.module else DEFAULT_MODULE if options.write else None
     go = connection_from_options(
         options.go_url, ca=options.go_ca, cert=options.go_cert, key=options.go_key
     )
-    return run_adopt(
-        options.file,
-        module=module,
-        corpus=get_corpus("recall"),
-        out=sys.stdout,
-        go=go,
-        keep_unreproduced=options.keep_unreproduced,
+    divergences = load_divergences(path)
+    blocks, calls = list(corpus.blocks), list(corpus.calls)
+    written = _load_module(module) if module is not None and module.exists() else ((), ())
+    if module is not None:
+        names = {b.name for b in blocks}
+        blocks += [b for b in written[0] if b.name not in names]
+        cases = {c.case for c in calls}
+        calls += [c for c in written[1] if c.case not in cases]
+    print(f"{path}: {len(divergences)} divergences")
+    kept: list[Divergence] = []
+    notes: list[str] = []
+    drift = ""  # a Go that answered in production unlike the reference
+    with contextlib.ExitStack() as stack:
+        if go is None:
+            from parity.reference import GoReference
+
+            go = stack.enter_context(GoReference().start()).connection
+            where = "the Go reference"
+            drift = (
+                " (the Go that answered in production behaves unlike the reference: drift of"
+                " the reference, a finding of its own)"
+            )
+        else:
+            where = f"the Go at {go.url}"
+        oracle = stack.enter_context(GoOracle(go, blocks))
+        for number, d in enumerate(divergences, 1):  # each shrunk, or left out if not seen
+            case = case_of(d)
+            if not oracle.diverges(case):
+                how = (
+                    "adopted as it was, unshrunk (--keep-unreproduced)"
+                    if options.keep_unreproduced
+                    else "left out (--keep-unreproduced adopts it as it was)"
+                )
+                print(
+                    f"divergence {number} ({d.name}): {where} does not reproduce it over the"
+                    f" corpus's blocks{drift}: {how}"
+                )
+                if options.keep_unreproduced:
+                    kept.append(d)
+                    notes.append(f"not reproduced by {where}; not shrunk")
+                continue
+            shrunk = shrink(case, oracle.diverges)
+            outputs = oracle.outputs(shrunk.case)
+            assert outputs is not None  # it diverges
+            print(f"divergence {number} ({d.name}): {shrunk.summary()}")
+            kept.append(divergence_of(shrunk.case, outputs, d.primary))
+            notes.append(f"adopted from a divergence, {shrunk.summary()}")
+    adoption = adopt(kept, blocks, calls, notes=notes)
+    print(adoption.source())
+    if module is None or not adoption.calls:
+        return 0
+    new_blocks = written[0] + tuple(adoption.blocks)
+    new_calls = written[1] + tuple(adoption.calls)
+    try:  # the corpus must take them: names unique, every cited block known
+        Corpus(
+            name=corpus.name,
+            blocks=tuple(blocks) + tuple(adoption.blocks),
+            calls=tuple(calls) + tuple(adoption.calls),
+            host=corpus.host,
+        )
+    except CorpusError as exc:
+        raise AdoptError(f"the adopted cases do not fit the corpus: {exc}") from exc
+    temporary = module.with_name(module.name + ".tmp")
+    try:
+        temporary.write_text(module_source(new_blocks, new_calls), encoding="utf-8")
+        os.replace(temporary, module)
+    except OSError as exc:
+        raise AdoptError(f"{module}: cannot write: {exc}") from exc
+    print(
+        f"wrote {module}: {len(adoption.blocks)} blocks and {len(adoption.calls)} calls added;"
+        " record them from Go: `make golden`, then `parity review --accept-all`"
     )
+    return 0

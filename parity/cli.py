@@ -3,19 +3,8 @@
 Every subcommand is one module, registered in ``COMMANDS``, with ``add_parser(sub)``
 (adds its parser to the subparsers ``sub``) and ``run(args) -> int`` (the exit status);
 only the named command's module is imported. ``main`` is the one error handler: a
-``ParityError`` is one line on stderr, ``parity: error: ...``, and exit 2.
-
-Exit status, one meaning each (``Exit``; docs/faults.md):
-0 done: everything passed, nothing drifted, nothing left to review
-1 the port departs from Go: a replayed case failed, ``fuzz`` found a divergence
-2 an error, never a verdict on the port: a damaged or stale journal, a bad option,
-  a Go that cannot be reached, ``record``/``review`` under CI
-3 drift: the Go departs from the journal (``record --check``, ``diff``)
-4 a recording awaits review: ``record`` wrote JOURNAL.new, ``review`` left cases
-5 ``strength``: a figure is under its gate, or something is unexplained
-130 interrupted (SIGINT): it unwinds, so a Go reference it started is stopped
-141 the reader of the output went away (a closed pipe): as a shell reports SIGPIPE
-143 terminated (SIGTERM): it unwinds as for SIGINT
+``ParityError`` is one line on stderr, ``parity: error: ...``, and exit 2. The exit
+statuses, one meaning each, are ``Exit`` (docs/faults.md).
 """
 
 from __future__ import annotations
@@ -37,24 +26,24 @@ if TYPE_CHECKING:
 
 
 class Exit(enum.IntEnum):
-    """The exit statuses of ``parity`` (see the module docstring)."""
+    """The exit statuses of ``parity``, one meaning each."""
 
-    OK = 0
-    PORT_DIFFERS = 1
-    ERROR = 2
-    DRIFT = 3
-    PENDING = 4
-    BELOW_GATE = 5
-    INTERRUPTED = 128 + signal.SIGINT
-    CLOSED_PIPE = 128 + signal.SIGPIPE
-    TERMINATED = 128 + signal.SIGTERM
+    OK = 0  # done: everything passed, nothing drifted, nothing left to review
+    PORT_DIFFERS = 1  # the port departs from Go: a replayed case failed, fuzz found one
+    ERROR = 2  # never a verdict on the port: a damaged journal, a bad option, no Go, CI
+    DRIFT = 3  # the Go departs from the journal (record --check, diff)
+    PENDING = 4  # a recording awaits review: record wrote JOURNAL.new, review left items
+    BELOW_GATE = 5  # strength: a figure is under its gate, or something is unexplained
+    INTERRUPTED = 128 + signal.SIGINT  # it unwinds, so a Go reference it started stops
+    CLOSED_PIPE = 128 + signal.SIGPIPE  # the reader of the output went away
+    TERMINATED = 128 + signal.SIGTERM  # it unwinds as for SIGINT
 
 
 COMMANDS: dict[str, str] = {
     "replay": "parity.replay",
     "record": "parity.record",
     "review": "parity.review",
-    "diff": "parity.diff",
+    "diff": "parity.compare",
     "adopt": "parity.adopt",
     "fuzz": "parity.campaign",
     "strength": "parity.strength",

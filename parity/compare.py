@@ -1,6 +1,7 @@
 """Comparing two journals of one corpus: what changed, modulo the seqs each Go assigned.
 
-The one comparison behind ``parity record`` (``--check``: drift), ``diff`` and ``review``.
+The one comparison behind ``parity record`` (``--check``: drift), ``review`` and
+``parity diff A.json B.json`` (this module's command: how B differs from A).
 Seqs are mapped through the block names (``Journal.seqs``), only where a seq stands: in
 an output where the corpus says its tool prints one (``Corpus.printed_seqs``), in a read
 ``block?seq=N``, in the blocks (by name) and the args (resolved from the corpus's
@@ -12,6 +13,7 @@ hand: deepdiff measured no shorter and 10 to 30 times slower (docs/architecture.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import dataclasses
 import re
@@ -19,12 +21,13 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from parity import journal, report
+from parity.cli import Exit
 from parity.corpus import Corpus, CorpusCall, get_corpus
 from parity.errors import CorpusError
 from parity.journal import UNKNOWN, VERSION_KEYS, Journal, JournalCall
 
-RECORDED_BY = "recorded_by"
-"""The item of ``Drift.merged`` that is the journal's ``recorded_by`` (never a case name)."""
+RECORDED_BY = "recorded_by"  # the item of Drift.merged that is the journal's recorded_by
 _READ_SEQ_RE = re.compile(r"block\?seq=([0-9]+)\Z")
 
 
@@ -42,8 +45,7 @@ class _Recording:
     """One journal, with what its seqs map to."""
 
     def __init__(self, journal: Journal, corpus: Corpus | None) -> None:
-        self.journal = journal
-        self.corpus = corpus
+        self.journal, self.corpus = journal, corpus
         self.names = {str(seq): name for name, seq in journal.seqs.items()}
         self.labels = {b.seq: b.label for b in journal.blocks}
         self.calls = {c.case: c for c in journal.calls}
@@ -70,11 +72,10 @@ class _Recording:
 
     def reads(self, reads: Sequence[str]) -> tuple[_Canonical, ...]:
         """Each read with its seq named by its block (a seq no block has stays as is)."""
-        out = []
-        for read in reads:
-            m = _READ_SEQ_RE.match(read)
-            out.append(self._canonical(read, [(m.start(1), m.end(1), None)] if m else []))
-        return tuple(out)
+        found = [(read, _READ_SEQ_RE.match(read)) for read in reads]
+        return tuple(
+            self._canonical(r, [(m.start(1), m.end(1), None)] if m else []) for r, m in found
+        )
 
     def _canonical(self, text: str, spans: Sequence[tuple[int, int, str | None]]) -> _Canonical:
         parts: list[str | _Name] = []
@@ -109,8 +110,7 @@ class CaseChange:
     """A case recorded in both journals whose answer changed."""
 
     case: str
-    what: tuple[str, ...]
-    """What differs, of ``tool``, ``args``, ``output`` and ``reads`` (modulo the seqs)."""
+    what: tuple[str, ...]  # of tool, args, output and reads (modulo the seqs)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -125,29 +125,20 @@ class Drift:
 
     old: Journal = field(repr=False)
     new: Journal = field(repr=False)
-    corpus: Corpus | None = field(default=None, repr=False)
-    """The corpus the comparison used (None: outputs compared as they are)."""
+    corpus: Corpus | None = field(default=None, repr=False)  # None: outputs as they are
     changes: tuple[CaseChange, ...] = ()
-    added: tuple[str, ...] = ()
-    """Cases recorded now that the old journal lacks."""
-    removed: tuple[str, ...] = ()
-    """Cases of the old journal no longer recorded."""
-    blocks: tuple[str, ...] = ()
-    """Blocks (by name) whose label or content differ, or that one journal lacks."""
+    added: tuple[str, ...] = ()  # cases recorded now that the old journal lacks
+    removed: tuple[str, ...] = ()  # cases of the old journal no longer recorded
+    blocks: tuple[str, ...] = ()  # by name: label or content differ, or one journal lacks it
     other: tuple[str, ...] = ()
-    """Other differences: ``corpus``, ``seqs`` (block names), ``calls (order)``, and
-    ``recorded_by.KEY (A -> B)`` for a version both Gos reported."""
-    first_seqs: tuple[int, int] | None = None
-    """The first block's seq in each, when the seqs differ."""
-    shifted: bool = False
-    """Whether the seqs differ by one offset (only the base differs)."""
+    """``corpus``, ``seqs`` (block names), ``calls (order)``, and ``recorded_by.KEY (A
+    -> B)`` for a version both Gos reported."""
+    first_seqs: tuple[int, int] | None = None  # the first block's seq in each, if they differ
+    shifted: bool = False  # whether the seqs differ by one offset (only the base differs)
     not_recorded: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """What each side (``"old"``, ``"new"``) could not report, so was not compared:
     ``"the reads of N calls"``, and the version keys it has as ``"unknown"``."""
-    incomparable: Mapping[str, str] = field(default_factory=dict)
-    """Cases not compared, and why (a plain-digit seq that maps to different blocks)."""
-    unmapped: bool = False
-    """Whether the seqs differ but no corpus says where outputs print them."""
+    incomparable: Mapping[str, str] = field(default_factory=dict)  # case: why not compared
 
     @property
     def changed(self) -> tuple[str, ...]:
@@ -177,7 +168,7 @@ class Drift:
             a, b = self.first_seqs
             how = "only the seq base differs" if self.shifted else "the seqs differ"
             out.append(f"  seqs:    {how} (first seq {a} -> {b}); mapped through the block names")
-        if self.unmapped:
+        if self.first_seqs is not None and getattr(self.corpus, "printed_seqs", None) is None:
             out.append("  seqs:    no corpus says where outputs print seqs: compared as they are")
         out += [
             f"  not recorded in the {side} journal (not compared): {', '.join(what)}"
@@ -233,18 +224,6 @@ def _corpus_call(corpus: Corpus | None, case: str) -> CorpusCall | None:
     return corpus.call(case) if corpus is not None and case in corpus.cases else None
 
 
-def _seq_note(old: Journal, new: Journal) -> tuple[tuple[int, int] | None, bool]:
-    if dict(old.seqs) == dict(new.seqs):
-        return None, False
-    common = [n for n in old.seqs if n in new.seqs]
-    if not common:
-        return None, False
-    offsets = {new.seqs[n] - old.seqs[n] for n in common}
-    if offsets == {0}:  # the blocks both have keep their seqs: only the names differ
-        return None, False
-    return (old.seqs[common[0]], new.seqs[common[0]]), len(offsets) == 1
-
-
 def _blocks(old: _Recording, new: _Recording) -> tuple[str, ...]:
     def by_name(r: _Recording) -> dict[str, tuple[str, str]]:
         return {
@@ -254,14 +233,6 @@ def _blocks(old: _Recording, new: _Recording) -> tuple[str, ...]:
 
     a, b = by_name(old), by_name(new)
     return tuple(n for n in [*a, *(n for n in b if n not in a)] if a.get(n) != b.get(n))
-
-
-def _versions(old: Journal, new: Journal) -> list[str]:
-    """The versions both reported that differ."""
-    pairs = [(k, getattr(old.recorded_by, k), getattr(new.recorded_by, k)) for k in VERSION_KEYS]
-    return [
-        f"recorded_by.{k} ({a} -> {b})" for k, a, b in pairs if a != b and UNKNOWN not in (a, b)
-    ]
 
 
 def _literal_mismatch(call: CorpusCall | None, old: _Recording, new: _Recording) -> str | None:
@@ -284,7 +255,11 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
     other = [] if old.corpus == new.corpus else [f"corpus ({old.corpus} -> {new.corpus})"]
     if list(old.seqs) != list(new.seqs):
         other.append("seqs (the block names differ)")
-    first_seqs, shifted = _seq_note(old, new)
+    first_seqs, shifted = None, False
+    common = [name for name in old.seqs if name in new.seqs]
+    offsets = {new.seqs[name] - old.seqs[name] for name in common}
+    if offsets - {0}:  # the seqs differ, not only the names
+        first_seqs, shifted = (old.seqs[common[0]], new.seqs[common[0]]), len(offsets) == 1
 
     changes: list[CaseChange] = []
     incomparable: dict[str, str] = {}
@@ -313,8 +288,8 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
             changes.append(CaseChange(call.case, tuple(what)))
 
     not_recorded: dict[str, tuple[str, ...]] = {}
-    for side, reads, journal in (("old", reads_old, old), ("new", reads_new, new)):
-        unknown = [k for k in VERSION_KEYS if getattr(journal.recorded_by, k) == UNKNOWN]
+    for side, reads, j in (("old", reads_old, old), ("new", reads_new, new)):
+        unknown = [k for k in VERSION_KEYS if getattr(j.recorded_by, k) == UNKNOWN]
         missing = ((f"the reads of {reads} calls",) if reads else ()) + tuple(unknown)
         if missing:
             not_recorded[side] = missing
@@ -324,6 +299,10 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
     common_new = [c for c in new.cases if c in o.calls]
     if common_old != common_new:
         other.append("calls (order)")
+    pairs = [(k, getattr(old.recorded_by, k), getattr(new.recorded_by, k)) for k in VERSION_KEYS]
+    other += [
+        f"recorded_by.{k} ({a} -> {b})" for k, a, b in pairs if a != b and UNKNOWN not in (a, b)
+    ]
     return Drift(
         old=old,
         new=new,
@@ -331,11 +310,44 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
         added=added,
         removed=removed,
         blocks=_blocks(o, n),
-        other=(*other, *_versions(old, new)),
+        other=tuple(other),
         first_seqs=first_seqs,
         shifted=shifted,
         not_recorded=not_recorded,
         incomparable=incomparable,
-        unmapped=first_seqs is not None and (corpus is None or corpus.printed_seqs is None),
         corpus=corpus,
     )
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    df = sub.add_parser(
+        "diff",
+        help="explain the differences between two journals",
+        description="How journal B differs from journal A, modulo the seqs: the drift, the "
+        "seqs, what one journal did not record (reads, versions), and each changed case's "
+        "outputs and reads. Exit 0 when B records the same answers as A, 3 on drift.",
+    )
+    df.add_argument("old", metavar="A.json")
+    df.add_argument("new", metavar="B.json")
+    return df
+
+
+def run(args: argparse.Namespace) -> int:
+    """``parity diff``: 0 the same answers, 3 drift."""
+    old, new = journal.load(args.old), journal.load(args.new)
+    drift = compare(old, new)
+    if drift.identical:
+        print(f"{args.old} and {args.new} record the same thing")
+        return Exit.OK
+    lines = [f"--- {args.old}", f"+++ {args.new}"]
+    if drift:
+        lines += [f"drift: {args.new} does not record the answers of {args.old}:", *drift.lines()]
+    else:
+        lines.append("the same answers, modulo the seqs and what one journal did not record:")
+    lines += drift.notes()
+    print(
+        *lines,
+        *report.changes_report(drift, old_name=args.old, new_name=args.new, full=True),
+        sep="\n",
+    )
+    return Exit.DRIFT if drift else Exit.OK

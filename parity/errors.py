@@ -30,13 +30,11 @@ class JournalError(ParityError):
 
 
 class CorpusError(ParityError):
-    """A corpus that cannot be played (unknown block, duplicate case), or does not match
-    the journal recorded from it."""
+    """A corpus that cannot be played, or does not match the journal recorded from it."""
 
 
 class RecordError(ParityError):
-    """The recorder refused to record (an archive not empty, a Go that answers twice
-    differently; a Go that does not answer is a ``GoClientError``)."""
+    """The recorder refused to record (an archive not empty, a Go that answers twice)."""
 
 
 class FakeGoError(ParityError):
@@ -54,10 +52,6 @@ class GoClientError(ParityError):
     def __init__(self, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
-
-    def within(self, context: str) -> GoClientError:
-        """The same error, its message prefixed with ``context`` (such as a case)."""
-        return GoClientError(f"{context}: {self}", status=self.status)
 
 
 class ReplayError(ParityError):

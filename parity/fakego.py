@@ -2,12 +2,12 @@
 
 A ``pytest_httpserver.HTTPServer`` answers the contract's routes from a journal, per
 ``Mode``: ``archive`` serves ``/block?seq=N`` (404, or 400 for a missing or non-int64
-``seq``, as Go) and ``/blocks``, with ``/tool/exec`` a 500 so no fallback hides a
-divergence; ``conditional`` adds a strong ETag on ``/blocks`` (``"fake-"`` and 16 hex
-digits of the body's SHA-256) and its 304; ``delta`` serves a set (the journal's, or
-``stage``'s) under a tag of its own and answers ``?since=<tag>``; ``fallback`` answers
-``/tool/exec`` with the recorded output of that exact call, the reads with 500.
-``check()`` raises ``FakeGoError`` for any request the fake was not set up for::
+``seq``, as Go) and ``/blocks``, ``/tool/exec`` a 500; ``conditional`` adds a strong
+ETag on ``/blocks`` (``"fake-"`` and 16 hex digits of the body's SHA-256) and its 304;
+``delta`` serves a set (the journal's, or ``stage``'s) under a tag of its own and
+answers ``?since=<tag>``; ``fallback`` answers ``/tool/exec`` with the recorded output
+of that exact call, the reads with 500. ``check()`` raises ``FakeGoError`` for any
+request the fake was not set up for::
 
     with FakeGo(journal) as go:
         GoTurnHost(go.base_url).exec_tool("recall", '{"id": "r1000"}')
@@ -212,59 +212,55 @@ class FakeGo:
 
     # --- handlers ---------------------------------------------------------------------
 
-    def _respond(self, status: int, value: Any) -> Response:
+    @staticmethod
+    def _reply(
+        status: int, value: Any = None, *, body: bytes | None = None, tag: str | None = None
+    ) -> Response:
+        """A response: ``body``, else ``value`` as Go encodes it (none for a 304)."""
         from werkzeug import Response
 
-        return Response(go_json(value), status=status, content_type="application/json")
+        headers = {} if tag is None else {"ETag": tag}
+        if status == 304:
+            return Response(status=304, headers=headers)
+        content = go_json(value) if body is None else body
+        return Response(content, status=status, content_type="application/json", headers=headers)
 
     def _unavailable(self, route: str) -> Response:
-        return self._respond(500, {"error": f"fake Go: {route} disabled in {self.mode} mode"})
+        return self._reply(500, {"error": f"fake Go: {route} disabled in {self.mode} mode"})
 
     def _block(self, request: Request) -> Response:
         if self.mode == "fallback":
             return self._unavailable("archive reads")
         if "seq" not in request.args:
-            return self._respond(400, {"error": 'missing "seq"'})
+            return self._reply(400, {"error": 'missing "seq"'})
         seq = _int64(request.args["seq"])
         if seq is None:
-            return self._respond(400, {"error": '"seq" must be a decimal int64'})
+            return self._reply(400, {"error": '"seq" must be a decimal int64'})
         block = self._blocks.get(seq)
         if block is None:
-            return self._respond(404, {"error": "not found"})
-        return self._respond(200, _block_obj(block))
+            return self._reply(404, {"error": "not found"})
+        return self._reply(200, _block_obj(block))
 
     def _all_blocks(self, request: Request) -> Response:
         if self.mode == "fallback":
             return self._unavailable("archive reads")
-        from werkzeug import Response
-
-        if self.mode == "delta":
-            return self._delta_blocks(request)
-        headers = {"ETag": self.etag} if self.mode == "conditional" else {}
-        if headers and names_tag(request.headers.getlist("If-None-Match"), self.etag):
-            return Response(status=304, headers=headers)
-        return Response(self._blocks_body, content_type="application/json", headers=headers)
-
-    def _delta_blocks(self, request: Request) -> Response:
-        from werkzeug import Response
-
-        tag, current = self._current, self._tagged[self._current]
-        headers = {"ETag": tag}
-        since = request.args.get("since")
         none_match = request.headers.getlist("If-None-Match")
+        if self.mode != "delta":
+            tag = self.etag if self.mode == "conditional" else None
+            unchanged = tag is not None and names_tag(none_match, tag)
+            return self._reply(304 if unchanged else 200, body=self._blocks_body, tag=tag)
+        tag, current = self._current, self._tagged[self._current]
+        since = request.args.get("since")
         if since is not None and not names_tag(none_match, since):
             self.server.add_assertion(f"GET {BLOCKS_PATH}?since={since} without If-None-Match")
         if names_tag(none_match, tag) or since == tag:
-            return Response(status=304, headers=headers)
+            return self._reply(304, tag=tag)
         old = self._tagged.get(since or "")
         if old is None:
-            body = blocks_body(current)
-        else:
-            blocks = [_block_obj(b) for seq, b in current.items() if seq not in old]
-            body = go_json(
-                {"since": since, "blocks": blocks, "gone": sorted(set(old) - set(current))}
-            )
-        return Response(body, status=200, content_type="application/json", headers=headers)
+            return self._reply(200, body=blocks_body(current), tag=tag)
+        blocks = [_block_obj(b) for seq, b in current.items() if seq not in old]
+        gone = sorted(set(old) - set(current))
+        return self._reply(200, {"since": since, "blocks": blocks, "gone": gone}, tag=tag)
 
     def _exec(self, request: Request) -> Response:
         if self.mode == "archive":
@@ -276,14 +272,14 @@ class FakeGo:
                 raise TypeError("name and args must be strings")
         except (ValueError, KeyError, TypeError) as e:
             self.server.add_assertion(f"POST {EXEC_PATH} with a bad body: {e}")
-            return self._respond(400, {"error": "bad body"})
+            return self._reply(400, {"error": "bad body"})
         output = self._outputs.get((name, args))
         if output is None:
             self.server.add_assertion(
                 f"POST {EXEC_PATH} for a call the journal does not hold: {name} {args[:200]!r}"
             )
-            return self._respond(500, {"error": "fake Go: no recorded output for this call"})
-        return self._respond(200, {"output": output})
+            return self._reply(500, {"error": "fake Go: no recorded output for this call"})
+        return self._reply(200, {"output": output})
 
 
 def names_tag(fields: Iterable[str], tag: str) -> bool:

@@ -1,9 +1,7 @@
 """The one client of a Go's HTTP API (the contract's routes and the Go reference's debug
-routes, several debug requests in one ``POST /debug/batch``), for the harness and bench.
-
-How to reach a Go is one frozen ``GoConnection``; ``connection_from_options`` alone reads
-the options and ``$PARITY_GO_TOKEN``, ``$PARITY_GO_CA``, ``$PARITY_GO_CERT``,
-``$PARITY_GO_KEY``::
+routes, several in one ``POST /debug/batch``), for the harness and bench. How to reach a
+Go is one frozen ``GoConnection``; ``connection_from_options`` alone reads the options
+and ``$PARITY_GO_TOKEN``, ``$PARITY_GO_CA``, ``$PARITY_GO_CERT``, ``$PARITY_GO_KEY``::
 
     with GoClient(GoConnection("https://go.internal:8443", token=..., ca=ca)) as go:
         seq = go.archive("label", "content")
@@ -37,12 +35,9 @@ ARCHIVE_PATH: Final = "/internal/v1/recall/archive"
 # The Go reference's debug routes (goref/server); a production Go has none of them.
 REQUESTS_PATH: Final = "/debug/requests"
 READS_PATH: Final = "/debug/reads"
-ANSWERS_PATH: Final = "/debug/answers"
 VERSION_PATH: Final = "/debug/version"
 LOCK_PATH: Final = "/debug/lock"
 RESET_PATH: Final = "/debug/reset"
-ARCHIVE_BATCH_PATH: Final = "/debug/archive"
-EXEC_BATCH_PATH: Final = "/debug/exec"
 BATCH_PATH: Final = "/debug/batch"
 
 # A live Go's token; the TLS files when no option gives them.
@@ -256,8 +251,7 @@ def log_request(
     ``/debug/answers``, how it answered each ``/blocks``); with ``since``, those from that
     index on (a reference without ``?since=`` is an error, never a part taken for all).
     """
-    path = {"requests": REQUESTS_PATH, "reads": READS_PATH, "answers": ANSWERS_PATH}[log]
-    target = path if since is None else f"{path}?since={since}"
+    target = f"/debug/{log}" if since is None else f"/debug/{log}?since={since}"
 
     def read(doc: dict[str, Any], fail: Fail) -> list[str]:
         entries = doc.get(log)
@@ -284,7 +278,7 @@ def archive_request(blocks: Iterable[tuple[str, str, bool]]) -> DebugRequest[lis
             raise fail(f"answered other seqs than the blocks': {doc!r:.{_SNIPPET}}")
         return seqs
 
-    return DebugRequest("POST", ARCHIVE_BATCH_PATH, read, body={"blocks": items})
+    return DebugRequest("POST", "/debug/archive", read, body={"blocks": items})
 
 
 def outputs_request(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]:
@@ -300,9 +294,9 @@ def outputs_request(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]
             raise fail(f"answered {len(results)} results for {len(items)} calls")
         outputs: list[str] = []
         for call, result in zip(items, results, strict=True):
-            output = result.get("output") if isinstance(result, dict) else None
-            if not isinstance(output, str) or result.get("status") != 200:
-                status = result.get("status") if isinstance(result, dict) else None
+            got = result if isinstance(result, dict) else {}
+            output, status = got.get("output"), got.get("status")
+            if not isinstance(output, str) or status != 200:
                 raise fail(
                     f"answered {result!r:.{_SNIPPET}} for it",
                     status=status if type(status) is int else None,
@@ -311,7 +305,7 @@ def outputs_request(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]
             outputs.append(output)
         return outputs
 
-    return DebugRequest("POST", EXEC_BATCH_PATH, read, body={"calls": items})
+    return DebugRequest("POST", "/debug/exec", read, body={"calls": items})
 
 
 class GoClient:
@@ -346,6 +340,14 @@ class GoClient:
         message = f"{what}: the Go at {self.connection.url} {problem}"
         return GoClientError(self.connection.mask(message), status=status)
 
+    def _fail(self, what: str, suffix: str = "") -> Fail:
+        """The ``Fail`` of the request ``what`` (``suffix``: where it was sent)."""
+
+        def fail(problem: str, *, status: int | None = None, detail: str = "") -> GoClientError:
+            return self._error(f"{what}{detail}{suffix}", problem, status=status)
+
+        return fail
+
     def _send(
         self,
         method: str,
@@ -366,15 +368,14 @@ class GoClient:
             raise self._error(what, problem) from exc
 
     def _refused(self, response: httpx.Response, what: str) -> GoClientError:
-        snippet = response.text[:_SNIPPET].rstrip()
-        status = response.status_code
-        hint = ""
+        status, hint = response.status_code, ""
         if status == 401:
             hint = (
                 f"; set ${TOKEN_ENV} to the Go's token"
                 if self.connection.token is None
                 else f"; the Go refused the token (${TOKEN_ENV}): is it this Go's?"
             )
+        snippet = response.text[:_SNIPPET].rstrip()
         return self._error(what, f"answered {status}: {snippet}{hint}", status=status)
 
     def _json(self, response: httpx.Response, what: str) -> Any:
@@ -385,21 +386,10 @@ class GoClient:
         except ValueError as exc:
             raise self._error(what, f"answered a body that is not JSON: {exc}") from exc
 
-    def _call(self, method: str, path: str, *, detail: str = "", **kwargs: Any) -> Any:
-        """The JSON object that a 200 answer holds; anything else is an error."""
-        what = f"{method} {path}{detail}"
-        doc = self._json(self._send(method, path, what, **kwargs), what)
+    def _read(self, request: DebugRequest[T], doc: Any, fail: Fail) -> T:
         if not isinstance(doc, dict):
-            raise self._error(what, f"answered JSON that is not an object: {doc!r:.{_SNIPPET}}")
-        return doc
-
-    def _fail(self, what: str, suffix: str = "") -> Fail:
-        """The ``Fail`` of the request ``what`` (``suffix``: where it was sent)."""
-
-        def fail(problem: str, *, status: int | None = None, detail: str = "") -> GoClientError:
-            return self._error(f"{what}{detail}{suffix}", problem, status=status)
-
-        return fail
+            raise fail(f"answered JSON that is not an object: {doc!r:.{_SNIPPET}}")
+        return request.read(doc, fail)
 
     def archive(self, label: str, content: str, *, locked: bool = False) -> int:
         """Archive one block (``POST /archive``); its seq."""
@@ -459,7 +449,7 @@ class GoClient:
 
     def version(self) -> dict[str, str]:
         """The string fields of ``GET /debug/version`` (go_version, unicode_version, ...)."""
-        doc = self._call("GET", VERSION_PATH)
+        doc = self.run(DebugRequest("GET", VERSION_PATH, lambda doc, fail: doc))
         return {k: v for k, v in doc.items() if isinstance(v, str)}
 
     def archive_many(self, blocks: Iterable[tuple[str, str, bool]]) -> list[int]:
@@ -472,40 +462,34 @@ class GoClient:
 
     def run(self, request: DebugRequest[T]) -> T:
         """What ``request`` answers, sent alone."""
-        doc = self._call(request.method, request.target, detail=request.detail, body=request.body)
-        return request.read(doc, self._fail(request.what))
+        what = request.what
+        response = self._send(request.method, request.target, what, body=request.body)
+        return self._read(request, self._json(response, what), self._fail(what))
 
     def batch(self, requests: Sequence[DebugRequest[Any]]) -> list[Any]:
         """What each of ``requests`` answers, all sent in one ``POST /debug/batch`` (a single
         one alone). The Go runs them in order up to the first that fails: its error is raised."""
         if len(requests) < 2:
             return [self.run(r) for r in requests]
-        body = {
-            "requests": [
-                {"method": r.method, "path": r.target}
-                | ({} if r.body is None else {"body": r.body})
-                for r in requests
-            ]
-        }
-        what = f"POST {BATCH_PATH}"
-        doc = self._call("POST", BATCH_PATH, body=body)
-        responses = _field("responses", list)(doc, self._fail(what))
-        results: list[Any] = []
+        items = [
+            {"method": r.method, "path": r.target} | ({} if r.body is None else {"body": r.body})
+            for r in requests
+        ]
+        batch = DebugRequest("POST", BATCH_PATH, _field("responses", list), {"requests": items})
+        responses, results = self.run(batch), []
         for request, response in zip(requests, responses, strict=False):
-            fail = self._fail(request.what, f" (in {what})")
-            status = response.get("status") if isinstance(response, dict) else None
-            answer = response.get("body") if isinstance(response, dict) else None
+            fail = self._fail(request.what, f" (in {batch.what})")
+            response = response if isinstance(response, dict) else {}
+            status, answer = response.get("status"), response.get("body")
             if status != 200:
                 shown = json.dumps(answer)[:_SNIPPET]
                 raise fail(
                     f"answered {status}: {shown}", status=status if type(status) is int else None
                 )
-            if not isinstance(answer, dict):
-                raise fail(f"answered JSON that is not an object: {answer!r:.{_SNIPPET}}")
-            results.append(request.read(answer, fail))
+            results.append(self._read(request, answer, fail))
         if len(responses) != len(requests):
-            raise self._error(
-                what, f"answered {len(responses)} responses for {len(requests)} requests"
+            raise self._fail(batch.what)(
+                f"answered {len(responses)} responses for {len(requests)} requests"
             )
         return results
 

@@ -25,6 +25,7 @@ newline) and atomic (a temporary file, then ``os.replace``): one Go, the same by
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -37,17 +38,10 @@ from typing import Any, Literal, cast, get_args
 
 from parity.errors import JournalError
 
-FORMAT = 3
-"""The format version this module reads and writes (3: the blocks carry digests)."""
-
-Instance = Literal["reference", "live"]
-"""The kinds of Go instance a journal can be recorded from."""
-
-VERSION_KEYS = ("go_version", "unicode_version", "goos", "goarch")
-"""The ``recorded_by`` fields a Go reports about itself."""
-
-UNKNOWN = "unknown"
-"""A version the Go could not report (it has no ``/debug/version``)."""
+FORMAT = 3  # the format version this module reads and writes (3: the blocks carry digests)
+Instance = Literal["reference", "live"]  # the kinds of Go a journal is recorded from
+VERSION_KEYS = ("go_version", "unicode_version", "goos", "goarch")  # what a Go reports
+UNKNOWN = "unknown"  # a version the Go could not report (it has no /debug/version)
 
 _CASE_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 _HEX_RE = re.compile(r"[0-9a-f]{64}\Z")
@@ -130,9 +124,6 @@ def _blocks_digest(seqs: Mapping[str, int], blocks: list[str]) -> str:
     return digest({"seqs": dict(seqs), "blocks": blocks})
 
 
-# --- writing -----------------------------------------------------------------------------
-
-
 def dumps(journal: Journal, *, path: str | Path = "<journal>") -> str:
     """The canonical text of ``journal`` (validated first, as ``load`` would)."""
     blocks = [{**vars(b), "sha256": _block_digest(b)} for b in journal.blocks]
@@ -177,9 +168,6 @@ def write(journal: Journal, path: str | Path) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise JournalError(path, f"cannot write: {e.strerror or e}") from e
-
-
-# --- reading -----------------------------------------------------------------------------
 
 
 class _DuplicateKeyError(ValueError):
@@ -252,34 +240,33 @@ def _json_type(value: Any) -> str:
 
 
 def _validate(obj: Any, path: str) -> Journal:
-    def fail(detail: str, *, case: str | None = None, fld: str | None = None) -> JournalError:
-        return JournalError(path, detail, case=case, field=fld)
+    fail = functools.partial(JournalError, path)
 
     def fields(value: Any, keys: tuple[str, ...], what: str, case: str | None = None) -> Any:
         if not isinstance(value, dict):
-            raise fail(f"{what} must be a JSON object", case=case, fld=what)
+            raise fail(f"{what} must be a JSON object", case=case, field=what)
         for k in [k for k in keys if k not in value] + [k for k in value if k not in keys]:  # 1st
             raise fail(
-                f"{'missing in' if k in keys else 'unknown field in'} {what}", case=case, fld=k
+                f"{'missing in' if k in keys else 'unknown field in'} {what}", case=case, field=k
             )
         return value
 
     def text(value: Any, fld: str, case: str | None = None) -> str:
         if not isinstance(value, str):
-            raise fail(f"must be a string, not {_json_type(value)}", case=case, fld=fld)
+            raise fail(f"must be a string, not {_json_type(value)}", case=case, field=fld)
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as e:
             raise fail(
-                f"holds a lone surrogate at index {e.start} (not UTF-8 text)", case=case, fld=fld
+                f"holds a lone surrogate at index {e.start} (not UTF-8 text)", case=case, field=fld
             ) from e
         return value
 
     def seq(value: Any, fld: str) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise fail(f"must be an integer, not {_json_type(value)}", fld=fld)
+            raise fail(f"must be an integer, not {_json_type(value)}", field=fld)
         if value < 1:
-            raise fail(f"seq {value} is below 1", fld=fld)
+            raise fail(f"seq {value} is below 1", field=fld)
         return value
 
     def check(
@@ -287,25 +274,25 @@ def _validate(obj: Any, path: str) -> Journal:
     ) -> None:
         """A recorded digest (field ``fld``) is well formed and is ``actual``, that of ``of``."""
         if not _HEX_RE.match(text(recorded, fld, case)):
-            raise fail("must be 64 lowercase hex digits", case=case, fld=fld)
+            raise fail("must be 64 lowercase hex digits", case=case, field=fld)
         if recorded != actual:
             raise fail(
                 f"digest mismatch: {what} SHA-256 is {actual}, the journal says {recorded} "
                 "(damaged or edited by hand; re-record with `make golden`)",
                 case=case,
-                fld=of,
+                field=of,
             )
 
     version = obj.get("format", FORMAT) if isinstance(obj, dict) else FORMAT
     if type(version) is not int:
-        raise fail(f"format version must be an integer, not {_json_type(version)}", fld="format")
+        raise fail(f"format version must be an integer, not {_json_type(version)}", field="format")
     if version != FORMAT:
         raise fail(
             f"format version {version} is older than this harness's ({FORMAT}: digests "
             "cover the blocks too); re-record with `make golden`"
             if version < FORMAT
             else f"unknown format version {version} (this harness reads format {FORMAT})",
-            fld="format",
+            field="format",
         )
     top = fields(obj, _TOP_KEYS, "journal")
     corpus = text(top["corpus"], "corpus")
@@ -314,21 +301,21 @@ def _validate(obj: Any, path: str) -> Journal:
     if meta["instance"] not in get_args(Instance):
         raise fail(
             f"must be one of {', '.join(get_args(Instance))}, not {meta['instance']!r}",
-            fld="recorded_by.instance",
+            field="recorded_by.instance",
         )
     if not isinstance(top["seqs"], dict):
-        raise fail("must be a JSON object of block name to seq", fld="seqs")
+        raise fail("must be a JSON object of block name to seq", field="seqs")
     seqs = {name: seq(value, f"seqs.{name}") for name, value in top["seqs"].items()}
 
     if not isinstance(top["blocks"], list):
-        raise fail("must be an array", fld="blocks")
+        raise fail("must be an array", field="blocks")
     blocks: list[JournalBlock] = []
     for i, raw in enumerate(top["blocks"]):
         what = f"blocks[{i}]"
         b = fields(raw, _BLOCK_KEYS, what)
         n = seq(b["seq"], f"{what}.seq")
         if blocks and n <= blocks[-1].seq:
-            raise fail(f"seq {n} does not follow {blocks[-1].seq}", fld=f"{what}.seq")
+            raise fail(f"seq {n} does not follow {blocks[-1].seq}", field=f"{what}.seq")
         block = JournalBlock(
             n, text(b["label"], f"{what}.label"), text(b["content"], f"{what}.content")
         )
@@ -338,7 +325,7 @@ def _validate(obj: Any, path: str) -> Journal:
     check(top["blocks_sha256"], actual, "blocks_sha256", "blocks", "the seqs' and blocks'")
 
     if not isinstance(top["calls"], list):
-        raise fail("must be an array", fld="calls")
+        raise fail("must be an array", field="calls")
     calls: list[JournalCall] = []
     for i, raw in enumerate(top["calls"]):
         hint = raw.get("case") if isinstance(raw, dict) else None
@@ -346,24 +333,26 @@ def _validate(obj: Any, path: str) -> Journal:
         case = text(c["case"], f"calls[{i}].case")
         if not _CASE_RE.match(case):
             raise fail(
-                "case names are kebab-case ([a-z0-9] words joined by '-')", case=case, fld="case"
+                "case names are kebab-case ([a-z0-9] words joined by '-')", case=case, field="case"
             )
         if case in (done.case for done in calls):
-            raise fail("duplicate case", case=case, fld="case")
+            raise fail("duplicate case", case=case, field="case")
         tool = text(c["tool"], "tool", case)
         if not tool:
-            raise fail("empty tool name", case=case, fld="tool")
+            raise fail("empty tool name", case=case, field="tool")
         args, output = text(c["args"], "args", case), text(c["output"], "output", case)
         check(c["sha256"], digest(output), "sha256", "output", "the output's", case)
         reads = c["reads"]
         if reads is not None and not isinstance(reads, list):
-            raise fail(f"must be an array or null, not {_json_type(reads)}", case=case, fld="reads")
+            raise fail(
+                f"must be an array or null, not {_json_type(reads)}", case=case, field="reads"
+            )
         for j, read in enumerate(reads or ()):
             if not _READ_RE.match(text(read, f"reads[{j}]", case)):
                 raise fail(
                     f'{read!r:.80} is not a read ("block?seq=N" or "blocks")',
                     case=case,
-                    fld=f"reads[{j}]",
+                    field=f"reads[{j}]",
                 )
         check(c["reads_sha256"], digest(reads), "reads_sha256", "reads", "the reads'", case)
         calls.append(JournalCall(case, tool, args, output, None if reads is None else tuple(reads)))

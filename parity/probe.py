@@ -1,10 +1,7 @@
 """``parity probe --go-url URL``: the Unicode version of a running Go, from its tool
-endpoint alone (no ``/debug`` route: it works against production).
-
-Two ``/tool/exec`` calls that read no archive (a malformed id, a query without terms)
-hold code points each two of the port's Unicode versions quote differently (``%q``);
-the version is the one whose tables give both answers byte for byte. Exit 2 when none
-does (or the Go cannot be reached).
+endpoint alone (so against production): two calls that read no archive hold code points
+each two of the port's Unicode versions quote differently (``%q``); the version is the
+one whose tables give both answers byte for byte.
 """
 
 from __future__ import annotations
@@ -16,14 +13,9 @@ import json
 import operator
 import re
 
+from parity import goclient
 from parity.errors import ParityError
-from parity.goclient import (
-    TOKEN_ENV,
-    GoClient,
-    GoConnection,
-    add_go_options,
-    connection_from_options,
-)
+from parity.goclient import GoClient, GoConnection, add_go_options, connection_from_options
 from recall import MemoryArchive, run_tool, unicode_versions
 from recall._go import tables
 
@@ -47,9 +39,7 @@ def _printable(unicode_version: str) -> int:
 @functools.cache
 def version_code_point_ranges() -> tuple[tuple[int, int], ...]:
     """The ranges (inclusive, ascending) of code points that two of the port's Unicode
-    versions quote differently (``strconv.IsPrint`` differs): the case pairs new
-    between them are among these.
-    """
+    versions quote differently (``strconv.IsPrint`` differs)."""
     printable = [_printable(v) for v in unicode_versions()]
     differ = functools.reduce(operator.or_, (p ^ printable[0] for p in printable), 0)
     flags = differ.to_bytes(0x110000, "little")
@@ -109,7 +99,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
         "unicode_version=) of a running Go from two side-effect-free calls to its "
         "/internal/v1/tool/exec, one line. Exit 2 when its answers fit no known table.",
     )
-    add_go_options(pp.add_argument, url_help=f"the Go (required; token in ${TOKEN_ENV})")
+    add_go_options(pp.add_argument, url_help=f"the Go (required; token in ${goclient.TOKEN_ENV})")
     return pp
 
 

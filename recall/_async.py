@@ -99,7 +99,7 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
             try:
                 answer = await self._send(request)
             except GoUnavailableError as error:
-                call.fail(error)
+                call.resume(error=error)
             else:
                 call.resume(answer)
         return call.output
@@ -119,20 +119,13 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
             await asyncio.wait((sending,))  # a caller cancelled leaves the task be
         finally:
             flight.waiting -= 1
-            if not flight.waiting and not flight.done:
+            if not flight.waiting and not flight.landed.is_set():
                 sending.cancel()
 
     async def _fly(self, flight: Flight) -> None:
         """Send a shared read and land its answer or its failure, for every caller."""
-        try:
-            answer = await self._send(flight.request)
-        except GoUnavailableError as error:
-            flight.fail(error)
-        except BaseException:
-            flight.fail()
-            raise
-        else:
-            flight.land(answer)
+        with flight.sending():
+            flight.land(await self._send(flight.request))
 
     async def _send(self, request: Request) -> Answer:
         """Go's answer to the request; GoUnavailableError when there is none."""

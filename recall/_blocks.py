@@ -50,8 +50,8 @@ def loads(body: bytearray) -> tuple[object, bool]:
 
 
 def fields_from_json(item: object, surrogates: bool) -> Fields | None:
-    """The (seq, label, content) of an item of the contract's JSON, or None when it is
-    not a block; with ``surrogates``, a lone surrogate becomes U+FFFD, as in Go."""
+    """The (seq, label, content) of a block of the contract's JSON, else None; with
+    ``surrogates``, a lone surrogate becomes U+FFFD, as in Go."""
     if not isinstance(item, dict):
         return None
     seq = item.get("seq")
@@ -64,12 +64,6 @@ def fields_from_json(item: object, surrogates: bool) -> Fields | None:
     if surrogates:
         label, content = replace_surrogates(label), replace_surrogates(content)
     return seq, label, content
-
-
-def block_from_json(item: object, surrogates: bool) -> Block | None:
-    """The Block an item of the contract's JSON describes, or None (``fields_from_json``)."""
-    fields = fields_from_json(item, surrogates)
-    return None if fields is None else Block(*fields)
 
 
 class NotBlocks(ValueError):
@@ -104,13 +98,10 @@ def _blocks_of(items: object, surrogates: bool, error: type[NotBlocks], why: str
     """The Blocks of a JSON list of blocks; ``error(why)`` when it is not one."""
     if not isinstance(items, list):
         raise error(why)
-    blocks: list[Block] = []
-    for item in items:
-        block = block_from_json(item, surrogates)
-        if block is None:
-            raise error(why)
-        blocks.append(block)
-    return blocks
+    fields = [fields_from_json(item, surrogates) for item in items]
+    if None in fields:
+        raise error(why)
+    return [Block(*f) for f in fields if f is not None]
 
 
 def _listed(doc: object, surrogates: bool) -> list[Block]:
@@ -118,11 +109,6 @@ def _listed(doc: object, surrogates: bool) -> list[Block]:
     if not isinstance(doc, dict) or not isinstance(doc.get("blocks"), list):
         raise NotBlocks(NOT_OBJECT)
     return _blocks_of(doc["blocks"], surrogates, NotBlocks, NOT_IN_ORDER)
-
-
-def _whole(body: bytearray) -> list[Block]:
-    """The body decoded as one JSON text (emptied)."""
-    return _listed(*_doc(body))
 
 
 # Go's compact encoding of the /blocks body: {"blocks":[{...},{...}]} plus a newline.
@@ -256,19 +242,11 @@ class BlockSet:
         return replace(self, images=images, raw=None, starts=(), stops=(), decoded=None, breaks=())
 
     @classmethod
-    def of_blocks(
-        cls,
-        blocks: list[Block],
-        *,
-        tag: str | None = None,
-        lineage: object = None,
-        ceiling: int = 0,
-    ) -> BlockSet:
-        """The set of these Blocks (by increasing seq): their images computed when asked,
-        never held (a search's peak stays that of the Blocks)."""
-        seqs, heads = [b.seq for b in blocks], [head_of(b) for b in blocks]
-        images = _Lazy(blocks, latin1_images)
-        return cls(seqs, images, heads, decoded=blocks, tag=tag, lineage=lineage, ceiling=ceiling)
+    def of_blocks(cls, blocks: list[Block], **fields: Any) -> BlockSet:
+        """The set of these Blocks (by increasing seq) and ``fields``: their images computed
+        when asked, never held (a search's peak stays that of the Blocks)."""
+        heads, images = [head_of(b) for b in blocks], _Lazy(blocks, latin1_images)
+        return cls([b.seq for b in blocks], images, heads, decoded=blocks, **fields)
 
     def __len__(self) -> int:
         return len(self.seqs)
@@ -287,10 +265,6 @@ class BlockSet:
             raise ValueError("a compacted set holds no blocks")
         with memoryview(self.raw) as view:
             return Block(*decode_item(view[self.starts[i] : self.stops[i]]))
-
-    def blocks(self) -> list[Block]:
-        """Every Block, by increasing seq."""
-        return [self.block(i) for i in range(len(self.seqs))]
 
     def find(self, seq: int) -> int:
         """The position of the block with this seq, or -1."""
@@ -387,12 +361,7 @@ def apply_delta(
         return made.compacted() if compact else made
     old, kept_images, kept_blocks = kept.seqs, kept.images, kept.decoded
     into = [bisect_left(old, b.seq) for b in added]
-    keep: list[tuple[int, int]] = []  # the runs of kept positions kept, in order
-    pos = 0
-    for at in gone_at:
-        keep.append((pos, at))
-        pos = at + 1
-    keep.append((pos, len(old)))
+    keep = zip([0, *(at + 1 for at in gone_at)], [*gone_at, len(old)], strict=True)  # runs kept
     raw = None if compact else kept.raw  # with a body: the Blocks a delta added held
     seqs: list[int] = []
     heads: list[Block] = []

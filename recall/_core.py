@@ -8,17 +8,18 @@ hook, which runs ``compare(job)`` (a call of the same kind) off the caller's pat
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 import os
 import ssl
 import threading
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import Final, Generic, TypeVar
 
 from recall._blocks import BadDelta, BlockSet
 from recall._errors import FallbackFailedError, GoUnavailableError, RecallError, UnknownToolError
-from recall._fast import item_decoder, items_decoder
+from recall._fast import decoders
 from recall._go import DEFAULT_UNICODE_VERSION, quote_for
 from recall._index import Searcher
 from recall._protocol import (
@@ -36,7 +37,7 @@ from recall._protocol import (
     parse_blocks,
     parse_exec,
 )
-from recall._shadow import COUNTS, Job, PythonRun, Seen, ShadowState, Verdict
+from recall._shadow import Job, PythonRun, Seen, ShadowState, Verdict
 from recall._tools import TOOLS, BlockRead, BlocksRead, replace_surrogates, start_tool
 
 T = TypeVar("T")
@@ -49,24 +50,19 @@ _log = logging.getLogger("recall")
 class Flight:
     """One read of /blocks shared by every search needing the set while it flies: the first
     to ``claim`` it sends ``request`` and lands the answer (``land``) or the failure
-    (``fail``); every caller waits, then takes the same ``result``.
+    (``fail``); every caller waits for ``landed``, then takes the same ``result``.
     """
 
-    __slots__ = ("_claimed", "_done", "_error", "_land", "_result", "request", "waiting")
+    __slots__ = ("_claimed", "_error", "_land", "_result", "landed", "request", "waiting")
 
     def __init__(self, request: Request, land: Callable[[Answer], tuple[BlockSet, bool]]) -> None:
         self.request = request
         self._land = land
         self._claimed = threading.Lock()  # held by the first to claim it
-        self._done = threading.Event()
+        self.landed = threading.Event()  # set once the read has landed or failed
         self._result: tuple[BlockSet, bool] | None = None
         self._error: Exception | None = None
         self.waiting = 0  # the async callers waiting for it
-
-    @property
-    def done(self) -> bool:
-        """Whether the read has landed or failed."""
-        return self._done.is_set()
 
     def claim(self) -> bool:
         """True for the first caller only: it sends the request."""
@@ -78,16 +74,24 @@ class Flight:
             self._result = self._land(answer)
         except Exception as exc:
             self._error = exc
-        self._done.set()
+        self.landed.set()
 
     def fail(self, error: Exception | None = None) -> None:
         """``request`` failed (a GoUnavailableError), or (None) its sender was interrupted."""
         self._error = error or GoUnavailableError(self.request.what, "the read was interrupted")
-        self._done.set()
+        self.landed.set()
 
-    def wait(self) -> None:
-        """Block this thread until the read has landed or failed."""
-        self._done.wait()
+    @contextlib.contextmanager
+    def sending(self) -> Iterator[None]:
+        """Around the claimer's sending of ``request`` and ``land``: its GoUnavailableError
+        fails the read for every caller; any other exception fails it too, and goes on."""
+        try:
+            yield
+        except GoUnavailableError as error:
+            self.fail(error)
+        except BaseException:
+            self.fail()
+            raise
 
     def result(self) -> tuple[BlockSet, bool]:
         """The set and whether it is mostly the set read before; else the read's failure
@@ -176,10 +180,6 @@ class HostCore:
         side's output, a difference checked once more on both sides, the verdict settled."""
         return Call(self._compare(job), self.go)
 
-    def shadow_stats(self) -> dict[str, int]:
-        """The shadow's counts (all 0 without a shadow)."""
-        return dict.fromkeys(COUNTS, 0) if self.shadow is None else self.shadow.stats()
-
     def receive(self, request: Request, status: int, headers: Mapping[str, str]) -> Body:
         """The body of the answer to ``request``, to be fed (``Body``)."""
         return Body(request, status, headers, limit=self._max_body_bytes, timeout=self.timeout)
@@ -243,7 +243,7 @@ class HostCore:
         """The read of /blocks in flight, or a new one (conditional for a kept set's tag)."""
         with self._flight_lock:
             flight = self._flight
-            if flight is None or flight.done:
+            if flight is None or flight.landed.is_set():
                 kept = self._kept
                 sent = None if kept is None else kept.tag
                 request = blocks_request(sent)
@@ -256,7 +256,6 @@ class HostCore:
     ) -> tuple[BlockSet, bool]:
         """The set of a /blocks answer, kept when it fits, and whether it is mostly the set
         read before; a bad delta drops the kept set."""
-        size = len(answer.body)
         try:
             blocks = parse_blocks(
                 request.what,
@@ -264,8 +263,7 @@ class HostCore:
                 kept=kept,
                 sent=sent,
                 compact=self.shadow is None,  # a Go with deltas: no body to reuse
-                decode=item_decoder(size),
-                decode_many=items_decoder(size),
+                **decoders(len(answer.body)),
             )
         except GoUnavailableError as exc:
             if isinstance(exc.__cause__, BadDelta) and self._kept is kept:
@@ -310,10 +308,13 @@ class HostCore:
         index = self._searcher.index_of(blocks)
         return blocks.size + (0 if index is None else index.size) <= self._budget
 
-    def _exec(self, name: str, args: str) -> Steps[str]:
-        """Go's own output for the call, from /tool/exec."""
+    def _exec(self, name: str, args: str, shadow: ShadowState | None = None) -> Steps[str]:
+        """Go's own output for the call, from /tool/exec (said to a ``shadow``)."""
         request = exec_request(name, args)
-        return parse_exec(request.what, (yield request), name)
+        output = parse_exec(request.what, (yield request), name)
+        if shadow is not None:
+            shadow.go_answered()
+        return output
 
     # A call with a shadow: the primary on the caller's path, the rest handed off.
 
@@ -325,7 +326,7 @@ class HostCore:
         try:
             output = yield from self._python(name, args, seen)
         except GoUnavailableError as read_error:
-            shadow.on_path("fell_back")
+            shadow.sampled("fell_back")
             return (yield from self._fallback(name, args, read_error))
         except Exception as exc:
             self._hand_off(
@@ -339,20 +340,19 @@ class HostCore:
         """Go's output, the port's run then handed off when sampled. When Go fails, the
         port serves the call: its output, or FallbackFailedError when its read fails too."""
         try:
-            output = yield from self._exec(name, args)
+            output = yield from self._exec(name, args, shadow)
         except RecallError as go_error:
             shadow.go_failed(go_error, served=True, sampled=sampled)
             try:
                 return (yield from self._python(name, args))
             except GoUnavailableError as read_error:
                 raise FallbackFailedError(read_error, go_error) from go_error
-        shadow.go_answered()
         if sampled:
             self._hand_off(shadow, Job(name, args, None, output))
         return output
 
     def _hand_off(self, shadow: ShadowState, job: Job) -> None:
-        shadow.handed_off()
+        shadow.sampled("pending")
         if not self.offpath(job):
             shadow.settle("dropped")
 
@@ -367,11 +367,11 @@ class HostCore:
             if python is None:
                 python = yield from self._python_run(job.name, job.args)
             else:
-                go_output = yield from self._go_run(job.name, job.args, shadow)
+                go_output = yield from self._exec(job.name, job.args, shadow)
             if not python.fell_back and python.output != go_output:
                 # Once more on both sides: equal now, the archive changed in between.
                 python = yield from self._python_run(job.name, job.args)
-                go_output = yield from self._go_run(job.name, job.args, shadow)
+                go_output = yield from self._exec(job.name, job.args, shadow)
                 verdict = "raced"
             if python.fell_back:
                 verdict = "fell_back"
@@ -384,12 +384,6 @@ class HostCore:
             shadow.settle("errors", error=go_error)
             return None
         shadow.settle(verdict)
-
-    def _go_run(self, name: str, args: str, shadow: ShadowState) -> Steps[str]:
-        """Go's output for a shadow call (a RecallError when it fails)."""
-        output = yield from self._exec(name, args)
-        shadow.go_answered()
-        return output
 
     def _python_run(self, name: str, args: str) -> Steps[PythonRun]:
         """The port's run of a call, never raising: its output or its defect, and what it
@@ -423,10 +417,10 @@ def _failed_on(exc: BaseException) -> str:
 
 
 class Call(Generic[T]):
-    """One call, driven by a host: while ``request`` is not None, send it and give back
-    its answer (``resume``) or its failure (``fail``), or for a Flight, claim it (and send
-    its request), wait for it and ``resume``; then ``output`` is the call's output. The
-    call's own errors are raised by ``resume`` and ``fail``, saying they are ``go``'s.
+    """One call, driven by a host: while ``request`` is not None, send it and ``resume``
+    with its answer or its failure, or for a Flight, claim it (and send its request), wait
+    for it and ``resume()``; then ``output`` is the call's output. The call's own errors
+    are raised by ``resume``, saying they are ``go``'s.
     """
 
     __slots__ = ("_go", "_steps", "output", "request")
@@ -434,20 +428,13 @@ class Call(Generic[T]):
     output: T
 
     def __init__(self, steps: Steps[T], go: str = "") -> None:
-        self._steps = steps
-        self._go = go
+        self._steps, self._go = steps, go
         self.request: Request | Flight | None = None
-        self._advance(None, None)
+        self.resume()
 
-    def resume(self, answer: Answer | None = None) -> None:
-        """The ``answer`` to ``request``, or (None) its Flight has landed or failed."""
-        self._advance(answer, None)
-
-    def fail(self, error: GoUnavailableError) -> None:
-        """``request`` failed."""
-        self._advance(None, error)
-
-    def _advance(self, answer: Answer | None, error: GoUnavailableError | None) -> None:
+    def resume(self, answer: Answer | None = None, error: GoUnavailableError | None = None) -> None:
+        """Go on with the ``answer`` to ``request`` or its ``error`` (neither: its Flight has
+        landed or failed)."""
         try:
             if error is not None:
                 self.request = self._steps.throw(error)

@@ -1,11 +1,10 @@
 """The compiled decoding of /blocks items, when msgspec is installed (``recall-port[fast]``).
 
-``item_decoder(size)``, the hosts' decoder for a body of ``size`` bytes, is
-``decode_item`` (json's scanner) without msgspec or below ``MSGSPEC_FROM``, else
-``decode_item_msgspec``: the very same fields or refusal for every item's bytes, msgspec
-taking exactly the contract's object and ``decode_item`` deciding every other
-(``tests/recall/test_fast.py`` holds them to each other and to Go).
-``items_decoder(size)`` decodes a batch of items in one msgspec call, or is None.
+``decoders(size)``, the hosts' for a body of ``size`` bytes, are ``decode_item``
+(json's scanner) without msgspec or below ``MSGSPEC_FROM``, else ``decode_item_msgspec``
+and ``decode_items_msgspec`` (a batch in one call): the very same fields or refusal for
+every item's bytes, msgspec taking exactly the contract's object and ``decode_item``
+deciding every other (``tests/recall/test_fast.py`` holds them to each other and to Go).
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import importlib
 import threading
 from typing import Any
 
-from recall._blocks import Fields, ItemDecoder, ItemsDecoder, NotCompact, decode_item
+from recall._blocks import Fields, ItemDecoder, NotCompact, decode_item
 from recall._tools import MAX_SEQ
 
 MSGSPEC_FROM = 1 << 20
@@ -85,17 +84,13 @@ def decode_items_msgspec(raw: memoryview) -> list[Fields] | None:
     return fields
 
 
-def item_decoder(size: int) -> ItemDecoder:
-    """``decode_item_msgspec`` once msgspec is imported or for a body large enough to
-    import it for, else ``decode_item``."""
+def decoders(size: int) -> dict[str, Any]:
+    """``read_set``'s ``decode`` and ``decode_many``: msgspec's once it is imported or for a
+    body large enough to import it for, else ``decode_item`` alone."""
     global _chosen
     if _chosen is None:
         if _decoder is None and size < MSGSPEC_FROM:
-            return decode_item
+            return {"decode": decode_item}
         _chosen = decode_item_msgspec if available() else decode_item
-    return _chosen
-
-
-def items_decoder(size: int) -> ItemsDecoder | None:
-    """``decode_items_msgspec`` when the body is decoded with msgspec, else None."""
-    return decode_items_msgspec if item_decoder(size) is decode_item_msgspec else None
+    many = decode_items_msgspec if _chosen is decode_item_msgspec else None
+    return {"decode": _chosen, "decode_many": many}

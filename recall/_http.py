@@ -13,7 +13,7 @@ import httpx
 from recall._core import DEFAULT_CACHE_BYTES, DEFAULT_MAX_BODY_BYTES, HostCore
 from recall._go import DEFAULT_UNICODE_VERSION
 from recall._protocol import Request, blocks_request, check_base_url
-from recall._shadow import Job, Shadow, ShadowState
+from recall._shadow import COUNTS, Job, Shadow, ShadowState
 
 HTTP_ERRORS = (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError)
 """What httpx raises for a request that failed: each becomes a GoUnavailableError."""
@@ -126,7 +126,8 @@ class HostBase(Generic[TransportT]):
 
         ``sampled = compared + dropped + errors + fell_back + pending``.
         """
-        return self._core.shadow_stats()
+        shadow = self._core.shadow
+        return dict.fromkeys(COUNTS, 0) if shadow is None else shadow.stats()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._shown_url!r})"

@@ -11,18 +11,9 @@ import re
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping
-from typing import Final, NamedTuple, TypeVar
+from typing import Any, Final, NamedTuple, TypeVar
 
-from recall._blocks import (
-    BlockSet,
-    ItemDecoder,
-    ItemsDecoder,
-    NotBlocks,
-    block_from_json,
-    decode_item,
-    loads,
-    read_set,
-)
+from recall._blocks import BlockSet, NotBlocks, fields_from_json, loads, read_set
 from recall._errors import GoUnavailableError, UnknownToolError
 from recall._tools import Block, replace_surrogates
 
@@ -48,11 +39,6 @@ class Request(NamedTuple):
     params: Mapping[str, str] | None = None
     headers: Mapping[str, str] | None = None
     content: bytes | None = None
-
-    @property
-    def if_none_match(self) -> str | None:
-        """The entity tag of a conditional read, else None."""
-        return None if self.headers is None else self.headers.get(IF_NONE_MATCH)
 
 
 def block_request(seq: int) -> Request:
@@ -107,7 +93,8 @@ class Body:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         what = request.what
-        if status not in (200, 404) and not (status == 304 and request.if_none_match):
+        conditional = status == 304 and IF_NONE_MATCH in (request.headers or {})
+        if status not in (200, 404) and not conditional:
             raise GoUnavailableError(what, f"status {status}")
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
@@ -149,10 +136,10 @@ def parse_block(what: str, answer: Answer, seq: int) -> Block | None:
         if isinstance(doc, dict) and "error" in doc:
             return None
         raise GoUnavailableError(what, "status 404 without the JSON error body")
-    block = block_from_json(doc, surrogates)
-    if block is None or block.seq != seq:
+    fields = fields_from_json(doc, surrogates)
+    if fields is None or fields[0] != seq:
         raise GoUnavailableError(what, "the body is not the requested block")
-    return block
+    return Block(*fields)
 
 
 def strong_etag(headers: Mapping[str, str]) -> str | None:
@@ -162,18 +149,12 @@ def strong_etag(headers: Mapping[str, str]) -> str | None:
 
 
 def parse_blocks(
-    what: str,
-    answer: Answer,
-    *,
-    kept: BlockSet | None = None,
-    sent: str | None = None,
-    compact: bool = False,
-    decode: ItemDecoder = decode_item,
-    decode_many: ItemsDecoder | None = None,
+    what: str, answer: Answer, *, kept: BlockSet | None = None, sent: str | None = None, **read: Any
 ) -> BlockSet:
     """Every readable block: ``read_set``'s of a 200 (a whole set, or a delta to ``kept``;
-    its ETag kept when strong), or ``kept`` for a 304 whose ETag is ``sent``, the tag of
-    a conditional read. Any other answer is a failed read (a bad delta's from a BadDelta)."""
+    its ETag kept when strong; ``read``: its options), or ``kept`` for a 304 whose ETag is
+    ``sent``, the tag of a conditional read. Any other answer is a failed read (a bad
+    delta's from a BadDelta)."""
     if answer.status == 304:
         if sent is None or kept is None or kept.tag != sent:
             raise GoUnavailableError(what, "status 304")  # unsolicited: Body refuses it first
@@ -184,15 +165,7 @@ def parse_blocks(
         answer.body.clear()
         raise GoUnavailableError(what, f"status {answer.status}")
     try:
-        return read_set(
-            answer.body,
-            kept,
-            tag=strong_etag(answer.headers),
-            sent=sent,
-            compact=compact,
-            decode=decode,
-            decode_many=decode_many,
-        )
+        return read_set(answer.body, kept, tag=strong_etag(answer.headers), sent=sent, **read)
     except NotBlocks as exc:
         raise GoUnavailableError(what, str(exc)) from exc
 

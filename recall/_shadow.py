@@ -370,17 +370,11 @@ class ShadowState:
 
     # The counts. Every sampled call ends in one verdict; while it waits it is pending.
 
-    def handed_off(self) -> None:
-        """A sampled call's comparison is handed off the caller's path."""
+    def sampled(self, then: Literal["pending", "fell_back"]) -> None:
+        """A sampled call, ``pending`` (handed off the caller's path) or decided on the path."""
         with self._lock:
             self._counts["sampled"] += 1
-            self._counts["pending"] += 1
-
-    def on_path(self, verdict: Verdict) -> None:
-        """A sampled call decided on the caller's path (it fell back), never handed off."""
-        with self._lock:
-            self._counts["sampled"] += 1
-            self._counts[verdict] += 1
+            self._counts[then] += 1
 
     def settle(
         self,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import collections
+import contextlib
+import queue
 import threading
 from collections.abc import Callable
 from typing import TypeVar
@@ -45,17 +46,13 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         """Close the connections to the Go, once the shadow's queued comparisons are done
         (waiting ``timeout`` seconds at most: what is left is dropped, and counted)."""
         shadow = self._core.shadow
-        if shadow is None:
-            self._http.close()
-            return
         with self._offpath_lock:
             worker, self._offpath = self._offpath, _CLOSED
-        if worker is _CLOSED:  # closed before
-            self._http.close()
-            return
-        if worker is not None:
+        if shadow is not None and worker is not None and worker is not _CLOSED:
             shadow.abandon(worker.drain(self._core.timeout))
         self._http.close()  # a comparison still running fails now, and counts as dropped
+        if shadow is None or worker is _CLOSED:  # no shadow, or closed before
+            return
         if worker is not None:
             worker.join(self._core.timeout)
         shadow.closed()
@@ -86,29 +83,18 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         while (request := call.request) is not None:
             if isinstance(request, Flight):  # a read shared with the calls needing it now
                 if request.claim():
-                    self._fly(request)
-                request.wait()
+                    with request.sending():
+                        request.land(self._send(request.request))
+                request.landed.wait()
                 call.resume()
                 continue
             try:
                 answer = self._send(request)
             except GoUnavailableError as error:
-                call.fail(error)
+                call.resume(error=error)
             else:
                 call.resume(answer)
         return call.output
-
-    def _fly(self, flight: Flight) -> None:
-        """Send a shared read and land its answer or its failure, for every caller."""
-        try:
-            answer = self._send(flight.request)
-        except GoUnavailableError as error:
-            flight.fail(error)
-        except BaseException:
-            flight.fail()
-            raise
-        else:
-            flight.land(answer)
 
     def _send(self, request: Request) -> Answer:
         """Go's answer to the request; GoUnavailableError when there is none."""
@@ -133,12 +119,11 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
     # The shadow, off the caller's path.
 
     def _submit(self, job: Job) -> bool:
-        with self._offpath_lock:
-            worker = self._offpath
-            if worker is None:
+        with self._offpath_lock:  # close() swaps the worker under it: none is lost
+            if self._offpath is None:
                 assert self._core.shadow is not None
-                worker = self._offpath = _Worker(self._compare, self._core.shadow.queue)
-        return worker.submit(job)
+                self._offpath = _Worker(self._compare, self._core.shadow.queue)
+            return self._offpath.submit(job)
 
     def _compare(self, job: Job) -> None:
         shadow = self._core.shadow
@@ -154,51 +139,39 @@ class _Worker:
 
     def __init__(self, run: Callable[[Job], None], bound: int) -> None:
         self._run = run
-        self._bound = bound
-        self._jobs: collections.deque[Job] = collections.deque()
-        self._changed = threading.Condition()
-        self._busy = False
-        self._closing = False
+        self._jobs: queue.Queue[Job | None] = queue.Queue(bound)  # None: the thread ends
         self._thread: threading.Thread | None = None
 
     def submit(self, job: Job) -> bool:
-        """Queue ``job``, never waiting; False when the queue is full or closing."""
-        with self._changed:
-            if self._closing or len(self._jobs) >= self._bound:
-                return False
-            self._jobs.append(job)
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._work, name="recall-shadow", daemon=True
-                )
-                self._thread.start()
-            self._changed.notify_all()
+        """Queue ``job``, never waiting (under the host's lock); False when the queue is full."""
+        try:
+            self._jobs.put_nowait(job)
+        except queue.Full:
+            return False
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._work, name="recall-shadow", daemon=True)
+            self._thread.start()
         return True
 
     def _work(self) -> None:
-        while True:
-            with self._changed:
-                self._changed.wait_for(lambda: self._jobs or self._closing)
-                if not self._jobs:
-                    return
-                job = self._jobs.popleft()
-                self._busy = True
+        while (job := self._jobs.get()) is not None:
             try:
                 self._run(job)
             finally:
-                with self._changed:
-                    self._busy = False
-                    self._changed.notify_all()
+                self._jobs.task_done()
 
     def drain(self, timeout: float) -> int:
-        """Take no more jobs; wait ``timeout`` seconds at most for the queued ones to run;
-        how many were left, not run."""
-        with self._changed:
-            self._closing = True
-            self._changed.notify_all()
-            self._changed.wait_for(lambda: not (self._jobs or self._busy), timeout)
-            forgotten = len(self._jobs)
-            self._jobs.clear()
+        """Wait ``timeout`` seconds at most for the queued jobs to run, then end the thread
+        (nothing is submitted any more); how many were left, not run."""
+        jobs, forgotten = self._jobs, 0
+        with jobs.all_tasks_done:
+            jobs.all_tasks_done.wait_for(lambda: not jobs.unfinished_tasks, timeout)
+        with contextlib.suppress(queue.Empty):
+            while True:
+                jobs.get_nowait()
+                jobs.task_done()
+                forgotten += 1
+        jobs.put(None)
         return forgotten
 
     def join(self, timeout: float) -> None:
@@ -208,5 +181,5 @@ class _Worker:
 
 
 _CLOSED = _Worker(lambda job: None, 1)
-"""The worker of a closed host: it takes nothing."""
+"""The worker of a closed host: it takes nothing (its queue holds its end)."""
 _CLOSED.drain(0)

@@ -26,12 +26,22 @@ type encoded struct {
 	body       []byte
 }
 
-// set keeps v, encoded, as the body from since to gen.
-func (e *encoded) set(since, gen uint64, v any) {
-	var buf bytes.Buffer
-	buf.Grow(len(e.body) + len(e.body)/8) // the next set is about the size of the last
-	_ = json.NewEncoder(&buf).Encode(v)   // blocks of strings and ints always encode
-	e.since, e.gen, e.body = since, gen, buf.Bytes()
+// get returns e's body when it goes from since to the store's generation,
+// else encodes the value that build reads (false: build could not).
+func (e *encoded) get(s *server, since uint64, build func() (any, uint64, bool)) ([]byte, uint64, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.body == nil || e.since != since || e.gen != s.store.Generation() {
+		v, gen, ok := build()
+		if !ok {
+			return nil, gen, false
+		}
+		var buf bytes.Buffer
+		buf.Grow(len(e.body) + len(e.body)/8) // the next body is about the size of the last
+		_ = json.NewEncoder(&buf).Encode(v)   // blocks of strings and ints always encode
+		e.since, e.gen, e.body = since, gen, buf.Bytes()
+	}
+	return e.body, e.gen, true
 }
 
 func (s *server) handleBlocks(w http.ResponseWriter, r *http.Request) {
@@ -40,7 +50,7 @@ func (s *server) handleBlocks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.NoETag {
-		body, _ := s.fullBody()
+		body, _, _ := s.full.get(s, 0, s.fullSet)
 		s.writeBlocks(w, "full", body, "")
 		return
 	}
@@ -56,42 +66,23 @@ func (s *server) handleBlocks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if gen, ok := s.ownGeneration(since); hasSince && ok {
-		if body, cur, ok := s.deltaBody(since, gen); ok {
+		delta := func() (any, uint64, bool) {
+			blocks, gone, cur, ok := s.store.Delta(gen)
+			return deltaBody{since, blocks, gone}, cur, ok
+		}
+		if body, cur, ok := s.delta.get(s, gen, delta); ok {
 			s.writeBlocks(w, "delta", body, s.etag(cur))
 			return
 		}
 	}
-	body, gen := s.fullBody()
+	body, gen, _ := s.full.get(s, 0, s.fullSet)
 	s.writeBlocks(w, "full", body, s.etag(gen))
 }
 
-// fullBody returns the body {"blocks": [...]} of the current set and its
-// generation.
-func (s *server) fullBody() ([]byte, uint64) {
-	e := &s.full
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.body == nil || e.gen != s.store.Generation() {
-		blocks, gen := s.store.Snapshot()
-		e.set(gen, gen, map[string][]recall.Block{"blocks": blocks})
-	}
-	return e.body, e.gen
-}
-
-// deltaBody returns the delta from generation since (named by tag) to the
-// current one, and that; false when the store no longer knows since.
-func (s *server) deltaBody(tag string, since uint64) ([]byte, uint64, bool) {
-	e := &s.delta
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.body == nil || e.since != since || e.gen != s.store.Generation() {
-		blocks, gone, gen, ok := s.store.Delta(since)
-		if !ok {
-			return nil, gen, false
-		}
-		e.set(since, gen, deltaBody{tag, blocks, gone})
-	}
-	return e.body, e.gen, true
+// fullSet reads the body {"blocks": [...]} of the current set, and its generation.
+func (s *server) fullSet() (any, uint64, bool) {
+	blocks, gen := s.store.Snapshot()
+	return map[string][]recall.Block{"blocks": blocks}, gen, true
 }
 
 // writeBlocks writes a 200 of /blocks, with its tag unless it is empty, and

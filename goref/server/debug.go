@@ -77,20 +77,14 @@ func (s *server) resetRoute(r *http.Request) (any, error) {
 // firstSeq reads the optional body {"first_seq": N} of a reset: N, or the
 // store's initial seq when the body, or N, is absent or null.
 func (s *server) firstSeq(r *http.Request) (int64, error) {
+	first := s.store.InitialSeq()
 	body, err := readBody(r)
 	if err != nil || len(bytes.TrimSpace(body)) == 0 {
-		return s.store.InitialSeq(), err
+		return first, err
 	}
 	fields, err := object[json.RawMessage](body, nil)
-	if err != nil {
-		return 0, err
-	}
-	var n *int64
-	if raw, ok := fields["first_seq"]; ok && (json.Unmarshal(raw, &n) != nil || n != nil && *n < 1) {
+	if raw, ok := fields["first_seq"]; ok && (json.Unmarshal(raw, &first) != nil || first < 1) {
 		return 0, badRequest(`"first_seq" must be an int64 >= 1`)
 	}
-	if n == nil {
-		return s.store.InitialSeq(), nil
-	}
-	return *n, nil
+	return first, err
 }

@@ -14,12 +14,9 @@ func (s *server) etag(gen uint64) string {
 // ownGeneration returns the generation that tag names, when it is a tag of
 // this server exactly as etag writes it.
 func (s *server) ownGeneration(tag string) (uint64, bool) {
-	rest, ok := strings.CutPrefix(tag, `"`+s.nonce+"-")
-	if !ok || len(rest) < 2 {
-		return 0, false
-	}
-	gen, err := strconv.ParseUint(rest[:len(rest)-1], 10, 64)
-	return gen, err == nil && s.etag(gen) == tag
+	digits, ok := strings.CutPrefix(strings.TrimSuffix(tag, `"`), `"`+s.nonce+"-")
+	gen, err := strconv.ParseUint(digits, 10, 64)
+	return gen, ok && err == nil && s.etag(gen) == tag
 }
 
 // namesTag reports whether an If-None-Match field, its lines combined as one

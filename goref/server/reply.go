@@ -51,9 +51,8 @@ func result(v any, err error) (int, any) {
 		return http.StatusOK, v
 	case errors.As(err, &se):
 		return se.status, errorBody(se.msg)
-	default:
-		return http.StatusInternalServerError, errorBody(err.Error())
 	}
+	return http.StatusInternalServerError, errorBody(err.Error())
 }
 
 // A statusError is a request answered with status and {"error": msg}.
@@ -79,16 +78,15 @@ func allow(r *http.Request, method string) error {
 	if method == "" || r.Method == method {
 		return nil
 	}
-	return &statusError{status: http.StatusMethodNotAllowed, msg: "method not allowed", allow: method}
+	return &statusError{http.StatusMethodNotAllowed, "method not allowed", method}
 }
 
 // readBody reads a body of at most MaxBodyBytes (else 413).
 func readBody(r *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
-	switch {
-	case err != nil:
+	if err != nil {
 		return nil, badRequest("cannot read request body")
-	case len(body) > MaxBodyBytes:
+	} else if len(body) > MaxBodyBytes {
 		return nil, newError(http.StatusRequestEntityTooLarge, "request body too large")
 	}
 	return body, nil
@@ -97,11 +95,10 @@ func readBody(r *http.Request) ([]byte, error) {
 // object decodes body, one JSON object, into a map of exact keys (the last
 // of a repeated one) to V values; err, readBody's, fails first.
 func object[V any](body []byte, err error) (map[string]V, error) {
+	var m map[string]V
 	if err != nil {
 		return nil, err
-	}
-	var m map[string]V
-	if err := json.Unmarshal(body, &m); err != nil || m == nil {
+	} else if json.Unmarshal(body, &m) != nil || m == nil {
 		return nil, badRequest("request body must be a JSON object")
 	}
 	return m, nil
@@ -109,17 +106,13 @@ func object[V any](body []byte, err error) (map[string]V, error) {
 
 // readList reads a body {key: [object, ...]} (null and a missing key are
 // an empty list).
-func readList[V any](r *http.Request, key string) ([]map[string]V, error) {
+func readList[V any](r *http.Request, key string) (list []map[string]V, err error) {
 	fields, err := object[json.RawMessage](readBody(r))
-	if err != nil {
-		return nil, err
-	}
-	var list []map[string]V
 	isNil := func(m map[string]V) bool { return m == nil }
-	if raw := fields[key]; raw != nil && (json.Unmarshal(raw, &list) != nil || slices.ContainsFunc(list, isNil)) {
+	if raw := fields[key]; err == nil && raw != nil && (json.Unmarshal(raw, &list) != nil || slices.ContainsFunc(list, isNil)) {
 		return nil, badRequest("%q must be an array of objects", key)
 	}
-	return list, nil
+	return list, err
 }
 
 func errorBody(msg string) map[string]string { return map[string]string{"error": msg} }

@@ -18,13 +18,14 @@ import pytest
 from bench import BenchError, ParityFailure
 from bench.data import QUERIES, SESSION_QUERIES, generate_blocks
 from bench.kernel import check_parity, ns_per_op
-from bench.memory import CACHE_PER_JSON_BYTE, DEFAULT_CACHE_BYTES, cache_bytes_for
+from bench.memory import CACHE_PER_JSON_BYTE, cache_bytes_for
 from bench.report import targets
 from bench.runner import SESSION_CALLS, SESSION_KINDS, Bench, _child, parse_args
 from parity.errors import GoReferenceError
 from parity.fixtures.go import go_unavailable
 from parity.goclient import BLOCKS_PATH, EXEC_PATH, GoClient, GoConnection
 from parity.reference import go_executable
+from recall._core import DEFAULT_CACHE_BYTES
 from recall._index import Searcher
 from tests.recall.mockgo import MockGo, go_body
 

@@ -1,7 +1,13 @@
-"""Shared helpers for the harness's tests: small journals, and running the CLI."""
+"""Shared helpers for the harness's tests: small journals, running the CLI, and the golden
+tests' fixtures: one test per journal call, id ``<corpus>/<case>``, replayed in every mode
+against one fake Go per corpus (``parity_replayers``). The journals are loaded and checked
+once per session (``config.stash``); a damaged or stale one is a single failing
+``golden/journal-error`` test. Their options: ``parity.plugin``.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import signal
@@ -13,8 +19,11 @@ import pytest
 
 from parity import journal
 from parity.cli import main
-from parity.corpus import Corpus, get_corpus
+from parity.corpus import CORPORA, Corpus, get_corpus
+from parity.errors import ParityError
+from parity.goclient import GoConnection, connection_from_options
 from parity.journal import Journal, JournalCall, RecordedBy
+from parity.replay import Replayer, check_consistency
 
 GOLDEN = get_corpus("recall").journal_path
 
@@ -140,3 +149,84 @@ def copy_with_output(j: Journal, case: str, output: str, path: Path) -> Path:
     """Write ``j`` with one output replaced to ``path``, through parity.journal."""
     journal.write(with_output(j, case, output), path)
     return path
+
+
+@dataclasses.dataclass(frozen=True)
+class GoldenCase:
+    """One recorded call, as a test parameter (None: the journals are unusable)."""
+
+    corpus: str
+    call: JournalCall | None
+
+
+_Loaded = dict[str, Journal]  # the session's journals by corpus name
+JOURNALS = pytest.StashKey[_Loaded | str]()
+
+
+def _journals(config: pytest.Config) -> _Loaded | str:
+    """The session's journals, loaded, verified and checked against their corpora once;
+    or why they are unusable."""
+    if JOURNALS in config.stash:
+        return config.stash[JOURNALS]
+    loaded: _Loaded = {}
+    paths: dict[str, str] = {}
+    try:
+        for path in config.getoption("parity_journal") or [
+            str(get_corpus(name).journal_path) for name in CORPORA
+        ]:
+            j = journal.load(path)
+            if j.corpus in loaded:
+                raise ParityError(
+                    f"two journals record corpus {j.corpus!r}: {paths[j.corpus]}, {path}"
+                )
+            check_consistency(j, get_corpus(j.corpus), path=path)
+            loaded[j.corpus], paths[j.corpus] = j, path
+    except ParityError as exc:
+        config.stash[JOURNALS] = str(exc)
+    else:
+        config.stash[JOURNALS] = loaded
+    return config.stash[JOURNALS]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "golden_case" not in metafunc.fixturenames:
+        return
+    journals = _journals(metafunc.config)
+    cases = [
+        GoldenCase(name, call)
+        for name, j in ({} if isinstance(journals, str) else journals).items()
+        for call in j.calls
+    ] or [GoldenCase("golden", None)]
+    ids = [f"{c.corpus}/{c.call.case if c.call else 'journal-error'}" for c in cases]
+    metafunc.parametrize("golden_case", cases, ids=ids)
+
+
+@pytest.fixture(scope="session")
+def parity_go(pytestconfig: pytest.Config) -> GoConnection | None:
+    """The live Go of ``--parity-go-url`` (token, TLS files: options, then environment),
+    or None (the reference).
+    """
+    options = {k: pytestconfig.getoption(f"parity_go_{k}") for k in ("ca", "cert", "key")}
+    try:
+        return connection_from_options(
+            pytestconfig.getoption("parity_go_url"), prefix="--parity-go", **options
+        )
+    except ParityError as exc:  # the one message: pytrace=False shows no traceback
+        pytest.fail(str(exc), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def parity_replayers(pytestconfig: pytest.Config) -> Iterator[dict[str, Replayer]]:
+    """One started ``Replayer`` (fake Go + Python host) per journal, for the session."""
+    journals = _journals(pytestconfig)
+    if isinstance(journals, str):
+        pytest.fail(journals, pytrace=False)
+    with contextlib.ExitStack() as stack:
+        try:
+            replayers = {
+                name: stack.enter_context(Replayer(j, get_corpus(name)))
+                for name, j in journals.items()
+            }
+        except ParityError as exc:  # the one message: pytrace=False shows no traceback
+            pytest.fail(str(exc), pytrace=False)
+        yield replayers

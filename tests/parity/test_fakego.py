@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -58,6 +59,14 @@ def _meta() -> RecordedBy:
     return RecordedBy(
         go_version="go", unicode_version="u", goos="linux", goarch="amd64", instance="reference"
     )
+
+
+@pytest.fixture
+def fake_go(golden: Journal) -> Iterator[FakeGo]:
+    """A fake Go serving the recall journal; ``check()`` runs when the test ends."""
+    with FakeGo(golden) as fake:
+        yield fake
+        fake.check()
 
 
 @pytest.fixture

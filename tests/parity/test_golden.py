@@ -1,12 +1,13 @@
 """The golden tests: one per journal call, ``recall/<case>``, replayed against Python in
-every mode (``pytest tests/parity/test_golden.py``; fixtures: ``parity.fixtures.golden``)."""
+every mode (``pytest tests/parity/test_golden.py``; fixtures: ``conftest.py``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from parity.fixtures.golden import GoldenCase
 from parity.replay import Replayer
+
+from .conftest import GoldenCase
 
 
 @pytest.mark.golden_replay

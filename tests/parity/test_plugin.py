@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from parity.fixtures import golden
-from parity.journal import Journal
+from parity.replay import Replayer
+
+from .conftest import JOURNALS
 
 
 def test_the_go_marker_is_registered_once(pytestconfig: pytest.Config) -> None:
@@ -14,9 +15,9 @@ def test_the_go_marker_is_registered_once(pytestconfig: pytest.Config) -> None:
 
 
 def test_the_journals_are_kept_in_the_stash(
-    pytestconfig: pytest.Config, parity_journals: dict[str, Journal]
+    pytestconfig: pytest.Config, parity_replayers: dict[str, Replayer]
 ) -> None:
     assert not hasattr(pytestconfig, "_parity_journals")
-    kept = pytestconfig.stash[golden._JOURNALS]
+    kept = pytestconfig.stash[JOURNALS]
     assert not isinstance(kept, str), kept  # not why the journals are unusable
-    assert kept == parity_journals
+    assert kept == {name: replayer.journal for name, replayer in parity_replayers.items()}

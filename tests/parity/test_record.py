@@ -10,12 +10,12 @@ import pytest
 from parity import goclient, journal, record, report
 from parity.compare import compare
 from parity.corpus import get_corpus
-from parity.diff import CASES_SHOWN, LINES_SHOWN
 from parity.errors import GoClientError, RecordError
 from parity.fixtures.go import FreshGo
 from parity.goclient import TOKEN_ENV, GoClient, GoConnection
 from parity.journal import Journal
 from parity.replay import Replayer
+from parity.report import CASES_SHOWN, LINES_SHOWN
 from recall import DEFAULT_UNICODE_VERSION
 
 from .conftest import GOLDEN, RunCli, SmallGolden, copy_with_output, with_output
@@ -263,17 +263,15 @@ def test_a_401_says_where_the_token_goes(
 def test_live_go_without_debug_routes(
     fresh_go: FreshGo, small_golden: SmallGolden, tmp_path: Path
 ) -> None:
-    """A production Go (no /debug/): versions as given, the Unicode version probed from
-    its tools, else unknown; reads null."""
+    """A production Go (no /debug/): the Unicode version probed from its tools, the
+    other versions unknown; reads null."""
     small = small_golden(*FEW)
     go = fresh_go(first_seq=1000, debug=False)
-    live = record.record(
-        small.corpus, go_url=go.base_url, versions={"go_version": "go1.99", "goos": "plan9"}
-    )
+    live = record.record(small.corpus, go_url=go.base_url)
     assert dataclasses.astuple(live.recorded_by) == (
-        "go1.99",
+        "unknown",
         DEFAULT_UNICODE_VERSION,  # the reference's
-        "plan9",
+        "unknown",
         "unknown",
         "live",
     )
@@ -293,7 +291,8 @@ def test_a_debug_route_failing_otherwise_is_an_error(
 ) -> None:
     """Only a 404 means "no such route": another status from /debug/reads stops the recording."""
     go = fresh_go(first_seq=1000)
-    monkeypatch.setattr(goclient, "READS_PATH", "/debug/reads?since=x")  # the Go answers 400
+    bad = dataclasses.replace(goclient.log_request("reads"), target="/debug/reads?since=x")
+    monkeypatch.setattr(GoClient, "reads", lambda self, **_: self.run(bad))  # the Go answers 400
     with pytest.raises(GoClientError, match="answered 400"):
         record.record(CORPUS, go_url=go.base_url)
 

@@ -20,11 +20,11 @@ import pytest
 from parity import journal
 from parity.compare import compare
 from parity.corpus import get_corpus
-from parity.diff import LINES_SHOWN
 from parity.fixtures.go import FreshGo, start_reference
 from parity.journal import JournalBlock
 from parity.reference import GoReference
 from parity.replay import check_consistency
+from parity.report import LINES_SHOWN
 from parity.review import items, whole_only
 
 from .conftest import GOLDEN, RunCli, SmallGolden, cli_output, with_output, with_reads

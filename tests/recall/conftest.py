@@ -20,6 +20,7 @@ from .hosts import HOST_KINDS, Host
 
 ROOT = Path(__file__).resolve().parents[2]
 GOREF = ROOT / "goref"
+GOEVAL = Path(__file__).resolve().parent / "goeval"  # the oracle's own Go module
 
 
 class GoTool:
@@ -112,9 +113,9 @@ def go_tool() -> GoTool:
 
 @pytest.fixture(scope="session")
 def goeval(go_tool: GoTool, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GoEval]:
-    """goeval (goref/cmd/goeval), built for the session and running."""
+    """goeval (tests/recall/goeval), built for the session and running."""
     binary = tmp_path_factory.mktemp("goeval") / "goeval"
-    go_tool.run("build", "-o", str(binary), "./cmd/goeval")
+    go_tool.run("build", "-o", str(binary), ".", cwd=GOEVAL)
     oracle = GoEval(binary)
     yield oracle
     oracle.close()

@@ -31,13 +31,7 @@ from recall._blocks import (
     decode_item,
     read_set,
 )
-from recall._fast import (
-    MSGSPEC_FROM,
-    decode_item_msgspec,
-    decode_items_msgspec,
-    item_decoder,
-    items_decoder,
-)
+from recall._fast import MSGSPEC_FROM, decode_item_msgspec, decode_items_msgspec, decoders
 
 from .conftest import MakeHost
 from .mockgo import go_body
@@ -58,9 +52,9 @@ def outcome(decode: ItemDecoder, raw: bytes) -> tuple[str, object]:
 
 
 def test_the_hosts_decode_with_msgspec_when_it_is_installed() -> None:
-    assert item_decoder(MSGSPEC_FROM) is decode_item_msgspec
-    assert item_decoder(0) is decode_item_msgspec  # once imported, for any body
-    assert items_decoder(0) is decode_items_msgspec
+    assert decoders(MSGSPEC_FROM)["decode"] is decode_item_msgspec
+    many = {"decode": decode_item_msgspec, "decode_many": decode_items_msgspec}
+    assert decoders(0) == many  # once imported, for any body
 
 
 ITEMS = [
@@ -144,7 +138,11 @@ def read_msgspec(body: bytes) -> tuple[str, object]:
         got = read_set(bytearray(body), decode=decode_item_msgspec)
     except NotBlocks as exc:
         return "error", str(exc)
-    return "blocks", (got.blocks(), list(got.images), list(zip(got.starts, got.stops, strict=True)))
+    return "blocks", (
+        list(got.view()),
+        list(got.images),
+        list(zip(got.starts, got.stops, strict=True)),
+    )
 
 
 def read_json(body: bytes) -> tuple[str, object]:
@@ -152,7 +150,11 @@ def read_json(body: bytes) -> tuple[str, object]:
         got = read_set(bytearray(body))
     except NotBlocks as exc:
         return "error", str(exc)
-    return "blocks", (got.blocks(), list(got.images), list(zip(got.starts, got.stops, strict=True)))
+    return "blocks", (
+        list(got.view()),
+        list(got.images),
+        list(zip(got.starts, got.stops, strict=True)),
+    )
 
 
 ITEM_DICTS = st.lists(
@@ -177,7 +179,11 @@ def read_batched(body: bytes) -> tuple[str, object]:
         )
     except NotBlocks as exc:
         return "error", str(exc)
-    return "blocks", (got.blocks(), list(got.images), list(zip(got.starts, got.stops, strict=True)))
+    return "blocks", (
+        list(got.view()),
+        list(got.images),
+        list(zip(got.starts, got.stops, strict=True)),
+    )
 
 
 @pytest.fixture(params=[1 << 20, 1])
@@ -198,7 +204,7 @@ def test_gos_body_is_decoded_in_batches(batch: int) -> None:
         return fields
 
     got = read_set(bytearray(body), decode=decode_item_msgspec, decode_many=counted)
-    assert got.blocks() == [Block(*item) for item in items]
+    assert list(got.view()) == [Block(*item) for item in items]
     assert got.raw is not None  # Go's compact body, kept
     assert seen == ([len(items)] if batch > 100 else [])  # one batch, or one item a batch
     assert read_batched(body) == read_msgspec(body) == read_json(body)
@@ -232,7 +238,7 @@ def test_batches_read_the_set_item_by_item_reads(
 
 def read_with(decode: ItemDecoder, body: bytes) -> tuple[str, object]:
     try:
-        return "blocks", read_set(bytearray(body), decode=decode).blocks()
+        return "blocks", list(read_set(bytearray(body), decode=decode).view())
     except NotBlocks as exc:
         return "error", str(exc)
 

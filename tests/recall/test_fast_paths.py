@@ -6,7 +6,7 @@
   against ``to_lower`` and ``score``: same scores for every block and term;
 - ``read_set`` (Go's compact /blocks body decoded item by item, alone or reusing the
   set read before from the same body) against the whole body decoded at once
-  (``_whole``): the same Blocks, or the same error, for Go's bodies and bodies of
+  (``_listed``): the same Blocks, or the same error, for Go's bodies and bodies of
   every other shape.
 """
 
@@ -26,7 +26,7 @@ from parity.fixtures.go import unavailable
 from parity.project import in_ci
 from parity.strategies import blocks, queries
 from recall import Block
-from recall._blocks import NOT_IN_ORDER, BlockSet, NotBlocks, _whole, read_set
+from recall._blocks import NOT_IN_ORDER, BlockSet, NotBlocks, _doc, _listed, read_set
 from recall._go.strings import to_lower, to_lower_latin1
 from recall._tools import (
     FINDERS,
@@ -156,7 +156,7 @@ def test_images_given_one_by_one_are_scanned_a_chunk_at_a_time(
 
 def _whole_in_order(buffer: bytearray) -> list[Block]:
     """The plain way: the whole body decoded at once, then the order checked."""
-    blocks = _whole(buffer)
+    blocks = _listed(*_doc(buffer))
     if any(a.seq >= b.seq for a, b in itertools.pairwise(blocks)):
         raise NotBlocks(NOT_IN_ORDER)
     return blocks
@@ -173,7 +173,7 @@ def _outcome(decode: Callable[[bytearray], list[Block]], body: bytes) -> tuple[s
 def _emptying(buffer: bytearray) -> list[Block]:
     """read_set's Blocks, checked to empty the buffer when it fails."""
     try:
-        return read_set(buffer).blocks()
+        return list(read_set(buffer).view())
     except NotBlocks:
         assert not buffer
         raise
@@ -181,7 +181,7 @@ def _emptying(buffer: bytearray) -> list[Block]:
 
 def _reusing(kept: BlockSet | None) -> Callable[[bytearray], list[Block]]:
     """read_set after the set ``kept``."""
-    return lambda buffer: read_set(buffer, kept).blocks()
+    return lambda buffer: list(read_set(buffer, kept).view())
 
 
 def _same(body: bytes) -> None:

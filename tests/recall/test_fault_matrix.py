@@ -64,6 +64,8 @@ from .faultserver import (
     trickle,
 )
 
+pytestmark = pytest.mark.waits  # its rows wait out time-outs and slow servers
+
 TIMEOUT = 0.5
 """The host's time-out in the rows that a time-out ends (seconds)."""
 UNHURRIED = 5.0

@@ -21,7 +21,7 @@ from parity.fixtures.go import go_unavailable
 from parity.reference import go_executable, go_releases
 from recall._go import DEFAULT_UNICODE_VERSION, quote, quote_for, tables, unicode_versions
 
-from .conftest import GoEval, GoTool
+from .conftest import GOEVAL, GoEval, GoTool
 from .test_go_diff import CHUNKS, _rune_diffs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,7 +86,7 @@ def release_goeval(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[st
 def goeval_of(running: dict[str, GoEval], release: str, tmp: Path) -> GoEval:
     if release not in running:
         binary = tmp / f"goeval-{release}"
-        release_tool(release).run("build", "-o", str(binary), "./cmd/goeval")
+        release_tool(release).run("build", "-o", str(binary), ".", cwd=GOEVAL)
         running[release] = GoEval(binary)
     return running[release]
 

@@ -505,6 +505,7 @@ def threaded_server() -> Iterator[HTTPServer]:
     server.stop()
 
 
+@pytest.mark.waits
 @pytest.mark.parametrize(
     ("name", "args", "path"),
     [

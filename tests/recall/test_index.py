@@ -117,7 +117,7 @@ def test_searcher_over_changing_sets_is_the_tools_search(
         blocks = read_set(bytearray(body), kept)
         for terms in queries:
             step = BlocksRead(" ".join(terms), terms, 20)
-            expected = step.finish(blocks.blocks())
+            expected = step.finish(list(blocks.view()))
             for again in (False, True, True):  # scanned, then indexed, then indexed again
                 assert searcher.search(step, blocks, again=again) == expected
             assert searcher.index_of(blocks) is not None
@@ -144,7 +144,7 @@ def test_a_small_set_is_scanned_not_indexed() -> None:
     step = BlocksRead("alpha", ["alpha"], 5)
     searcher = Searcher(1 << 20, index_from=blocks.image_bytes + 1, index_cost=0)
     for _ in range(3):
-        assert searcher.search(step, blocks, again=True) == step.finish(blocks.blocks())
+        assert searcher.search(step, blocks, again=True) == step.finish(list(blocks.view()))
     assert searcher.index_of(blocks) is None
 
 
@@ -154,7 +154,7 @@ def test_a_set_is_indexed_once_its_scans_cost_what_the_index_costs() -> None:
     blocks = read_set(bytearray(go_body([(1, "Notes", "alpha beta gamma"), (2, "", "delta")])))
     step = BlocksRead("alpha beta gamma delta", ["alpha", "beta", "gamma", "delta"], 5)
     searcher = Searcher(1 << 20, index_from=0, index_cost=10)
-    expected = step.finish(blocks.blocks())
+    expected = step.finish(list(blocks.view()))
     assert searcher.search(step, blocks, again=False) == expected  # a first read: no rent
     indexed = []
     for _ in range(6):
@@ -190,7 +190,7 @@ def test_a_set_past_the_bound_is_scanned_not_indexed() -> None:
     searcher = Searcher(
         blocks.size + 10, index_from=0, index_cost=0
     )  # the set fits, its index would not
-    expected = step.finish(blocks.blocks())
+    expected = step.finish(list(blocks.view()))
     assert searcher.search(step, blocks, again=True) == expected
     assert searcher.index_of(blocks) is None
     assert searcher.held == 0
@@ -204,7 +204,7 @@ def test_dead_slots_make_the_index_anew() -> None:
         # Every round a new Go at the same URL: all blocks other bytes, none reused.
         items = [(seq, "l", f"contenu {seq} round {round_} " * 5) for seq in range(1, 3001)]
         blocks = read_set(bytearray(go_body(items)), kept)
-        assert searcher.search(step, blocks, again=True) == step.finish(blocks.blocks())
+        assert searcher.search(step, blocks, again=True) == step.finish(list(blocks.view()))
         index = searcher.index_of(blocks)
         assert index is not None
         assert index.count <= 2 * 3000 + 4096

@@ -98,7 +98,8 @@ from __future__ import annotations
 	// from, to: every rune r with unicode.ToLower(r) != r, and its lower;
 	// space: unicode.IsSpace; lo, hi: strconv.IsPrint as inclusive ranges
 	// (strconv.Quote follows it); disagree: where unicode.IsPrint differs.
-	var from, to, space, lo, hi, disagree []rune
+	var from, to, space, lo, hi []rune
+	var disagree []string
 	for r := rune(0); r <= unicode.MaxRune; r++ {
 		if l := unicode.ToLower(r); l != r {
 			from, to = append(from, r), append(to, l)
@@ -108,7 +109,7 @@ from __future__ import annotations
 		}
 		p := strconv.IsPrint(r)
 		if p != unicode.IsPrint(r) {
-			disagree = append(disagree, r)
+			disagree = append(disagree, fmt.Sprintf("0x%04X,", r))
 		}
 		if k := len(hi); p && k > 0 && hi[k-1] == r-1 {
 			hi[k-1] = r // extends the last range
@@ -129,23 +130,21 @@ from __future__ import annotations
 	b.WriteString(")\n")
 
 	// LATIN1_LOWER and WIDE_TO_LATIN1: strings.ToLower as one Latin-1 byte a rune.
-	var latin1 []rune
-	for r := rune(0); r <= 0xFF; r++ {
-		l := unicode.ToLower(r)
-		if l > 0xFF {
-			l = '?'
-		}
-		latin1 = append(latin1, l)
-	}
 	b.WriteString("\n# For bytes.translate: byte c -> unicode.ToLower(c) for c in U+0000..U+00FF\n")
 	b.WriteString("# (\"?\" where that lower would be wider than U+00FF).\n")
 	b.WriteString("LATIN1_LOWER: bytes = (\n")
-	for i := 0; i < len(latin1); i += perLine {
-		b.WriteString(`    b"`)
-		for _, l := range latin1[i : i+perLine] {
-			fmt.Fprintf(&b, `\x%02x`, l)
+	for r := rune(0); r <= 0xFF; r++ {
+		if r%perLine == 0 {
+			b.WriteString(`    b"`)
 		}
-		b.WriteString("\"\n")
+		if l := unicode.ToLower(r); l <= 0xFF {
+			fmt.Fprintf(&b, `\x%02x`, l)
+		} else {
+			b.WriteString(`\x3f`) // "?"
+		}
+		if r%perLine == perLine-1 {
+			b.WriteString("\"\n")
+		}
 	}
 	b.WriteString(")\n")
 	b.WriteString("\n# (rune, unicode.ToLower(rune)) for every rune above U+00FF whose lower is\n")
@@ -166,11 +165,7 @@ from __future__ import annotations
 	b.WriteString("\n# The table PRINT_LO, PRINT_HI follows (strconv.Quote uses strconv.IsPrint).\n")
 	b.WriteString("PRINT_FOLLOWS: str = \"strconv.IsPrint\"\n")
 	b.WriteString("\n# Runes where unicode.IsPrint differs from strconv.IsPrint (expected empty).\n")
-	parts := make([]string, len(disagree))
-	for i, r := range disagree {
-		parts[i] = fmt.Sprintf("0x%04X,", r)
-	}
-	b.WriteString("PRINT_DISAGREES: tuple[int, ...] = (" + strings.Join(parts, " ") + ")\n")
+	b.WriteString("PRINT_DISAGREES: tuple[int, ...] = (" + strings.Join(disagree, " ") + ")\n")
 	b.WriteString("\n# The runes r with strconv.IsPrint(r) are the ranges PRINT_LO[i]..PRINT_HI[i]\n")
 	b.WriteString("# (inclusive, ascending, disjoint, not adjacent), code points for bisect.\n")
 	for _, table := range []struct {
