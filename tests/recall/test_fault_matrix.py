@@ -66,7 +66,7 @@ from .faultserver import (
 
 pytestmark = pytest.mark.waits  # its rows wait out time-outs and slow servers
 
-TIMEOUT = 0.5
+TIMEOUT = 1.0
 """The host's time-out in the rows that a time-out ends (seconds)."""
 UNHURRIED = 5.0
 """The host's time-out in the other rows: far above what a loopback answer takes, even on
