@@ -53,28 +53,26 @@ class _Plan:
     db: str | None
     steps: int | None
 
-    def settings(self) -> settings:
-        base = profile(self.profile)
-        return base if self.db is None else settings(base, database=example_database(self.db))
-
 
 def _run(
-    plan: _Plan, results: dict[str, FuzzStats], go: GoConnection | None = None
+    plan: _Plan, results: dict[str, FuzzStats] | None = None, go: GoConnection | None = None
 ) -> dict[str, FuzzStats]:
     """Run the plan's fuzzers (over ``go``, or Go references of our own); ``results``, their
     stats by mode, filled as they run."""
     from parity.stateful import STEPS, fuzz_stateful
 
+    results = {} if results is None else results
+    base = profile(plan.profile)
+    if plan.db is not None:
+        base = settings(base, database=example_database(plan.db))
     modes = ["stateless", "stateful"] if plan.mode == "both" else [plan.mode]
     for i, mode in enumerate(modes):
         seconds = None
         if plan.deadline is not None:  # an equal share of the time left, at least a moment
             seconds = max((plan.deadline - time.monotonic()) / (len(modes) - i), 0.01)
         stats = results[mode] = FuzzStats()
-        amount: dict[str, Any] = {"base": plan.settings(), "examples": plan.examples}
-        amount.update(
-            seconds=seconds, seed_value=plan.seed, stats=stats, shrink_seconds=SHRINK_SECONDS
-        )
+        amount: dict[str, Any] = {"base": base, "examples": plan.examples, "seconds": seconds}
+        amount.update(seed_value=plan.seed, stats=stats, shrink_seconds=SHRINK_SECONDS)
         if go is not None:
             fuzz_go_url(go, **amount)
         elif mode == "stateless":
@@ -92,16 +90,10 @@ def _total(results: dict[str, FuzzStats]) -> str:
     calls = sum(s.calls for s in results.values())
     played = sum(s.played for s in results.values())
     found = sum(len(s.divergences) for s in results.values())
-    secs = max(seconds, 1e-9)
     return (
         f"total: {calls} distinct calls compared ({played} played) in {seconds:.1f} s of fuzzing:"
-        f" {calls / secs:.1f} distinct calls/s; {found} divergences"
+        f" {calls / max(seconds, 1e-9):.1f} distinct calls/s; {found} divergences"
     )
-
-
-def _worker(plan: _Plan, index: int) -> dict[str, FuzzStats]:
-    """One worker's share of the campaign, with its own seed."""
-    return _run(replace(plan, seed=None if plan.seed is None else plan.seed + index), {})
 
 
 def gather(runs: Iterable[dict[str, FuzzStats]]) -> dict[str, FuzzStats]:
@@ -239,9 +231,9 @@ def run(options: argparse.Namespace) -> int:
         elif options.workers > 1:
             print(f"parity fuzz: {options.workers} workers", flush=True)
             context = multiprocessing.get_context("spawn")  # no state of this process shared
+            seeds = [None if seed_value is None else seed_value + i for i in range(options.workers)]
             with ProcessPoolExecutor(options.workers, mp_context=context) as pool:
-                workers = range(options.workers)
-                results = gather(pool.map(_worker, [plan] * options.workers, workers))
+                results = gather(pool.map(_run, [replace(plan, seed=seed) for seed in seeds]))
             for mode, stats in results.items():
                 print(f"parity fuzz: {mode}: {stats.summary()}", flush=True)
         else:

@@ -168,40 +168,31 @@ def static_divergence(
     if len(blocks) > 12:
         text = f"{expected} {played.output}" + (played.args if played.tool == "recall" else "")
         cited = tuple((s, b) for s, b in blocks if re.search(rf"(?<!\d){s}(?!\d)", text))
+    output, requests = played.output, played.requests
     return Divergence(
-        tool=played.tool,
-        args=played.args,
-        blocks=cited,
-        go_output=expected,
-        python_output=played.output,
-        reasons=reasons,
-        host_requests=played.requests,
-        first_seq=first_seq,
-        archived=len(blocks),
+        played.tool, played.args, cited, expected, output, reasons, requests, first_seq, len(blocks)
     )
-
-
-def archive_ends(n: int) -> list[int]:
-    """Up to :data:`ARCHIVES` counts of ``n`` blocks, evenly apart, ascending, the last ``n``."""
-    return sorted({-(-n * k // ARCHIVES) for k in range(1, ARCHIVES + 1)} | {n})
 
 
 def archives(n: int) -> list[tuple[int, int]]:
     """An example's archives of ``n`` blocks as ``(archived, locked)`` (the first ``locked``
-    under a locked memory): the blocks as they grow, then locked one after the other (but
-    the last: none readable is the empty archive)."""
-    grown = [(end, 0) for end in archive_ends(n)]
-    return grown + [(n, k) for k in archive_ends(n) if 0 < k < n]
+    under a locked memory): the blocks as they grow, in :data:`ARCHIVES` steps evenly apart
+    at most, then locked as many (but the last: none readable is the empty archive)."""
+    ends = sorted({-(-n * k // ARCHIVES) for k in range(1, ARCHIVES + 1)} | {n})
+    return [(end, 0) for end in ends] + [(n, k) for k in ends if 0 < k < n]
 
 
-class _Archive:
-    """The Go's archive of an example, brought from one of its :func:`archives` to the next."""
+@dataclass
+class _Example:
+    """A stateless example: its pool over each of its :func:`archives`, the Go's archive
+    brought from one to the next, a fresh host for each."""
 
-    def __init__(self, session: rig.GoSession, first_seq: int, specs: Sequence[BlockSpec]) -> None:
-        self.session = session
-        self.first_seq = first_seq
-        self.specs = specs
-        self._at: tuple[int, int] | None = None  # (archived, locked) as the Go holds it
+    gos: rig.Rig
+    session: rig.GoSession
+    first_seq: int
+    specs: Sequence[BlockSpec]
+    spec: rig.HostSpec
+    _at: tuple[int, int] | None = None  # (archived, locked) as the Go holds it
 
     def blocks(self, archived: int, locked: int) -> list[tuple[int, BlockSpec]]:
         """The blocks of the archive ``(archived, locked)``, with their seqs."""
@@ -224,86 +215,71 @@ class _Archive:
             raise ParityError(f"the Go archived the blocks as seqs {seqs}, not {want}")
         self._at = (archived, locked)
 
+    def compare(
+        self, stats: rig.FuzzStats, clock: rig.Clock, pool: Sequence[tuple[str, str]]
+    ) -> None:
+        """DivergenceFound at the first call that diverges (Abort on a harness error)."""
+        session, gos = self.session, self.gos
+        for archived, locked in archives(len(self.specs)):
+            blocks = self.blocks(archived, locked)
+            state = rig.state_key(blocks)
+            batch = stats.fresh(state, pool)
+            if not batch:
+                continue
+            try:
+                self.reach(archived, locked)
+                stats.archives += 1
+                at = len(gos.recording.seen)
+                host = gos.host(self.spec, session)  # a fresh one: what a host keeps is stateful's
+                try:
+                    played = host.play_many(batch)
+                finally:
+                    host.close()
+                expected, log, _ = session.settle(batch)  # Go's outputs and log in one request
+            except rig.HARNESS_ERRORS as exc:
+                raise rig.Abort(exc) from exc
+            log_reasons = rig.log_verdict(log, gos.recording.since(at))
+            for call, output in zip(played, expected, strict=True):
+                stats.count(state, call.tool, call.args)
+                reasons = rig.verdict(call, output)
+                if reasons:
+                    divergence = static_divergence(call, output, reasons, blocks, self.first_seq)
+                    rig.diverged(divergence, stats, clock)
+            if log_reasons:
+                try:
+                    divergence = self.pinpoint(blocks, batch, log_reasons)
+                except rig.HARNESS_ERRORS as exc:
+                    raise rig.Abort(exc) from exc
+                rig.diverged(divergence, stats, clock)
 
-def _pinpoint(
-    gos: rig.Rig,
-    session: rig.GoSession,
-    spec: rig.HostSpec,
-    first_seq: int,
-    specs: Sequence[BlockSpec],
-    batch: Sequence[tuple[str, str]],
-    reasons: tuple[str, ...],
-) -> Divergence:
-    """The call whose requests the Go's log does not match, the example played again and
-    the log read after each call (else the first call, with ``reasons``)."""
-    seqs = session.load(first_seq, specs)
-    blocks = list(zip(seqs, specs, strict=True))
-    host = gos.host(spec, session)
-    try:
-        for tool, args in batch:
-            played = host.play(tool, args)
-            call_reasons = rig.log_verdict(session.requests(), played.requests)
-            if call_reasons:
-                (expected,) = session.outputs([(tool, args)])
-                return static_divergence(played, expected, call_reasons, blocks, first_seq)
-        played = host.play(*batch[0])
-    finally:
-        host.close()
-    (expected,) = session.outputs([batch[0]])
-    return static_divergence(played, expected, reasons, blocks, first_seq)
+    def pinpoint(
+        self,
+        blocks: Sequence[tuple[int, BlockSpec]],
+        batch: Sequence[tuple[str, str]],
+        reasons: tuple[str, ...],
+    ) -> Divergence:
+        """The call whose requests the Go's log does not match, ``batch`` played again over
+        ``blocks`` and the log read after each call (else the first call, with ``reasons``)."""
+        seqs = self.session.load(self.first_seq, [b for _, b in blocks])
+        blocks = list(zip(seqs, (b for _, b in blocks), strict=True))
+        host = self.gos.host(self.spec, self.session)
+        try:
+            for tool, args in batch:
+                played = host.play(tool, args)
+                call_reasons = rig.log_verdict(self.session.requests(), played.requests)
+                if call_reasons:
+                    (expected,) = self.session.outputs([(tool, args)])
+                    return static_divergence(played, expected, call_reasons, blocks, self.first_seq)
+            played = host.play(*batch[0])
+        finally:
+            host.close()
+        (expected,) = self.session.outputs([batch[0]])
+        return static_divergence(played, expected, reasons, blocks, self.first_seq)
 
 
 def _size(divergence: Divergence) -> tuple[int, int, int]:
     blocks = divergence.blocks
     return (len(blocks), len(divergence.args), sum(len(b.label + b.content) for _, b in blocks))
-
-
-def _compare_example(
-    gos: rig.Rig,
-    stats: rig.FuzzStats,
-    clock: rig.Clock,
-    first_seq: int,
-    specs: Sequence[BlockSpec],
-    etag: bool,
-    spec: rig.HostSpec,
-    pool: Sequence[tuple[str, str]],
-) -> None:
-    """An example's pool over each of its archives, a fresh host for each; DivergenceFound
-    at the first call that diverges (Abort on a harness error)."""
-    session = gos.session(mode="etag" if etag else "plain")
-    go = _Archive(session, first_seq, specs)
-    for archived, locked in archives(len(specs)):
-        blocks = go.blocks(archived, locked)
-        state = rig.state_key(blocks)
-        batch = stats.fresh(state, pool)
-        if not batch:
-            continue
-        try:
-            go.reach(archived, locked)
-            stats.archives += 1
-            at = len(gos.recording.seen)
-            host = gos.host(spec, session)  # a fresh one: what a host keeps is stateful's
-            try:
-                played = host.play_many(batch)
-            finally:
-                host.close()
-            expected, log, _ = session.settle(batch)  # Go's outputs and log in one request
-        except rig.HARNESS_ERRORS as exc:
-            raise rig.Abort(exc) from exc
-        log_reasons = rig.log_verdict(log, gos.recording.since(at))
-        for call, output in zip(played, expected, strict=True):
-            stats.count(state, call.tool, call.args)
-            reasons = rig.verdict(call, output)
-            if reasons:
-                divergence = static_divergence(call, output, reasons, blocks, first_seq)
-                rig.diverged(divergence, stats, clock)
-        if log_reasons:
-            specs_now = [b for _, b in blocks]
-            try:
-                divergence = _pinpoint(gos, session, spec, first_seq, specs_now, batch, log_reasons)
-            except rig.HARNESS_ERRORS as exc:
-                raise rig.Abort(exc) from exc
-            rig.diverged(divergence, stats, clock)
 
 
 def fuzz_reference(
@@ -338,11 +314,12 @@ def fuzz_reference(
         first_seq: int, specs: list[BlockSpec], etag: bool, spec: rig.HostSpec, data: st.DataObject
     ) -> None:
         seqs = range(first_seq, first_seq + len(specs))
-        words = words_of(t for b in specs for t in (b.label, b.content))
-        pool = data.draw(call_pools(seqs, words, max_size=POOL), label="pool")
+        pool = data.draw(call_pools(seqs, words_of(specs), max_size=POOL), label="pool")
         with clock.example(stats):
-            unique = list(dict.fromkeys(pool))
-            _compare_example(gos, stats, clock, first_seq, specs, etag, spec, unique)
+            example = _Example(
+                gos, gos.session(mode="etag" if etag else "plain"), first_seq, specs, spec
+            )
+            example.compare(stats, clock, list(dict.fromkeys(pool)))
 
     try:
         rig.run_test(fuzz_against_reference, stats, seed_value, _size)
@@ -374,20 +351,14 @@ def fuzz_go_url(
         go = stack.enter_context(GoClient(connection))
         loop = stack.enter_context(asyncio.Runner())
         blocks = [(b.seq, BlockSpec(b.label, b.content)) for b in go.blocks()]
-        host = rig.Host(
-            rig.HostSpec(),
-            connection,
-            rig.Recording(),
-            loop=loop,
-            unicode_version=probe(connection),
-        )
+        spec, recording, version = rig.HostSpec(), rig.Recording(), probe(connection)
+        host = rig.Host(spec, connection, recording, loop=loop, unicode_version=version)
         stack.callback(host.close)
-        seqs = [seq for seq, _ in blocks]
-        words = words_of(t for _, b in blocks for t in (b.label, b.content))
+        some = calls(tuple(seq for seq, _ in blocks), words_of(b for _, b in blocks))
         state = rig.state_key(blocks)
 
         @chosen
-        @given(batch=st.lists(calls(seqs, words), min_size=1, max_size=CALLS_PER_EXAMPLE))
+        @given(batch=st.lists(some, min_size=1, max_size=CALLS_PER_EXAMPLE))
         def fuzz_against_go_url(batch: list[tuple[str, str]]) -> None:
             with clock.example(stats):
                 for tool, args in batch:

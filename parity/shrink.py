@@ -73,7 +73,6 @@ class GoOracle:
             cache_bytes=0,
         )
         self._corpus = [(b.label, b.content, b.locked) for b in corpus_blocks]
-        self.tries = 0
 
     def __enter__(self) -> GoOracle:
         try:
@@ -96,7 +95,6 @@ class GoOracle:
     def outputs(self, case: Case) -> tuple[str, str] | None:
         """(the port's output, Go's) for ``case``; None when the case cannot be played
         (its args cite a block it no longer has) or the port's read failed."""
-        self.tries += 1
         self._go.reset(first_seq=FIRST_SEQ)
         seqs = self._go.archive_many(
             [*self._corpus, *((label, content, False) for label, content in case.blocks)]

@@ -1,11 +1,12 @@
 """Stateful differential fuzzing: one Go and one host through archives, locks, calls, new
 hosts and a restart (:class:`RecallMachine`), the pool of calls played over every readable
-set. A divergence shrinks to a ready pytest test (:func:`replay`), and a corpus case when
-the call diverges over that archive alone."""
+set. A divergence shrinks to a ready pytest test (:func:`replay`), and to a corpus case
+when the call diverges over that archive alone."""
 
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -64,6 +65,9 @@ class ArchiveBlock:
     label: str
     content: str
     locked: bool = False
+
+    def spec(self) -> BlockSpec:
+        return BlockSpec(self.label, self.content, self.locked)
 
 
 @dataclass(frozen=True)
@@ -124,27 +128,22 @@ class StatefulDivergence:
 
     def ready_test(self) -> str:
         """A pytest test that replays the steps against a fresh Go reference."""
-        return "\n".join(
-            [
-                "import pytest",
-                "",
-                "from parity.reference import GoReference",
-                "from parity.rig import HostSpec",
-                "from parity.stateful import ArchiveBlock, Lock, NewHost, Restart, Start, ToolCall,"
-                " replay",
-                "",
-                "",
-                "@pytest.mark.go",
-                f"def test_{self.case.replace('-', '_')}(go_build: GoReference) -> None:",
-                f'    """Found by parity fuzz (stateful): {"; ".join(self.reasons)}."""',
-                "    replay(",
-                "        go_build,",
-                "        [",
-                *(f"            {step!r}," for step in self.steps),  # HostSpec's repr: unqualified
-                "        ],",
-                "    )",
-            ]
-        )
+        steps = "".join(f"\n            {step!r}," for step in self.steps)  # HostSpec: unqualified
+        return f'''import pytest
+
+from parity.reference import GoReference
+from parity.rig import HostSpec
+from parity.stateful import ArchiveBlock, Lock, NewHost, Restart, Start, ToolCall, replay
+
+
+@pytest.mark.go
+def test_{self.case.replace("-", "_")}(go_build: GoReference) -> None:
+    """Found by parity fuzz (stateful): {"; ".join(self.reasons)}."""
+    replay(
+        go_build,
+        [{steps}
+        ],
+    )'''
 
     def report(self) -> str:
         """What diverged, both outputs made visible, the ready test (and corpus case)."""
@@ -230,7 +229,7 @@ class RecallMachine(RuleBasedStateMachine):
         world.stats.examples += 1
         self._queue = blocks
         seqs = range(first_seq, first_seq + len(blocks))
-        words = words_of(t for b in blocks for t in (b.label, b.content))
+        words = words_of(blocks)
         self._calls = calls(seqs, words)
         pool = data.draw(call_pools(seqs, words, max_size=POOL), label="pool")
         self._pool = dict.fromkeys(pool)
@@ -247,27 +246,19 @@ class RecallMachine(RuleBasedStateMachine):
         self._host = self._world.rig.host(host, self._session)
 
     @precondition(lambda self: len(self._blocks) < len(self._queue))
-    @rule(target=archived)
-    def archive(self) -> MultipleResults[int]:
-        """Archive the next block of the example's blocks."""
-        return multiple(*self._archive(1))
-
-    @precondition(lambda self: len(self._blocks) < len(self._queue))
-    @rule(target=archived)
-    def archive_rest(self) -> MultipleResults[int]:
-        """Archive every block left, in one request."""
-        return multiple(*self._archive(len(self._queue) - len(self._blocks)))
-
-    def _archive(self, n: int) -> list[int]:
-        specs = self._queue[len(self._blocks) : len(self._blocks) + n]
+    @rule(target=archived, rest=st.booleans())
+    def archive(self, rest: bool) -> MultipleResults[int]:
+        """Archive the next block of the example's blocks (``rest``: every one left, in one
+        request)."""
+        specs = self._queue[len(self._blocks) : None if rest else len(self._blocks) + 1]
         seqs: list[int] | None = self._flush(rig.GoSession.archiving(specs))
         if seqs is None:
-            return []
+            return multiple()
         for seq, spec in zip(seqs, specs, strict=True):
             self._blocks[seq] = spec
             self._log.append(ArchiveBlock(spec.label, spec.content, spec.locked))
         self._changed()
-        return seqs
+        return multiple(*seqs)
 
     @rule(seq=archived)
     def lock(self, seq: int) -> None:
@@ -462,12 +453,12 @@ def fuzz_stateful(
         rig.Rig(reference or GoReference(), wrap), stats, rig.Clock.of(seconds, shrink_seconds)
     )
     RecallMachine.world = world
-
-    def machine_test() -> None:
-        run_state_machine_as_test(RecallMachine, settings=chosen)
+    # the seed as rig.run_test sets it, where Hypothesis reads a machine's: on its class
+    setattr(RecallMachine, "_hypothesis_internal_use_seed", seed_value)  # noqa: B010
 
     try:
-        found = rig.run_test(machine_test, stats, seed_value, _size)
+        test = functools.partial(run_state_machine_as_test, RecallMachine, settings=chosen)
+        found = rig.run_test(test, stats, seed_value, _size)
         if found is not None:
             stats.divergences[:] = [_with_static(_minimized(found, world), world)]
     finally:
@@ -484,19 +475,15 @@ def _with_static(divergence: StatefulDivergence, world: _World) -> StatefulDiver
     if call is None or not isinstance(start, Start):
         return divergence
     blocks: dict[int, BlockSpec] = {}
-    seq = start.first_seq
-    kind = start.host.kind  # the kind of the host that diverged: the last one started
     for step in divergence.steps:
         if isinstance(step, ArchiveBlock):
-            blocks[seq] = BlockSpec(step.label, step.content, step.locked)
-            seq += 1
+            blocks[start.first_seq + len(blocks)] = step.spec()
         elif isinstance(step, Lock):
             blocks[step.seq] = replace(blocks[step.seq], locked=step.locked)
-        elif isinstance(step, NewHost):
-            kind = step.host.kind
+    hosts = [s.host for s in divergence.steps if isinstance(s, Start | NewHost)]
     session = world.rig.session(mode=start.go)
     session.load(start.first_seq, list(blocks.values()))
-    host = world.rig.host(rig.HostSpec(kind=kind), session)
+    host = world.rig.host(rig.HostSpec(kind=hosts[-1].kind), session)  # the one that diverged
     try:
         played = host.play(call.tool, call.args)
     finally:
@@ -519,11 +506,17 @@ def _minimized(divergence: StatefulDivergence, world: _World) -> StatefulDiverge
 
     def diverges(kept: list[int]) -> bool:
         steps = _kept(start, divergence.steps, kept)
-        replayed = None if steps is None else _replayed(world, steps)
-        if replayed is None or replayed.reasons != divergence.reasons:
-            return False
-        found.append(replayed)
-        return True
+        try:
+            if steps is not None:
+                _play_steps(world, steps)
+        except rig.DivergenceFound as exc:
+            replayed = exc.divergence
+            if isinstance(replayed, StatefulDivergence) and replayed.reasons == divergence.reasons:
+                found.append(replayed)
+                return True
+        except rig.HARNESS_ERRORS:  # the Go refuses a step
+            pass
+        return False
 
     ddmin(list(range(1, len(divergence.steps) - 1)), diverges)
     return found[-1]
@@ -551,18 +544,6 @@ def _kept(start: Start, steps: tuple[Step, ...], kept: Sequence[int]) -> tuple[S
     return tuple(out)
 
 
-def _replayed(world: _World, steps: Sequence[Step]) -> StatefulDivergence | None:
-    """The divergence playing ``steps`` meets, if any (none when the Go refuses a step)."""
-    try:
-        _play_steps(world, steps)
-    except rig.DivergenceFound as exc:
-        found = exc.divergence
-        return found if isinstance(found, StatefulDivergence) else None
-    except rig.HARNESS_ERRORS:
-        return None
-    return None
-
-
 def replay(
     reference: GoReference, steps: Sequence[Step], *, wrap: rig.TransportWrap | None = None
 ) -> None:
@@ -588,7 +569,7 @@ def _play_steps(world: _World, steps: Sequence[Step]) -> None:
         for step in steps[1:]:
             log.append(step)
             if isinstance(step, ArchiveBlock):
-                blocks.append(BlockSpec(step.label, step.content, step.locked))
+                blocks.append(step.spec())
                 session.archive(blocks[-1:])
             elif isinstance(step, Lock):
                 session.client.lock(step.seq, locked=step.locked)

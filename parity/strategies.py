@@ -11,9 +11,9 @@ import functools
 import json
 import re
 import unicodedata
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import ParamSpec, TypeVar, cast
+from typing import TypeVar
 
 from hypothesis import strategies as st
 
@@ -21,10 +21,7 @@ from parity.probe import version_code_point_ranges
 from recall._go import tables
 from recall._tools import replace_surrogates
 
-PRINT_LO, PRINT_HI = tables.DEFAULT.PRINT_LO, tables.DEFAULT.PRINT_HI
-
 T = TypeVar("T")
-P = ParamSpec("P")
 
 INT64_MAX = 2**63 - 1
 MAX_NESTING = 10000
@@ -49,34 +46,23 @@ def _words(text: str) -> tuple[str, ...]:
     return tuple(text.split())
 
 
-# -- the running Python's Unicode against Go's tables (computed once, when first needed)
-
-
 @functools.cache
 def new_code_point_ranges() -> tuple[tuple[int, int], ...]:
     """The ranges (inclusive, ascending) of code points that Go's strconv.IsPrint accepts
     and the running Python does not know (category Cn)."""
-    found: list[list[int]] = []
-    for lo, hi in zip(PRINT_LO, PRINT_HI, strict=True):
+    flags = bytearray(0x110000)
+    for lo, hi in zip(tables.DEFAULT.PRINT_LO, tables.DEFAULT.PRINT_HI, strict=True):
         for code in range(lo, hi + 1):
-            if unicodedata.category(chr(code)) != "Cn":
-                continue
-            if found and found[-1][1] == code - 1:
-                found[-1][1] = code
-            else:
-                found.append([code, code])
-    return tuple((lo, hi) for lo, hi in found)
+            flags[code] = unicodedata.category(chr(code)) == "Cn"
+    return tuple((m.start(), m.end() - 1) for m in re.finditer(b"[^\x00]+", flags))
 
 
 @functools.cache
 def lower_changed() -> str:
     """The runes Go's ``strings.ToLower`` and the running Python's ``str.lower`` change
     differently, each alone: ``İ``, and the case pairs newer than Python's Unicode."""
-    return "".join(
-        chr(upper)
-        for upper, lower in tables.DEFAULT.LOWER.items()
-        if chr(upper).lower() != chr(lower)
-    )
+    pairs = tables.DEFAULT.LOWER.items()
+    return "".join(chr(upper) for upper, lower in pairs if chr(upper).lower() != chr(lower))
 
 
 def _code_points(ranges: Sequence[tuple[int, int]]) -> st.SearchStrategy[str]:
@@ -86,11 +72,6 @@ def _code_points(ranges: Sequence[tuple[int, int]]) -> st.SearchStrategy[str]:
     return st.sampled_from(ranges).flatmap(lambda r: st.integers(*r)).map(chr)
 
 
-def new_code_points() -> st.SearchStrategy[str]:
-    """One code point that Go prints and the running Python does not know."""
-    return _code_points(new_code_point_ranges())
-
-
 _VERSION_MARKERS = tuple("\U0001fae9\u1c89\ua7cb\ua7dc\U00010d50\U00016ea0\u20c1")
 """Code points of :func:`version_code_point_ranges` in common use: Go 1.26 quotes them
 (Unicode 16: an emoji, Cyrillic TJE, Latin ram's horn and lambda with stroke, Garay A;
@@ -98,7 +79,7 @@ _VERSION_MARKERS = tuple("\U0001fae9\u1c89\ua7cb\ua7dc\U00010d50\U00016ea0\u20c1
 
 
 @functools.cache
-def version_code_points() -> st.SearchStrategy[str]:
+def _version_code_points() -> st.SearchStrategy[str]:
     """One code point that the Go releases the port matches quote differently: a common
     one, or any (nothing is drawn when every release carries the same Unicode)."""
     ranges = version_code_point_ranges()
@@ -172,19 +153,6 @@ class BlockSpec:
 # -- characters and small pieces ------------------------------------------------------
 
 
-def _per_archive(build: Callable[P, T]) -> Callable[P, T]:
-    """For a strategy built over an archive's seqs or words: built once per archive, not per
-    draw (building and validating a strategy costs more than drawing from it)."""
-    cached = functools.lru_cache(maxsize=256)(build)
-
-    @functools.wraps(build)
-    def strategy(*args: P.args, **kwargs: P.kwargs) -> T:
-        keyed = [tuple(a) if isinstance(a, Iterable) else a for a in args]
-        return cached(*keyed, **cast("dict[str, Hashable]", kwargs))
-
-    return strategy
-
-
 def _weighted(*choices: tuple[int, st.SearchStrategy[T]]) -> st.SearchStrategy[T]:
     """One of the strategies, each in proportion to its weight (``one_of`` drops repeats)."""
     strategies = [strategy for _, strategy in choices]
@@ -192,15 +160,9 @@ def _weighted(*choices: tuple[int, st.SearchStrategy[T]]) -> st.SearchStrategy[T
     return st.sampled_from(indices).flatmap(lambda i: strategies[i])
 
 
-@functools.cache
-def _spaces(*, go_only: bool = False) -> st.SearchStrategy[str]:
-    """A run of zero to three space runes (Go's, or also the ones only Python strips)."""
-    alphabet = GO_SPACES if go_only else GO_SPACES + NOT_GO_SPACES
-    return _weighted(
-        (3, st.just("")),
-        (1, st.just(" ")),
-        (2, st.text(st.sampled_from(alphabet), min_size=1, max_size=3)),
-    )
+_SPACE_RUN = st.text(st.sampled_from(GO_SPACES + NOT_GO_SPACES), min_size=1, max_size=3)
+_SPACES = _weighted((3, st.just("")), (1, st.just(" ")), (2, _SPACE_RUN))
+"""A run of zero to three space runes, Go's or the ones only Python strips."""
 
 
 def _mapped_digits(text: str, zero: int) -> str:
@@ -209,34 +171,31 @@ def _mapped_digits(text: str, zero: int) -> str:
 
 _ZEROS = st.sampled_from([0, 0, 0, 1, 2, 3, 25])
 _DIGIT_STYLES = st.sampled_from(["ascii"] * 6 + ["zero", "mixed", "odd", "underscore", "space"])
-_OTHER_ZEROS = st.sampled_from(DIGIT_ZEROS[1:])
-_ANY_ZERO = st.sampled_from(DIGIT_ZEROS)
 _NON_DECIMAL = st.sampled_from("⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃①②③⑦⑩Ⅶⅶ½")  # isdigit/isnumeric, not decimal
 
 
 def _digit_text(draw: st.DrawFn, number: int) -> str:
     """The decimal digits of ``number`` in a drawn style: zeros, Unicode digits, junk."""
-    text = str(number)
-    zeros = draw(_ZEROS)
-    text = "0" * zeros + text
+    text = "0" * draw(_ZEROS) + str(number)
     style = draw(_DIGIT_STYLES)
     if style == "zero":
-        text = _mapped_digits(text, draw(_OTHER_ZEROS))
+        text = _mapped_digits(text, draw(st.sampled_from(DIGIT_ZEROS[1:])))
     elif style == "mixed":
-        text = "".join(_mapped_digits(c, draw(_ANY_ZERO)) if c.isdigit() else c for c in text)
+        zero = st.sampled_from(DIGIT_ZEROS)
+        text = "".join(_mapped_digits(c, draw(zero)) if c.isdigit() else c for c in text)
     elif style == "odd":
         at = draw(st.integers(0, len(text)))
         text = text[:at] + draw(_NON_DECIMAL) + text[at:]
     elif style in ("underscore", "space") and len(text) > 1:
         at = draw(st.integers(1, len(text) - 1))
-        text = text[:at] + ("_" if style == "underscore" else draw(_spaces())) + text[at:]
+        text = text[:at] + ("_" if style == "underscore" else draw(_SPACES)) + text[at:]
     return text
 
 
-@_per_archive
+@functools.lru_cache(maxsize=256)  # built once per archive, not per draw
 def _numbers(seqs: Sequence[int]) -> st.SearchStrategy[int]:
-    """Seqs: existing ones, absent ones, and numbers near and past int64 (its edge, where
-    Go's ParseInt stops, as often as all the others)."""
+    """Seqs: mostly existing ones, else absent ones, and numbers near and past int64 (its
+    edge, where Go's ParseInt stops, as often as all the others)."""
     edge = st.sampled_from([INT64_MAX - 1, INT64_MAX, INT64_MAX + 1])
     near = st.sampled_from(
         [0, 1, 2**31 - 1, 2**31, 2**53, 2**53 + 1, 2**64 - 1, 2**64, 10**19, 10**20 - 1, 10**30]
@@ -246,7 +205,7 @@ def _numbers(seqs: Sequence[int]) -> st.SearchStrategy[int]:
         return _weighted(*others)
     existing = st.sampled_from(sorted(set(seqs)))
     return _weighted(
-        (4, existing),
+        (8, existing),
         (1, existing.map(lambda s: s + 1)),
         (1, existing.map(lambda s: max(s - 1, 0))),
         *others,
@@ -255,69 +214,38 @@ def _numbers(seqs: Sequence[int]) -> st.SearchStrategy[int]:
 
 # -- ids ----------------------------------------------------------------------------
 
-
 _PREFIXES = ("R", "rR", "Rr", "", "rr", "RR", "rRr", "r r", "R r", "ｒ", "r\u0307")
 _SIGNS = ("-", "+", "\u2212", "--", "-+")
 _TAILS = ("a", ".0", "e0", " x", '"', "\\", "\n7", "\x00", "\u0301", "\ufeff")
-
-
-_SOME_PREFIX = st.sampled_from(("r",) * 6 + _PREFIXES)
-_SOME_SIGN = st.sampled_from(("",) * 10 + _SIGNS)
-_SOME_TAIL = st.sampled_from(("",) * 10 + _TAILS)
-_A_PREFIX = st.sampled_from(_PREFIXES)
-_A_SIGN = st.sampled_from(_SIGNS)
-_A_TAIL = st.sampled_from(_TAILS)
-_VARIANTS = st.sampled_from(
-    ["none", "prefix", "lead", "trail", "middle", "digits", "zeros", "sign", "tail"]
-)
-_SPACE_RUN = st.text(st.sampled_from(GO_SPACES + NOT_GO_SPACES), min_size=1, max_size=3)
-
-
-@st.composite
-def _composed_id(draw: st.DrawFn, numbers: st.SearchStrategy[int]) -> str:
-    """Any mix of the id variants at once, around one of ``numbers``."""
-    prefix: str = draw(_SOME_PREFIX)
-    sign: str = draw(_SOME_SIGN)
-    digits = _digit_text(draw, draw(numbers))
-    tail: str = draw(_SOME_TAIL)
-    spaces = _spaces()
-    return draw(spaces) + prefix + draw(spaces) + sign + digits + tail + draw(spaces)
-
-
-@_per_archive
-def _variant_numbers(seqs: Sequence[int]) -> st.SearchStrategy[int]:
-    """Mostly an existing seq, else one next to it, else any of ``_numbers``."""
-    existing = st.sampled_from(sorted(set(seqs))) if seqs else st.integers(1, 10**6)
-    return _weighted(
-        (6, existing),
-        (1, existing.map(lambda s: s + 1)),
-        (1, existing.map(lambda s: max(s - 1, 0))),
-        (2, _numbers(seqs)),
-    )
+_ID_PARTS: dict[str, tuple[str, st.SearchStrategy[str], st.SearchStrategy[str]]] = {
+    # a part of r<seq>: as it is, changed alone, changed among others
+    "lead": ("", _SPACE_RUN, _SPACES),
+    "prefix": ("r", st.sampled_from(_PREFIXES), st.sampled_from(("r",) * 6 + _PREFIXES)),
+    "middle": ("", _SPACE_RUN, _SPACES),
+    "sign": ("", st.sampled_from(_SIGNS), st.sampled_from(("",) * 10 + _SIGNS)),
+    "zeros": ("", st.integers(1, 30).map("0".__mul__), st.just("")),
+    "tail": ("", st.sampled_from(_TAILS), st.sampled_from(("",) * 10 + _TAILS)),
+    "trail": ("", _SPACE_RUN, _SPACES),
+}
+_VARIANTS = st.sampled_from(["none", "digits", *_ID_PARTS] * 5 + ["all"] * 27)
 
 
 @st.composite
-def _one_variant_id(draw: st.DrawFn, numbers: st.SearchStrategy[int]) -> str:
-    """``r<seq>`` (a seq of ``numbers``) changed in one way only."""
-    number = draw(numbers)
-    digits = str(number)
+def _variant_id(draw: st.DrawFn, numbers: st.SearchStrategy[int]) -> str:
+    """``r<seq>`` (a seq of ``numbers``) changed in one way, or in any mix of them."""
     how = draw(_VARIANTS)
-    if how == "digits":
-        digits = _digit_text(draw, number)
-    elif how == "zeros":
-        digits = "0" * draw(st.integers(1, 30)) + digits
-    elif how == "sign":
-        digits = draw(_A_SIGN) + digits
-    elif how == "tail":
-        digits += draw(_A_TAIL)
-    prefix = draw(_A_PREFIX) if how == "prefix" else "r"
-    lead = draw(_SPACE_RUN) if how == "lead" else ""
-    middle = draw(_SPACE_RUN) if how == "middle" else ""
-    trail = draw(_SPACE_RUN) if how == "trail" else ""
-    return lead + prefix + middle + digits + trail
+    number = draw(numbers)
+
+    def part(name: str) -> str:
+        plain, alone, mixed = _ID_PARTS[name]
+        return draw(mixed) if how == "all" else draw(alone) if how == name else plain
+
+    head = "".join(map(part, ("lead", "prefix", "middle", "sign", "zeros")))
+    digits = _digit_text(draw, number) if how in ("all", "digits") else str(number)
+    return head + digits + part("tail") + part("trail")
 
 
-@_per_archive
+@functools.lru_cache(maxsize=256)  # built once per archive, not per draw
 def ids(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
     """Block ids: ``r<seq>`` for existing and absent seqs, with prefixes ``R``/``rR``/``Rr``,
     Go and non-Go spaces, digit variants (Unicode digits, leading zeros, signs,
@@ -325,39 +253,23 @@ def ids(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
     surrogates, blanks); one variant at a time, or several at once."""
     odd = st.one_of(
         st.sampled_from(["", "r", "R", "rR", "0", "r0", "r-0", "00", "id", "r7a", '"r7"', "r\\7"]),
-        _spaces().map(lambda s: s or " "),
+        _SPACES.map(lambda s: s or " "),
         st.text(st.sampled_from("rR0123456789 -+_" + GO_SPACES + NOT_GO_SPACES), max_size=8),
         st.sampled_from(_ODD_RUNES + _CASE_TRAPS).map(lambda c: "r" + c),
         st.text(max_size=6),
-        st.tuples(version_code_points(), _numbers(seqs)).map(lambda p: f"r{p[1]}{p[0]}"),
-        st.lists(version_code_points(), min_size=1, max_size=3).map("".join),
+        st.tuples(_version_code_points(), _numbers(seqs)).map(lambda p: f"r{p[1]}{p[0]}"),
+        st.lists(_version_code_points(), min_size=1, max_size=3).map("".join),
     )
-    return _weighted(
-        (5, _one_variant_id(_variant_numbers(seqs))), (3, _composed_id(_numbers(seqs))), (2, odd)
-    )
+    return _weighted((8, _variant_id(_numbers(seqs))), (2, odd))
 
 
 # -- queries --------------------------------------------------------------------------
 
 
-def words_of(texts: Iterable[str]) -> list[str]:
-    """The distinct words (``\\w+`` runs) of some texts, in order of appearance."""
-    seen: dict[str, None] = {}
-    for text in texts:
-        for word in re.findall(r"\w+", text):
-            seen.setdefault(word, None)
-    return list(seen)
-
-
-_TRANSFORMS = st.sampled_from(
-    ["same", "upper", "lower", "title", "swap", "random", "accent", "nfd", "cut", "one"]
-)
-
-
-@st.composite
-def _transformed_words(draw: st.DrawFn, words: st.SearchStrategy[str]) -> str:
-    """A word of ``words``, :func:`_transformed` (one strategy, not one per word drawn)."""
-    return _transformed(draw, draw(words))
+def words_of(blocks: Iterable[BlockSpec]) -> tuple[str, ...]:
+    """The distinct words (``\\w+`` runs) of the blocks' labels and contents, in order."""
+    texts = (text for b in blocks for text in (b.label, b.content))
+    return tuple(dict.fromkeys(word for text in texts for word in re.findall(r"\w+", text)))
 
 
 _CASES: dict[str, Callable[[str], str]] = {
@@ -368,10 +280,13 @@ _CASES: dict[str, Callable[[str], str]] = {
     "nfd": functools.partial(unicodedata.normalize, "NFD"),
     "one": lambda word: word[:1],
 }
+_TRANSFORMS = st.sampled_from(["same", *_CASES, "random", "accent", "cut"])
 
 
-def _transformed(draw: st.DrawFn, word: str) -> str:
-    """A word in another case, with accents added, decomposed, cut or repeated."""
+@st.composite
+def _transformed(draw: st.DrawFn, words: st.SearchStrategy[str]) -> str:
+    """A word of ``words`` in another case, with accents added, decomposed, cut or repeated."""
+    word = draw(words)
     how = draw(_TRANSFORMS)
     if how in _CASES:
         return _CASES[how](word)
@@ -390,49 +305,43 @@ def _transformed(draw: st.DrawFn, word: str) -> str:
     return word
 
 
-@functools.cache
-def _separators() -> st.SearchStrategy[str]:
-    return st.one_of(
-        st.sampled_from([" ", " ", " ", "", "_", "-", ", ", "/", "'", "\t", "\n", "  "]),
-        st.sampled_from(_PUNCTUATION),
-        st.sampled_from(GO_SPACES + NOT_GO_SPACES),
-    )
+_VOCABULARY_WORDS = _transformed(st.sampled_from(VOCABULARY))
+_SEPARATORS = st.one_of(
+    st.sampled_from([" ", " ", " ", "", "_", "-", ", ", "/", "'", "\t", "\n", "  "]),
+    st.sampled_from(_PUNCTUATION),
+    st.sampled_from(GO_SPACES + NOT_GO_SPACES),
+)
 
 
-@_per_archive
+@functools.lru_cache(maxsize=256)  # built once per archive, not per draw
 def queries(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
     """Search queries: words of the archived blocks in random case, with accents and
     separators, runes Go and Python lower-case differently (``İ``, final ``Σ``, case
     pairs newer than Python's Unicode), underscores, Unicode punctuation, code points
     new to Python, blanks and text without terms."""
-    words = tuple(dict.fromkeys(words))
-    own = st.sampled_from(words) if words else st.sampled_from(VOCABULARY)
     word = _weighted(
-        (8, _transformed_words(own)),
-        (3, _transformed_words(st.sampled_from(VOCABULARY))),
+        (8, _transformed(st.sampled_from(tuple(dict.fromkeys(words)) or VOCABULARY))),
+        (3, _VOCABULARY_WORDS),
         (1, st.sampled_from(_CASE_TRAPS)),
         (1, st.sampled_from(lower_changed())),
-        (1, new_code_points()),
-        (2, version_code_points()),
+        (1, _code_points(new_code_point_ranges())),
+        (2, _version_code_points()),
         (1, st.sampled_from(_ODD_RUNES)),
         (1, st.text(max_size=4)),
     )
-
-    words_1_to_5, spaces, separators = (
-        st.lists(word, min_size=1, max_size=5),
-        _spaces(),
-        _separators(),
-    )
+    words_1_to_5 = st.lists(word, min_size=1, max_size=5)
 
     @st.composite
     def sentence(draw: st.DrawFn) -> str:
         pieces = draw(words_1_to_5)
-        out = draw(spaces)
+        out = draw(_SPACES)
         for i, piece in enumerate(pieces):
-            out += (draw(separators) if i else "") + piece
-        return out + draw(spaces)
+            out += (draw(_SEPARATORS) if i else "") + piece
+        return out + draw(_SPACES)
 
-    blank = st.one_of(st.just(""), _spaces(), _spaces(go_only=True))
+    blank = st.one_of(
+        st.just(""), _SPACES, st.text(st.sampled_from(GO_SPACES), min_size=1, max_size=3)
+    )
     return _weighted((8, sentence()), (1, blank), (1, st.text(max_size=12)))
 
 
@@ -488,8 +397,6 @@ def _escape(c: str, *, upper: bool) -> str:
 
 
 _SHORT = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
-
-
 _STRING_STYLES = st.sampled_from(["raw", "raw", "ascii", "all", "mixed"])
 
 
@@ -529,21 +436,16 @@ def _json_string(draw: st.DrawFn, value: str) -> str:
     return "".join(out)
 
 
-@functools.cache
-def _json_whitespace(*, odd: bool = False) -> st.SearchStrategy[str]:
-    """JSON whitespace; with ``odd``, also spaces that JSON does not allow."""
-    valid = st.sampled_from(["", "", "", "", "", " ", " ", "\n", "\t", "\r\n", "  \n  "])
-    if not odd:
-        return valid
-    return st.one_of(valid, st.sampled_from(["\f", "\v", "\xa0", "\u3000", "\x1c", "\x85"]))
-
-
-@functools.cache
-def deep_nesting() -> st.SearchStrategy[str]:
-    """``1`` nested in arrays or objects near Go's depth limit of 10000."""
-    depths = (1, 64, 999, 1000, 1001, 9998, 9999, 10000, 10001, 10002, 30000)
-    arrays = ["[" * n + "1" + "]" * n for n in depths]
-    return st.sampled_from(arrays + ['{"a":' * n + "1" + "}" * n for n in depths])
+_JSON_WHITESPACE = st.sampled_from(["", "", "", "", "", " ", " ", "\n", "\t", "\r\n", "  \n  "])
+_ODD_WHITESPACE = st.one_of(
+    _JSON_WHITESPACE, st.sampled_from(["\f", "\v", "\xa0", "\u3000", "\x1c", "\x85"])
+)
+"""JSON whitespace, and spaces that JSON does not allow."""
+_DEPTHS = (1, 64, 999, 1000, 1001, 9998, 9999, 10000, 10001, 10002, 30000)
+_DEEP = st.sampled_from(
+    ["[" * n + "1" + "]" * n for n in _DEPTHS] + ['{"a":' * n + "1" + "}" * n for n in _DEPTHS]
+)
+"""``1`` nested in arrays or objects near Go's depth limit of 10000."""
 
 
 @functools.cache
@@ -560,37 +462,17 @@ def _other_values() -> st.SearchStrategy[str]:
 Members = tuple[tuple[str, str], ...]
 """An object's members: (key, JSON text of the value) pairs."""
 _LAYOUTS = st.sampled_from(["drawn"] * 7 + ["compact"] * 4 + ["spaced"] * 3 + ["odd"])
-"""How an object's whitespace comes: each run drawn (one in fifteen with whitespace
-JSON does not allow), or none, or one space after each colon (two draws in all,
-where drawing every run takes about seven)."""
 _FIXED = {"compact": ("", "", "", ""), "spaced": ("", "", " ", "")}
 _TRAILERS = st.sampled_from([""] * 19 + [",", " x", "}", "{}", "\x00"])
 
 
-def _object(draw: st.DrawFn, members: list[tuple[str, str]]) -> str:
-    """A JSON object from (key, value text) members, with drawn whitespace and escapes;
-    one in fifteen has whitespace JSON does not allow, one in twenty text after it."""
-    layout = draw(_LAYOUTS)
-    fixed = _FIXED.get(layout)
-    ws = _json_whitespace(odd=layout == "odd")
-
-    def space(at: int) -> str:
-        return fixed[at] if fixed is not None else draw(ws)
-
-    parts = []
-    for key, value in members:
-        encoded = _json_string(draw, key)
-        parts.append(space(0) + encoded + space(1) + ":" + space(2) + value + space(3))
-    body = ",".join(parts)
-    trailer = draw(_TRAILERS)
-    return space(0) + "{" + body + ("" if parts else space(0)) + "}" + trailer + space(3)
-
-
 def _tool_args(
-    key: str, values: st.SearchStrategy[str], extras: st.SearchStrategy[Members]
+    key: str, texts: st.SearchStrategy[str], extras: st.SearchStrategy[Members]
 ) -> st.SearchStrategy[str]:
-    """An object with ``key`` (and the members ``extras`` draws), repeated, missing or
-    misspelt."""
+    """A JSON object with ``key`` (a JSON string of ``texts``, or another JSON value; and the
+    members ``extras`` draws), repeated, missing or misspelt, with drawn escapes and
+    whitespace; or any :func:`raw_args`."""
+    values = _weighted((6, json_strings(texts)), (1, _other_values()))
     one_in_10 = st.integers(0, 9)
     one_in_400 = st.integers(0, 399)
     n_more = st.sampled_from([0, 0, 0, 0, 1, 2])
@@ -606,12 +488,26 @@ def _tool_args(
         for _ in range(draw(n_more)):
             members.append((draw(other_key), draw(other_value)))
         if draw(one_in_400) == 399:  # rarely: the port decodes Go's deepest nesting slowly
-            members.append(("deep", draw(deep_nesting())))
+            members.append(("deep", draw(_DEEP)))
         if len(members) > 1:
             members = draw(st.permutations(members))
-        return _object(draw, members)
+        # each whitespace run drawn (one object in fifteen with whitespace JSON does not
+        # allow), or none, or a space after each colon; one in twenty with text after it
+        layout = draw(_LAYOUTS)
+        fixed = _FIXED.get(layout)
+        ws = _ODD_WHITESPACE if layout == "odd" else _JSON_WHITESPACE
 
-    return tool_args()
+        def space(at: int) -> str:
+            return fixed[at] if fixed is not None else draw(ws)
+
+        body = ",".join(
+            space(0) + _json_string(draw, key) + space(1) + ":" + space(2) + value + space(3)
+            for key, value in members
+        )
+        end = "}" + draw(_TRAILERS) + space(3)
+        return space(0) + "{" + body + ("" if members else space(0)) + end
+
+    return _weighted((6, tool_args()), (1, raw_args()))
 
 
 # -- raw args -------------------------------------------------------------------------
@@ -634,12 +530,12 @@ def raw_args() -> st.SearchStrategy[str]:
     """Raw ``args`` text: valid and invalid JSON, non-objects, repeated keys, lone
     surrogate escapes, raw surrogate code points, huge numbers, deep nesting near
     Go's limit, BOMs and whitespace variants, and arbitrary text."""
-    deep_object = deep_nesting().map(lambda v: '{"id": "r1", "query": "café", "d": ' + v + "}")
+    deep_object = _DEEP.map(lambda v: '{"id": "r1", "query": "café", "d": ' + v + "}")
     return _weighted(
         (12, st.sampled_from(_RAW)),
         # rarely: a call nested 10,000 deep costs the port's decoder about 10 ms, a
         # hundred ordinary calls, and a pool plays it in every state
-        (1, st.one_of(deep_object, deep_nesting())),
+        (1, st.one_of(deep_object, _DEEP)),
         (
             4,
             st.sampled_from(_ODD_RUNES).map(
@@ -652,26 +548,22 @@ def raw_args() -> st.SearchStrategy[str]:
     )
 
 
-@_per_archive
+@functools.lru_cache(maxsize=256)  # built once per archive, not per draw
 def recall_args(seqs: Sequence[int] = ()) -> st.SearchStrategy[str]:
     """``args`` for ``recall``: an object whose ``id`` is an :func:`ids` or of another JSON
     type, or any :func:`raw_args`."""
-    id_text = json_strings(ids(seqs))
-    value = _weighted((6, id_text), (1, _other_values()))
-    return _weighted((6, _tool_args("id", value, st.just(()))), (1, raw_args()))
+    return _tool_args("id", ids(seqs), st.just(()))
 
 
-@_per_archive
+@functools.lru_cache(maxsize=256)  # built once per archive, not per draw
 def search_args(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
     """``args`` for ``recall_search``: an object with a ``query`` drawn by :func:`queries`
     and often a ``limit`` drawn by :func:`limits`, or any :func:`raw_args`."""
-    value = _weighted((6, json_strings(queries(words))), (1, _other_values()))
     limit: st.SearchStrategy[Members] = limits().map(lambda text: (("limit", text),))
-    search_object = _tool_args("query", value, st.one_of(st.just(()), limit))
-    return _weighted((6, search_object), (1, raw_args()))
+    return _tool_args("query", queries(words), st.one_of(st.just(()), limit))
 
 
-@_per_archive
+@functools.lru_cache(maxsize=256)  # built once per archive, not per draw
 def calls(
     seqs: Sequence[int] = (), words: Sequence[str] = ()
 ) -> st.SearchStrategy[tuple[str, str]]:
@@ -686,7 +578,7 @@ def calls(
     return _weighted((3, recall), (3, search), (1, crossed))
 
 
-@_per_archive
+@functools.lru_cache(maxsize=256)  # built once per archive, not per draw
 def call_pools(
     seqs: Sequence[int] = (), words: Sequence[str] = (), *, max_size: int = 32
 ) -> st.SearchStrategy[list[tuple[str, str]]]:
@@ -700,53 +592,39 @@ def call_pools(
 # -- blocks ---------------------------------------------------------------------------
 
 
-@functools.cache
-def _line() -> st.SearchStrategy[str]:
-    """One line of a block's content: words, HTML, blanks, a long line, an odd rune, text
-    like JSON, any text, code points the Go releases quote differently."""
-    words = st.lists(_transformed_words(st.sampled_from(VOCABULARY)), max_size=8)
-    units = st.sampled_from(["a", "é", "€", "😀", "e\u0301", "İ", "ab ", "\t"])
-    lengths = st.sampled_from([150, 159, 160, 161, 162, 200, 400])
-    odd = [r for r in _ODD_RUNES if replace_surrogates(r) == r]  # a Go string holds none
-    return _weighted(
-        (4, words.map(" ".join)),
-        (1, st.lists(st.sampled_from(_HTML + VOCABULARY), max_size=6).map("".join)),
-        (1, _spaces()),
-        (1, st.tuples(units, lengths).map(lambda p: p[0] * (p[1] // len(p[0])))),
-        (1, st.sampled_from([*odd, *_CASE_TRAPS, *lower_changed()])),
-        (1, st.lists(st.sampled_from(_JSONISH + VOCABULARY), max_size=4).map("".join)),
-        (1, st.text(max_size=30)),
-        (1, st.lists(version_code_points(), min_size=1, max_size=4).map("".join)),
-    )
-
-
 _LINE_SEPARATORS = st.sampled_from(["\n"] * 5 + ["\r\n", "\u2028", "\x0b", "\x1c", "\x85"])
-
-
-@st.composite
-def _content(draw: st.DrawFn) -> str:
-    lines = draw(st.lists(_line(), max_size=5))
-    sep = draw(_LINE_SEPARATORS)
-    return sep.join(lines)
 
 
 @functools.cache
 def blocks() -> st.SearchStrategy[BlockSpec]:
     """One block: labels and contents with accents, mixed case, HTML, blank lines, long
     first lines, other line separators, empty content and labels, sometimes locked."""
+    units = st.sampled_from(["a", "é", "€", "😀", "e\u0301", "İ", "ab ", "\t"])
+    lengths = st.sampled_from([150, 159, 160, 161, 162, 200, 400])
+    odd = [r for r in _ODD_RUNES if replace_surrogates(r) == r]  # a Go string holds none
+    line = _weighted(
+        (4, st.lists(_VOCABULARY_WORDS, max_size=8).map(" ".join)),
+        (1, st.lists(st.sampled_from(_HTML + VOCABULARY), max_size=6).map("".join)),
+        (1, _SPACES),
+        (1, st.tuples(units, lengths).map(lambda p: p[0] * (p[1] // len(p[0])))),
+        (1, st.sampled_from([*odd, *_CASE_TRAPS, *lower_changed()])),
+        (1, st.lists(st.sampled_from(_JSONISH + VOCABULARY), max_size=4).map("".join)),
+        (1, st.text(max_size=30)),
+        (1, st.lists(_version_code_points(), min_size=1, max_size=4).map("".join)),
+    )
+    lines = st.tuples(st.lists(line, max_size=5), _LINE_SEPARATORS)
     label = _weighted(
-        (4, st.lists(_transformed_words(st.sampled_from(VOCABULARY)), max_size=3).map(" ".join)),
+        (4, st.lists(_VOCABULARY_WORDS, max_size=3).map(" ".join)),
         (1, st.just("")),
         (1, st.sampled_from(_HTML + _CASE_TRAPS + _JSONISH + _VERSION_MARKERS)),
         (1, st.text(max_size=10)),
     )
-    content = _weighted((5, _content()), (1, st.just("")))
-    locked = st.sampled_from([False] * 5 + [True])
+    content = _weighted((5, lines.map(lambda p: p[1].join(p[0]))), (1, st.just("")))
     return st.builds(
         BlockSpec,
         label.map(replace_surrogates),  # a Go string holds none: U+FFFD instead
         content.map(replace_surrogates),
-        locked,
+        st.sampled_from([False] * 5 + [True]),
     )
 
 
@@ -758,13 +636,11 @@ def _similar(word: str, n: int) -> list[BlockSpec]:
 
 
 @functools.cache
-def block_sets(max_size: int = 8) -> st.SearchStrategy[list[BlockSpec]]:
+def block_sets() -> st.SearchStrategy[list[BlockSpec]]:
     """Blocks to archive together: small varied sets, and sets of many similar blocks
     (so scores tie and more than the maximum limit of 20 blocks match)."""
-    similar = st.tuples(st.sampled_from(VOCABULARY), st.integers(18, 26)).map(
-        lambda args: _similar(*args)
-    )
-    varied = st.lists(blocks(), min_size=1, max_size=max_size)
+    similar = st.builds(_similar, st.sampled_from(VOCABULARY), st.integers(18, 26))
+    varied = st.lists(blocks(), min_size=1, max_size=8)
     return _weighted(
         (6, varied), (2, st.tuples(varied, similar).map(lambda p: p[0] + p[1])), (1, st.just([]))
     )

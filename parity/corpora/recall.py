@@ -413,8 +413,7 @@ def plain_id_seq(args: str) -> int | None:
 def _host(base_url: str, **options: Any) -> ToolHost:
     from recall import GoTurnHost  # imported late: the replay starts fast
 
-    host: ToolHost = GoTurnHost(base_url, **options)
-    return host
+    return GoTurnHost(base_url, **options)
 
 
 # --- where the texts print seqs -------------------------------------------------------

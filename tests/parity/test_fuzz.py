@@ -182,7 +182,7 @@ IDS: Table = [
 
 @pytest.mark.parametrize("what", [what for what, _ in IDS])
 def test_ids_draw(what: str) -> None:
-    assert what in met("ids", ps.ids([1000, 1007]), IDS)
+    assert what in met("ids", ps.ids((1000, 1007)), IDS)
 
 
 QUERIES: Table = [
@@ -200,7 +200,7 @@ QUERIES: Table = [
 
 @pytest.mark.parametrize("what", [what for what, _ in QUERIES])
 def test_queries_draw(what: str) -> None:
-    assert what in met("queries", ps.queries(["zéphyr"]), QUERIES)
+    assert what in met("queries", ps.queries(("zéphyr",)), QUERIES)
 
 
 @pytest.mark.skipif(
@@ -223,7 +223,7 @@ def test_queries_draw(what: str) -> None:
 def test_queries_draw_what_python_does_not_know(
     what: str, condition: Callable[[str], bool]
 ) -> None:
-    assert condition(found(ps.queries(["zéphyr"]), condition)), what
+    assert condition(found(ps.queries(("zéphyr",)), condition)), what
 
 
 @pytest.mark.parametrize(
@@ -268,18 +268,18 @@ def test_raw_args_draw(what: str) -> None:
 
 
 def test_recall_args_draw_ids_in_objects() -> None:
-    text = found(ps.recall_args([1000]), lambda s: s.strip().startswith("{") and "r1000" in s)
+    text = found(ps.recall_args((1000,)), lambda s: s.strip().startswith("{") and "r1000" in s)
     assert json.loads(text.strip())["id"].strip() == "r1000"
     found(
-        ps.recall_args([1000]), lambda s: re.search(r'"id"\s*:\s*(7|null|true|\[)', s) is not None
+        ps.recall_args((1000,)), lambda s: re.search(r'"id"\s*:\s*(7|null|true|\[)', s) is not None
     )
-    found(ps.recall_args([1000]), lambda s: "\\u00" in s)  # escaped runes
-    found(ps.recall_args([1000]), lambda s: re.search(r'"id".*"ID"|"ID".*"id"', s) is not None)
+    found(ps.recall_args((1000,)), lambda s: "\\u00" in s)  # escaped runes
+    found(ps.recall_args((1000,)), lambda s: re.search(r'"id".*"ID"|"ID".*"id"', s) is not None)
 
 
 def test_search_args_draw_queries_and_limits() -> None:
-    found(ps.search_args(["zéphyr"]), lambda s: '"limit"' in s and '"query"' in s)
-    found(ps.search_args(["zéphyr"]), lambda s: re.search(r'"limit"\s*:\s*-?[0-9]', s) is not None)
+    found(ps.search_args(("zéphyr",)), lambda s: '"limit"' in s and '"query"' in s)
+    found(ps.search_args(("zéphyr",)), lambda s: re.search(r'"limit"\s*:\s*-?[0-9]', s) is not None)
 
 
 @given(ps.json_strings(st.text().filter(lambda s: not re.search("[\ud800-\udfff]", s))))

@@ -296,3 +296,13 @@ def test_the_corpus_case_is_checked_with_the_kind_of_host_that_diverged(
         assert _with_static(honest, world).static is None
     finally:
         world.rig.close()
+
+
+@pytest.mark.go
+def test_a_seed_replays_the_same_run(go_build: GoReference) -> None:
+    def run() -> tuple[int, int, int]:
+        base = fuzz.profile("ci")  # no example database: only the seed decides
+        stats = fuzz_stateful(base=base, examples=3, steps=10, seed_value=5, reference=go_build)
+        return stats.examples, stats.calls, stats.played
+
+    assert run() == run()
