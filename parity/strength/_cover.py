@@ -1,9 +1,10 @@
 """Coverage of the tool logic: Go's while recording, Python's under replay.
 
-Go: the reference built with ``go build -cover`` (``GoReference.start(cover=True)``),
-the corpus recorded into it as ``make golden`` does, its counters turned into a
-profile by ``go tool covdata textfmt``. Python: ``coverage run --branch`` of the
-replay of ``make parity`` (``python -m parity replay``), read with ``coverage json``.
+Both are the tools' own: for Go, the reference built with ``go build -cover``
+(``GoReference.start(cover=True)``), the corpus recorded into it as ``make golden``
+does, and ``go tool covdata textfmt``; for Python, ``coverage run --branch`` of
+``python -m parity replay`` and ``coverage json``. What this module adds is their
+figures over the tool logic, less what the explanations leave out.
 """
 
 from __future__ import annotations
@@ -13,19 +14,15 @@ import re
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from parity.errors import GoReferenceError, ReplayError
 from parity.project import project_root
-from parity.strength._explain import (
-    PACKAGE,
-    Explanations,
-    Problem,
-    module_file,
-    statements_of_all,
-)
+from parity.strength._explain import PACKAGE, Explanations, module_file
 
-__all__ = ["GO_TOOL_PACKAGE", "Gap", "GoCoverage", "PyCoverage", "go_coverage", "python_coverage"]
+__all__ = ["GO_TOOL_PACKAGE", "Coverage", "Gap", "go_coverage", "python_coverage"]
 
 GO_TOOL_PACKAGE = "recallref/recall"
 """The Go package holding the tool logic."""
@@ -39,70 +36,46 @@ class Gap:
     function: str
     code: str
     reason: str | None
+    """Why no golden can reach it, if an explanation says it."""
 
 
-@dataclass(frozen=True)
-class Figure:
-    """Reached of all, and the reachable (all less what is explained as unreachable)."""
+@dataclass
+class Coverage:
+    """One side's coverage of the tool logic under the goldens."""
 
+    title: str
+    summary: str
+    """The raw figure, as ``100.0% of statements (89/89)``."""
     reached: int
-    total: int
-    explained: int
+    reachable: int
+    """All less what is explained as unreachable."""
+    gaps: list[Gap]
+    notes: list[str]
+    """Lines for information (the other packages or files, what is left out)."""
+    executed: set[tuple[str, int]] = field(default_factory=set)
+    """(file, line) of every line of the port that ran (Python)."""
+    stale: list[str] = field(default_factory=list)
+    """Explanations that name no unreached code (Go)."""
 
     @property
     def percent(self) -> float:
-        """Percent of all."""
-        return 100.0 * self.reached / self.total if self.total else 100.0
-
-    @property
-    def reachable_percent(self) -> float:
         """Percent of what a golden can reach."""
-        reachable = self.total - self.explained
-        return 100.0 * self.reached / reachable if reachable else 100.0
+        return 100.0 * self.reached / self.reachable if self.reachable else 100.0
 
 
-@dataclass
-class GoCoverage:
-    """Go's statements of the tool logic reached while recording, and every package's."""
-
-    figure: Figure
-    gaps: list[Gap]
-    packages: dict[str, float]
-    calls: int
+def pct(n: int, d: int) -> str:
+    """``n`` of ``d`` as a percentage."""
+    return f"{100.0 * n / d:.1f}%" if d else "100.0%"
 
 
-@dataclass
-class PyCoverage:
-    """Python's tool logic under replay: lines and branches, and every file of the port."""
-
-    lines: Figure
-    branches: Figure
-    gaps: list[Gap]
-    executed: set[tuple[str, int]]
-    """(file, line) of every line of the port that ran."""
-    files: dict[str, str]
-    """The port's other files: a summary of each."""
-    skipped: dict[str, str]
-    """What is not tool logic and was not reached: function -> why."""
-
-    @property
-    def reachable_percent(self) -> float:
-        """Lines and branches together, of what a golden can reach."""
-        reached = self.lines.reached + self.branches.reached
-        explained = self.lines.explained + self.branches.explained
-        total = self.lines.total + self.branches.total
-        return Figure(reached, total, explained).reachable_percent
-
-
-def _run(argv: list[str], what: str) -> None:
-    done = subprocess.run(argv, cwd=project_root(), capture_output=True, text=True, check=False)
+def _run(argv: list[str], what: str, error: type[Exception] = ReplayError, **how: Any) -> None:
+    how.setdefault("cwd", project_root())
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, **how)
     if done.returncode != 0:
-        from parity.errors import ReplayError
-
-        raise ReplayError(f"{what} failed:\n{(done.stdout + done.stderr).strip()[-2000:]}")
+        raise error(f"{what} failed:\n{(done.stdout + done.stderr).strip()[-2000:]}")
 
 
-def python_coverage(corpus: str, explanations: Explanations) -> PyCoverage:
+def python_coverage(corpus: str, explanations: Explanations) -> Coverage:
     """``coverage run`` of ``parity replay``; the tool logic's lines and branches."""
     with tempfile.TemporaryDirectory(prefix="parity-strength-") as tmp:
         data, report = Path(tmp) / "coverage", Path(tmp) / "coverage.json"
@@ -111,61 +84,62 @@ def python_coverage(corpus: str, explanations: Explanations) -> PyCoverage:
         _run([*run, "-m", "parity", "replay", "--corpus", corpus], "the replay under coverage")
         _run([*cov, "json", f"--data-file={data}", "-o", str(report)], "coverage json")
         files = json.loads(report.read_text("utf-8"))["files"]
-    statements = {(s.file, s.line): s for s in statements_of_all(explanations)}
+    statements = {(s.file, s.line): s for s in explanations.statements()}
     tool = {module_file(m) for m in explanations.tool_logic_modules()}
-    counts = dict.fromkeys(("lines", "lines_hit", "lines_ok", "br", "br_hit", "br_ok"), 0)
-    gaps, skipped, others = [], {}, {}
+    lines, branches = [0, 0, 0], [0, 0, 0]  # reached, total, explained
+    gaps, skipped, others = [], {}, []
     for file, entry in sorted(files.items()):
         if file not in tool:
             s = entry["summary"]
-            others[file] = f"lines {s['percent_statements_covered']:.1f}%, " + (
+            others.append(
+                f"     {file}: lines {s['percent_statements_covered']:.1f}%, "
                 f"branches {s['percent_branches_covered']:.1f}%"
             )
             continue
 
-        def measured(line: int) -> bool:
+        def left_out(line: int, missing: bool) -> bool:
             s = statements.get((file, line))  # noqa: B023 (used in this iteration only)
-            if s is None or explanations.is_tool_logic(s.function):
-                return True
-            if line in entry["missing_lines"]:  # noqa: B023
-                skipped[s.function] = explanations.not_tool_logic_reason(s.function) or ""
-            return False
+            why = s and explanations.not_tool_logic_reason(s.function)
+            if s and why and missing:
+                skipped[s.function] = why
+            return bool(why)
+
+        def gap(line: int, at: str, reason: str | None) -> Gap:
+            s = statements.get((file, line))  # noqa: B023
+            where = f"{file}:{at}"  # noqa: B023
+            return Gap(where, s.function if s else "", s.text if s else "", reason)
 
         def why(line: int) -> str | None:
             s = statements.get((file, line))  # noqa: B023
-            g = s and explanations.group("unreachable", s.key)
-            return g.why if g else None
+            return explanations.why_unreachable(s) if s and line > 0 else None
 
-        missing = [n for n in entry["missing_lines"] if measured(n)]
-        hit = [n for n in entry["executed_lines"] if measured(n)]
-        counts["lines"] += len(missing) + len(hit)
-        counts["lines_hit"] += len(hit)
+        missing = [n for n in entry["missing_lines"] if not left_out(n, True)]
+        hit = [n for n in entry["executed_lines"] if not left_out(n, False)]
+        lines[0] += len(hit)
+        lines[1] += len(missing) + len(hit)
         for n in missing:
-            reason = why(n)
-            counts["lines_ok"] += reason is not None
-            s = statements.get((file, n))
-            gaps.append(Gap(f"{file}:{n}", s.function if s else "", s.text if s else "", reason))
-        hit_br = [b for b in entry["executed_branches"] if measured(b[0])]
-        missing_br = [b for b in entry["missing_branches"] if measured(b[0])]
-        counts["br"] += len(hit_br) + len(missing_br)
-        counts["br_hit"] += len(hit_br)
+            gaps.append(gap(n, str(n), why(n)))
+            lines[2] += gaps[-1].reason is not None
+        missing_br = [b for b in entry["missing_branches"] if not left_out(b[0], False)]
+        hit_br = sum(not left_out(b[0], False) for b in entry["executed_branches"])
+        branches[0] += hit_br
+        branches[1] += hit_br + len(missing_br)
         for src, dst in missing_br:
-            reason = why(dst) if dst > 0 else None
-            counts["br_ok"] += reason is not None
-            if dst > 0 and dst in missing:
-                continue  # the missing line says it already
-            s = statements.get((file, src))
-            to = "exit" if dst < 0 else dst
-            gaps.append(
-                Gap(f"{file}:{src}->{to}", s.function if s else "", s.text if s else "", reason)
-            )
-    return PyCoverage(
-        Figure(counts["lines_hit"], counts["lines"], counts["lines_ok"]),
-        Figure(counts["br_hit"], counts["br"], counts["br_ok"]),
+            reason = why(dst)
+            branches[2] += reason is not None
+            if dst not in missing:  # else the missing line says it already
+                gaps.append(gap(src, f"{src}->{'exit' if dst < 0 else dst}", reason))
+    notes = ["   not tool logic (unreached, left out of the figure):"] if skipped else []
+    notes += [f"   - {function}: {why}" for function, why in sorted(skipped.items())]
+    return Coverage(
+        "Python coverage of the tool logic under replay (lines, branches)",
+        f"lines {pct(*lines[:2])} ({lines[0]}/{lines[1]}), "
+        f"branches {pct(*branches[:2])} ({branches[0]}/{branches[1]})",
+        lines[0] + branches[0],
+        lines[1] + branches[1] - lines[2] - branches[2],
         gaps,
+        [*notes, "   for information, the port's other files:", *others],
         {(f, n) for f, e in files.items() for n in e["executed_lines"]},
-        others,
-        skipped,
     )
 
 
@@ -173,10 +147,9 @@ _PROFILE_LINE = re.compile(r"^(.+)/([^/]+):(\d+)(\.\d+,\d+\.\d+) (\d+) (\d+)$")
 _GO_FUNC = re.compile(r"^func (?:\([^)]*\) )?(\w+)")
 
 
-def go_coverage(corpus_name: str, explanations: Explanations) -> GoCoverage:
+def go_coverage(corpus_name: str, explanations: Explanations) -> Coverage:
     """Record the corpus into a Go reference built with ``-cover``; its coverage."""
     from parity.corpus import get_corpus
-    from parity.errors import GoReferenceError
     from parity.record import FIRST_SEQ, record
     from parity.reference import GoReference, go_env, go_executable
 
@@ -188,26 +161,18 @@ def go_coverage(corpus_name: str, explanations: Explanations) -> GoCoverage:
             recorded = record(get_corpus(corpus_name), go_url=go.base_url)
         # stopped with SIGTERM: the counters are written
         argv = [str(go_executable()), "tool", "covdata", "textfmt", "-i", str(counters)]
-        done = subprocess.run(
-            [*argv, "-o", str(profile)],
-            cwd=reference.source,
-            env=go_env(),
-            capture_output=True,
-            text=True,
-            check=False,
+        what = "`go tool covdata textfmt`"
+        _run(
+            [*argv, "-o", str(profile)], what, GoReferenceError, cwd=reference.source, env=go_env()
         )
-        if done.returncode != 0:
-            raise GoReferenceError(f"`go tool covdata textfmt` failed: {done.stderr.strip()}")
         text = profile.read_text("utf-8")
     blocks: dict[tuple[str, str, int, str], tuple[int, int]] = {}  # merged over counter files
     for m in map(_PROFILE_LINE.match, text.splitlines()):
         if m is not None:
-            key = (m[1], m[2], int(m[3]), m[4])
-            old = blocks.get(key, (0, 0))
-            blocks[key] = (int(m[5]), max(old[1], int(m[6])))
+            old = blocks.get((m[1], m[2], int(m[3]), m[4]), (0, 0))
+            blocks[(m[1], m[2], int(m[3]), m[4])] = (int(m[5]), max(old[1], int(m[6])))
     by_package: dict[str, list[int]] = {}
-    gaps = []
-    explained = 0
+    gaps, explained, named = [], 0, set()
     for (package, file, line, _), (statements, count) in sorted(blocks.items()):
         totals = by_package.setdefault(package, [0, 0])
         totals[0] += statements if count else 0
@@ -217,23 +182,29 @@ def go_coverage(corpus_name: str, explanations: Explanations) -> GoCoverage:
         source = (reference.source / package.partition("/")[2] / file).read_text("utf-8")
         lines = source.splitlines()
         function = next((f[1] for f in map(_GO_FUNC.match, lines[line - 1 :: -1]) if f), "")
-        code = lines[line - 1].strip()
-        group = explanations.group(
-            "go_unreachable", (function, re.sub(r"\s+", "", code), "", "", 1)
-        )
-        explained += statements if group else 0
-        gaps.append(Gap(f"{package}/{file}:{line}", function, code, group.why if group else None))
+        hits = [
+            (g, e) for g in explanations.go_unreachable for e in g.entries if e.names(source, line)
+        ]
+        named |= {e for _, e in hits}
+        explained += statements if hits else 0
+        why = hits[0][0].why if hits else None
+        gaps.append(Gap(f"{package}/{file}:{line}", function, lines[line - 1].strip(), why))
     reached, total = by_package.get(GO_TOOL_PACKAGE, [0, 0])
-    percents = {p: 100.0 * r / t if t else 100.0 for p, (r, t) in sorted(by_package.items())}
-    return GoCoverage(Figure(reached, total, explained), gaps, percents, len(recorded.calls))
-
-
-def go_problems(cov: GoCoverage, explanations: Explanations) -> list[Problem]:
-    """Go entries that name no unreached block."""
-    named = {(g.function, re.sub(r"\s+", "", g.code)) for g in cov.gaps}
-    return [
-        Problem(g.label, "orphaned", f"no unreached block is {e}")
-        for g in explanations.of("go_unreachable")
-        for e in g.entries
-        if e.key[:2] not in named
+    others = [
+        f"{p} {pct(r, t)}" for p, (r, t) in sorted(by_package.items()) if p != GO_TOOL_PACKAGE
     ]
+    return Coverage(
+        f"Go coverage of the tool logic ({GO_TOOL_PACKAGE}), recording "
+        f"{len(recorded.calls)} calls into a Go reference built with -cover",
+        f"{pct(reached, total)} of statements ({reached}/{total})",
+        reached,
+        total - explained,
+        gaps,
+        [f"   for information: {', '.join(others)}"],
+        stale=[
+            f"go_unreachable {g.id}: orphaned: no unreached block is {e}"
+            for g in explanations.go_unreachable
+            for e in g.entries
+            if e not in named
+        ],
+    )

@@ -1,12 +1,12 @@
 """Running mutants against the golden replay, in worker processes.
 
-Each worker (a spawned ``multiprocessing`` process) loads the journal once, then for
-each mutant imports the mutated module from its compiled code (a meta-path finder;
-the file is never written) and replays the journal case by case, each case in the
-passes of ``parity.replay.MODES`` (after the archive pass alone, which kills most
-mutants sooner): the first case that fails kills the mutant. The unmutated code is
-replayed first in each worker and must pass. A mutant that
-outlives its time-out is killed with its worker, which is started again.
+Each worker (a spawned process) loads the journal once; for each mutant it imports
+the mutated module from its compiled code (a meta-path finder: the file is never
+written) and replays the journal case by case in the passes of
+``parity.replay.MODES`` (after the archive pass alone, which kills most mutants
+sooner): the first failing case kills the mutant. Each worker first replays the
+unmutated code, which must pass. A mutant that outlives its time-out is killed with
+its worker, which is started again.
 """
 
 from __future__ import annotations
@@ -62,18 +62,9 @@ class _MutantFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return None
         return importlib.util.spec_from_loader(fullname, self, origin=self.code.co_filename)
 
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
-        return None
-
     def exec_module(self, module: types.ModuleType) -> None:
         module.__file__ = self.code.co_filename
         exec(self.code, module.__dict__)
-
-
-def _purge() -> None:
-    """Forget the port's imported modules: the next import runs them again."""
-    for name in [n for n in sys.modules if n == PACKAGE or n.startswith(PACKAGE + ".")]:
-        del sys.modules[name]
 
 
 def _worker(conn: Connection, corpus_name: str) -> None:
@@ -94,7 +85,8 @@ def _worker(conn: Connection, corpus_name: str) -> None:
         except EOFError:
             return
         status, detail, finder = "survived", "", None
-        _purge()
+        for name in [n for n in sys.modules if n.partition(".")[0] == PACKAGE]:
+            del sys.modules[name]  # the next import runs the port's modules again
         try:
             if mutant is not None:
                 finder = _MutantFinder(mutant.module, mutant.code())
