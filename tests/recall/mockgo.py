@@ -145,8 +145,9 @@ class Recording(httpx.BaseTransport, httpx.AsyncBaseTransport):
     """httpx's own transports, recording each /blocks read: (If-None-Match sent, status)."""
 
     def __init__(self) -> None:
-        self._sync = httpx.HTTPTransport()
-        self._async = httpx.AsyncHTTPTransport()
+        # plain http, verify=False: no CA store to load (about 35 ms of CPU each)
+        self._sync = httpx.HTTPTransport(verify=False)
+        self._async = httpx.AsyncHTTPTransport(verify=False)
         self.reads: list[tuple[str | None, int]] = []
 
     def _record(self, request: httpx.Request, response: httpx.Response) -> httpx.Response:

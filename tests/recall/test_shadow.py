@@ -213,8 +213,8 @@ class Hooked(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
     def __init__(self, hook: Callable[[httpx.Request], None]) -> None:
         self._hook = hook
-        self._inner = httpx.HTTPTransport()
-        self._inner_async = httpx.AsyncHTTPTransport()
+        self._inner = httpx.HTTPTransport(verify=False)  # plain http: no CA store to load
+        self._inner_async = httpx.AsyncHTTPTransport(verify=False)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         self._hook(request)

@@ -19,10 +19,10 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-import httpx
 import pytest
 
 from parity.fixtures.go import FreshGo
+from parity.goclient import log_request
 from parity.reference import RunningReference
 from recall import AsyncGoTurnHost, GoTurnHost
 from recall._core import DEFAULT_CACHE_BYTES
@@ -61,12 +61,12 @@ def full_reads(recording: Recording, since: int) -> int:
 
 def bodies_served(go: RunningReference, since: int) -> list[str]:
     """The Go's answers to /blocks from ``since`` on that carried a body."""
-    answers = httpx.get(f"{go.base_url}/debug/answers").json()["answers"][since:]
+    answers = go.client.run(log_request("answers", since=since))
     return [a for a in answers if a != "not modified"]
 
 
 def answered(go: RunningReference) -> int:
-    return len(httpx.get(f"{go.base_url}/debug/answers").json()["answers"])
+    return len(go.client.run(log_request("answers")))
 
 
 @pytest.mark.go
