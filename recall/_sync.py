@@ -48,11 +48,12 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         shadow = self._core.shadow
         with self._offpath_lock:
             worker, self._offpath = self._offpath, _CLOSED
-        if shadow is not None and worker is not None and worker is not _CLOSED:
+        if shadow is None or worker is _CLOSED:  # no shadow, or closed before
+            self._http.close()
+            return
+        if worker is not None:
             shadow.abandon(worker.drain(self._core.timeout))
         self._http.close()  # a comparison still running fails now, and counts as dropped
-        if shadow is None or worker is _CLOSED:  # no shadow, or closed before
-            return
         if worker is not None:
             worker.join(self._core.timeout)
         shadow.closed()
