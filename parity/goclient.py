@@ -35,6 +35,7 @@ ARCHIVE_PATH: Final = "/internal/v1/recall/archive"
 # The Go reference's debug routes (goref/server); a production Go has none of them.
 REQUESTS_PATH: Final = "/debug/requests"
 READS_PATH: Final = "/debug/reads"
+ANSWERS_PATH: Final = "/debug/answers"
 VERSION_PATH: Final = "/debug/version"
 LOCK_PATH: Final = "/debug/lock"
 RESET_PATH: Final = "/debug/reset"
@@ -251,7 +252,8 @@ def log_request(
     ``/debug/answers``, how it answered each ``/blocks``); with ``since``, those from that
     index on (a reference without ``?since=`` is an error, never a part taken for all).
     """
-    target = f"/debug/{log}" if since is None else f"/debug/{log}?since={since}"
+    path = {"requests": REQUESTS_PATH, "reads": READS_PATH, "answers": ANSWERS_PATH}[log]
+    target = path if since is None else f"{path}?since={since}"
 
     def read(doc: dict[str, Any], fail: Fail) -> list[str]:
         entries = doc.get(log)
