@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
 from itertools import islice, pairwise, repeat
 from operator import attrgetter, lt
-from typing import Any, Final, NoReturn, TypeVar, overload
+from typing import Any, Final, NoReturn, TypedDict, TypeVar, overload
 
 from recall._tools import (
     EXCERPT_RUNES,
@@ -136,6 +136,19 @@ ItemDecoder = Callable[[memoryview], Fields]
 ItemsDecoder = Callable[[memoryview], list[Fields] | None]
 """Items' bytes joined by commas to their fields, each as the ItemDecoder gives it; None
 when it does not take them all."""
+
+
+class Decoders(TypedDict, total=False):
+    """How ``read_set`` decodes items: ``decode``, and ``decode_many`` for a batch."""
+
+    decode: ItemDecoder
+    decode_many: ItemsDecoder | None
+
+
+class ReadOptions(Decoders, total=False):
+    """How ``read_set`` reads a body: its decoders, and ``compact``."""
+
+    compact: bool
 
 
 def _array_bounds(body: bytearray) -> tuple[int, int] | None:

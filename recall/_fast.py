@@ -13,7 +13,7 @@ import importlib
 import threading
 from typing import Any
 
-from recall._blocks import Fields, ItemDecoder, NotCompact, decode_item
+from recall._blocks import Decoders, Fields, ItemDecoder, NotCompact, decode_item
 from recall._tools import MAX_SEQ
 
 MSGSPEC_FROM = 1 << 20
@@ -84,7 +84,7 @@ def decode_items_msgspec(raw: memoryview) -> list[Fields] | None:
     return fields
 
 
-def decoders(size: int) -> dict[str, Any]:
+def decoders(size: int) -> Decoders:
     """``read_set``'s ``decode`` and ``decode_many``: msgspec's once it is imported or for a
     body large enough to import it for, else ``decode_item`` alone."""
     global _chosen

@@ -11,9 +11,9 @@ import re
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping
-from typing import Any, Final, NamedTuple, TypeVar
+from typing import Final, NamedTuple, TypeVar, Unpack
 
-from recall._blocks import BlockSet, NotBlocks, fields_from_json, loads, read_set
+from recall._blocks import BlockSet, NotBlocks, ReadOptions, fields_from_json, loads, read_set
 from recall._errors import GoUnavailableError, UnknownToolError
 from recall._tools import Block, replace_surrogates
 
@@ -149,7 +149,12 @@ def strong_etag(headers: Mapping[str, str]) -> str | None:
 
 
 def parse_blocks(
-    what: str, answer: Answer, *, kept: BlockSet | None = None, sent: str | None = None, **read: Any
+    what: str,
+    answer: Answer,
+    *,
+    kept: BlockSet | None = None,
+    sent: str | None = None,
+    **read: Unpack[ReadOptions],
 ) -> BlockSet:
     """Every readable block: ``read_set``'s of a 200 (a whole set, or a delta to ``kept``;
     its ETag kept when strong; ``read``: its options), or ``kept`` for a 304 whose ETag is
