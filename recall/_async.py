@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ssl
 from typing import TypeVar
 
 import httpx
 
 from recall._core import Call, Flight
-from recall._errors import EventLoopError, GoUnavailableError, HostClosedError
-from recall._http import HTTP_ERRORS, HostBase
+from recall._errors import EventLoopError, GoUnavailableError
+from recall._http import HostBase
 from recall._protocol import Answer, Request
 from recall._shadow import Job
 
@@ -67,15 +66,13 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
 
     async def exec_tool(self, name: str, args: str) -> str:
         """``GoTurnHost.exec_tool``, awaited (EventLoopError on another loop than the host's)."""
-        if self._http.is_closed:
-            raise HostClosedError(f"{self!r} is closed: it sends no more requests")
+        self._open_or_raise()
         self._on_own_loop()
         return await self._drive(self._core.call(name, args))
 
     async def warm(self) -> None:
         """``GoTurnHost.warm``, awaited (EventLoopError as for ``exec_tool``)."""
-        if self._http.is_closed:
-            raise HostClosedError(f"{self!r} is closed: it sends no more requests")
+        self._open_or_raise()
         self._on_own_loop()
         await self._drive(self._core.warm())
         self._prepared(self._core.next_read())  # the first search's, built now
@@ -129,9 +126,7 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
 
     async def _send(self, request: Request) -> Answer:
         """Go's answer to the request; GoUnavailableError when there is none."""
-        try:
-            if self._http.is_closed:  # by another task, this call under way
-                raise HostClosedError(f"{self!r} is closed: it sends no more requests")
+        with self._sending(request):
             response = await self._through.handle_async_request(self._prepared(request))
             try:
                 body = self._core.receive(request, response.status_code, response.headers)
@@ -139,19 +134,6 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
                     body.feed(chunk)
             finally:
                 await response.aclose()
-        except HTTP_ERRORS as exc:
-            raise self._core.unavailable(request, exc) from exc
-        except RuntimeError:
-            if self._http.is_closed:  # closed by another task, this call under way
-                raise HostClosedError(f"{self!r} is closed: it sends no more requests") from None
-            raise
-        except ssl.SSLError as exc:
-            # An alert on an established TLS connection (a client certificate refused)
-            # passes anyio and httpcore untranslated (httpx issue 3350); httpx's sync
-            # transport reads it as a ReadError: so does this host.
-            read_error = httpx.ReadError(str(exc))
-            read_error.__cause__ = exc
-            raise self._core.unavailable(request, read_error) from read_error
         return body.answer()
 
     # The shadow, off the caller's path.

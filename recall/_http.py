@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import encodings.idna  # noqa: F401  getaddrinfo's codec of host names: not in a first search
 import functools
 import ssl
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, Generic, TypeVar
 
 import httpx
 
 from recall._core import DEFAULT_CACHE_BYTES, DEFAULT_MAX_BODY_BYTES, HostCore
+from recall._errors import HostClosedError
 from recall._go import DEFAULT_UNICODE_VERSION
 from recall._protocol import Request, blocks_request, check_base_url
 from recall._shadow import COUNTS, Job, Shadow, ShadowState
@@ -101,6 +103,32 @@ class HostBase(Generic[TransportT]):
         except httpx.InvalidURL as exc:
             raise ValueError(f"invalid base URL: {exc}") from exc
         self._open()
+
+    def _open_or_raise(self) -> None:
+        """HostClosedError once the host is closed."""
+        if self._http.is_closed:
+            raise HostClosedError(f"{self!r} is closed: it sends no more requests") from None
+
+    @contextlib.contextmanager
+    def _sending(self, request: Request) -> Iterator[None]:
+        """Around the sending of ``request`` and the reading of its answer: a transport
+        error becomes its GoUnavailableError; the client closed by another thread or task,
+        this call under way, HostClosedError."""
+        try:
+            self._open_or_raise()
+            yield
+        except HTTP_ERRORS as exc:
+            raise self._core.unavailable(request, exc) from exc
+        except RuntimeError:
+            self._open_or_raise()
+            raise
+        except ssl.SSLError as exc:
+            # An alert on an established TLS connection (a client certificate refused)
+            # passes anyio and httpcore untranslated (httpx issue 3350); httpx's sync
+            # transport reads it as a ReadError: so do both hosts.
+            read_error = httpx.ReadError(str(exc))
+            read_error.__cause__ = exc
+            raise self._core.unavailable(request, read_error) from read_error
 
     def _prepared(self, request: Request) -> httpx.Request:
         """httpx's request for ``request``, built once for the same ``request`` sent again

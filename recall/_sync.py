@@ -11,8 +11,8 @@ from typing import TypeVar
 import httpx
 
 from recall._core import Call, Flight
-from recall._errors import GoUnavailableError, HostClosedError
-from recall._http import HTTP_ERRORS, HostBase
+from recall._errors import GoUnavailableError
+from recall._http import HostBase
 from recall._protocol import Answer, Request
 from recall._shadow import Job
 
@@ -67,16 +67,14 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         know ``name``; GoUnavailableError when it does not answer a call it runs;
         HostClosedError once the host is closed; TypeError unless both are str.
         """
-        if self._http.is_closed:
-            raise HostClosedError(f"{self!r} is closed: it sends no more requests")
+        self._open_or_raise()
         return self._drive(self._core.call(name, args))
 
     def warm(self) -> None:
         """Read the archive's blocks and keep them ready for the first search (a start-up
         or readiness probe pays that cost, not the first user). GoUnavailableError when
         the read fails (no fallback); HostClosedError once the host is closed."""
-        if self._http.is_closed:
-            raise HostClosedError(f"{self!r} is closed: it sends no more requests")
+        self._open_or_raise()
         self._drive(self._core.warm())
         self._prepared(self._core.next_read())  # the first search's, built now
 
@@ -99,9 +97,7 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
 
     def _send(self, request: Request) -> Answer:
         """Go's answer to the request; GoUnavailableError when there is none."""
-        try:
-            if self._http.is_closed:  # by another thread, this call under way
-                raise HostClosedError(f"{self!r} is closed: it sends no more requests")
+        with self._sending(request):
             response = self._through.handle_request(self._prepared(request))
             try:
                 body = self._core.receive(request, response.status_code, response.headers)
@@ -109,12 +105,6 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
                     body.feed(chunk)
             finally:
                 response.close()
-        except HTTP_ERRORS as exc:
-            raise self._core.unavailable(request, exc) from exc
-        except RuntimeError:
-            if self._http.is_closed:  # closed by another thread, this call under way
-                raise HostClosedError(f"{self!r} is closed: it sends no more requests") from None
-            raise
         return body.answer()
 
     # The shadow, off the caller's path.
