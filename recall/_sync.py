@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import queue
 import threading
-from collections.abc import Callable
 from typing import TypeVar
 
 import httpx
@@ -31,10 +30,12 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
     _transport_class = httpx.HTTPTransport
     _client_class = httpx.Client
     _http: httpx.Client
-    _offpath: _Worker | None = None
+    _jobs: queue.Queue[Job | None] | None = None  # None: the worker ends
+    _worker: threading.Thread | None = None
+    _closing = False
 
     def _open(self) -> None:
-        self._offpath_lock = threading.Lock()
+        self._offpath_lock = threading.Lock()  # close() sets _closing under it: no job lost
 
     def __enter__(self) -> GoTurnHost:
         return self
@@ -47,15 +48,25 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         (waiting ``timeout`` seconds at most: what is left is dropped, and counted)."""
         shadow = self._core.shadow
         with self._offpath_lock:
-            worker, self._offpath = self._offpath, _CLOSED
-        if shadow is None or worker is _CLOSED:  # no shadow, or closed before
+            closing, self._closing = self._closing, True
+        if shadow is None or closing:  # no shadow, or closed before
             self._http.close()
             return
-        if worker is not None:
-            shadow.abandon(worker.drain(self._core.timeout))
+        jobs, worker, timeout = self._jobs, self._worker, self._core.timeout
+        if jobs is not None:
+            with jobs.all_tasks_done:
+                jobs.all_tasks_done.wait_for(lambda: not jobs.unfinished_tasks, timeout)
+            left = 0
+            with contextlib.suppress(queue.Empty):
+                while True:
+                    jobs.get_nowait()
+                    jobs.task_done()
+                    left += 1
+            shadow.abandon(left)
+            jobs.put(None)
         self._http.close()  # a comparison still running fails now, and counts as dropped
         if worker is not None:
-            worker.join(self._core.timeout)
+            worker.join(timeout)
         shadow.closed()
 
     def exec_tool(self, name: str, args: str) -> str:
@@ -110,67 +121,30 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
     # The shadow, off the caller's path.
 
     def _submit(self, job: Job) -> bool:
-        with self._offpath_lock:  # close() swaps the worker under it: none is lost
-            if self._offpath is None:
+        with self._offpath_lock:
+            if self._closing:
+                return False
+            if self._jobs is None:
                 assert self._core.shadow is not None
-                self._offpath = _Worker(self._compare, self._core.shadow.queue)
-            return self._offpath.submit(job)
+                self._jobs = queue.Queue(self._core.shadow.queue)
+            try:
+                self._jobs.put_nowait(job)
+            except queue.Full:
+                return False
+            if self._worker is None:
+                self._worker = threading.Thread(
+                    target=self._work, args=(self._jobs,), name="recall-shadow", daemon=True
+                )
+                self._worker.start()
+            return True
 
-    def _compare(self, job: Job) -> None:
+    def _work(self, jobs: queue.Queue[Job | None]) -> None:
         shadow = self._core.shadow
         assert shadow is not None
-        try:
-            self._drive(self._core.compare(job))
-        except Exception as exc:  # such as the client closed under it: no verdict
-            shadow.settle("errors", error=exc)
-
-
-class _Worker:
-    """A bounded queue of jobs and one daemon thread running them, started by the first."""
-
-    def __init__(self, run: Callable[[Job], None], bound: int) -> None:
-        self._run = run
-        self._jobs: queue.Queue[Job | None] = queue.Queue(bound)  # None: the thread ends
-        self._thread: threading.Thread | None = None
-
-    def submit(self, job: Job) -> bool:
-        """Queue ``job``, never waiting (under the host's lock); False when the queue is full."""
-        try:
-            self._jobs.put_nowait(job)
-        except queue.Full:
-            return False
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._work, name="recall-shadow", daemon=True)
-            self._thread.start()
-        return True
-
-    def _work(self) -> None:
-        while (job := self._jobs.get()) is not None:
+        while (job := jobs.get()) is not None:
             try:
-                self._run(job)
+                self._drive(self._core.compare(job))
+            except Exception as exc:  # such as the client closed under it: no verdict
+                shadow.settle("errors", error=exc)
             finally:
-                self._jobs.task_done()
-
-    def drain(self, timeout: float) -> int:
-        """Wait ``timeout`` seconds at most for the queued jobs to run, then end the thread
-        (nothing is submitted any more); how many were left, not run."""
-        jobs, forgotten = self._jobs, 0
-        with jobs.all_tasks_done:
-            jobs.all_tasks_done.wait_for(lambda: not jobs.unfinished_tasks, timeout)
-        with contextlib.suppress(queue.Empty):
-            while True:
-                jobs.get_nowait()
                 jobs.task_done()
-                forgotten += 1
-        jobs.put(None)
-        return forgotten
-
-    def join(self, timeout: float) -> None:
-        """Wait for the thread to end (it ends once drained)."""
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-
-_CLOSED = _Worker(lambda job: None, 1)
-"""The worker of a closed host: it takes nothing (its queue holds its end)."""
-_CLOSED.drain(0)

@@ -422,7 +422,7 @@ def test_a_full_queue_drops_and_close_drains_within_the_time_out(make_host: Make
     assert_counts_add_up(stats)
 
 
-def test_no_shadow_is_no_machinery(make_host: MakeHost, host_kind: str) -> None:
+def test_no_shadow_is_no_machinery(make_host: MakeHost) -> None:
     requests: list[str] = []
 
     def go(request: httpx.Request) -> httpx.Response:
@@ -439,10 +439,7 @@ def test_no_shadow_is_no_machinery(make_host: MakeHost, host_kind: str) -> None:
         assert host.shadow_stats() == dict.fromkeys(COUNTS, 0)
         # No thread started (others, such as an earlier test's Go's pumps, may end meanwhile).
         assert set(threading.enumerate()) - before == set()
-        if host_kind == "sync":
-            assert host.host._offpath is None  # type: ignore[union-attr]
-        else:
-            assert host.host._jobs is None  # type: ignore[union-attr]
+        assert host.host._jobs is None  # type: ignore[union-attr]
     assert requests == [BLOCK_PATH] * 5
 
 
