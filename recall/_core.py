@@ -363,6 +363,7 @@ class HostCore:
         assert shadow is not None
         python, go_output = job.python, job.go_output
         verdict: Verdict = "matched"
+        divergence = None
         try:
             if python is None:
                 python = yield from self._python_run(job.name, job.args)
@@ -377,13 +378,12 @@ class HostCore:
                 verdict = "fell_back"
             elif python.output != go_output:
                 assert go_output is not None
+                verdict = "diverged"
                 divergence = shadow.divergence(job.name, job.args, python, go_output)
-                shadow.settle("diverged", divergence=divergence)
-                return None
         except RecallError as go_error:  # Go failed the shadow call: no verdict
             shadow.settle("errors", error=go_error)
             return None
-        shadow.settle(verdict)
+        shadow.settle(verdict, divergence=divergence)
 
     def _python_run(self, name: str, args: str) -> Steps[PythonRun]:
         """The port's run of a call, never raising: its output or its defect, and what it
