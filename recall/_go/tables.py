@@ -44,12 +44,8 @@ def load(unicode_version: str) -> ModuleType:
         raise TypeError(f"unicode_version must be a str, not {type(unicode_version).__name__}")
     if unicode_version == DEFAULT_UNICODE_VERSION:
         return DEFAULT
-    parts = unicode_version.split(".")
-    if len(parts) == 3 and all(p.isascii() and p.isdigit() for p in parts):
-        try:
-            return importlib.import_module(f"recall._go._unicode_{'_'.join(parts)}")
-        except ModuleNotFoundError:
-            pass
+    if unicode_version in unicode_versions():
+        return importlib.import_module(f"recall._go._unicode_{unicode_version.replace('.', '_')}")
     known = ", ".join(repr(v) for v in unicode_versions())
     raise ValueError(
         f"unknown unicode_version {unicode_version!r}: the port has Go's tables of {known} "
