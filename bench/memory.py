@@ -102,20 +102,18 @@ def _searches(opts: argparse.Namespace) -> dict[str, object]:
 
 
 def _herd(opts: argparse.Namespace) -> dict[str, object]:
-    import httpx
-
+    from parity.goclient import GoClient, GoConnection, log_request
     from recall import AsyncGoTurnHost, GoTurnHost
 
     url, args, callers, cache = opts.base_url, opts.args, opts.callers, opts.cache_bytes
-    go = httpx.Client(base_url=url, timeout=600.0, trust_env=False)
+    go = GoClient(GoConnection(url), timeout=600.0)
     mark: dict[str, Any] = {}  # what the change and the herd leave for the figures
 
     def change() -> None:
         """A new block, then the RSS high-water mark reset: the herd starts."""
-        mark["since"] = go.get("/debug/answers").json()["next"]
-        block = {"label": "bench: one new block", "content": "Échec du déploiement, encore."}
-        archived = go.post("/internal/v1/recall/archive", json=block).raise_for_status()
-        mark.update(seq=archived.json()["seq"], rss=rss_kib() if reset_hwm() else None)
+        mark["since"] = len(go.run(log_request("answers")))
+        seq = go.archive("bench: one new block", "Échec du déploiement, encore.")
+        mark.update(seq=seq, rss=rss_kib() if reset_hwm() else None)
         mark["start"] = time.perf_counter()
 
     def done(outputs: list[str]) -> None:
@@ -145,10 +143,9 @@ def _herd(opts: argparse.Namespace) -> dict[str, object]:
                 done(await asyncio.gather(*calls))
 
         asyncio.run(herd())
-    answers = go.get("/debug/answers", params={"since": mark["since"]}).json()["answers"]
-    tool = {"name": "recall_search", "args": args}
-    expected = go.post("/internal/v1/tool/exec", json=tool).json()["output"]
-    go.post("/debug/lock", json={"seq": mark["seq"], "locked": True}).raise_for_status()
+    answers = go.run(log_request("answers", since=mark["since"]))
+    expected = go.exec_tool("recall_search", args)
+    go.lock(mark["seq"])
     go.close()
     peak, rss = mark["peak"], mark["rss"]
     return {

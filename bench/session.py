@@ -15,8 +15,6 @@ import argparse
 import sys
 import time
 
-EXEC = "/internal/v1/tool/exec"
-
 
 def main(argv: list[str] | None = None) -> int:
     """Run one session and print its figures as JSON; 1 on a parity failure."""
@@ -27,9 +25,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import json
 
-    import httpx
-
     from bench.data import SESSION_QUERIES
+    from parity.goclient import GoClient, GoConnection
     from recall._core import DEFAULT_CACHE_BYTES
 
     parser = argparse.ArgumentParser(prog="python -m bench.session")
@@ -55,21 +52,15 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         host.warm()
         warmed = time.perf_counter() - started
-    go = httpx.Client(base_url=opts.url, timeout=300.0, trust_env=False)
+    go = GoClient(GoConnection(opts.url), timeout=300.0)
     failures: list[str] = []
-
-    def post(path: str, doc: object) -> httpx.Response:
-        return go.post(path, json=doc).raise_for_status()
 
     def pair(what: str, args: str, go_first: bool = opts.go_first) -> dict[str, float]:
         outputs: dict[str, str] = {}
         seconds: dict[str, float] = {}
         for side in ("go", "python") if go_first else ("python", "go"):
             begin = time.perf_counter()
-            if side == "python":
-                outputs[side] = host.exec_tool("recall_search", args)
-            else:
-                outputs[side] = post(EXEC, {"name": "recall_search", "args": args}).json()["output"]
+            outputs[side] = (host if side == "python" else go).exec_tool("recall_search", args)
             seconds[side] = time.perf_counter() - begin
         if outputs["python"] != outputs["go"]:
             failures.append(f"{what} {args}: python {outputs['python'][:300]!r}")
@@ -80,12 +71,11 @@ def main(argv: list[str] | None = None) -> int:
     first = pair("first", queries[0], go_first=False)
     repeated = [pair("repeated", args) for args in queries]
     steady = [] if opts.no_steady else [pair("steady", args) for args in queries]
-    block = {"label": "bench: one new block", "content": "Échec du déploiement, une fois de plus."}
-    seq = post("/internal/v1/recall/archive", block).json()["seq"]
+    seq = go.archive("bench: one new block", "Échec du déploiement, une fois de plus.")
     new_block = pair("new block", queries[0])
     # Locked again (the reference's debug route): the next session reads the archive of
     # the size measured, no more.
-    post("/debug/lock", {"seq": seq, "locked": True})
+    go.lock(seq)
     host.close()
     go.close()
     figures: dict[str, object] = {"import_s": imported, "host_s": constructed, "warm_s": warmed}
