@@ -49,8 +49,9 @@ _log = logging.getLogger("recall")
 
 class Flight:
     """One read of /blocks shared by every search needing the set while it flies: the first
-    to ``claim`` it sends ``request`` and lands the answer (``land``) or the failure
-    (``fail``); every caller waits for ``landed``, then takes the same ``result``.
+    to ``claim`` it sends ``request`` and lands the answer (``land``) within ``sending``,
+    which lands a failure too; every caller waits for ``landed``, then takes the same
+    ``result``.
     """
 
     __slots__ = ("_claimed", "_error", "_land", "_result", "landed", "request", "waiting")
@@ -74,24 +75,21 @@ class Flight:
             self._result = self._land(answer)
         except Exception as exc:
             self._error = exc
-        self.landed.set()
-
-    def fail(self, error: Exception | None = None) -> None:
-        """``request`` failed (a GoUnavailableError), or (None) its sender was interrupted."""
-        self._error = error or GoUnavailableError(self.request.what, "the read was interrupted")
-        self.landed.set()
 
     @contextlib.contextmanager
     def sending(self) -> Iterator[None]:
-        """Around the claimer's sending of ``request`` and ``land``: its GoUnavailableError
-        fails the read for every caller; any other exception fails it too, and goes on."""
+        """Around the claimer's sending of ``request`` and ``land``; the read has landed
+        once it ends. Its GoUnavailableError fails the read for every caller; any other
+        exception (the sender interrupted) fails it too, and goes on."""
         try:
             yield
         except GoUnavailableError as error:
-            self.fail(error)
+            self._error = error
         except BaseException:
-            self.fail()
+            self._error = GoUnavailableError(self.request.what, "the read was interrupted")
             raise
+        finally:
+            self.landed.set()
 
     def result(self) -> tuple[BlockSet, bool]:
         """The set and whether it is mostly the set read before; else the read's failure
