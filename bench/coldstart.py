@@ -82,7 +82,6 @@ def _importtime(stderr: str) -> tuple[float, float]:
 
 def _env(prefix: Path, *, write: bool) -> dict[str, str]:
     env = dict(os.environ, PYTHONPYCACHEPREFIX=str(prefix), PYTHONDONTWRITEBYTECODE="1")
-    env.pop("PYTHONPATH", None)
     if write:
         del env["PYTHONDONTWRITEBYTECODE"]
     return env

@@ -93,7 +93,8 @@ def kernel(
     body: bytes, golds: dict[str, str], work_dir: Path, *, rounds: int, min_time: float
 ) -> tuple[Samples, int]:
     """run_tool over the blocks in memory against Go's BenchmarkSearch, alternating, for
-    each of ``QUERIES`` (``golds``: Go's outputs by name); the samples, the outputs checked."""
+    each of ``QUERIES`` (``golds``: Go's outputs by name); the samples, the outputs checked.
+    The test binary and the blocks it reads are left in ``work_dir`` (the run's own)."""
     binary, blocks_file = work_dir / "recall.test", work_dir / "blocks.json"
     cmd = [str(go_executable()), "test", "-c", "-o", str(binary), "./recall"]
     _go(cmd, "go test -c ./recall", cwd=_ROOT / "goref", env=go_env())
@@ -101,30 +102,27 @@ def kernel(
     archive = MemoryArchive(blocks_of(body))
     found: Samples = {}
     checked = 0
-    try:
-        for query in QUERIES:
-            args, gold = query.args(), golds[query.name]
-            python: list[float] = []
-            go: list[float] = []
-            for r in range(rounds):
-                for side in ("go", "python") if r % 2 == 0 else ("python", "go"):
-                    if side == "go":
-                        seconds, output = _go_search(binary, blocks_file, args, min_time)
-                        check_parity(f"Go BenchmarkSearch {query.name}", output, gold)
-                        go.append(seconds)
-                        continue
-                    spent, calls = 0.0, 0
-                    while spent < min_time or calls == 0:
-                        start = time.perf_counter()
-                        output = run_tool("recall_search", args, archive)
-                        spent += time.perf_counter() - start
-                        calls += 1
-                        check_parity(f"kernel {query.name}", output, gold)
-                    checked += calls
-                    python.append(spent / calls)
-            found[query.name] = (python, go)
-    finally:
-        blocks_file.unlink(missing_ok=True)
+    for query in QUERIES:
+        args, gold = query.args(), golds[query.name]
+        python: list[float] = []
+        go: list[float] = []
+        for r in range(rounds):
+            for side in ("go", "python") if r % 2 == 0 else ("python", "go"):
+                if side == "go":
+                    seconds, output = _go_search(binary, blocks_file, args, min_time)
+                    check_parity(f"Go BenchmarkSearch {query.name}", output, gold)
+                    go.append(seconds)
+                    continue
+                spent, calls = 0.0, 0
+                while spent < min_time or calls == 0:
+                    start = time.perf_counter()
+                    output = run_tool("recall_search", args, archive)
+                    spent += time.perf_counter() - start
+                    calls += 1
+                    check_parity(f"kernel {query.name}", output, gold)
+                checked += calls
+                python.append(spent / calls)
+        found[query.name] = (python, go)
     return found, checked
 
 
