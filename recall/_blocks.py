@@ -14,7 +14,7 @@ import sys
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
-from itertools import islice, pairwise, repeat
+from itertools import chain, islice, pairwise, repeat
 from operator import attrgetter, lt
 from typing import Any, Final, NoReturn, TypedDict, TypeVar, overload
 
@@ -232,15 +232,12 @@ class BlockSet:
             size = _ITEM_OVERHEAD * len(seqs) + images.size
         if self.raw is not None:
             size += sys.getsizeof(self.raw)
-        for block in blocks or ():
-            if block is not None:
-                size += _BLOCK_OVERHEAD + sys.getsizeof(block.content)
-                size += sys.getsizeof(block.label)
-        for head in self.heads:  # the label is the block's own str, when the set holds Blocks
-            size += _BLOCK_OVERHEAD + sys.getsizeof(head.content)
-            if blocks is None:
-                size += sys.getsizeof(head.label)
-        self.size = size
+        held = [b for b in blocks or () if b is not None]
+        size += _BLOCK_OVERHEAD * (len(held) + len(self.heads))
+        size += sum(map(sys.getsizeof, map(attrgetter("content"), chain(held, self.heads))))
+        # the label is the block's own str in its head, when the set holds Blocks
+        labelled = held if blocks is not None else self.heads
+        self.size = size + sum(map(sys.getsizeof, map(attrgetter("label"), labelled)))
 
     @property
     def complete(self) -> bool:

@@ -289,8 +289,25 @@ func TestBlocksEncodedOnce(t *testing.T) {
 	if again := get(); string(again) != string(first) || &s.full.body[0] != &kept[0] {
 		t.Errorf("a second read of an unchanged set made a new body")
 	}
-	s.store.Add("b", "two", false)
-	if got := get(); !strings.Contains(string(got), `"two"`) {
-		t.Errorf("a read after a change: %s", got)
+	// After each change, the body is the set as json.Encoder writes it, the
+	// blocks encoded before reused where they are the same blocks.
+	steps := []struct {
+		what   string
+		change func()
+	}{
+		{"an add", func() { s.store.Add("b", "two <b>&\u2028", false) }},
+		{"a lock", func() { s.store.SetLocked(1, true) }},
+		{"an unlock", func() { s.store.SetLocked(1, false) }},
+		{"a reset", func() { s.store.Reset(1) }},
+		{"an add after a reset", func() { s.store.Add("a", "other", false) }},
+		{"the same seq again", func() { s.store.Reset(1); s.store.Add("a", "one more", false) }},
+	}
+	for _, step := range steps {
+		step.change()
+		blocks, _ := s.store.Snapshot()
+		want := encode(map[string][]recall.Block{"blocks": blocks})
+		if got := get(); string(got) != string(want) {
+			t.Errorf("a read after %s: %s; want %s", step.what, got, want)
+		}
 	}
 }

@@ -58,6 +58,7 @@ type server struct {
 	debug     map[string]route // the debug routes by path, for the batch route
 
 	full, delta encoded // the last bodies of /blocks
+	blockJSON   blockJSON
 
 	mu                       sync.Mutex
 	requests, reads, answers *eventLog // see doc.go
