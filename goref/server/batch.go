@@ -77,7 +77,7 @@ type batchResponse struct {
 var notFoundBody, _ = json.Marshal("404 page not found\n")
 
 // batchRoute runs the debug requests of {"requests": [...]} in order, as
-// the package comment says.
+// the README says.
 func (s *server) batchRoute(r *http.Request) (any, error) {
 	items, err := readList[json.RawMessage](r, "requests")
 	if err != nil {

@@ -60,7 +60,7 @@ type server struct {
 	full, delta encoded // the last bodies of /blocks
 
 	mu                       sync.Mutex
-	requests, reads, answers *eventLog // see doc.go
+	requests, reads, answers *eventLog // the debug logs
 }
 
 // New returns the handler serving store as opts say.
