@@ -80,26 +80,6 @@ def go_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return {**os.environ, **local, **(extra or {})}
 
 
-def _run_go(args: list[str], *, cwd: Path, release: str | None = None) -> str:
-    try:
-        done = subprocess.run(
-            [str(go_executable(release)), *args],
-            cwd=cwd,
-            env=go_env(),
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise GoReferenceError(f"`go {' '.join(args)}` could not run: {exc}") from exc
-    if done.returncode != 0:
-        raise GoReferenceError(
-            f"`go {' '.join(args)}` failed (exit {done.returncode}):\n{done.stderr.strip()}"
-        )
-    return done.stdout
-
-
 @dataclass(frozen=True)
 class TLSFiles:
     """The PEM files of a reference behind TLS, for ``GoReference.start(tls=...)``: it
@@ -140,6 +120,26 @@ class GoReference:
         if not (self.source / "go.mod").is_file():
             raise GoReferenceError(f"no Go module at {self.source}")
 
+    def go(self, *args: str) -> str:
+        """The output of ``go args`` run in the module, with its release; an error if it fails."""
+        try:
+            done = subprocess.run(
+                [str(go_executable(self.release)), *args],
+                cwd=self.source,
+                env=go_env(),
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise GoReferenceError(f"`go {' '.join(args)}` could not run: {exc}") from exc
+        if done.returncode != 0:
+            raise GoReferenceError(
+                f"`go {' '.join(args)}` failed (exit {done.returncode}):\n{done.stderr.strip()}"
+            )
+        return done.stdout
+
     def source_digest(self, *, cover: bool = False) -> str:
         """A digest of the module's sources, the Go version and the build mode."""
         digest = hashlib.sha256()
@@ -160,16 +160,14 @@ class GoReference:
         with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
             built = Path(tmp) / "goref"
             flags = ["-cover", "-coverpkg=./..."] if cover else []
-            _run_go(["build", *flags, "-o", str(built), "."], cwd=self.source, release=self.release)
+            self.go("build", *flags, "-o", str(built), ".")
             os.replace(built, target)
         return target
 
     def make_certs(self, directory: Path) -> TLSFiles:
         """Write a 7-day test PKI in ``directory`` (``goref/cmd/gencerts``), its files; with
         ``stranger.pem`` and ``stranger-key.pem``, a client pair its CA did not sign."""
-        _run_go(
-            ["run", "./cmd/gencerts", "-dir", str(directory)], cwd=self.source, release=self.release
-        )
+        self.go("run", "./cmd/gencerts", "-dir", str(directory))
         return TLSFiles.in_dir(directory)
 
     def start(
@@ -206,10 +204,15 @@ class GoReference:
         off = {"-no-etag": etag, "-no-since": since, "-no-debug": debug}
         argv = [str(binary), "-addr", f"127.0.0.1:{port}", "-first-seq", str(first_seq)]
         argv += ["-exit-on-stdin-eof", *(flag for flag, on in off.items() if not on)]
-        if token is not None:
-            argv += ["-token", token]
-        if since_history is not None:
-            argv += ["-since-history", str(since_history)]
+        valued = {
+            "-token": token,
+            "-since-history": since_history,
+            "-test-exec-status": exec_status,
+            "-tls-cert": tls and tls.cert,
+            "-tls-key": tls and tls.key,
+            "-client-ca": tls and tls.client_ca,
+        }
+        argv += [a for flag, v in valued.items() if v is not None for a in (flag, str(v))]
         for old, new in (rewrite_output or {}).items():
             if not old or "=" in old:
                 raise ValueError(f"rewrite_output: {old!r} is empty or holds '='")
@@ -218,12 +221,6 @@ class GoReference:
             if not (math.isfinite(exec_delay) and exec_delay >= 0):
                 raise ValueError(f"exec_delay must be a finite number >= 0, got {exec_delay!r}")
             argv += ["-test-exec-delay", f"{round(exec_delay * 1e9)}ns"]
-        if exec_status is not None:
-            argv += ["-test-exec-status", str(exec_status)]
-        if tls is not None:
-            argv += ["-tls-cert", str(tls.cert), "-tls-key", str(tls.key)]
-            if tls.client_ca is not None:
-                argv += ["-client-ca", str(tls.client_ca)]
         env = go_env({"GOCOVERDIR": str(cover_dir)} if cover_dir else None)
         return RunningReference(argv, env=env, token=token, tls=tls)
 
