@@ -21,7 +21,7 @@ import ssl
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
-from typing import Any, Final, Generic, Literal, TypeVar
+from typing import Any, Final, Generic, Literal, TypeGuard, TypeVar
 
 import httpx
 
@@ -239,6 +239,11 @@ def _field(key: str, kind: type[T]) -> Callable[[dict[str, Any], Fail], T]:
     return read
 
 
+def _list_of(value: Any, kind: type[T]) -> TypeGuard[list[T]]:
+    """Whether ``value`` is a list of ``kind`` values (a bool is no int)."""
+    return isinstance(value, list) and all(type(v) is kind for v in value)
+
+
 def lock_request(seq: int, *, locked: bool = True) -> DebugRequest[None]:
     """Lock (``locked=False``: unlock) the memory of block ``seq`` (``POST /debug/lock``)."""
     body = {"seq": seq, "locked": locked}
@@ -256,8 +261,7 @@ def log_request(
     target = path if since is None else f"{path}?since={since}"
 
     def read(doc: dict[str, Any], fail: Fail) -> list[str]:
-        entries = doc.get(log)
-        if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+        if not _list_of(entries := doc.get(log), str):
             raise fail(f'answered no "{log}" array of strings')
         if since is not None and type(doc.get("next")) is not int:
             raise fail('answered no "next": it does not know ?since=')
@@ -271,12 +275,7 @@ def archive_request(blocks: Iterable[tuple[str, str, bool]]) -> DebugRequest[lis
     items = [{"label": t, "content": c, "locked": k} for t, c, k in blocks]
 
     def read(doc: dict[str, Any], fail: Fail) -> list[int]:
-        seqs = doc.get("seqs")
-        if (
-            not isinstance(seqs, list)
-            or len(seqs) != len(items)
-            or not all(type(s) is int for s in seqs)
-        ):
+        if not _list_of(seqs := doc.get("seqs"), int) or len(seqs) != len(items):
             raise fail(f"answered other seqs than the blocks': {doc!r:.{_SNIPPET}}")
         return seqs
 
@@ -338,15 +337,12 @@ class GoClient:
     def close(self) -> None:
         self._http.close()
 
-    def _error(self, what: str, problem: str, *, status: int | None = None) -> GoClientError:
-        message = f"{what}: the Go at {self.connection.url} {problem}"
-        return GoClientError(self.connection.mask(message), status=status)
-
     def _fail(self, what: str, suffix: str = "") -> Fail:
         """The ``Fail`` of the request ``what`` (``suffix``: where it was sent)."""
 
         def fail(problem: str, *, status: int | None = None, detail: str = "") -> GoClientError:
-            return self._error(f"{what}{detail}{suffix}", problem, status=status)
+            message = f"{what}{detail}{suffix}: the Go at {self.connection.url} {problem}"
+            return GoClientError(self.connection.mask(message), status=status)
 
         return fail
 
@@ -367,7 +363,7 @@ class GoClient:
             return self._http.request(method, path, params=params, content=content, headers=headers)
         except httpx.HTTPError as exc:
             problem = f"did not answer: {type(exc).__name__}: {exc}{_tls_hint(exc)}"
-            raise self._error(what, problem) from exc
+            raise self._fail(what)(problem) from exc
 
     def _refused(self, response: httpx.Response, what: str) -> GoClientError:
         status, hint = response.status_code, ""
@@ -378,7 +374,7 @@ class GoClient:
                 else f"; the Go refused the token (${TOKEN_ENV}): is it this Go's?"
             )
         snippet = response.text[:_SNIPPET].rstrip()
-        return self._error(what, f"answered {status}: {snippet}{hint}", status=status)
+        return self._fail(what)(f"answered {status}: {snippet}{hint}", status=status)
 
     def _json(self, response: httpx.Response, what: str) -> Any:
         if response.status_code != 200:
@@ -386,7 +382,7 @@ class GoClient:
         try:
             return response.json()
         except ValueError as exc:
-            raise self._error(what, f"answered a body that is not JSON: {exc}") from exc
+            raise self._fail(what)(f"answered a body that is not JSON: {exc}") from exc
 
     def _read(self, request: DebugRequest[T], doc: Any, fail: Fail) -> T:
         if not isinstance(doc, dict):
@@ -414,7 +410,7 @@ class GoClient:
         doc = self._json(self._send("GET", BLOCKS_PATH, what), what)
         items = doc.get("blocks") if isinstance(doc, dict) else None
         if not isinstance(items, list):
-            raise self._error(what, f'answered no "blocks" array: {doc!r:.{_SNIPPET}}')
+            raise self._fail(what)(f'answered no "blocks" array: {doc!r:.{_SNIPPET}}')
         return [self._block(item, what) for item in items]
 
     def blocks_read(self, *, etag: str | None = None) -> BlocksAnswer:
@@ -434,7 +430,7 @@ class GoClient:
             seq, label, content = item.get("seq"), item.get("label"), item.get("content")
             if type(seq) is int and isinstance(label, str) and isinstance(content, str):
                 return JournalBlock(seq, label, content)
-        raise self._error(what, f"answered something that is not a block: {item!r:.{_SNIPPET}}")
+        raise self._fail(what)(f"answered something that is not a block: {item!r:.{_SNIPPET}}")
 
     def exec_tool(self, name: str, args: str) -> str:
         """The Go's own output for a tool call (``POST /tool/exec``)."""
