@@ -1,11 +1,6 @@
-"""Coverage of the tool logic: Go's while recording, Python's under replay.
-
-Both are the tools' own: for Go, the reference built with ``go build -cover``
-(``GoReference.start(cover=True)``), the corpus recorded into it as ``make golden``
-does, and ``go tool covdata textfmt``; for Python, ``coverage run --branch`` of
-``python -m parity replay`` and ``coverage json``. What this module adds is their
-figures over the tool logic, less what the explanations leave out.
-"""
+"""Coverage of the tool logic, Go's while recording and Python's under replay: the tools'
+own (``go build -cover``, ``coverage run --branch``), their figures over the tool logic
+less what the explanations leave out (``docs/strength.md``)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
 """The explanations (``explanations.toml`` beside this module), and what no longer fits.
-
-An entry names its code by ``code``: the text of its line, compared without white
-space, after the lines before it where one line would name more than one place; a
-mutant's entry also by its change (``before``, ``after``). No file, line number or
-function: moving code (to another module too), renaming its function or module, and
-reformatting a line leave an entry on its code.
-"""
+An entry names its code by the text of its line, without white space (and the lines before
+it where one line names more than one place), a mutant's also by its change: never a file,
+line number or function (``docs/strength.md``, "Explanations as data")."""
 
 from __future__ import annotations
 
