@@ -56,11 +56,10 @@ func (s *server) execBatchRoute(r *http.Request) (any, error) {
 		if err == nil {
 			output, err = s.runTool(c[0], c[1])
 		}
+		results[i] = map[string]any{"status": http.StatusOK, "output": output}
 		if err != nil {
 			status, _ := result(nil, err)
 			results[i] = map[string]any{"status": status, "error": err.Error()}
-		} else {
-			results[i] = map[string]any{"status": http.StatusOK, "output": output}
 		}
 	}
 	return map[string]any{"results": results}, nil
