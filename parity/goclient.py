@@ -206,7 +206,7 @@ def connection_from_options(
 T = TypeVar("T")
 Fail = Callable[..., GoClientError]
 """``fail(problem, *, status=None, detail="")``: the error of a request answered wrongly
-(``detail`` names the part of the request it is about)."""
+(``status``: the Go's, when an int; ``detail`` names the part of the request it is about)."""
 
 
 @dataclass(frozen=True)
@@ -288,9 +288,7 @@ def outputs_request(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]
     items = [{"name": n, "args": a} for n, a in calls]
 
     def read(doc: dict[str, Any], fail: Fail) -> list[str]:
-        results = doc.get("results")
-        if not isinstance(results, list):
-            raise fail(f'answered no list "results": {doc!r:.{_SNIPPET}}')
+        results = _field("results", list)(doc, fail)
         if len(results) != len(items):
             raise fail(f"answered {len(results)} results for {len(items)} calls")
         outputs: list[str] = []
@@ -300,7 +298,7 @@ def outputs_request(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]
             if not isinstance(output, str) or status != 200:
                 raise fail(
                     f"answered {result!r:.{_SNIPPET}} for it",
-                    status=status if type(status) is int else None,
+                    status=status,
                     detail=f" ({call['name']!r:.60})",
                 )
             outputs.append(output)
@@ -340,9 +338,10 @@ class GoClient:
     def _fail(self, what: str, suffix: str = "") -> Fail:
         """The ``Fail`` of the request ``what`` (``suffix``: where it was sent)."""
 
-        def fail(problem: str, *, status: int | None = None, detail: str = "") -> GoClientError:
+        def fail(problem: str, *, status: object = None, detail: str = "") -> GoClientError:
             message = f"{what}{detail}{suffix}: the Go at {self.connection.url} {problem}"
-            return GoClientError(self.connection.mask(message), status=status)
+            code = status if type(status) is int else None
+            return GoClientError(self.connection.mask(message), status=code)
 
         return fail
 
@@ -481,9 +480,7 @@ class GoClient:
             status, answer = response.get("status"), response.get("body")
             if status != 200:
                 shown = json.dumps(answer)[:_SNIPPET]
-                raise fail(
-                    f"answered {status}: {shown}", status=status if type(status) is int else None
-                )
+                raise fail(f"answered {status}: {shown}", status=status)
             results.append(self._read(request, answer, fail))
         if len(responses) != len(requests):
             raise self._fail(batch.what)(
