@@ -5,6 +5,5 @@ Python coverage of the tool logic under the goldens (``_cover``), and a mutation
 
 from __future__ import annotations
 
-from parity.strength._cli import add_parser, run
-
-__all__ = ["add_parser", "run"]
+from parity.strength._cli import add_parser as add_parser
+from parity.strength._cli import run as run

@@ -16,8 +16,6 @@ from parity.errors import ReplayError
 from parity.project import project_root
 from parity.strength._explain import PACKAGE, Explanations, module_file
 
-__all__ = ["GO_TOOL_PACKAGE", "Coverage", "Gap", "go_coverage", "python_coverage"]
-
 GO_TOOL_PACKAGE = "recallref/recall"
 """The Go package holding the tool logic."""
 

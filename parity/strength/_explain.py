@@ -20,16 +20,6 @@ from parity.errors import ParityError
 from parity.project import project_root
 from parity.strength._mutants import Mutant, _lines, _Mutator, code_at, squeeze
 
-__all__ = [
-    "EXPLANATIONS_PATH",
-    "Explanations",
-    "StrengthDataError",
-    "entry_for",
-    "load_explanations",
-    "module_file",
-    "parse_explanations",
-]
-
 EXPLANATIONS_PATH = Path(__file__).with_name("explanations.toml")
 PACKAGE = "recall"
 """The port: its modules are the tool logic, less ``[not_modules]``."""

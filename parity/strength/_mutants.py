@@ -18,8 +18,6 @@ from typing import Any
 
 from parity.project import project_root
 
-__all__ = ["Mutant", "code_at", "generate_mutants", "mutants_of_source", "regex_variants"]
-
 
 def squeeze(text: str) -> str:
     """A text without any white space: what explanations compare."""

@@ -20,8 +20,6 @@ from multiprocessing.process import BaseProcess
 from parity.strength._explain import PACKAGE
 from parity.strength._mutants import Mutant, short
 
-__all__ = ["MutantResult", "run_mutants"]
-
 _SLOWER = 10
 """A mutant's replay taking this many times the unmutated replay's time is a hang."""
 
