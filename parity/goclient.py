@@ -13,6 +13,7 @@ client takes nothing from the environment (``trust_env=False``), follows no redi
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -307,7 +308,7 @@ def outputs_request(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]
     return DebugRequest("POST", "/debug/exec", read, body={"calls": items})
 
 
-class GoClient:
+class GoClient(contextlib.AbstractContextManager["GoClient"]):
     """Every route of a Go, over one ``httpx.Client``: what a route answers, checked, or a
     ``GoClientError`` naming the request (``.status`` when the Go answered)."""
 
@@ -325,9 +326,6 @@ class GoClient:
 
     def __repr__(self) -> str:
         return f"GoClient({self.connection!r})"
-
-    def __enter__(self) -> GoClient:
-        return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()

@@ -225,7 +225,7 @@ class GoReference:
         return RunningReference(argv, env=env, token=token, tls=tls)
 
 
-class RunningReference:
+class RunningReference(contextlib.AbstractContextManager["RunningReference"]):
     """One running reference instance, started from ``argv`` (a context manager that stops
     it); its routes go through ``client``, a ``GoClient``."""
 
@@ -272,9 +272,6 @@ class RunningReference:
 
     def __repr__(self) -> str:
         return f"RunningReference({self.base_url!r}, token={'***' if self.token else None})"
-
-    def __enter__(self) -> RunningReference:
-        return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
