@@ -116,14 +116,13 @@ class GoConnection:
         if self.ca is None and self.cert is None:
             return default_ssl_context()
         try:
-            context = ssl.create_default_context(cafile=None if self.ca is None else str(self.ca))
+            context = ssl.create_default_context(cafile=self.ca)
         except (OSError, ssl.SSLError) as exc:
             raise GoClientError(f"the CA file {self.ca}: {_reason(exc)}") from exc
         if self.cert is not None:
-            key = None if self.key is None else str(self.key)
             try:
                 # An empty password: a key that needs one fails, rather than prompting.
-                context.load_cert_chain(str(self.cert), key, password="")
+                context.load_cert_chain(self.cert, self.key, password="")
             except (OSError, ssl.SSLError) as exc:
                 key_file = f"the key {self.key}" if self.key else "its key in the same file"
                 raise GoClientError(

@@ -18,7 +18,6 @@ import math
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -287,14 +286,12 @@ class RunningReference(contextlib.AbstractContextManager["RunningReference"]):
 
 
 def _terminate(process: subprocess.Popen[str]) -> None:
-    if process.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    process.terminate()  # SIGTERM; nothing once it has exited
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
     if process.stdin is not None:
         with contextlib.suppress(OSError):
             process.stdin.close()
