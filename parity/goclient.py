@@ -395,10 +395,11 @@ class GoClient(contextlib.AbstractContextManager["GoClient"]):
         contract's 404 ``{"error": ...}`` (absent or locked)."""
         what = f"GET {BLOCK_PATH}?seq={seq}"
         response = self._send("GET", BLOCK_PATH, what, params={"seq": str(seq)})
-        if response.status_code == 404 and _error_body(response):
-            return None
-        doc = self._json(response, what)
-        return self._block(doc, what)
+        if response.status_code == 404:  # the contract's {"error": "..."}: absent
+            with contextlib.suppress(ValueError):
+                if isinstance(doc := response.json(), dict) and isinstance(doc.get("error"), str):
+                    return None
+        return self._block(self._json(response, what), what)
 
     def blocks(self) -> list[JournalBlock]:
         """Every readable block (``GET /blocks``), by increasing seq."""
@@ -499,15 +500,6 @@ def _json_body(value: Any) -> bytes:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     except UnicodeEncodeError:
         return json.dumps(value, separators=(",", ":")).encode("ascii")
-
-
-def _error_body(response: httpx.Response) -> bool:
-    """Whether the body is the contract's ``{"error": "..."}``."""
-    try:
-        doc = response.json()
-    except ValueError:
-        return False
-    return isinstance(doc, dict) and isinstance(doc.get("error"), str)
 
 
 _TLS_HINTS = {

