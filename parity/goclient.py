@@ -184,22 +184,18 @@ def connection_from_options(
     variable, the token from ``$PARITY_GO_TOKEN``; None without a URL (TLS options
     without one are an error)."""
     env = os.environ if environ is None else environ
+    options = {"ca": (ca, CA_ENV), "cert": (cert, CERT_ENV), "key": (key, KEY_ENV)}
     if url is None:
-        given = [f"{prefix}-{n}" for n, v in (("ca", ca), ("cert", cert), ("key", key)) if v]
-        if given:
+        if given := [f"{prefix}-{name}" for name, (value, _) in options.items() if value]:
             raise GoClientError(f"{', '.join(given)} apply to {prefix}-url, which is not given")
         return None
-
-    def path(option: str | None, variable: str) -> Path | None:
-        value = option or env.get(variable)
-        return Path(value) if value else None
-
+    ca, cert, key = (value or env.get(variable) for value, variable in options.values())
     return GoConnection(
         url,
         token=env.get(TOKEN_ENV) or None,
-        ca=path(ca, CA_ENV),
-        cert=path(cert, CERT_ENV),
-        key=path(key, KEY_ENV),
+        ca=Path(ca) if ca else None,
+        cert=Path(cert) if cert else None,
+        key=Path(key) if key else None,
     )
 
 
