@@ -183,16 +183,11 @@ class GoReference:
         tls: TLSFiles | None = None,
     ) -> RunningReference:
         """Build if needed, start an instance on loopback (it answers once it printed its URL).
-
-        ``etag=False``: no conditional reads of ``/blocks`` (``-no-etag``); ``since=False``:
-        no incremental ones (``-no-since``); ``since_history``: how many changes are kept for
-        them (0: none); ``port``: 0 for a free one; ``debug=False``: every ``/debug/`` route
-        a bare 404, as in production; ``tls``: HTTPS (mutual with ``tls.client_ca``).
-
-        Test only, a ``/internal/v1/tool/exec`` that breaks the contract: ``rewrite_output``
-        replaces each key (not empty, no ``=``) with its value in the outputs, in order;
-        ``exec_delay`` (seconds) delays every answer; ``exec_status`` answers that status
-        (200 to 599) with an error body.
+        Each option is a flag of the README's table ("The Go reference"): ``etag=False``
+        -no-etag, ``since=False`` -no-since, ``since_history``, ``port`` (0: a free one) of
+        -addr, ``debug=False`` -no-debug, ``tls`` (HTTPS, mutual with ``tls.client_ca``); test
+        only, ``rewrite_output`` (each key, not empty and without ``=``, becomes its value in
+        the outputs, in order), ``exec_delay`` (seconds) and ``exec_status`` (200 to 599).
         """
         binary = self.build(cover=cover)
         # -exit-on-stdin-eof: the instance stops when this process dies, even by SIGKILL.
