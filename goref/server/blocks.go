@@ -49,31 +49,34 @@ func (s *server) handleBlocks(w http.ResponseWriter, r *http.Request) {
 		writeResult(w, nil, err)
 		return
 	}
-	if !s.NoETag {
-		// The generation read here names the set at this instant: a 304
-		// with its tag is as true as a 200 would be.
-		tag := s.etag(s.store.Generation())
-		q := r.URL.Query()
-		since, hasSince := q.Get("since"), q.Has("since") && !s.NoSince
-		if namesTag(r.Header.Values("If-None-Match"), tag) || hasSince && since == tag {
-			w.Header().Set("ETag", tag)
-			w.WriteHeader(http.StatusNotModified)
-			s.log(s.answers, "not modified")
-			return
+	if s.NoETag {
+		body, _, _ := s.full.get(s, 0, s.fullSet)
+		s.writeBlocks(w, "full", body, "")
+		return
+	}
+	// The generation read here names the set at this instant: a 304
+	// with its tag is as true as a 200 would be.
+	tag := s.etag(s.store.Generation())
+	q := r.URL.Query()
+	since, hasSince := q.Get("since"), q.Has("since") && !s.NoSince
+	if namesTag(r.Header.Values("If-None-Match"), tag) || hasSince && since == tag {
+		w.Header().Set("ETag", tag)
+		w.WriteHeader(http.StatusNotModified)
+		s.log(s.answers, "not modified")
+		return
+	}
+	if gen, ok := s.ownGeneration(since); hasSince && ok {
+		delta := func() (any, uint64, bool) {
+			blocks, gone, cur, ok := s.store.Delta(gen)
+			return deltaBody{since, blocks, gone}, cur, ok
 		}
-		if gen, ok := s.ownGeneration(since); hasSince && ok {
-			delta := func() (any, uint64, bool) {
-				blocks, gone, cur, ok := s.store.Delta(gen)
-				return deltaBody{since, blocks, gone}, cur, ok
-			}
-			if body, cur, ok := s.delta.get(s, gen, delta); ok {
-				s.writeBlocks(w, "delta", body, cur)
-				return
-			}
+		if body, cur, ok := s.delta.get(s, gen, delta); ok {
+			s.writeBlocks(w, "delta", body, s.etag(cur))
+			return
 		}
 	}
 	body, gen, _ := s.full.get(s, 0, s.fullSet)
-	s.writeBlocks(w, "full", body, gen)
+	s.writeBlocks(w, "full", body, s.etag(gen))
 }
 
 // fullSet reads the body {"blocks": [...]} of the current set, and its generation.
@@ -82,11 +85,11 @@ func (s *server) fullSet() (any, uint64, bool) {
 	return map[string][]recall.Block{"blocks": blocks}, gen, true
 }
 
-// writeBlocks writes a 200 of /blocks, with the tag of generation gen unless
-// NoETag, and logs the answer as GET /debug/answers lists it.
-func (s *server) writeBlocks(w http.ResponseWriter, answer string, body []byte, gen uint64) {
-	if !s.NoETag {
-		w.Header().Set("ETag", s.etag(gen))
+// writeBlocks writes a 200 of /blocks, with its tag unless it is empty, and
+// logs the answer as GET /debug/answers lists it.
+func (s *server) writeBlocks(w http.ResponseWriter, answer string, body []byte, tag string) {
+	if tag != "" {
+		w.Header().Set("ETag", tag)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
