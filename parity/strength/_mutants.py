@@ -13,12 +13,10 @@ import random
 import re
 import types
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from parity.project import project_root
-
-__all__ = ["Mutant", "code_at", "generate_mutants", "mutants_of_source", "regex_variants"]
 
 
 def squeeze(text: str) -> str:
@@ -208,25 +206,18 @@ class _Mutator:
 
     def mutants(self, module: str, file: str, first_id: int, source: str) -> list[Mutant]:
         """Every mutant of the tree, by position in the file."""
-        found = []
+        found, lines = [], _lines(source)
         for index, node in enumerate(ast.walk(self.tree)):
             if (site := self.sites.get(id(node))) is None:
                 continue
             line, col = getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+            text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
             for variant, (operator, new, desc) in enumerate(self.variants(node)):
                 before, after = desc or (_source(node), _source(new))
-                found.append((line, col, index, variant, site.function, operator, before, after))
-        lines, out = _lines(source), []
-        for i, found_at in enumerate(sorted(found)):
-            line, _, index, variant, function, operator, before, after = found_at
-            text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-            out.append(
-                Mutant(
-                    first_id + i, module, file, line, function, operator, before, after, text,
-                    index, variant, source,
-                )
-            )  # fmt: skip
-        return out
+                m = Mutant(0, module, file, line, site.function, operator, before, after, text)
+                found.append(((line, col, index, variant), replace(m, node=index, variant=variant)))
+        found.sort(key=lambda f: f[0])
+        return [replace(m, id=first_id + i, source=source) for i, (_, m) in enumerate(found)]
 
     def variants(self, node: ast.AST) -> list[_Variant]:
         """(operator, replacement node, (before, after) or None) for each mutation of ``node``."""

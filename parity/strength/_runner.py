@@ -1,12 +1,6 @@
-"""Running mutants against the golden replay, in worker processes.
-
-Each worker (a spawned process) loads the journal once; for each mutant it imports
-the mutated module from its compiled code (a meta-path finder: the file is never
-written) and replays the journal case by case in the passes of
-``parity.replay.MODES`` (after the archive pass alone, which kills most mutants
-sooner): the first failing case kills the mutant. Each worker first replays the
-unmutated code, which must pass. A mutant that outlives its time-out is killed with
-its worker, which is started again.
+"""Running mutants against the golden replay, in worker processes (spawned; each mutated
+module imported from its compiled code by a meta-path finder, the file never written):
+the first failing case kills a mutant, outliving its time-out too (``docs/strength.md``).
 """
 
 from __future__ import annotations
@@ -25,8 +19,6 @@ from multiprocessing.process import BaseProcess
 
 from parity.strength._explain import PACKAGE
 from parity.strength._mutants import Mutant, short
-
-__all__ = ["MutantResult", "run_mutants"]
 
 _SLOWER = 10
 """A mutant's replay taking this many times the unmutated replay's time is a hang."""

@@ -34,88 +34,78 @@ const (
 // Validity is how long the certificates are valid after they were written.
 const Validity = 7 * 24 * time.Hour
 
-type issued struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-}
-
 // Write writes the CA, the server, client and stranger certificates and
 // their keys in dir, which it creates when needed.
 func Write(dir string) error {
-	now := time.Now()
-	ca, err := issue(dir, CA, "", now, "CA", nil, func(c *x509.Certificate) {
-		c.IsCA, c.MaxPathLenZero = true, true
-		c.KeyUsage |= x509.KeyUsageCertSign | x509.KeyUsageCRLSign
-	})
-	if err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for _, leaf := range []struct {
+	now := time.Now()
+	var caCert *x509.Certificate
+	var caKey *ecdsa.PrivateKey
+	for _, c := range []struct {
 		cert, key, role string
-		parent          *issued
-		usage           x509.ExtKeyUsage
+		usage           x509.ExtKeyUsage // 0 for the CA
 	}{
-		{Server, ServerKey, "server", ca, x509.ExtKeyUsageServerAuth},
-		{Client, ClientKey, "client", ca, x509.ExtKeyUsageClientAuth},
-		{Stranger, StrangerKey, "stranger", nil, x509.ExtKeyUsageClientAuth},
+		{CA, "", "CA", 0},
+		{Server, ServerKey, "server", x509.ExtKeyUsageServerAuth},
+		{Client, ClientKey, "client", x509.ExtKeyUsageClientAuth},
+		{Stranger, StrangerKey, "stranger", x509.ExtKeyUsageClientAuth},
 	} {
-		if _, err := issue(dir, leaf.cert, leaf.key, now, leaf.role, leaf.parent, func(c *x509.Certificate) {
-			c.ExtKeyUsage = []x509.ExtKeyUsage{leaf.usage}
-			if leaf.usage == x509.ExtKeyUsageServerAuth {
-				c.DNSNames = []string{"localhost"}
-				c.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			return err
+		}
+		serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+		if err != nil {
+			return err
+		}
+		tmpl := &x509.Certificate{
+			SerialNumber:          serial.Add(serial, big.NewInt(1)), // positive, at most 128 bits
+			Subject:               pkix.Name{CommonName: "recallref test " + c.role, Organization: []string{"recallref tests"}},
+			NotBefore:             now.Add(-time.Hour),
+			NotAfter:              now.Add(Validity),
+			KeyUsage:              x509.KeyUsageDigitalSignature,
+			BasicConstraintsValid: true,
+		}
+		parent, signer := caCert, caKey // the CA signs the server's and the client's
+		switch c.cert {
+		case CA:
+			tmpl.IsCA, tmpl.MaxPathLenZero = true, true
+			tmpl.KeyUsage |= x509.KeyUsageCertSign | x509.KeyUsageCRLSign
+		case Server:
+			tmpl.DNSNames = []string{"localhost"}
+			tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+		}
+		if c.usage != 0 {
+			tmpl.ExtKeyUsage = []x509.ExtKeyUsage{c.usage}
+		}
+		if c.cert == CA || c.cert == Stranger { // self-signed
+			parent, signer = tmpl, key
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
+		if err != nil {
+			return err
+		}
+		if err := writePEM(filepath.Join(dir, c.cert), "CERTIFICATE", der, 0o644); err != nil {
+			return err
+		}
+		if c.cert == CA {
+			caKey = key
+			if caCert, err = x509.ParseCertificate(der); err != nil {
+				return err
 			}
-		}); err != nil {
+			continue
+		}
+		keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+		if err == nil {
+			err = writePEM(filepath.Join(dir, c.key), "PRIVATE KEY", keyDER, 0o600)
+		}
+		if err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// issue creates a key and a certificate for role, set up by setup, signed by
-// parent or self-signed when parent is nil, and writes the certificate to
-// certFile and, unless keyFile is empty, the key to keyFile, both in dir.
-func issue(dir, certFile, keyFile string, now time.Time, role string, parent *issued, setup func(*x509.Certificate)) (*issued, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	if err != nil {
-		return nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial.Add(serial, big.NewInt(1)), // positive, at most 128 bits
-		Subject:               pkix.Name{CommonName: "recallref test " + role, Organization: []string{"recallref tests"}},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(Validity),
-		KeyUsage:              x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-	}
-	setup(tmpl)
-	signer := &issued{tmpl, key}
-	if parent != nil {
-		signer = parent
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, signer.cert, &key.PublicKey, signer.key)
-	if err != nil {
-		return nil, err
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	if err := writePEM(filepath.Join(dir, certFile), "CERTIFICATE", der, 0o644); err != nil || keyFile == "" {
-		return &issued{cert, key}, err
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err == nil {
-		err = writePEM(filepath.Join(dir, keyFile), "PRIVATE KEY", keyDER, 0o600)
-	}
-	return &issued{cert, key}, err
 }
 
 // writePEM writes one PEM block to a new file (replacing an old one).
