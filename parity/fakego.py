@@ -176,17 +176,19 @@ class FakeGo:
             served.append(Served(request.method, target, response.status_code, body))
         return served
 
-    def check(self) -> None:
-        """Raise ``FakeGoError`` naming every request the fake was not set up for.
-
-        Runs pytest-httpserver's assertion and handler-error checks, and clears them.
-        """
+    def problems(self) -> list[str]:
+        """Every request the fake was not set up for, and every handler error, since the
+        last call (pytest-httpserver's assertions and handler errors, then cleared)."""
         server = self.server
-        problems = [str(a).split("\n", 1)[0] for a in server.assertions]
-        problems += [repr(e) for e in server.handler_errors]
-        server.assertions.clear()
-        server.handler_errors.clear()
-        if problems:
+        found = ["unexpected request: " + str(a).partition("\n")[0] for a in server.assertions]
+        found += [f"fake Go handler error: {e!r}" for e in server.handler_errors]
+        server.clear_assertions()
+        server.clear_handler_errors()
+        return found
+
+    def check(self) -> None:
+        """Raise ``FakeGoError`` naming every request the fake was not set up for."""
+        if problems := self.problems():
             raise FakeGoError(
                 "the fake Go saw requests it was not set up for:\n  " + "\n  ".join(problems)
             )

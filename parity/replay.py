@@ -230,9 +230,6 @@ class Replayer:
     def run(self, call: JournalCall, *, mode: Mode) -> ModeRun:
         """Run one call in one mode."""
         self.fake.mode = mode
-        server = self.fake.server
-        before = len(server.assertions)
-        errors_before = len(server.handler_errors)
         primed = self._prime(call) if mode == "delta" else []
         mark = self.fake.mark()
         output: str | None = None
@@ -242,12 +239,9 @@ class Replayer:
         except Exception as e:  # the implementation's failure is the case's failure
             error = f"{type(e).__name__}: {e}"
         served = tuple(self.fake.served_since(mark))
-        problems = primed + [
-            f"unexpected request: {str(a).splitlines()[0]}" for a in server.assertions[before:]
-        ]
-        problems += [f"fake Go handler error: {e!r}" for e in server.handler_errors[errors_before:]]
-        del server.assertions[before:], server.handler_errors[errors_before:]
-        problems += _request_problems(call, mode, served, self.corpus)
+        problems = (
+            primed + self.fake.problems() + _request_problems(call, mode, served, self.corpus)
+        )
         return ModeRun(mode, output, error, served, tuple(problems))
 
     def _prime(self, call: JournalCall) -> list[str]:
