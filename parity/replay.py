@@ -262,15 +262,22 @@ class Replayer:
             return [f"over a stale set before it, fell back on POST {EXEC_PATH}"]
         return []
 
-    def run_case(self, call: JournalCall, *, modes: Sequence[Mode] = ALL_MODES) -> CaseResult:
-        """Run one call in each mode; the fake is checked after each."""
-        runs = []
+    def run_calls(
+        self, calls: Sequence[JournalCall], *, modes: Sequence[Mode] = ALL_MODES
+    ) -> list[CaseResult]:
+        """Each call once per mode, mode after mode; the fake is checked after each mode."""
+        runs: list[list[ModeRun]] = [[] for _ in calls]
         for mode in modes:
             try:
-                runs.append(self.run(call, mode=mode))
+                for call, done in zip(calls, runs, strict=True):
+                    done.append(self.run(call, mode=mode))
             finally:
                 self.fake.check()
-        return CaseResult(call, tuple(runs))
+        return [CaseResult(call, tuple(done)) for call, done in zip(calls, runs, strict=True)]
+
+    def run_case(self, call: JournalCall, *, modes: Sequence[Mode] = ALL_MODES) -> CaseResult:
+        """Run one call in each mode; the fake is checked after each."""
+        return self.run_calls([call], modes=modes)[0]
 
     def replay(
         self, *, modes: Sequence[Mode] = ALL_MODES, cases: Iterable[str] | None = None
@@ -283,17 +290,8 @@ class Replayer:
             if unknown:
                 raise ReplayError(f"no such case in the journal: {', '.join(unknown)}")
             calls = [c for c in calls if c.case in wanted]
-        runs: dict[str, list[ModeRun]] = {c.case: [] for c in calls}
-        for mode in modes:
-            try:
-                for call in calls:
-                    runs[call.case].append(self.run(call, mode=mode))
-            finally:
-                self.fake.check()
-        result = ReplayResult(
-            self.journal.corpus, [CaseResult(c, tuple(runs[c.case])) for c in calls]
-        )
-        served = [(r.mode, s) for rs in runs.values() for r in rs for s in r.served]
+        result = ReplayResult(self.journal.corpus, self.run_calls(calls, modes=modes))
+        served = [(r.mode, s) for case in result.results for r in case.runs for s in r.served]
         reads = [(mode, s) for mode, s in served if s.read == "blocks"]
         result.not_modified = sum(m == "conditional" and s.status == 304 for m, s in reads)
         result.deltas = sum(m == "delta" and s.body.startswith('{"since"') for m, s in reads)
