@@ -18,6 +18,7 @@ generated) come last, their blocks archived after the others.
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 import tomllib
@@ -190,16 +191,11 @@ _SCORE_RE = re.compile(r" \(score [0-9]+\)")
 _TOKEN = r'\\(?:[abfnrtv\\"]|x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8})|[^\\"]'
 _TOKEN_RE = re.compile(_TOKEN)
 _QUOTED_RE = re.compile(f'"((?:{_TOKEN})*)"')
-_SHORT = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
-_SHORT |= {"\\": "\\", '"': '"'}
 
 
 def _rune(token: str) -> str:
-    """The rune one token of a Go-quoted string stands for."""
-    if not token.startswith("\\"):
-        return token
-    kind = token[1]
-    return chr(int(token[2:], 16)) if kind in "xuU" else _SHORT[kind]
+    """The rune one token of a Go-quoted string stands for (its escapes are Python's)."""
+    return codecs.decode(token, "unicode_escape") if token.startswith("\\") else token
 
 
 def _quoted_sites(
