@@ -18,8 +18,7 @@ import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from types import FrameType
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from parity.corpus import Corpus
@@ -106,10 +105,6 @@ def _run(argv: list[str]) -> int:
         return Exit.ERROR
 
 
-def _terminated(signum: int, frame: FrameType | None) -> NoReturn:
-    raise SystemExit(Exit.TERMINATED)
-
-
 @contextmanager
 def _sigterm_unwinds() -> Iterator[None]:
     """While the command runs, SIGTERM unwinds as ``SystemExit(143)`` (a Go reference it
@@ -117,7 +112,7 @@ def _sigterm_unwinds() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, _terminated)
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(Exit.TERMINATED))
     try:
         yield
     finally:

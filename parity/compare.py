@@ -295,9 +295,7 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
             not_recorded[side] = missing
     added = tuple(c.case for c in new.calls if c.case not in o.calls)
     removed = tuple(c.case for c in old.calls if c.case not in n.calls)
-    common_old = [c for c in old.cases if c in n.calls]
-    common_new = [c for c in new.cases if c in o.calls]
-    if common_old != common_new:
+    if [c for c in old.cases if c in n.calls] != [c for c in new.cases if c in o.calls]:
         other.append("calls (order)")
     pairs = [(k, getattr(old.recorded_by, k), getattr(new.recorded_by, k)) for k in VERSION_KEYS]
     other += [

@@ -149,12 +149,10 @@ def write(journal: Journal, path: str | Path) -> None:
     """Write ``journal`` canonically and atomically to ``path``."""
     path = Path(path)
     data = dumps(journal, path=path).encode("utf-8")
+    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as e:
-        raise JournalError(path, f"cannot write: {e.strerror or e}") from e
-    try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -165,8 +163,9 @@ def write(journal: Journal, path: str | Path) -> None:
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except OSError as e:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
         raise JournalError(path, f"cannot write: {e.strerror or e}") from e
 
 
