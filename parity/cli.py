@@ -148,7 +148,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return Exit.CLOSED_PIPE
     except KeyboardInterrupt:
         return Exit.INTERRUPTED
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
