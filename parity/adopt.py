@@ -275,11 +275,9 @@ def run(options: argparse.Namespace) -> int:
     divergences = load_divergences(path)
     blocks, calls = list(corpus.blocks), list(corpus.calls)
     written = _load_module(module) if module is not None and module.exists() else ((), ())
-    if module is not None:
-        names = {b.name for b in blocks}
-        blocks += [b for b in written[0] if b.name not in names]
-        cases = {c.case for c in calls}
-        calls += [c for c in written[1] if c.case not in cases]
+    names, cases = {b.name for b in blocks}, {c.case for c in calls}
+    blocks += [b for b in written[0] if b.name not in names]
+    calls += [c for c in written[1] if c.case not in cases]
     print(f"{path}: {len(divergences)} divergences")
     kept: list[Divergence] = []
     notes: list[str] = []

@@ -141,8 +141,7 @@ def check_consistency(journal: Journal, corpus: Corpus, *, path: str = "the jour
     problems += [f"case {c!r} has no corpus entry" for c in recorded if c not in wanted]
     problems += [f"corpus case {c!r} is not recorded" for c in wanted if c not in recorded]
     for case, call in wanted.items():
-        got = recorded.get(case)
-        if got is None:
+        if (got := recorded.get(case)) is None:
             continue
         try:
             args = call.resolve(journal.seqs)

@@ -90,8 +90,7 @@ class _Asker:
         if not self.asking:
             return self.fixed
         while True:
-            self.out.write(prompt)
-            self.out.flush()
+            print(prompt, end="", file=self.out, flush=True)
             line = self.answers.readline()
             if not line:  # end of input: quit, keeping what was decided
                 self.out.write("\n")
