@@ -216,6 +216,7 @@ def _quoted_sites(
         return []
     value = replace_surrogates(value)  # as Go decodes a lone surrogate escape
     tokens = list(_TOKEN_RE.finditer(output, match.start(1), match.end(1)))
+    quoted = "".join(_rune(t.group()) for t in tokens)  # a rune a token
     sites: list[SeqSite] = []
     i = 0
     for j, piece in enumerate(split_template(value)):
@@ -223,13 +224,10 @@ def _quoted_sites(
         if is_slot and piece not in seqs:
             return []
         runes = str(seqs[piece]) if is_slot else piece
-        chunk = tokens[i : i + len(runes)]
-        if len(chunk) != len(runes) or any(
-            _rune(t.group()) != r for t, r in zip(chunk, runes, strict=True)
-        ):
+        if quoted[i : i + len(runes)] != runes:
             return []
         if is_slot and runes:
-            sites.append(SeqSite(chunk[0].start(), chunk[-1].end(), piece))
+            sites.append(SeqSite(tokens[i].start(), tokens[i + len(runes) - 1].end(), piece))
         i += len(runes)
     return sites if i == len(tokens) else []
 
