@@ -18,10 +18,9 @@ import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from parity.corpus import Corpus
+from parity.corpus import CORPORA, Corpus, get_corpus
+from parity.errors import ParityError
 
 
 class Exit(enum.IntEnum):
@@ -66,9 +65,6 @@ def corpus_options(parser: argparse.ArgumentParser) -> None:
 
 def corpora(args: argparse.Namespace) -> list[tuple[Corpus, str]]:
     """The corpora that ``corpus_options`` chose, each with its journal's path."""
-    from parity.corpus import CORPORA, get_corpus
-    from parity.errors import ParityError
-
     names = args.corpus or list(CORPORA)
     if args.journal and len(names) != 1:
         raise ParityError("--journal needs exactly one --corpus (or a single registered corpus)")
@@ -76,8 +72,6 @@ def corpora(args: argparse.Namespace) -> list[tuple[Corpus, str]]:
 
 
 def _run(argv: list[str]) -> int:
-    from parity.errors import ParityError
-
     parser = argparse.ArgumentParser(
         prog="parity",
         description="Go<->Python parity harness: golden journals recorded from Go, "
