@@ -35,8 +35,7 @@ __all__ = ["BLOCKS", "CALLS", "CORPUS", "plain_id_seq", "printed_seqs", "symboli
 
 def _fill(prefix: str, runes: int, pad: str) -> str:
     """``prefix`` padded with ``pad`` to exactly ``runes`` code points."""
-    text = prefix + pad * runes
-    return text[:runes]
+    return (prefix + pad * runes)[:runes]
 
 
 # A first line of 161 runes whose last rune is two bytes long: the cut falls just before it.
