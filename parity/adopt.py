@@ -264,22 +264,18 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
     return parser
 
 
-def run(options: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """``parity adopt``: shrink the divergences against the Go (default: a fresh Go
     reference), then print the cases, or write them into the module; 0 done."""
-    path, corpus = options.file, get_corpus("recall")
-    module = Path(options.module) if options.module else DEFAULT_MODULE if options.write else None
-    go = connection_from_options(
-        options.go_url, ca=options.go_ca, cert=options.go_cert, key=options.go_key
-    )
+    path, corpus = args.file, get_corpus("recall")
+    module = Path(args.module) if args.module else DEFAULT_MODULE if args.write else None
+    go = connection_from_options(args.go_url, ca=args.go_ca, cert=args.go_cert, key=args.go_key)
     divergences = load_divergences(path)
     blocks, calls = list(corpus.blocks), list(corpus.calls)
     written = _load_module(module) if module is not None and module.exists() else ((), ())
-    if module is not None:
-        names = {b.name for b in blocks}
-        blocks += [b for b in written[0] if b.name not in names]
-        cases = {c.case for c in calls}
-        calls += [c for c in written[1] if c.case not in cases]
+    names, cases = {b.name for b in blocks}, {c.case for c in calls}
+    blocks += [b for b in written[0] if b.name not in names]
+    calls += [c for c in written[1] if c.case not in cases]
     print(f"{path}: {len(divergences)} divergences")
     kept: list[Divergence] = []
     notes: list[str] = []
@@ -302,14 +298,14 @@ def run(options: argparse.Namespace) -> int:
             if not oracle.diverges(case):
                 how = (
                     "adopted as it was, unshrunk (--keep-unreproduced)"
-                    if options.keep_unreproduced
+                    if args.keep_unreproduced
                     else "left out (--keep-unreproduced adopts it as it was)"
                 )
                 print(
                     f"divergence {number} ({d.name}): {where} does not reproduce it over the"
                     f" corpus's blocks{drift}: {how}"
                 )
-                if options.keep_unreproduced:
+                if args.keep_unreproduced:
                     kept.append(d)
                     notes.append(f"not reproduced by {where}; not shrunk")
                 continue

@@ -18,11 +18,9 @@ import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from types import FrameType
-from typing import TYPE_CHECKING, NoReturn
 
-if TYPE_CHECKING:
-    from parity.corpus import Corpus
+from parity.corpus import CORPORA, Corpus, get_corpus
+from parity.errors import ParityError
 
 
 class Exit(enum.IntEnum):
@@ -67,9 +65,6 @@ def corpus_options(parser: argparse.ArgumentParser) -> None:
 
 def corpora(args: argparse.Namespace) -> list[tuple[Corpus, str]]:
     """The corpora that ``corpus_options`` chose, each with its journal's path."""
-    from parity.corpus import CORPORA, get_corpus
-    from parity.errors import ParityError
-
     names = args.corpus or list(CORPORA)
     if args.journal and len(names) != 1:
         raise ParityError("--journal needs exactly one --corpus (or a single registered corpus)")
@@ -77,8 +72,6 @@ def corpora(args: argparse.Namespace) -> list[tuple[Corpus, str]]:
 
 
 def _run(argv: list[str]) -> int:
-    from parity.errors import ParityError
-
     parser = argparse.ArgumentParser(
         prog="parity",
         description="Go<->Python parity harness: golden journals recorded from Go, "
@@ -106,10 +99,6 @@ def _run(argv: list[str]) -> int:
         return Exit.ERROR
 
 
-def _terminated(signum: int, frame: FrameType | None) -> NoReturn:
-    raise SystemExit(Exit.TERMINATED)
-
-
 @contextmanager
 def _sigterm_unwinds() -> Iterator[None]:
     """While the command runs, SIGTERM unwinds as ``SystemExit(143)`` (a Go reference it
@@ -117,7 +106,7 @@ def _sigterm_unwinds() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, _terminated)
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(Exit.TERMINATED))
     try:
         yield
     finally:
@@ -153,7 +142,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return Exit.CLOSED_PIPE
     except KeyboardInterrupt:
         return Exit.INTERRUPTED
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -84,9 +84,8 @@ class _Recording:
             if start < pos or end > len(text) or start >= end:
                 return (text,)  # sites that make no sense: compared as it is
             digits = text[start:end]
-            if quoted is not None:
-                seq = self.journal.seqs.get(quoted)
-                name = quoted if seq is not None and str(seq) == digits else None
+            if quoted is not None:  # the name is the block's only where the digits are its seq
+                name = quoted if str(self.journal.seqs.get(quoted)) == digits else None
             else:
                 name = self.names.get(digits)
             if name is None:
@@ -293,11 +292,7 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
         missing = ((f"the reads of {reads} calls",) if reads else ()) + tuple(unknown)
         if missing:
             not_recorded[side] = missing
-    added = tuple(c.case for c in new.calls if c.case not in o.calls)
-    removed = tuple(c.case for c in old.calls if c.case not in n.calls)
-    common_old = [c for c in old.cases if c in n.calls]
-    common_new = [c for c in new.cases if c in o.calls]
-    if common_old != common_new:
+    if [c for c in old.cases if c in n.calls] != [c for c in new.cases if c in o.calls]:
         other.append("calls (order)")
     pairs = [(k, getattr(old.recorded_by, k), getattr(new.recorded_by, k)) for k in VERSION_KEYS]
     other += [
@@ -307,8 +302,8 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
         old=old,
         new=new,
         changes=tuple(changes),
-        added=added,
-        removed=removed,
+        added=tuple(c.case for c in new.calls if c.case not in o.calls),
+        removed=tuple(c.case for c in old.calls if c.case not in n.calls),
         blocks=_blocks(o, n),
         other=tuple(other),
         first_seqs=first_seqs,

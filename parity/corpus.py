@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Protocol
 
 from parity.errors import CorpusError
+from parity.journal import CASE_RE
 from parity.project import project_root
 
 
@@ -24,7 +25,6 @@ CORPORA: Mapping[str, str] = {"recall": "parity.corpora.recall"}
 """Corpus name to the module that defines it (as ``CORPUS``), imported on demand."""
 
 _SEQ_RE = re.compile(r"\{\{seq:([^{}]*)\}\}")
-_CASE_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 
 
 def split_template(text: str) -> list[str]:
@@ -139,7 +139,7 @@ class Corpus:
                 raise CorpusError(f"corpus {self.name!r}: two blocks are named {name!r}")
         seen: set[str] = set()
         for call in self.calls:
-            if not _CASE_RE.match(call.case):
+            if not CASE_RE.match(call.case):
                 raise CorpusError(f"corpus {self.name!r}: case {call.case!r} is not kebab-case")
             if call.case in seen:
                 raise CorpusError(f"corpus {self.name!r}: two calls are named {call.case!r}")

@@ -1,13 +1,13 @@
 """A fake Go: a journal's archive served on loopback, encoded as Go encodes JSON.
 
-A ``pytest_httpserver.HTTPServer`` answers the contract's routes from a journal, per
-``Mode``: ``archive`` serves ``/block?seq=N`` (404, or 400 for a missing or non-int64
-``seq``, as Go) and ``/blocks``, ``/tool/exec`` a 500; ``conditional`` adds a strong
-ETag on ``/blocks`` (``"fake-"`` and 16 hex digits of the body's SHA-256) and its 304;
-``delta`` serves a set (the journal's, or ``stage``'s) under a tag of its own and
-answers ``?since=<tag>``; ``fallback`` answers ``/tool/exec`` with the recorded output
-of that exact call, the reads with 500. ``check()`` raises ``FakeGoError`` for any
-request the fake was not set up for::
+``FakeGo``, a ``pytest_httpserver.HTTPServer``, answers the contract's routes from a
+journal, per ``Mode``: ``archive`` serves ``/block?seq=N`` (404, or 400 for a missing
+or non-int64 ``seq``, as Go) and ``/blocks``, ``/tool/exec`` a 500; ``conditional``
+adds a strong ETag on ``/blocks`` (``"fake-"`` and 16 hex digits of the body's
+SHA-256) and its 304; ``delta`` serves a set (the journal's, or ``stage``'s) under a
+tag of its own and answers ``?since=<tag>``; ``fallback`` answers ``/tool/exec`` with
+the recorded output of that exact call, the reads with 500. ``check()`` raises
+``FakeGoError`` for any request the fake was not set up for::
 
     with FakeGo(journal) as go:
         GoTurnHost(go.base_url).exec_tool("recall", '{"id": "r1000"}')
@@ -23,15 +23,14 @@ import re
 import urllib.parse
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
+
+from pytest_httpserver import HTTPServer
+from werkzeug import Request, Response
 
 from parity.errors import FakeGoError
 from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 from parity.journal import Journal, JournalBlock
-
-if TYPE_CHECKING:
-    from pytest_httpserver import HTTPServer
-    from werkzeug import Request, Response
 
 Mode = Literal["archive", "conditional", "delta", "fallback"]
 
@@ -96,10 +95,11 @@ class Served:
         return f"{self.method} {self.target} -> {self.status}"
 
 
-class FakeGo:
+class FakeGo(HTTPServer):
     """A fake Go on loopback, serving one journal's blocks and recorded outputs."""
 
     def __init__(self, journal: Journal, *, mode: Mode = "archive") -> None:
+        super().__init__(host="127.0.0.1", port=0, threaded=True)
         self.journal = journal
         self.mode: Mode = mode
         self._blocks = {b.seq: b for b in journal.blocks}
@@ -112,81 +112,63 @@ class FakeGo:
         self._outputs: dict[tuple[str, str], str] = {}
         for c in journal.calls:
             self._outputs.setdefault((c.tool, c.args), c.output)
-        self._server: HTTPServer | None = None
+        self.expect_request(BLOCK_PATH, method="GET").respond_with_handler(self._block)
+        self.expect_request(BLOCKS_PATH, method="GET").respond_with_handler(self._all_blocks)
+        self.expect_request(EXEC_PATH, method="POST").respond_with_handler(self._exec)
 
     # --- life cycle -----------------------------------------------------------------
 
-    def start(self) -> FakeGo:
+    def start(self) -> None:
         """Listen on a free loopback port."""
-        from pytest_httpserver import HTTPServer  # imported late: werkzeug is slow to load
-
-        class _Server(HTTPServer):
-            def thread_target(self) -> None:
-                assert self.server is not None
-                self.server.serve_forever(poll_interval=0.02)  # stop() in 20 ms, not 500
-
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
-        server = _Server(host="127.0.0.1", port=0, threaded=True)
-        server.expect_request(BLOCK_PATH, method="GET").respond_with_handler(self._block)
-        server.expect_request(BLOCKS_PATH, method="GET").respond_with_handler(self._all_blocks)
-        server.expect_request(EXEC_PATH, method="POST").respond_with_handler(self._exec)
         try:
-            server.start()
+            super().start()
         except OSError as e:
             raise FakeGoError(f"the fake Go could not listen on 127.0.0.1: {e}") from e
-        self._server = server
-        return self
+
+    def thread_target(self) -> None:
+        assert self.server is not None
+        self.server.serve_forever(poll_interval=0.02)  # stop() in 20 ms, not 500
 
     def stop(self) -> None:
         """Stop listening (again: nothing)."""
-        if self._server is not None and self._server.is_running():
-            self._server.stop()
-        self._server = None
-
-    def __enter__(self) -> FakeGo:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
-
-    @property
-    def server(self) -> HTTPServer:
-        """The underlying ``HTTPServer`` (started)."""
-        if self._server is None:
-            raise FakeGoError("the fake Go is not running")
-        return self._server
+        if self.is_running():
+            super().stop()
 
     @property
     def base_url(self) -> str:
         """``http://127.0.0.1:PORT``."""
-        return self.server.url_for("/").rstrip("/")
+        if not self.is_running():
+            raise FakeGoError("the fake Go is not running")
+        return self.url_for("/").rstrip("/")
 
     # --- what was served --------------------------------------------------------------
 
     def mark(self) -> int:
         """A position in the request log, for ``served_since``."""
-        return len(self.server.log)
+        return len(self.log)
 
     def served_since(self, mark: int) -> list[Served]:
         """The requests answered since ``mark``, in order."""
         served = []
-        for request, response in self.server.log[mark:]:
+        for request, response in self.log[mark:]:
             target = request.full_path.rstrip("?") if request.query_string else request.path
             body = response.get_data(as_text=True)
             served.append(Served(request.method, target, response.status_code, body))
         return served
 
-    def check(self) -> None:
-        """Raise ``FakeGoError`` naming every request the fake was not set up for.
+    def problems(self) -> list[str]:
+        """Every request the fake was not set up for, and every handler error, since the
+        last call (pytest-httpserver's assertions and handler errors, then cleared)."""
+        found = ["unexpected request: " + str(a).partition("\n")[0] for a in self.assertions]
+        found += [f"fake Go handler error: {e!r}" for e in self.handler_errors]
+        self.clear_assertions()
+        self.clear_handler_errors()
+        return found
 
-        Runs pytest-httpserver's assertion and handler-error checks, and clears them.
-        """
-        server = self.server
-        problems = [str(a).split("\n", 1)[0] for a in server.assertions]
-        problems += [repr(e) for e in server.handler_errors]
-        server.assertions.clear()
-        server.handler_errors.clear()
-        if problems:
+    def check(self) -> None:
+        """Raise ``FakeGoError`` naming every request the fake was not set up for."""
+        if problems := self.problems():
             raise FakeGoError(
                 "the fake Go saw requests it was not set up for:\n  " + "\n  ".join(problems)
             )
@@ -217,8 +199,6 @@ class FakeGo:
         status: int, value: Any = None, *, body: bytes | None = None, tag: str | None = None
     ) -> Response:
         """A response: ``body``, else ``value`` as Go encodes it (none for a 304)."""
-        from werkzeug import Response
-
         headers = {} if tag is None else {"ETag": tag}
         if status == 304:
             return Response(status=304, headers=headers)
@@ -252,7 +232,7 @@ class FakeGo:
         tag, current = self._current, self._tagged[self._current]
         since = request.args.get("since")
         if since is not None and not names_tag(none_match, since):
-            self.server.add_assertion(f"GET {BLOCKS_PATH}?since={since} without If-None-Match")
+            self.add_assertion(f"GET {BLOCKS_PATH}?since={since} without If-None-Match")
         if names_tag(none_match, tag) or since == tag:
             return self._reply(304, tag=tag)
         old = self._tagged.get(since or "")
@@ -271,11 +251,11 @@ class FakeGo:
             if not isinstance(name, str) or not isinstance(args, str):
                 raise TypeError("name and args must be strings")
         except (ValueError, KeyError, TypeError) as e:
-            self.server.add_assertion(f"POST {EXEC_PATH} with a bad body: {e}")
+            self.add_assertion(f"POST {EXEC_PATH} with a bad body: {e}")
             return self._reply(400, {"error": "bad body"})
         output = self._outputs.get((name, args))
         if output is None:
-            self.server.add_assertion(
+            self.add_assertion(
                 f"POST {EXEC_PATH} for a call the journal does not hold: {name} {args[:200]!r}"
             )
             return self._reply(500, {"error": "fake Go: no recorded output for this call"})

@@ -43,7 +43,7 @@ Instance = Literal["reference", "live"]  # the kinds of Go a journal is recorded
 VERSION_KEYS = ("go_version", "unicode_version", "goos", "goarch")  # what a Go reports
 UNKNOWN = "unknown"  # a version the Go could not report (it has no /debug/version)
 
-_CASE_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
+CASE_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")  # a case name: kebab-case
 _HEX_RE = re.compile(r"[0-9a-f]{64}\Z")
 _READ_RE = re.compile(r"(?:blocks|block\?seq=(?:0|-?[1-9][0-9]*))\Z")
 _CASE_TEXT_RE = re.compile(rb'"case"\s*:\s*"((?:[^"\\]|\\.)*)"')
@@ -149,12 +149,10 @@ def write(journal: Journal, path: str | Path) -> None:
     """Write ``journal`` canonically and atomically to ``path``."""
     path = Path(path)
     data = dumps(journal, path=path).encode("utf-8")
+    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as e:
-        raise JournalError(path, f"cannot write: {e.strerror or e}") from e
-    try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -165,8 +163,9 @@ def write(journal: Journal, path: str | Path) -> None:
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except OSError as e:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
         raise JournalError(path, f"cannot write: {e.strerror or e}") from e
 
 
@@ -331,7 +330,7 @@ def _validate(obj: Any, path: str) -> Journal:
         hint = raw.get("case") if isinstance(raw, dict) else None
         c = fields(raw, _CALL_KEYS, f"calls[{i}]", hint if isinstance(hint, str) else None)
         case = text(c["case"], f"calls[{i}].case")
-        if not _CASE_RE.match(case):
+        if not CASE_RE.match(case):
             raise fail(
                 "case names are kebab-case ([a-z0-9] words joined by '-')", case=case, field="case"
             )

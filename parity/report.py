@@ -89,7 +89,6 @@ def head(title: str, tool: str, args: str) -> list[str]:
 
 def mismatch_report(
     *,
-    case: str,
     tool: str,
     args: str,
     expected: str,
@@ -97,11 +96,12 @@ def mismatch_report(
     expected_name: str = "go (golden)",
     actual_name: str = "python",
     limit: int | None = None,
+    case: str = "",
     title: str | None = None,
 ) -> str:
     """A readable account of why ``actual`` is not ``expected`` for this case, under
-    ``title`` (``MISMATCH case``); ``limit``: at most that many lines of each output
-    and of the diff."""
+    ``title`` (default ``MISMATCH case``); ``limit``: at most that many lines of each
+    output and of the diff."""
     d = first_difference(expected, actual)
     where = "the outputs are equal"
     if d is not None:
@@ -139,7 +139,6 @@ def case_report(
     if before.output != after.output or before.tool != after.tool or before.args != raw.args:
         text = mismatch_report(
             title=f"OUTPUT CHANGED {case}",
-            case=case,
             tool=raw.tool,
             args=raw.args,
             expected=before.output,

@@ -90,8 +90,7 @@ class _Asker:
         if not self.asking:
             return self.fixed
         while True:
-            self.out.write(prompt)
-            self.out.flush()
+            print(prompt, end="", file=self.out, flush=True)
             line = self.answers.readline()
             if not line:  # end of input: quit, keeping what was decided
                 self.out.write("\n")
@@ -250,14 +249,14 @@ def _review_whole(
     journal_path, pending = names[0], Path(names[1])
     why = [f"  {reason}" for reason in whole_only(drift)]
     print("this recording can only be accepted or rejected as a whole:", *why, sep="\n", file=out)
+    left = f"{journal_path}: kept; the new recording is left for later in {pending}"
     try:
         while (answer := asker.ask(_WHOLE_PROMPT, keys="arsdq")) == "details":
             for index, (key, what) in enumerate(items(drift), 1):
                 head = f"[{index}] {key}: {what}"
                 print("\n".join(_show(drift, port, key, head, names=names, full=True)), file=out)
     except KeyboardInterrupt:
-        print(f"\n{journal_path}: kept; the new recording is left for later in {pending}", file=out)
-        print(_INTERRUPTED, file=out)
+        print("", left, _INTERRUPTED, sep="\n", file=out)
         raise
     if answer == "accept":
         journal_mod.write(drift.new, journal_path)
@@ -268,7 +267,7 @@ def _review_whole(
         pending.unlink()
         print(f"{journal_path}: kept; the new recording is deleted", file=out)
         return Exit.OK
-    print(f"{journal_path}: kept; the new recording is left for later in {pending}", file=out)
+    print(left, file=out)
     return Exit.PENDING
 
 

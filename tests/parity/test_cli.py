@@ -158,7 +158,7 @@ def test_journal_needs_one_corpus(run_cli: RunCli) -> None:
 
 def test_console_script_runs_fast_and_ends_with_the_count() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "parity.cli", "replay"],
+        [sys.executable, "-m", "parity", "replay"],
         capture_output=True,
         text=True,
         timeout=60,

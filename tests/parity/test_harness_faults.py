@@ -35,7 +35,7 @@ CASE = "search-limit-one"
 
 def _parity() -> list[str]:
     script = Path(sys.executable).parent / "parity"
-    return [str(script)] if script.is_file() else [sys.executable, "-m", "parity.cli"]
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "parity"]
 
 
 def _output_start(data: bytes, case: str) -> int:

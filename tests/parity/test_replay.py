@@ -381,7 +381,7 @@ def test_fake_go_is_checked_after_every_replay_even_on_failure(golden: Journal) 
             raise KeyboardInterrupt  # not an Exception: escapes run()
 
     with Replayer(golden, _corpus_with_host(Crashing)) as replayer:
-        replayer.fake.server.add_assertion("a request nobody expected")
+        replayer.fake.add_assertion("a request nobody expected")
         with pytest.raises(FakeGoError, match="nobody expected"):
             replayer.replay(modes=["archive"])
 

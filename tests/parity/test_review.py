@@ -156,7 +156,7 @@ def test_review_reads_its_answers_from_standard_input(recorded: Path) -> None:
     """The console command in a process of its own, as a maintainer or a script runs it."""
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     done = subprocess.run(
-        [sys.executable, "-m", "parity.cli", "review", "--journal", str(recorded)],
+        [sys.executable, "-m", "parity", "review", "--journal", str(recorded)],
         input="r\na\nR\n",
         capture_output=True,
         text=True,
@@ -340,7 +340,7 @@ def test_ctrl_c_in_a_process_of_its_own(
     path = _pending(tmp_path, golden, new)
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     review = subprocess.Popen(
-        [sys.executable, "-m", "parity.cli", "review", "--journal", str(path)],
+        [sys.executable, "-m", "parity", "review", "--journal", str(path)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
