@@ -21,7 +21,7 @@ from parity.cli import Exit
 from parity.errors import ParityError
 from parity.fuzz import PROFILES, fuzz_go_url, fuzz_reference, profile
 from parity.goclient import TOKEN_ENV, GoConnection, add_go_options, connection_from_options
-from parity.rig import SHRINK_SECONDS, FuzzStats, Run
+from parity.rig import FuzzStats, Run
 
 MODES = ("both", "stateless", "stateful")
 
@@ -69,13 +69,7 @@ def _run(
         seconds = None
         if plan.deadline is not None:  # an equal share of the time left, at least a moment
             seconds = max((plan.deadline - time.monotonic()) / (len(modes) - i), 0.01)
-        run = Run(
-            base=base,
-            examples=plan.examples,
-            seconds=seconds,
-            seed=plan.seed,
-            shrink_seconds=SHRINK_SECONDS,
-        )
+        run = Run(base=base, examples=plan.examples, seconds=seconds, seed=plan.seed)
         stats = results[mode] = run.stats
         if go is not None:
             fuzz_go_url(go, run)

@@ -252,14 +252,13 @@ class _Example:
         try:
             for tool, args in batch:
                 played = host.play(tool, args)
-                call_reasons = rig.log_verdict(self.session.requests(), played.requests)
-                if call_reasons:
-                    (expected,) = self.session.outputs([(tool, args)])
+                (expected,), log, _ = self.session.settle([(tool, args)])
+                if call_reasons := rig.log_verdict(log, played.requests):
                     return static_divergence(played, expected, call_reasons, blocks, self.first_seq)
             played = host.play(*batch[0])
         finally:
             host.close()
-        (expected,) = self.session.outputs([batch[0]])
+        (expected,), _, _ = self.session.settle([batch[0]])
         return static_divergence(played, expected, reasons, blocks, self.first_seq)
 
 

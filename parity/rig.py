@@ -101,27 +101,15 @@ class GoSession:
         """The request that archives ``blocks`` (for :meth:`settle`)."""
         return archive_request((b.label, b.content, b.locked) for b in blocks)
 
-    def outputs(self, calls: Iterable[tuple[str, str]]) -> list[str]:
-        """Go's own outputs for the calls, in one request."""
-        return self.client.run(self._exec(calls))
-
-    @staticmethod
-    def _exec(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]:
-        return outputs_request((tool, replace_surrogates(args)) for tool, args in calls)
-
-    def requests(self) -> list[str]:
-        """The requests the Go received since the last load or the last read of them."""
-        log = self.client.run(log_request("requests", since=self._log_at))
-        self._log_at += len(log)
-        return log
-
     def settle(
-        self, calls: Sequence[tuple[str, str]], *changes: DebugRequest[Any]
+        self, calls: Iterable[tuple[str, str]], *changes: DebugRequest[Any]
     ) -> tuple[list[str], list[str], list[Any]]:
-        """In one request: Go's outputs for ``calls``, the requests it received since they
-        were last read, then the ``changes`` (archives, locks): (outputs, requests, answers)."""
+        """In one request: Go's outputs for ``calls``, the requests it received since the
+        last load or the last read of them, then the ``changes`` (archives, locks):
+        (outputs, requests, answers)."""
+        exec_calls = outputs_request((tool, replace_surrogates(args)) for tool, args in calls)
         answers = self.client.batch(
-            [self._exec(calls), log_request("requests", since=self._log_at), *changes]
+            [exec_calls, log_request("requests", since=self._log_at), *changes]
         )
         outputs, log, *changed = answers
         self._log_at += len(log)
@@ -450,7 +438,7 @@ class Run:
     examples: int | None = None
     seconds: float | None = None
     seed: int | None = None
-    shrink_seconds: float = SHRINK_SECONDS
+    shrink_seconds: float = field(default_factory=lambda: SHRINK_SECONDS)  # read anew per run
     reference: GoReference | None = None  # None: the checkout's
     wrap: TransportWrap | None = None
     unicode_version: str | None = None

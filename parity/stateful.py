@@ -457,7 +457,7 @@ def _with_static(divergence: StatefulDivergence, run: rig.Run) -> StatefulDiverg
         played = host.play(call.tool, call.args)
     finally:
         host.close()
-    (expected,) = session.outputs([(call.tool, call.args)])
+    (expected,), _, _ = session.settle([(call.tool, call.args)])
     reasons = rig.verdict(played, expected)
     if not reasons:
         return divergence
@@ -531,19 +531,17 @@ def _play_steps(run: rig.Run, steps: Sequence[Step]) -> None:
         raise ValueError("the steps begin with a Start")
     session = run.session(mode=start.go)
     session.load(start.first_seq)
-    log: list[Step] = [start]
     blocks: list[BlockSpec] = []
     host = run.host(start.host, session)
     try:
-        for step in steps[1:]:
-            log.append(step)
+        for at, step in enumerate(steps):
             if isinstance(step, ArchiveBlock):
                 blocks.append(step.spec())
                 session.archive(blocks[-1:])
             elif isinstance(step, Lock):
                 session.client.lock(step.seq, locked=step.locked)
-                at = step.seq - start.first_seq
-                blocks[at] = replace(blocks[at], locked=step.locked)
+                i = step.seq - start.first_seq
+                blocks[i] = replace(blocks[i], locked=step.locked)
             elif isinstance(step, Restart):
                 session.restart(start.first_seq, blocks)
             elif isinstance(step, NewHost):
@@ -551,13 +549,10 @@ def _play_steps(run: rig.Run, steps: Sequence[Step]) -> None:
                 host = run.host(step.host, session)
             elif isinstance(step, ToolCall):
                 played = host.play(step.tool, step.args)
-                (expected,) = session.outputs([(step.tool, step.args)])
-                reasons = rig.verdict(played, expected)
-                reasons += rig.log_verdict(session.requests(), played.requests)
+                (expected,), sent, _ = session.settle([(step.tool, step.args)])
+                reasons = rig.verdict(played, expected) + rig.log_verdict(sent, played.requests)
                 if reasons:
-                    found = StatefulDivergence(
-                        tuple(log), expected, played.output, reasons, played.requests
-                    )
-                    raise rig.DivergenceFound(found)
+                    found = (expected, played.output, reasons, played.requests)
+                    raise rig.DivergenceFound(StatefulDivergence(tuple(steps[: at + 1]), *found))
     finally:
         host.close()

@@ -584,7 +584,7 @@ def test_cli_runs_both_fuzzers(
 def test_cli_reports_a_divergence(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(campaign, "SHRINK_SECONDS", 5.0)
+    monkeypatch.setattr(rig, "SHRINK_SECONDS", 5.0)
     monkeypatch.setattr(rig, "GoTurnHost", _Lying)
     monkeypatch.setattr(rig, "AsyncGoTurnHost", _AsyncLying)
     argv = ["--examples", "100", "--profile", "ci", "--mode", "stateless", "--workers", "1"]
@@ -687,7 +687,7 @@ def test_a_divergence_stays_in_redis_until_it_no_longer_fails(
 
     keys = redis.Redis.from_url(redis_url).dbsize
     argv = ["--profile", "dev", "--mode", "stateless", "--workers", "1", "--db", redis_url]
-    monkeypatch.setattr(campaign, "SHRINK_SECONDS", 5.0)
+    monkeypatch.setattr(rig, "SHRINK_SECONDS", 5.0)
     with monkeypatch.context() as lying:
         lying.setattr(rig, "GoTurnHost", _Lying)
         lying.setattr(rig, "AsyncGoTurnHost", _AsyncLying)
