@@ -195,12 +195,11 @@ class _Example:
 
     def load(self, blocks: Sequence[tuple[int, BlockSpec]]) -> None:
         """Empty the Go's archive, then archive ``blocks`` as the seqs they come with."""
-        seqs, want = (
-            self.session.load(self.first_seq, [b for _, b in blocks]),
-            [s for s, _ in blocks],
-        )
-        if seqs != want:
-            raise ParityError(f"the Go archived the blocks as seqs {seqs}, not {want}")
+        seqs = self.session.load(self.first_seq, [b for _, b in blocks])
+        if seqs != [seq for seq, _ in blocks]:
+            raise ParityError(
+                f"the Go archived the blocks as seqs {seqs}, not from {self.first_seq}"
+            )
 
     def compare(self, pool: Sequence[tuple[str, str]]) -> None:
         """DivergenceFound at the first call that diverges (Abort on a harness error)."""
@@ -279,7 +278,7 @@ def fuzz_reference(run: rig.Run) -> rig.FuzzStats:
     ) -> None:
         seqs = range(first_seq, first_seq + len(specs))
         pool = data.draw(call_pools(seqs, words_of(specs), max_size=POOL), label="pool")
-        with run.clock.example(run.stats):
+        with run.example():
             session = run.session(mode="etag" if etag else "plain")
             _Example(run, session, first_seq, specs, spec).compare(list(dict.fromkeys(pool)))
 
@@ -302,10 +301,7 @@ def fuzz_go_url(connection: GoConnection, run: rig.Run) -> rig.FuzzStats:
         go = stack.enter_context(GoClient(connection))
         stack.callback(run.close)
         blocks = [(b.seq, BlockSpec(b.label, b.content)) for b in go.blocks()]
-        version = probe(connection)
-        host = rig.Host(
-            rig.HostSpec(), connection, run.recording, loop=run.loop, unicode_version=version
-        )
+        host = rig.Host(rig.HostSpec(), connection, run, unicode_version=probe(connection))
         stack.callback(host.close)
         some = calls(tuple(seq for seq, _ in blocks), words_of(b for _, b in blocks))
         state = rig.state_key(blocks)
@@ -313,7 +309,7 @@ def fuzz_go_url(connection: GoConnection, run: rig.Run) -> rig.FuzzStats:
         @run.settings_with()
         @given(batch=st.lists(some, min_size=1, max_size=CALLS_PER_EXAMPLE))
         def fuzz_against_go_url(batch: list[tuple[str, str]]) -> None:
-            with run.clock.example(stats):
+            with run.example():
                 for tool, args in batch:
                     try:
                         expected = go.exec_tool(tool, replace_surrogates(args))

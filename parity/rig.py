@@ -1,7 +1,7 @@
 """The rig both fuzzers (``parity.fuzz``, ``parity.stateful``) play calls on: a Go per
 mode (:class:`GoSession`), the hosts under test (:class:`Host`, each request noted),
-:func:`verdict` why a call diverges, and the run (:class:`Run`: its options, stats, its
-:class:`Clock`, :meth:`Run.diverged`)."""
+:func:`verdict` why a call diverges, and the run (:class:`Run`: its options, stats,
+clock and Gos)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from parity.goclient import (
 )
 from parity.reference import GoReference, RunningReference
 from parity.strategies import BlockSpec
-from recall import DEFAULT_UNICODE_VERSION, AsyncGoTurnHost, GoTurnHost
+from recall import AsyncGoTurnHost, GoTurnHost
 from recall._tools import replace_surrogates
 
 EXEC_REQUEST = f"POST {EXEC_PATH}"
@@ -183,23 +183,15 @@ class Played:
 
 
 class Host:
-    """A host under test over ``connection`` (an ``async`` one on ``loop``, which the caller
-    owns): each request noted in ``recording``, then through ``wrap`` (if any)."""
+    """A host under test over ``connection`` (an ``async`` one on the run's loop): each
+    request noted in the run's ``recording``, then through its ``wrap`` (if any)."""
 
     def __init__(
-        self,
-        spec: HostSpec,
-        connection: GoConnection,
-        recording: list[str],
-        *,
-        loop: asyncio.Runner,
-        wrap: TransportWrap | None = None,
-        unicode_version: str = DEFAULT_UNICODE_VERSION,
+        self, spec: HostSpec, connection: GoConnection, run: Run, *, unicode_version: str
     ) -> None:
-        self.spec = spec
-        self.recording = recording
-        self._loop = loop
-        sync = spec.kind == "sync"
+        self.recording = run.recording
+        self._loop = run.loop
+        sync, wrap = spec.kind == "sync", run.wrap
         inner: Any = (httpx.HTTPTransport if sync else httpx.AsyncHTTPTransport)(
             verify=connection.ssl_context
         )
@@ -208,7 +200,7 @@ class Host:
         kind: Any = GoTurnHost if sync else AsyncGoTurnHost
         self._host: GoTurnHost | AsyncGoTurnHost = kind(
             connection.base_url,
-            transport=_Recorder(inner, recording),
+            transport=_Recorder(inner, self.recording),
             token=connection.token,
             cache_bytes=spec.cache_bytes,
             unicode_version=unicode_version,
@@ -374,23 +366,37 @@ class FuzzStats:
         )
 
 
-@dataclass
-class Clock:
-    """The run's time budget, and shrinking's (counted from the first divergence)."""
+@dataclass(kw_only=True)
+class Run:
+    """A fuzz run: ``base`` with ``examples``, or as many as ``seconds`` allow, ``seed``
+    (not derandomized), shrinking for ``shrink_seconds`` at most; hosts through ``wrap``
+    (a test's planted bug), told ``unicode_version`` (else their Go's). What its examples
+    share: a Go reference per ``GoMode`` (started when first needed), the async hosts'
+    event loop, every request the hosts sent (``recording``), the stats; and its clock:
+    the deadline, and shrinking's (counted from the first divergence)."""
 
-    deadline: float | None
-    shrink_seconds: float
-    found_at: float | None = None
-    last: float | None = None  # when ``check`` last ran
-    # the time between the last checks: how long the next example may take
-    gaps: deque[float] = field(default_factory=lambda: deque(maxlen=8))
+    base: settings = field(default_factory=settings)
+    examples: int | None = None
+    seconds: float | None = None
+    seed: int | None = None
+    shrink_seconds: float = field(default_factory=lambda: SHRINK_SECONDS)  # read anew per run
+    reference: GoReference | None = None  # None: the checkout's
+    wrap: TransportWrap | None = None
+    unicode_version: str | None = None
+    stats: FuzzStats = field(default_factory=FuzzStats)
 
-    @classmethod
-    def of(cls, seconds: float | None, shrink_seconds: float) -> Clock:
-        """A clock for ``seconds`` from now (None: no budget)."""
-        return cls(None if seconds is None else time.monotonic() + seconds, shrink_seconds)
+    def __post_init__(self) -> None:
+        self.deadline = None if self.seconds is None else time.monotonic() + self.seconds
+        self.found_at: float | None = None
+        self.last: float | None = None  # when ``check`` last ran
+        # the time between the last checks: how long the next example may take
+        self.gaps: deque[float] = deque(maxlen=8)
+        self.loop = asyncio.Runner()
+        self.recording: list[str] = []
+        self.played: set[int] = set()  # parity.stateful's: the calls played, by host context
+        self._sessions: dict[GoMode, GoSession] = {}
 
-    def check(self, stats: FuzzStats) -> None:
+    def check(self) -> None:
         """``TimeUp`` when shrinking's time is spent, or when nothing was found and the
         longest of the last spans between checks would end past the deadline.
 
@@ -405,51 +411,25 @@ class Clock:
         self.last = now
         # the run ends before the example that would end past the deadline
         spent = self.deadline is not None and now + max(self.gaps, default=0) > self.deadline
-        if spent and not stats.divergences:
+        if spent and not self.stats.divergences:
             raise TimeUp
 
     @contextmanager
-    def example(self, stats: FuzzStats) -> Iterator[None]:
+    def example(self) -> Iterator[None]:
         """One example, after its last draw: counted, checked at its start and end."""
-        self.check(stats)
-        stats.examples += 1
+        self.check()
+        self.stats.examples += 1
         try:
             yield
         except DivergenceFound:
-            self.check(stats)
+            self.check()
             raise
-        self.check(stats)
+        self.check()
 
-    def over(self, stats: FuzzStats) -> bool:
+    def over(self) -> bool:
         """Whether the deadline is past with nothing found (what an example does is wasted)."""
         past = self.deadline is not None and time.monotonic() > self.deadline
-        return past and not stats.divergences
-
-
-@dataclass(kw_only=True)
-class Run:
-    """A fuzz run: ``base`` with ``examples``, or as many as ``seconds`` allow, ``seed``
-    (not derandomized), shrinking for ``shrink_seconds`` at most; hosts through ``wrap``
-    (a test's planted bug), told ``unicode_version`` (else their Go's). What its examples
-    share: a Go reference per ``GoMode`` (started when first needed), the async hosts'
-    event loop, every request the hosts sent (``recording``), the stats and the clock."""
-
-    base: settings = field(default_factory=settings)
-    examples: int | None = None
-    seconds: float | None = None
-    seed: int | None = None
-    shrink_seconds: float = field(default_factory=lambda: SHRINK_SECONDS)  # read anew per run
-    reference: GoReference | None = None  # None: the checkout's
-    wrap: TransportWrap | None = None
-    unicode_version: str | None = None
-    stats: FuzzStats = field(default_factory=FuzzStats)
-
-    def __post_init__(self) -> None:
-        self.clock = Clock.of(self.seconds, self.shrink_seconds)
-        self.loop = asyncio.Runner()
-        self.recording: list[str] = []
-        self.played: set[int] = set()  # parity.stateful's: the calls played, by host context
-        self._sessions: dict[GoMode, GoSession] = {}
+        return past and not self.stats.divergences
 
     def settings_with(self, **changes: Any) -> settings:
         """``base`` with the run's amount and seed, and ``changes``; the smallest failure
@@ -469,14 +449,8 @@ class Run:
 
     def host(self, spec: HostSpec, session: GoSession) -> Host:
         """A new host of ``spec``'s kind over ``session``'s Go."""
-        return Host(
-            spec,
-            session.running.connection,
-            self.recording,
-            loop=self.loop,
-            wrap=self.wrap,
-            unicode_version=self.unicode_version or session.unicode_version,
-        )
+        version = self.unicode_version or session.unicode_version
+        return Host(spec, session.running.connection, self, unicode_version=version)
 
     def fuzz(self, test: Callable[[], None]) -> Any:
         """Run a Hypothesis test; its shrunk divergence (the smallest of those met when
@@ -503,12 +477,12 @@ class Run:
 
     def diverged(self, divergence: Found) -> NoReturn:
         """Raise DivergenceFound, so Hypothesis shrinks it (noted in ``stats``; shrinking's
-        clock starts at the first). :meth:`Clock.check` ends the run, after the example's
-        last draw."""
+        clock starts at the first). :meth:`check` ends the run, after the example's last
+        draw."""
         if divergence not in self.stats.divergences:
             self.stats.divergences.append(divergence)
-        if self.clock.found_at is None:
-            self.clock.found_at = time.monotonic()
+        if self.found_at is None:
+            self.found_at = time.monotonic()
         raise DivergenceFound(divergence)
 
     def close(self) -> None:

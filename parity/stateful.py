@@ -58,15 +58,8 @@ class Start:
 
 
 @dataclass(frozen=True)
-class ArchiveBlock:
-    """Archive a block (``locked``: under a locked memory)."""
-
-    label: str
-    content: str
-    locked: bool = False
-
-    def spec(self) -> BlockSpec:
-        return BlockSpec(self.label, self.content, self.locked)
+class ArchiveBlock(BlockSpec):
+    """Archive this block (``locked``: under a locked memory)."""
 
 
 @dataclass(frozen=True)
@@ -306,7 +299,7 @@ class RecallMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         """Every call compared, the log checked, the host closed; then the run ends on a
         harness error met (``Abort``) or when its time is spent: here only, after the
-        example's last draw (:meth:`parity.rig.Clock.check`)."""
+        example's last draw (:meth:`parity.rig.Run.check`)."""
         try:
             self._flush()
         finally:
@@ -314,7 +307,7 @@ class RecallMachine(RuleBasedStateMachine):
                 self._host.close()
             if self._broken is not None:
                 raise rig.Abort(self._broken)
-            self._run.clock.check(self._run.stats)
+            self._run.check()
 
     # -- playing and comparing ------------------------------------------------------
 
@@ -361,7 +354,7 @@ class RecallMachine(RuleBasedStateMachine):
     def _play(self, calls_: Sequence[tuple[str, str]]) -> None:
         if self._host is None or self._broken is not None:
             return
-        if self._run.clock.over(self._run.stats):
+        if self._run.over():
             return  # the rest of the example draws as before, plays nothing; teardown ends it
         context = self._context()
         self._run.played.update(rig.call_key(context, tool, args) for tool, args in calls_)
@@ -393,22 +386,13 @@ class RecallMachine(RuleBasedStateMachine):
             run.stats.count(item.state, item.played.tool, item.played.args)
             reasons = rig.verdict(item.played, output)
             if reasons:
-                divergence = StatefulDivergence(
-                    steps=tuple(self._log[: item.steps]),
-                    go_output=output,
-                    python_output=item.played.output,
-                    reasons=reasons,
-                    host_requests=item.played.requests,
-                )
-                run.diverged(divergence)
+                found = (output, item.played.output, reasons, item.played.requests)
+                run.diverged(StatefulDivergence(tuple(self._log[: item.steps]), *found))
         sent = run.recording[self._sent_at :]
         self._sent_at += len(sent)
         reasons = rig.log_verdict(server, sent)
         if reasons:
-            divergence = StatefulDivergence(
-                steps=tuple(self._log), go_output="", python_output="", reasons=reasons
-            )
-            run.diverged(divergence)
+            run.diverged(StatefulDivergence(tuple(self._log), "", "", reasons))
 
 
 # -- the run ----------------------------------------------------------------------------
@@ -446,7 +430,7 @@ def _with_static(divergence: StatefulDivergence, run: rig.Run) -> StatefulDiverg
     blocks: dict[int, BlockSpec] = {}
     for step in divergence.steps:
         if isinstance(step, ArchiveBlock):
-            blocks[start.first_seq + len(blocks)] = step.spec()
+            blocks[start.first_seq + len(blocks)] = step
         elif isinstance(step, Lock):
             blocks[step.seq] = replace(blocks[step.seq], locked=step.locked)
     hosts = [s.host for s in divergence.steps if isinstance(s, Start | NewHost)]
@@ -536,7 +520,7 @@ def _play_steps(run: rig.Run, steps: Sequence[Step]) -> None:
     try:
         for at, step in enumerate(steps):
             if isinstance(step, ArchiveBlock):
-                blocks.append(step.spec())
+                blocks.append(step)
                 session.archive(blocks[-1:])
             elif isinstance(step, Lock):
                 session.client.lock(step.seq, locked=step.locked)

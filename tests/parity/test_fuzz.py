@@ -749,18 +749,17 @@ def test_the_run_ends_before_an_example_that_would_end_past_the_deadline(
 ) -> None:
     now = [100.0]
     monkeypatch.setattr("parity.rig.time", types.SimpleNamespace(monotonic=lambda: now[0]))
-    clock = rig.Clock.of(10.0, shrink_seconds=5.0)  # the deadline: 110
-    stats = rig.FuzzStats()
+    run = rig.Run(seconds=10.0, shrink_seconds=5.0)  # the deadline: 110
     for at in (100.0, 102.0, 104.0, 106.0):  # examples of 2 s
         now[0] = at
-        clock.check(stats)
+        run.check()
     now[0] = 107.5  # 2.5 s left, the longest recent example took 2 s
-    clock.check(stats)
-    assert not clock.over(stats)
+    run.check()
+    assert not run.over()
     now[0] = 108.5  # the next would end at 110.5: the run ends here, not past 110
     with pytest.raises(rig.TimeUp):
-        clock.check(stats)
+        run.check()
     now[0] = 110.5  # what an example still does past the deadline is wasted ...
-    assert clock.over(stats)
-    stats.divergences.append("found")  # ... unless a divergence is being shrunk
-    assert not clock.over(stats)
+    assert run.over()
+    run.stats.divergences.append("found")  # ... unless a divergence is being shrunk
+    assert not run.over()
