@@ -197,9 +197,7 @@ class _Example:
         """Empty the Go's archive, then archive ``blocks`` as the seqs they come with."""
         seqs = self.session.load(self.first_seq, [b for _, b in blocks])
         if seqs != [seq for seq, _ in blocks]:
-            raise ParityError(
-                f"the Go archived the blocks as seqs {seqs}, not from {self.first_seq}"
-            )
+            raise ParityError(f"the Go archived them as seqs {seqs}, not from {self.first_seq}")
 
     def compare(self, pool: Sequence[tuple[str, str]]) -> None:
         """DivergenceFound at the first call that diverges (Abort on a harness error)."""
@@ -223,20 +221,17 @@ class _Example:
                 finally:
                     host.close()
                 expected, log, _ = session.settle(batch)  # Go's outputs and log in one request
+                log_reasons = rig.log_verdict(log, run.recording[at:])
+                unmatched = self.pinpoint(blocks, batch, log_reasons) if log_reasons else None
             except rig.HARNESS_ERRORS as exc:
                 raise rig.Abort(exc) from exc
-            log_reasons = rig.log_verdict(log, run.recording[at:])
             for call, output in zip(played, expected, strict=True):
                 stats.count(state, call.tool, call.args)
                 reasons = rig.verdict(call, output)
                 if reasons:
                     run.diverged(static_divergence(call, output, reasons, blocks, self.first_seq))
-            if log_reasons:
-                try:
-                    divergence = self.pinpoint(blocks, batch, log_reasons)
-                except rig.HARNESS_ERRORS as exc:
-                    raise rig.Abort(exc) from exc
-                run.diverged(divergence)
+            if unmatched is not None:
+                run.diverged(unmatched)
 
     def pinpoint(
         self,

@@ -427,26 +427,23 @@ def _with_static(divergence: StatefulDivergence, run: rig.Run) -> StatefulDiverg
     start = divergence.steps[0] if divergence.steps else None
     if call is None or not isinstance(start, Start):
         return divergence
-    blocks: dict[int, BlockSpec] = {}
+    blocks: dict[int, ArchiveBlock] = {}
     for step in divergence.steps:
         if isinstance(step, ArchiveBlock):
             blocks[start.first_seq + len(blocks)] = step
         elif isinstance(step, Lock):
             blocks[step.seq] = replace(blocks[step.seq], locked=step.locked)
-    hosts = [s.host for s in divergence.steps if isinstance(s, Start | NewHost)]
-    session = run.session(mode=start.go)
-    session.load(start.first_seq, list(blocks.values()))
-    host = run.host(rig.HostSpec(kind=hosts[-1].kind), session)  # the one that diverged
-    try:
-        played = host.play(call.tool, call.args)
-    finally:
-        host.close()
-    (expected,), _, _ = session.settle([(call.tool, call.args)])
-    reasons = rig.verdict(played, expected)
-    if not reasons:
-        return divergence
-    static = static_divergence(played, expected, reasons, list(blocks.items()), start.first_seq)
-    return replace(divergence, static=static.corpus_case())
+    host = [s.host for s in divergence.steps if isinstance(s, Start | NewHost)][-1]
+    try:  # a fresh host of the kind that diverged
+        _play_steps(run, (replace(start, host=rig.HostSpec(host.kind)), *blocks.values(), call))
+    except rig.DivergenceFound as exc:
+        found = exc.divergence
+        assert isinstance(found, StatefulDivergence)
+        played = rig.Played(call.tool, call.args, found.python_output, found.host_requests)
+        archive = list(blocks.items())
+        static = static_divergence(played, found.go_output, found.reasons, archive, start.first_seq)
+        return replace(divergence, static=static.corpus_case())
+    return divergence
 
 
 def _minimized(divergence: StatefulDivergence, run: rig.Run) -> StatefulDivergence:
