@@ -30,6 +30,7 @@ from parity.goclient import (
     archive_request,
     log_request,
     outputs_request,
+    reset_request,
 )
 from parity.reference import GoReference, RunningReference
 from parity.strategies import BlockSpec
@@ -87,10 +88,12 @@ class GoSession:
         self.archive(blocks)
 
     def load(self, first_seq: int, blocks: Sequence[BlockSpec] = ()) -> list[int]:
-        """Empty the archive and logs (next seq ``first_seq``), archive ``blocks``; their seqs."""
-        self.client.reset(first_seq=first_seq)
+        """Empty the archive and logs (next seq ``first_seq``), archive ``blocks``, in one
+        request; their seqs."""
+        archiving = [self.archiving(blocks)] if blocks else []
+        answers = self.client.batch([reset_request(first_seq=first_seq), *archiving])
         self._log_at = 0
-        return self.archive(blocks)
+        return answers[1] if blocks else []
 
     def archive(self, blocks: Sequence[BlockSpec]) -> list[int]:
         """Archive ``blocks`` in one request; their seqs."""

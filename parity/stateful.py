@@ -352,10 +352,8 @@ class RecallMachine(RuleBasedStateMachine):
         return hash((self._spec, self._mode, self._kept, self._state))
 
     def _play(self, calls_: Sequence[tuple[str, str]]) -> None:
-        if self._host is None or self._broken is not None:
-            return
-        if self._run.over():
-            return  # the rest of the example draws as before, plays nothing; teardown ends it
+        if self._host is None or self._broken is not None or self._run.over():
+            return  # past the deadline, the example draws as before, plays nothing
         context = self._context()
         self._run.played.update(rig.call_key(context, tool, args) for tool, args in calls_)
         for played in self._host.play_many(calls_):
