@@ -239,17 +239,17 @@ def _field(key: str, kind: type[T]) -> Callable[[dict[str, Any], Fail], T]:
     return read
 
 
+def lock_request(seq: int, *, locked: bool = True) -> DebugRequest[None]:
+    """Lock (``locked=False``: unlock) the memory of block ``seq`` (``POST /debug/lock``)."""
+    body = {"seq": seq, "locked": locked}
+    return DebugRequest("POST", LOCK_PATH, lambda doc, fail: None, body=body, detail=f" ({seq})")
+
+
 def reset_request(*, first_seq: int | None = None) -> DebugRequest[int]:
     """Empty the archive and the logs (``POST /debug/reset``): the next seq, ``first_seq``,
     by default the Go's initial one."""
     body = {} if first_seq is None else {"first_seq": first_seq}
     return DebugRequest("POST", RESET_PATH, _field("first_seq", int), body=body)
-
-
-def lock_request(seq: int, *, locked: bool = True) -> DebugRequest[None]:
-    """Lock (``locked=False``: unlock) the memory of block ``seq`` (``POST /debug/lock``)."""
-    body = {"seq": seq, "locked": locked}
-    return DebugRequest("POST", LOCK_PATH, lambda doc, fail: None, body=body, detail=f" ({seq})")
 
 
 def log_request(
