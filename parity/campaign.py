@@ -13,16 +13,15 @@ import time
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any
 
 from hypothesis import settings
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
 from parity.cli import Exit
 from parity.errors import ParityError
-from parity.fuzz import PROFILES, SHRINK_SECONDS, fuzz_go_url, fuzz_reference, profile
+from parity.fuzz import PROFILES, fuzz_go_url, fuzz_reference, profile
 from parity.goclient import TOKEN_ENV, GoConnection, add_go_options, connection_from_options
-from parity.rig import FuzzStats
+from parity.rig import FuzzStats, Run
 
 MODES = ("both", "stateless", "stateful")
 
@@ -70,15 +69,14 @@ def _run(
         seconds = None
         if plan.deadline is not None:  # an equal share of the time left, at least a moment
             seconds = max((plan.deadline - time.monotonic()) / (len(modes) - i), 0.01)
-        stats = results[mode] = FuzzStats()
-        amount: dict[str, Any] = {"base": base, "examples": plan.examples, "seconds": seconds}
-        amount.update(seed_value=plan.seed, stats=stats, shrink_seconds=SHRINK_SECONDS)
+        run = Run(base=base, examples=plan.examples, seconds=seconds, seed=plan.seed)
+        stats = results[mode] = run.stats
         if go is not None:
-            fuzz_go_url(go, **amount)
+            fuzz_go_url(go, run)
         elif mode == "stateless":
-            fuzz_reference(**amount)
+            fuzz_reference(run)
         else:
-            fuzz_stateful(**amount, steps=plan.steps or STEPS)
+            fuzz_stateful(run, steps=plan.steps or STEPS)
         print(f"parity fuzz: {mode}: {stats.summary()}", flush=True)
         if stats.divergences:
             break
@@ -104,8 +102,7 @@ def gather(runs: Iterable[dict[str, FuzzStats]]) -> dict[str, FuzzStats]:
         for mode, one in run.items():
             stats = results.setdefault(mode, FuzzStats())
             stats.examples += one.examples
-            stats.distinct.merge(one.distinct.keys())
-            stats.calls = len(stats.distinct)
+            stats.distinct |= one.distinct
             stats.played += one.played
             stats.archives += one.archives
             stats.seconds = max(stats.seconds, one.seconds)

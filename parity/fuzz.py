@@ -5,14 +5,13 @@ archive. The profiles ``ci`` (derandomized, bounded) and ``dev`` are registered 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -21,15 +20,11 @@ from parity import rig
 from parity.corpora.recall import plain_id_seq, symbolic_args
 from parity.corpus import CorpusBlock, CorpusCall
 from parity.errors import ParityError
-from parity.goclient import GoClient, GoConnection, lock_request
+from parity.goclient import GoClient, GoConnection
 from parity.probe import probe
-from parity.reference import GoReference
 from parity.report import mismatch_report
 from parity.strategies import INT64_MAX, BlockSpec, block_sets, call_pools, calls, words_of
 from recall._tools import replace_surrogates
-
-if TYPE_CHECKING:
-    from parity.stateful import StatefulDivergence
 
 PROFILES = ("ci", "dev")
 _HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
@@ -38,9 +33,6 @@ _COMMON: dict[str, Any] = {"deadline": None, "print_blob": True, "suppress_healt
 # explicitly, as under CI=true Hypothesis's own default is derandomized
 settings.register_profile("ci", derandomize=True, max_examples=50, database=None, **_COMMON)
 settings.register_profile("dev", derandomize=False, max_examples=1000, **_COMMON)
-
-SHRINK_SECONDS = 60.0
-"""Shrinking a divergence stops after this long, with the smallest one found."""
 
 CALLS_PER_EXAMPLE = 20
 """At most this many calls in an example of the fuzzer over a running Go."""
@@ -125,31 +117,39 @@ class Divergence:
     def report(self) -> str:
         """What diverged, both outputs made visible, and the ready corpus case."""
         where = f", first seq {self.first_seq}" if self.first_seq is not None else ""
-        head = report_head(self, f"{len(self.blocks)} blocks archived{where}")
         call = (self.tool, self.args, "python GoTurnHost")
-        return "\n".join([*head, mismatch(self, *call), self.corpus_case()])
+        head = report_head(self, f"{len(self.blocks)} blocks archived{where}", call)
+        return "\n".join([*head, self.corpus_case()])
+
+    def size(self) -> tuple[int, int, int]:
+        """Its blocks, the args' length, the blocks' characters."""
+        blocks = self.blocks
+        return (len(blocks), len(self.args), sum(len(b.label + b.content) for _, b in blocks))
 
 
-def report_head(divergence: Divergence | StatefulDivergence, what: str) -> list[str]:
-    """A divergence report's first lines: its name, ``what``, its reasons, its requests."""
-    return [
+def report_head(divergence: Any, what: str, call: tuple[str, str, str] | None) -> list[str]:
+    """A divergence report's first lines: its name, ``what``, its reasons, its requests;
+    then, for a ``(tool, args, host)`` call, Go's output and the host's, made visible."""
+    lines = [
         f"DIVERGENCE {divergence.case} ({what})",
         *(f"  - {reason}" for reason in divergence.reasons),
         f"  host requests: {list(divergence.host_requests)}",
     ]
-
-
-def mismatch(divergence: Divergence | StatefulDivergence, tool: str, args: str, host: str) -> str:
-    """Go's output and the ``host``'s, made visible."""
-    return mismatch_report(
-        case=divergence.case,
-        tool=tool,
-        args=args,
-        expected=divergence.go_output,
-        actual=divergence.python_output,
-        expected_name="go /tool/exec",
-        actual_name=host,
-    )
+    if call is not None:
+        tool, args, host = call
+        expected, actual = divergence.go_output, divergence.python_output
+        lines.append(
+            mismatch_report(
+                case=divergence.case,
+                tool=tool,
+                args=args,
+                expected=expected,
+                actual=actual,
+                expected_name="go /tool/exec",
+                actual_name=host,
+            )
+        )
+    return lines
 
 
 # -- against fresh Go references ---------------------------------------------------
@@ -185,72 +185,53 @@ def archives(n: int) -> list[tuple[int, int]]:
 @dataclass
 class _Example:
     """A stateless example: its pool over each of its :func:`archives`, the Go's archive
-    brought from one to the next, a fresh host for each."""
+    emptied and filled again for each, a fresh host for each."""
 
-    gos: rig.Rig
+    run: rig.Run
     session: rig.GoSession
     first_seq: int
     specs: Sequence[BlockSpec]
     spec: rig.HostSpec
-    _at: tuple[int, int] | None = None  # (archived, locked) as the Go holds it
 
-    def blocks(self, archived: int, locked: int) -> list[tuple[int, BlockSpec]]:
-        """The blocks of the archive ``(archived, locked)``, with their seqs."""
-        return [
-            (self.first_seq + i, replace(b, locked=True) if i < locked else b)
-            for i, b in enumerate(self.specs[:archived])
-        ]
+    def load(self, blocks: Sequence[tuple[int, BlockSpec]]) -> None:
+        """Empty the Go's archive, then archive ``blocks`` as the seqs they come with."""
+        seqs = self.session.load(self.first_seq, [b for _, b in blocks])
+        if seqs != [seq for seq, _ in blocks]:
+            raise ParityError(f"the Go archived them as seqs {seqs}, not from {self.first_seq}")
 
-    def reach(self, archived: int, locked: int) -> None:
-        """Bring the Go's archive to a later ``(archived, locked)``, in one request."""
-        held, held_locked = self._at if self._at is not None else (0, 0)
-        if self._at is None:
-            self.session.load(self.first_seq)
-        archiving = [rig.GoSession.archiving(self.specs[held:archived])] if archived > held else []
-        locking = range(self.first_seq + held_locked, self.first_seq + locked)
-        answers = self.session.client.batch([*archiving, *map(lock_request, locking)])
-        seqs = answers[0] if archiving else []
-        want = list(range(self.first_seq + held, self.first_seq + archived))
-        if seqs != want:
-            raise ParityError(f"the Go archived the blocks as seqs {seqs}, not {want}")
-        self._at = (archived, locked)
-
-    def compare(
-        self, stats: rig.FuzzStats, clock: rig.Clock, pool: Sequence[tuple[str, str]]
-    ) -> None:
+    def compare(self, pool: Sequence[tuple[str, str]]) -> None:
         """DivergenceFound at the first call that diverges (Abort on a harness error)."""
-        session, gos = self.session, self.gos
+        run, session, stats = self.run, self.session, self.run.stats
         for archived, locked in archives(len(self.specs)):
-            blocks = self.blocks(archived, locked)
+            blocks = [
+                (self.first_seq + i, replace(b, locked=True) if i < locked else b)
+                for i, b in enumerate(self.specs[:archived])
+            ]
             state = rig.state_key(blocks)
             batch = stats.fresh(state, pool)
             if not batch:
                 continue
             try:
-                self.reach(archived, locked)
+                self.load(blocks)
                 stats.archives += 1
-                at = len(gos.recording.seen)
-                host = gos.host(self.spec, session)  # a fresh one: what a host keeps is stateful's
+                at = len(run.recording)
+                host = run.host(self.spec, session)  # a fresh one: what a host keeps is stateful's
                 try:
                     played = host.play_many(batch)
                 finally:
                     host.close()
                 expected, log, _ = session.settle(batch)  # Go's outputs and log in one request
+                log_reasons = rig.log_verdict(log, run.recording[at:])
+                unmatched = self.pinpoint(blocks, batch, log_reasons) if log_reasons else None
             except rig.HARNESS_ERRORS as exc:
                 raise rig.Abort(exc) from exc
-            log_reasons = rig.log_verdict(log, gos.recording.since(at))
             for call, output in zip(played, expected, strict=True):
                 stats.count(state, call.tool, call.args)
                 reasons = rig.verdict(call, output)
                 if reasons:
-                    divergence = static_divergence(call, output, reasons, blocks, self.first_seq)
-                    rig.diverged(divergence, stats, clock)
-            if log_reasons:
-                try:
-                    divergence = self.pinpoint(blocks, batch, log_reasons)
-                except rig.HARNESS_ERRORS as exc:
-                    raise rig.Abort(exc) from exc
-                rig.diverged(divergence, stats, clock)
+                    run.diverged(static_divergence(call, output, reasons, blocks, self.first_seq))
+            if unmatched is not None:
+                run.diverged(unmatched)
 
     def pinpoint(
         self,
@@ -260,49 +241,26 @@ class _Example:
     ) -> Divergence:
         """The call whose requests the Go's log does not match, ``batch`` played again over
         ``blocks`` and the log read after each call (else the first call, with ``reasons``)."""
-        seqs = self.session.load(self.first_seq, [b for _, b in blocks])
-        blocks = list(zip(seqs, (b for _, b in blocks), strict=True))
-        host = self.gos.host(self.spec, self.session)
+        self.load(blocks)
+        host = self.run.host(self.spec, self.session)
         try:
             for tool, args in batch:
                 played = host.play(tool, args)
-                call_reasons = rig.log_verdict(self.session.requests(), played.requests)
-                if call_reasons:
-                    (expected,) = self.session.outputs([(tool, args)])
+                (expected,), log, _ = self.session.settle([(tool, args)])
+                if call_reasons := rig.log_verdict(log, played.requests):
                     return static_divergence(played, expected, call_reasons, blocks, self.first_seq)
             played = host.play(*batch[0])
         finally:
             host.close()
-        (expected,) = self.session.outputs([batch[0]])
+        (expected,), _, _ = self.session.settle([batch[0]])
         return static_divergence(played, expected, reasons, blocks, self.first_seq)
 
 
-def _size(divergence: Divergence) -> tuple[int, int, int]:
-    blocks = divergence.blocks
-    return (len(blocks), len(divergence.args), sum(len(b.label + b.content) for _, b in blocks))
+def fuzz_reference(run: rig.Run) -> rig.FuzzStats:
+    """Fuzz calls over static archives; the run's stats, a divergence (shrunk for the
+    run's ``shrink_seconds`` at most) in ``divergences``."""
 
-
-def fuzz_reference(
-    *,
-    base: settings | None = None,
-    examples: int | None = None,
-    seconds: float | None = None,
-    seed_value: int | None = None,
-    reference: GoReference | None = None,
-    stats: rig.FuzzStats | None = None,
-    shrink_seconds: float = SHRINK_SECONDS,
-    wrap: rig.TransportWrap | None = None,
-    unicode_version: str | None = None,
-) -> rig.FuzzStats:
-    """Fuzz calls over static archives; the run's stats, a divergence (shrunk for
-    ``shrink_seconds`` at most) in ``divergences``. ``wrap``: a test's transport under every
-    host; ``unicode_version``: told to the hosts, else the Go's."""
-    stats = stats if stats is not None else rig.FuzzStats()
-    chosen = rig.fuzz_settings(base or profile(), examples, seconds, seed_value)
-    clock = rig.Clock.of(seconds, shrink_seconds)
-    gos = rig.Rig(reference or GoReference(), wrap, unicode_version=unicode_version)
-
-    @chosen
+    @run.settings_with()
     @given(
         first_seq=st.sampled_from(FIRST_SEQS),
         specs=block_sets(),
@@ -315,52 +273,38 @@ def fuzz_reference(
     ) -> None:
         seqs = range(first_seq, first_seq + len(specs))
         pool = data.draw(call_pools(seqs, words_of(specs), max_size=POOL), label="pool")
-        with clock.example(stats):
-            example = _Example(
-                gos, gos.session(mode="etag" if etag else "plain"), first_seq, specs, spec
-            )
-            example.compare(stats, clock, list(dict.fromkeys(pool)))
+        with run.example():
+            session = run.session(mode="etag" if etag else "plain")
+            _Example(run, session, first_seq, specs, spec).compare(list(dict.fromkeys(pool)))
 
     try:
-        rig.run_test(fuzz_against_reference, stats, seed_value, _size)
+        run.fuzz(fuzz_against_reference)
     finally:
-        gos.close()
-    return stats
+        run.close()
+    return run.stats
 
 
 # -- against a running Go -------------------------------------------------------------
 
 
-def fuzz_go_url(
-    connection: GoConnection,
-    *,
-    base: settings | None = None,
-    examples: int | None = None,
-    seconds: float | None = None,
-    seed_value: int | None = None,
-    stats: rig.FuzzStats | None = None,
-    shrink_seconds: float = SHRINK_SECONDS,
-) -> rig.FuzzStats:
+def fuzz_go_url(connection: GoConnection, run: rig.Run) -> rig.FuzzStats:
     """Fuzz calls over a running Go's archive, read only: Go's outputs from its /tool/exec,
     the fallback checked on the host's own requests (the Go's log may hold other clients'),
     the Go's Unicode version probed."""
-    stats = stats if stats is not None else rig.FuzzStats()
-    chosen = rig.fuzz_settings(base or profile(), examples, seconds, seed_value)
-    clock = rig.Clock.of(seconds, shrink_seconds)
+    stats = run.stats
     with contextlib.ExitStack() as stack:
         go = stack.enter_context(GoClient(connection))
-        loop = stack.enter_context(asyncio.Runner())
+        stack.callback(run.close)
         blocks = [(b.seq, BlockSpec(b.label, b.content)) for b in go.blocks()]
-        spec, recording, version = rig.HostSpec(), rig.Recording(), probe(connection)
-        host = rig.Host(spec, connection, recording, loop=loop, unicode_version=version)
+        host = rig.Host(rig.HostSpec(), connection, run, unicode_version=probe(connection))
         stack.callback(host.close)
         some = calls(tuple(seq for seq, _ in blocks), words_of(b for _, b in blocks))
         state = rig.state_key(blocks)
 
-        @chosen
+        @run.settings_with()
         @given(batch=st.lists(some, min_size=1, max_size=CALLS_PER_EXAMPLE))
         def fuzz_against_go_url(batch: list[tuple[str, str]]) -> None:
-            with clock.example(stats):
+            with run.example():
                 for tool, args in batch:
                     try:
                         expected = go.exec_tool(tool, replace_surrogates(args))
@@ -370,8 +314,7 @@ def fuzz_go_url(
                     stats.count(state, tool, args)
                     reasons = rig.verdict(played, expected)
                     if reasons:
-                        divergence = static_divergence(played, expected, reasons, blocks, None)
-                        rig.diverged(divergence, stats, clock)
+                        run.diverged(static_divergence(played, expected, reasons, blocks, None))
 
-        rig.run_test(fuzz_against_go_url, stats, seed_value, _size)
+        run.fuzz(fuzz_against_go_url)
     return stats

@@ -246,6 +246,13 @@ def lock_request(seq: int, *, locked: bool = True) -> DebugRequest[None]:
     return DebugRequest("POST", LOCK_PATH, lambda doc, fail: None, body=body, detail=f" ({seq})")
 
 
+def reset_request(*, first_seq: int | None = None) -> DebugRequest[int]:
+    """Empty the archive and the logs (``POST /debug/reset``): the next seq, ``first_seq``,
+    by default the Go's initial one."""
+    body = {} if first_seq is None else {"first_seq": first_seq}
+    return DebugRequest("POST", RESET_PATH, _field("first_seq", int), body=body)
+
+
 def log_request(
     log: Literal["requests", "reads", "answers"], *, since: int | None = None
 ) -> DebugRequest[list[str]]:
@@ -483,10 +490,8 @@ class GoClient(contextlib.AbstractContextManager["GoClient"]):
         return results
 
     def reset(self, *, first_seq: int | None = None) -> int:
-        """Empty the archive and the logs (``POST /debug/reset``); the next seq, returned:
-        ``first_seq``, by default the Go's initial one."""
-        body = {} if first_seq is None else {"first_seq": first_seq}
-        return self.run(DebugRequest("POST", RESET_PATH, _field("first_seq", int), body=body))
+        """:func:`reset_request`, sent alone."""
+        return self.run(reset_request(first_seq=first_seq))
 
 
 def _json_body(value: Any) -> bytes:

@@ -1,7 +1,7 @@
 """The rig both fuzzers (``parity.fuzz``, ``parity.stateful``) play calls on: a Go per
-run (:class:`GoSession`), the hosts under test (:class:`Host`, each request noted),
-:func:`verdict` why a call diverges, and the run's control (:class:`FuzzStats`,
-:class:`Clock`, :func:`diverged`, :func:`run_test`)."""
+mode (:class:`GoSession`), the hosts under test (:class:`Host`, each request noted),
+:func:`verdict` why a call diverges, and the run (:class:`Run`: its options, stats,
+clock and Gos)."""
 
 from __future__ import annotations
 
@@ -30,10 +30,11 @@ from parity.goclient import (
     archive_request,
     log_request,
     outputs_request,
+    reset_request,
 )
 from parity.reference import GoReference, RunningReference
 from parity.strategies import BlockSpec
-from recall import DEFAULT_UNICODE_VERSION, AsyncGoTurnHost, GoTurnHost
+from recall import AsyncGoTurnHost, GoTurnHost
 from recall._tools import replace_surrogates
 
 EXEC_REQUEST = f"POST {EXEC_PATH}"
@@ -87,10 +88,12 @@ class GoSession:
         self.archive(blocks)
 
     def load(self, first_seq: int, blocks: Sequence[BlockSpec] = ()) -> list[int]:
-        """Empty the archive and logs (next seq ``first_seq``), archive ``blocks``; their seqs."""
-        self.client.reset(first_seq=first_seq)
+        """Empty the archive and logs (next seq ``first_seq``), archive ``blocks``, in one
+        request; their seqs."""
+        archiving = [self.archiving(blocks)] if blocks else []
+        answers = self.client.batch([reset_request(first_seq=first_seq), *archiving])
         self._log_at = 0
-        return self.archive(blocks)
+        return answers[1] if blocks else []
 
     def archive(self, blocks: Sequence[BlockSpec]) -> list[int]:
         """Archive ``blocks`` in one request; their seqs."""
@@ -101,27 +104,15 @@ class GoSession:
         """The request that archives ``blocks`` (for :meth:`settle`)."""
         return archive_request((b.label, b.content, b.locked) for b in blocks)
 
-    def outputs(self, calls: Iterable[tuple[str, str]]) -> list[str]:
-        """Go's own outputs for the calls, in one request."""
-        return self.client.run(self._exec(calls))
-
-    @staticmethod
-    def _exec(calls: Iterable[tuple[str, str]]) -> DebugRequest[list[str]]:
-        return outputs_request((tool, replace_surrogates(args)) for tool, args in calls)
-
-    def requests(self) -> list[str]:
-        """The requests the Go received since the last load or the last read of them."""
-        log = self.client.run(log_request("requests", since=self._log_at))
-        self._log_at += len(log)
-        return log
-
     def settle(
-        self, calls: Sequence[tuple[str, str]], *changes: DebugRequest[Any]
+        self, calls: Iterable[tuple[str, str]], *changes: DebugRequest[Any]
     ) -> tuple[list[str], list[str], list[Any]]:
-        """In one request: Go's outputs for ``calls``, the requests it received since they
-        were last read, then the ``changes`` (archives, locks): (outputs, requests, answers)."""
+        """In one request: Go's outputs for ``calls``, the requests it received since the
+        last load or the last read of them, then the ``changes`` (archives, locks):
+        (outputs, requests, answers)."""
+        exec_calls = outputs_request((tool, replace_surrogates(args)) for tool, args in calls)
         answers = self.client.batch(
-            [self._exec(calls), log_request("requests", since=self._log_at), *changes]
+            [exec_calls, log_request("requests", since=self._log_at), *changes]
         )
         outputs, log, *changed = answers
         self._log_at += len(log)
@@ -155,33 +146,24 @@ class TransportWrap(Protocol):
     def asynchronous(self, inner: httpx.AsyncBaseTransport) -> httpx.AsyncBaseTransport: ...
 
 
-class Recording:
-    """The requests hosts sent, ``"METHOD /path?query"`` each, in the order sent."""
-
-    def __init__(self) -> None:
-        self.seen: list[str] = []
-
-    def note(self, request: httpx.Request) -> None:
-        self.seen.append(f"{request.method} {request.url.raw_path.decode('ascii')}")
-
-    def since(self, at: int) -> tuple[str, ...]:
-        return tuple(self.seen[at:])
-
-
 class _Recorder(httpx.BaseTransport, httpx.AsyncBaseTransport):
-    """A transport (sync or async, as ``inner`` is) noting each request in ``recording``."""
+    """A transport (sync or async, as ``inner`` is) noting each request in ``recording``
+    as ``"METHOD /path?query"``."""
 
-    def __init__(self, inner: Any, recording: Recording) -> None:
+    def __init__(self, inner: Any, recording: list[str]) -> None:
         self._inner = inner
         self._recording = recording
 
+    def _note(self, request: httpx.Request) -> None:
+        self._recording.append(f"{request.method} {request.url.raw_path.decode('ascii')}")
+
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        self._recording.note(request)
+        self._note(request)
         response: httpx.Response = self._inner.handle_request(request)
         return response
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        self._recording.note(request)
+        self._note(request)
         response: httpx.Response = await self._inner.handle_async_request(request)
         return response
 
@@ -204,23 +186,15 @@ class Played:
 
 
 class Host:
-    """A host under test over ``connection`` (an ``async`` one on ``loop``, which the caller
-    owns): each request noted in ``recording``, then through ``wrap`` (if any)."""
+    """A host under test over ``connection`` (an ``async`` one on the run's loop): each
+    request noted in the run's ``recording``, then through its ``wrap`` (if any)."""
 
     def __init__(
-        self,
-        spec: HostSpec,
-        connection: GoConnection,
-        recording: Recording,
-        *,
-        loop: asyncio.Runner,
-        wrap: TransportWrap | None = None,
-        unicode_version: str = DEFAULT_UNICODE_VERSION,
+        self, spec: HostSpec, connection: GoConnection, run: Run, *, unicode_version: str
     ) -> None:
-        self.spec = spec
-        self.recording = recording
-        self._loop = loop
-        sync = spec.kind == "sync"
+        self.recording = run.recording
+        self._loop = run.loop
+        sync, wrap = spec.kind == "sync", run.wrap
         inner: Any = (httpx.HTTPTransport if sync else httpx.AsyncHTTPTransport)(
             verify=connection.ssl_context
         )
@@ -229,7 +203,7 @@ class Host:
         kind: Any = GoTurnHost if sync else AsyncGoTurnHost
         self._host: GoTurnHost | AsyncGoTurnHost = kind(
             connection.base_url,
-            transport=_Recorder(inner, recording),
+            transport=_Recorder(inner, self.recording),
             token=connection.token,
             cache_bytes=spec.cache_bytes,
             unicode_version=unicode_version,
@@ -248,17 +222,14 @@ class Host:
     async def _play(self, calls: Sequence[tuple[str, str]]) -> list[Played]:
         played = []
         for tool, args in calls:
-            at = len(self.recording.seen)
+            at, raised = len(self.recording), None
             try:
                 result = self._host.exec_tool(tool, args)
                 output = result if isinstance(result, str) else await result
             except Exception as exc:  # any error of the host is a divergence, never a crash
-                name = type(exc).__name__
-                played.append(
-                    Played(tool, args, f"<{name}: {exc}>", self.recording.since(at), name)
-                )
-            else:
-                played.append(Played(tool, args, output, self.recording.since(at)))
+                raised = type(exc).__name__
+                output = f"<{raised}: {exc}>"
+            played.append(Played(tool, args, output, tuple(self.recording[at:]), raised))
         return played
 
     def close(self) -> None:
@@ -266,47 +237,6 @@ class Host:
             self._host.close()
         else:
             self._loop.run(self._host.aclose())
-
-
-class Rig:
-    """What a run's examples share: a Go per ``GoMode`` (started when first needed), the
-    async hosts' event loop, and the recording of every request the hosts send."""
-
-    def __init__(
-        self,
-        reference: GoReference,
-        wrap: TransportWrap | None = None,
-        *,
-        unicode_version: str | None = None,
-    ) -> None:
-        self.reference = reference
-        self.wrap = wrap
-        self.unicode_version = unicode_version  # what the hosts are told (None: the Go's)
-        self.loop = asyncio.Runner()
-        self.recording = Recording()
-        self._sessions: dict[GoMode, GoSession] = {}
-
-    def session(self, *, mode: GoMode) -> GoSession:
-        """The Go reference that serves ``/blocks`` as ``mode`` says."""
-        if mode not in self._sessions:
-            self._sessions[mode] = GoSession(self.reference, mode=mode)
-        return self._sessions[mode]
-
-    def host(self, spec: HostSpec, session: GoSession) -> Host:
-        """A new host of ``spec``'s kind over ``session``'s Go."""
-        return Host(
-            spec,
-            session.running.connection,
-            self.recording,
-            loop=self.loop,
-            wrap=self.wrap,
-            unicode_version=self.unicode_version or session.unicode_version,
-        )
-
-    def close(self) -> None:
-        while self._sessions:
-            self._sessions.popitem()[1].close()
-        self.loop.close()
 
 
 # -- the verdict ----------------------------------------------------------------------
@@ -350,31 +280,9 @@ def state_key(blocks: Iterable[tuple[int, BlockSpec]]) -> int:
     return _digest(repr(tuple((seq, b.label, b.content) for seq, b in blocks if not b.locked)))
 
 
-class Distinct:
-    """The distinct (archive state, tool, args) calls compared, as 64-bit digests the same
-    in every process: several workers' :meth:`keys` add up."""
-
-    def __init__(self) -> None:
-        self._seen: set[int] = set()
-
-    def add(self, state: int, tool: str, args: str) -> bool:
-        """Note a call over the archive state ``state``; whether it is new."""
-        before = len(self._seen)
-        self._seen.add(_digest(repr((state, tool, args))))
-        return len(self._seen) > before
-
-    def __contains__(self, call: tuple[int, str, str]) -> bool:
-        return _digest(repr(call)) in self._seen
-
-    def __len__(self) -> int:
-        return len(self._seen)
-
-    def keys(self) -> frozenset[int]:
-        return frozenset(self._seen)
-
-    def merge(self, keys: Iterable[int]) -> None:
-        """Note the calls of another run's :meth:`keys`."""
-        self._seen.update(keys)
+def call_key(state: int, tool: str, args: str) -> int:
+    """A key naming a call over the archive state ``state``, the same in every process."""
+    return _digest(repr((state, tool, args)))
 
 
 # -- the run's control ------------------------------------------------------------------
@@ -382,11 +290,18 @@ class Distinct:
 # What a harness failure raises (Go not built, not answering): it ends the run, unshrunk.
 HARNESS_ERRORS = (ParityError, httpx.HTTPError, OSError, ValueError)
 
+SHRINK_SECONDS = 60.0
+"""Shrinking a divergence stops after this long, with the smallest one found."""
+
 
 class Found(Protocol):
     """A divergence, as either fuzzer reports it."""
 
     def report(self) -> str: ...
+
+    def size(self) -> tuple[int, ...]:
+        """What shrinking makes smaller, most important first."""
+        ...
 
 
 class DivergenceFound(AssertionError):
@@ -406,34 +321,34 @@ class Abort(BaseException):
 
 
 class TimeUp(BaseException):
-    """The time budget is spent (raised at an example's end, never while shrinking)."""
-
-
-class ShrinkTimeUp(BaseException):
-    """Shrinking has taken its time: the smallest divergence so far is the result."""
+    """The run's time, or shrinking's, is spent (raised at an example's end): the smallest
+    divergence found, if any, is the result."""
 
 
 @dataclass
 class FuzzStats:
-    """What a fuzz run did: ``calls`` the distinct (archive state, tool, args) compared,
-    ``played`` every call played."""
+    """What a fuzz run did: ``distinct`` the (archive state, tool, args) compared, as
+    :func:`call_key` keys (several workers' add up), ``played`` every call played."""
 
     examples: int = 0
-    calls: int = 0
     played: int = 0
     archives: int = 0
     seconds: float = 0.0
     divergences: list[Any] = field(default_factory=list)
-    distinct: Distinct = field(default_factory=Distinct, repr=False)
+    distinct: set[int] = field(default_factory=set, repr=False)
+
+    @property
+    def calls(self) -> int:
+        """The distinct calls compared."""
+        return len(self.distinct)
 
     def count(self, state: int, tool: str, args: str) -> None:
         """Note one call played over the archive state ``state``."""
         self.played += 1
-        if self.distinct.add(state, tool, args):
-            self.calls += 1
+        self.distinct.add(call_key(state, tool, args))
 
     def fresh(
-        self, state: int, calls: Iterable[tuple[str, str]], *, among: Distinct | None = None
+        self, state: int, calls: Iterable[tuple[str, str]], *, among: set[int] | None = None
     ) -> list[tuple[str, str]]:
         """The calls not yet compared over ``state`` (or noted under it in ``among``):
         Hypothesis' examples often repeat an earlier one's. Every call once a divergence is
@@ -441,7 +356,7 @@ class FuzzStats:
         if self.divergences:
             return list(calls)
         seen = self.distinct if among is None else among
-        return [(tool, args) for tool, args in calls if (state, tool, args) not in seen]
+        return [(tool, args) for tool, args in calls if call_key(state, tool, args) not in seen]
 
     def summary(self) -> str:
         """One line: examples, calls, rates and divergences."""
@@ -454,112 +369,126 @@ class FuzzStats:
         )
 
 
-@dataclass
-class Clock:
-    """The run's time budget, and shrinking's (counted from the first divergence)."""
+@dataclass(kw_only=True)
+class Run:
+    """A fuzz run: ``base`` with ``examples``, or as many as ``seconds`` allow, ``seed``
+    (not derandomized), shrinking for ``shrink_seconds`` at most; hosts through ``wrap``
+    (a test's planted bug), told ``unicode_version`` (else their Go's). What its examples
+    share: a Go reference per ``GoMode`` (started when first needed), the async hosts'
+    event loop, every request the hosts sent (``recording``), the stats; and its clock:
+    the deadline, and shrinking's (counted from the first divergence)."""
 
-    deadline: float | None
-    shrink_seconds: float
-    found_at: float | None = None
-    last: float | None = None  # when ``check`` last ran
-    # the time between the last checks: how long the next example may take
-    gaps: deque[float] = field(default_factory=lambda: deque(maxlen=8))
+    base: settings = field(default_factory=settings)
+    examples: int | None = None
+    seconds: float | None = None
+    seed: int | None = None
+    shrink_seconds: float = field(default_factory=lambda: SHRINK_SECONDS)  # read anew per run
+    reference: GoReference | None = None  # None: the checkout's
+    wrap: TransportWrap | None = None
+    unicode_version: str | None = None
+    stats: FuzzStats = field(default_factory=FuzzStats)
 
-    @classmethod
-    def of(cls, seconds: float | None, shrink_seconds: float) -> Clock:
-        """A clock for ``seconds`` from now (None: no budget)."""
-        return cls(None if seconds is None else time.monotonic() + seconds, shrink_seconds)
+    def __post_init__(self) -> None:
+        self.deadline = None if self.seconds is None else time.monotonic() + self.seconds
+        self.found_at: float | None = None
+        self.last: float | None = None  # when ``check`` last ran
+        # the time between the last checks: how long the next example may take
+        self.gaps: deque[float] = deque(maxlen=8)
+        self.loop = asyncio.Runner()
+        self.recording: list[str] = []
+        self.played: set[int] = set()  # parity.stateful's: the calls played, by host context
+        self._sessions: dict[GoMode, GoSession] = {}
 
-    def check(self, stats: FuzzStats) -> None:
-        """``TimeUp`` when nothing was found and the longest of the last spans between
-        checks would end past the deadline; ``ShrinkTimeUp`` when shrinking's time is spent.
+    def check(self) -> None:
+        """``TimeUp`` when shrinking's time is spent, or when nothing was found and the
+        longest of the last spans between checks would end past the deadline.
 
         Only ever after an example's last draw: an example that ends earlier on the same
         draws is flaky for Hypothesis (``FlakyStrategyDefinition``), which hides the rest.
         """
         now = time.monotonic()
         if self.found_at is not None and now - self.found_at > self.shrink_seconds:
-            raise ShrinkTimeUp  # shrinking's time, from the first divergence, is spent
+            raise TimeUp  # shrinking's time, from the first divergence, is spent
         if self.last is not None:
             self.gaps.append(now - self.last)
         self.last = now
         # the run ends before the example that would end past the deadline
         spent = self.deadline is not None and now + max(self.gaps, default=0) > self.deadline
-        if spent and not stats.divergences:
+        if spent and not self.stats.divergences:
             raise TimeUp
 
     @contextmanager
-    def example(self, stats: FuzzStats) -> Iterator[None]:
+    def example(self) -> Iterator[None]:
         """One example, after its last draw: counted, checked at its start and end."""
-        self.check(stats)
-        stats.examples += 1
+        self.check()
+        self.stats.examples += 1
         try:
             yield
         except DivergenceFound:
-            self.check(stats)
+            self.check()
             raise
-        self.check(stats)
+        self.check()
 
-    def over(self, stats: FuzzStats) -> bool:
+    def over(self) -> bool:
         """Whether the deadline is past with nothing found (what an example does is wasted)."""
         past = self.deadline is not None and time.monotonic() > self.deadline
-        return past and not stats.divergences
+        return past and not self.stats.divergences
 
+    def settings_with(self, **changes: Any) -> settings:
+        """``base`` with the run's amount and seed, and ``changes``; the smallest failure
+        alone is raised (:meth:`fuzz` gets one divergence)."""
+        if self.seed is not None:
+            changes["derandomize"] = False
+        if (amount := 10**9 if self.seconds is not None else self.examples) is not None:
+            changes["max_examples"] = amount
+        return settings(self.base, report_multiple_bugs=False, **changes)
 
-def diverged(divergence: Found, stats: FuzzStats, clock: Clock) -> NoReturn:
-    """Raise DivergenceFound, so Hypothesis shrinks it (noted in ``stats``; shrinking's clock
-    starts at the first). :meth:`Clock.check` ends the run, after the example's last draw."""
-    if divergence not in stats.divergences:
-        stats.divergences.append(divergence)
-    if clock.found_at is None:
-        clock.found_at = time.monotonic()
-    raise DivergenceFound(divergence)
+    def session(self, *, mode: GoMode) -> GoSession:
+        """The Go reference that serves ``/blocks`` as ``mode`` says."""
+        if mode not in self._sessions:
+            self.reference = self.reference or GoReference()
+            self._sessions[mode] = GoSession(self.reference, mode=mode)
+        return self._sessions[mode]
 
+    def host(self, spec: HostSpec, session: GoSession) -> Host:
+        """A new host of ``spec``'s kind over ``session``'s Go."""
+        version = self.unicode_version or session.unicode_version
+        return Host(spec, session.running.connection, self, unicode_version=version)
 
-def run_test(
-    test: Callable[[], None],
-    stats: FuzzStats,
-    seed_value: int | None,
-    smallest: Callable[[Any], Any],
-) -> Any:
-    """Run a Hypothesis test; its shrunk divergence (``smallest`` of those met when shrinking
-    ran out of time), the only one kept in ``stats``, or None."""
-    if seed_value is not None:
-        # what hypothesis.seed() sets, without the rest of it: it also turns the example
-        # database off, where a campaign keeps what it found (--db)
-        setattr(test, "_hypothesis_internal_use_seed", seed_value)  # noqa: B010
-    started = time.monotonic()
-    found: Any = None
-    try:
-        test()
-    except TimeUp:
-        pass
-    except ShrinkTimeUp:
-        found = min(stats.divergences, key=smallest)
-    except Abort as abort:
-        raise abort.error from None
-    except DivergenceFound as exc:
-        found = exc.divergence
-    except BaseExceptionGroup as group:
-        matched, rest = group.split(DivergenceFound)
-        if rest is not None or matched is None:
-            raise
-        first: BaseException = matched.exceptions[0]
-        while isinstance(first, BaseExceptionGroup):
-            first = first.exceptions[0]
-        assert isinstance(first, DivergenceFound)
-        found = first.divergence
-    finally:
-        stats.seconds += time.monotonic() - started
-    stats.divergences[:] = [found] if found is not None else []
-    return found
+    def fuzz(self, test: Callable[[], None]) -> Any:
+        """Run a Hypothesis test; its shrunk divergence (the smallest of those met when
+        shrinking ran out of time), the only one kept in ``stats``, or None."""
+        stats = self.stats
+        if self.seed is not None:
+            # what hypothesis.seed() sets, without the rest of it: it also turns the example
+            # database off, where a campaign keeps what it found (--db)
+            setattr(test, "_hypothesis_internal_use_seed", self.seed)  # noqa: B010
+        started = time.monotonic()
+        found: Any = None
+        try:
+            test()
+        except TimeUp:
+            found = min(stats.divergences, key=lambda d: d.size(), default=None)
+        except Abort as abort:
+            raise abort.error from None
+        except DivergenceFound as exc:
+            found = exc.divergence
+        finally:
+            stats.seconds += time.monotonic() - started
+        stats.divergences[:] = [found] if found is not None else []
+        return found
 
+    def diverged(self, divergence: Found) -> NoReturn:
+        """Raise DivergenceFound, so Hypothesis shrinks it (noted in ``stats``; shrinking's
+        clock starts at the first). :meth:`check` ends the run, after the example's last
+        draw."""
+        if divergence not in self.stats.divergences:
+            self.stats.divergences.append(divergence)
+        if self.found_at is None:
+            self.found_at = time.monotonic()
+        raise DivergenceFound(divergence)
 
-def fuzz_settings(
-    base: settings, examples: int | None, seconds: float | None, seed_value: int | None
-) -> settings:
-    """``base`` with the run's amount: ``examples``, or as many as ``seconds`` allow."""
-    changes: dict[str, Any] = {} if seed_value is None else {"derandomize": False}
-    if (amount := 10**9 if seconds is not None else examples) is not None:
-        changes["max_examples"] = amount
-    return settings(base, **changes)
+    def close(self) -> None:
+        while self._sessions:
+            self._sessions.popitem()[1].close()
+        self.loop.close()

