@@ -285,6 +285,4 @@ class _Generator:
 
 def generate_blocks(count: int, seed: int = DEFAULT_SEED) -> Iterator[BlockSpec]:
     """The first ``count`` blocks of the seeded stream."""
-    gen = _Generator(seed)
-    for n in range(count):
-        yield gen.block(n)
+    return map(_Generator(seed).block, range(count))
