@@ -104,8 +104,7 @@ def kernel(
     checked = 0
     for query in QUERIES:
         args, gold = query.args(), golds[query.name]
-        python: list[float] = []
-        go: list[float] = []
+        python, go = found[query.name] = ([], [])
         for r in range(rounds):
             for side in ("go", "python") if r % 2 == 0 else ("python", "go"):
                 if side == "go":
@@ -122,7 +121,6 @@ def kernel(
                     check_parity(f"kernel {query.name}", output, gold)
                 checked += calls
                 python.append(spent / calls)
-        found[query.name] = (python, go)
     return found, checked
 
 
