@@ -83,6 +83,8 @@ _TOPICS_FR = _words(
     "déploiement Déploiement DÉPLOIEMENT échec Échec PostgreSQL postgresql délai Délai sauvegarde"
 )
 _TOPICS_EN = _words("deployment Deployment timeout Timeout TIMEOUT PostgreSQL backup")
+_FR = (_FR_COMMON, _FR_WORDS, _FR_VERBS, _TOPICS_FR)  # what a sentence is made of, by language
+_EN = (_EN_COMMON, _EN_WORDS, _EN_VERBS, _TOPICS_EN)
 
 _TYPOGRAPHY = str.maketrans({"'": "\u2019"})
 
@@ -140,12 +142,8 @@ class _Generator:
 
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
-        self.fr = [
-            self._sentence(_FR_COMMON, _FR_WORDS, _FR_VERBS, _TOPICS_FR) for _ in range(4000)
-        ]
-        self.en = [
-            self._sentence(_EN_COMMON, _EN_WORDS, _EN_VERBS, _TOPICS_EN) for _ in range(3000)
-        ]
+        self.fr = [self._sentence(*_FR) for _ in range(4000)]
+        self.en = [self._sentence(*_EN) for _ in range(3000)]
         self.code = [self._code_line() for _ in range(3000)]
         self.html = [self._html_line() for _ in range(3000)]
 
@@ -285,6 +283,4 @@ class _Generator:
 
 def generate_blocks(count: int, seed: int = DEFAULT_SEED) -> Iterator[BlockSpec]:
     """The first ``count`` blocks of the seeded stream."""
-    gen = _Generator(seed)
-    for n in range(count):
-        yield gen.block(n)
+    return map(_Generator(seed).block, range(count))

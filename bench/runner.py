@@ -113,9 +113,6 @@ class Bench:
         self.expected[kind].update(execs=execs, reads=reads, searches=searches)
         self.checked += checked
 
-    def cache_bytes(self, kind: str = "delta") -> int:
-        return cache_bytes_for(self.body_bytes, kind)
-
     def gold(self, args: str) -> str:
         """The delta Go's own output for a search (``/tool/exec``)."""
         self.expect("delta", execs=1)
@@ -144,17 +141,17 @@ class Bench:
         flags = {"--go-first": go_first, "--warm": how == "warm", "--no-steady": not steady}
         args = [self.gos[kind].base_url, *(flag for flag, on in flags.items() if on)]
         args += ["--decoder", "json" if how == "json" else "best"]
-        found = _child(
-            "bench.session", *args, "--cache-bytes", self.cache_bytes(kind), parity="failures"
-        )
+        args += ["--cache-bytes", str(cache_bytes_for(self.body_bytes, kind))]
+        found = _child("bench.session", *args, parity="failures")
         calls = SESSION_CALLS - (0 if steady else len(SESSION_QUERIES))
         self.expect(kind, execs=calls, searches=calls + (how == "warm"), checked=calls)
         return found
 
     def herd(self, kind: str, callers: int, args: str) -> dict[str, Any]:
         """A herd after a change (bench.memory) against the delta Go."""
+        cache = cache_bytes_for(self.body_bytes, "delta")
         argv = ["--base-url", self.gos["delta"].base_url, "--args", args, "--herd", kind]
-        argv += ["--callers", str(callers), "--cache-bytes", str(self.cache_bytes())]
+        argv += ["--callers", str(callers), "--cache-bytes", str(cache)]
         found = _child("bench.memory", *argv, timeout=1800, parity="differ")
         self.expect("delta", execs=1, searches=callers + 1, checked=callers + 1)
         return found
@@ -303,11 +300,11 @@ def _measure_memory(bench: Bench, entry: dict[str, Any], modes: Sequence[str]) -
     _log(f"[bench] {entry['blocks']} blocks: memory of the Python path…")
     digest = hashlib.sha256(bench.gold(query.args()).encode()).hexdigest()
     body_bytes = entry["body_bytes"]
-    memory: dict[str, Any] = {"blocks": entry["blocks"], "query": query.name}
-    memory["body_bytes"] = body_bytes
+    memory = {"blocks": entry["blocks"], "query": query.name, "body_bytes": body_bytes}
     for mode in modes:
         argv = ["--base-url", bench.gos["delta"].base_url, "--args", query.args(), "--mode", mode]
-        found = _child("bench.memory", *argv, "--searches", 3, "--cache-bytes", bench.cache_bytes())
+        argv += ["--searches", "3", "--cache-bytes", str(cache_bytes_for(body_bytes, "delta"))]
+        found = _child("bench.memory", *argv)
         for n, search in enumerate(found["searches"], 1):
             bench.expect("delta", searches=1, checked=1)
             if search["output_sha256"] != digest:
@@ -428,13 +425,10 @@ def parse_args(argv: Sequence[str]) -> Config:
     add = parser.add_argument
     add("--sizes", type=_sizes, help="archive sizes (default 100,10000,100000)")
     add("--rounds", type=_positive, help="sessions of each kind per size (default 3)")
-    sample = "seconds per kernel sample, each side (default 0.3)"
+    sample = "seconds per kernel sample, each side (default %(default)s)"
     add("--min-time", type=float, default=0.3, help=sample)
-    add(
-        "--quick",
-        action="store_true",
-        help="smoke run: tiny sizes, 2 rounds, no kernel, one cold start run, no make parity",
-    )
+    smoke = "smoke run: tiny sizes, 2 rounds, no kernel, one cold start run, no make parity"
+    add("--quick", action="store_true", help=smoke)
     add("--no-memory", dest="memory", action="store_false", help="skip the memory measurement")
     add("--no-kernel", dest="kernel", action="store_false", help="skip the kernel measurement")
     add("--parity-runs", type=int, help="times `make parity` is timed (default 3, quick 0)")

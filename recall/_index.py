@@ -18,7 +18,7 @@ from array import array
 from bisect import bisect_right
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Final
 
 from recall._blocks import BlockSet
@@ -53,8 +53,6 @@ class _Words:
 
     def add(self, slot: int, image: bytes) -> None:
         """The words of ``image`` are in the block of ``slot``."""
-        if not image:
-            return
         words = set(image.translate(WORD_BYTES).split())
         postings = self._postings
         for word in words.difference(postings):
@@ -118,10 +116,8 @@ class WordIndex:
         gives the position in the set of each of its blocks' slots."""
         points: Counter[int] = Counter()
         for term in terms:
-            points.update(self._content.slots(term))
             in_label = self._label.slots(term)
-            points.update(in_label)
-            points.update(in_label)
+            points.update(chain(self._content.slots(term), in_label, in_label))
         get = positions.get
         return [(score, at) for slot, score in points.items() if (at := get(slot, -1)) >= 0]
 
