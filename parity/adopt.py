@@ -269,7 +269,7 @@ def run(args: argparse.Namespace) -> int:
     reference), then print the cases, or write them into the module; 0 done."""
     path, corpus = args.file, get_corpus("recall")
     module = Path(args.module) if args.module else DEFAULT_MODULE if args.write else None
-    go = connection_from_options(args.go_url, ca=args.go_ca, cert=args.go_cert, key=args.go_key)
+    go = connection_from_options(args)
     divergences = load_divergences(path)
     blocks, calls = list(corpus.blocks), list(corpus.calls)
     written = _load_module(module) if module is not None and module.exists() else ((), ())
