@@ -12,12 +12,12 @@ import hashlib
 import os
 import runpy
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from parity.corpora import recall_adopted
 from parity.corpora.recall import plain_id_seq, symbolic_args
-from parity.corpus import Corpus, CorpusBlock, CorpusCall, get_corpus
+from parity.corpus import CorpusBlock, CorpusCall, get_corpus
 from parity.errors import AdoptError, CorpusError
 from parity.goclient import add_go_options, connection_from_options
 from parity.shrink import Case, GoOracle, shrink
@@ -269,7 +269,7 @@ def run(args: argparse.Namespace) -> int:
     reference), then print the cases, or write them into the module; 0 done."""
     path, corpus = args.file, get_corpus("recall")
     module = Path(args.module) if args.module else DEFAULT_MODULE if args.write else None
-    go = connection_from_options(args.go_url, ca=args.go_ca, cert=args.go_cert, key=args.go_key)
+    go = connection_from_options(args)
     divergences = load_divergences(path)
     blocks, calls = list(corpus.blocks), list(corpus.calls)
     written = _load_module(module) if module is not None and module.exists() else ((), ())
@@ -319,20 +319,14 @@ def run(args: argparse.Namespace) -> int:
     print(adoption.source())
     if module is None or not adoption.calls:
         return 0
-    new_blocks = written[0] + tuple(adoption.blocks)
-    new_calls = written[1] + tuple(adoption.calls)
     try:  # the corpus must take them: names unique, every cited block known
-        Corpus(
-            name=corpus.name,
-            blocks=tuple(blocks) + tuple(adoption.blocks),
-            calls=tuple(calls) + tuple(adoption.calls),
-            host=corpus.host,
-        )
+        replace(corpus, blocks=(*blocks, *adoption.blocks), calls=(*calls, *adoption.calls))
     except CorpusError as exc:
         raise AdoptError(f"the adopted cases do not fit the corpus: {exc}") from exc
+    source = module_source((*written[0], *adoption.blocks), (*written[1], *adoption.calls))
     temporary = module.with_name(module.name + ".tmp")
     try:
-        temporary.write_text(module_source(new_blocks, new_calls), encoding="utf-8")
+        temporary.write_text(source, encoding="utf-8")
         os.replace(temporary, module)
     except OSError as exc:
         raise AdoptError(f"{module}: cannot write: {exc}") from exc

@@ -219,9 +219,7 @@ def run(options: argparse.Namespace) -> int:
         plan = _Plan(
             options.mode, name, options.examples, deadline, seed_value, options.db, options.steps
         )
-        go = connection_from_options(
-            options.go_url, ca=options.go_ca, cert=options.go_cert, key=options.go_key
-        )
+        go = connection_from_options(options)
         if go is not None:
             print(f"parity fuzz: the Go at {go.url}, read only", flush=True)
             _run(replace(plan, mode="stateless"), results, go)

@@ -172,24 +172,21 @@ def add_go_options(add: Callable[..., object], *, prefix: str = "--go", url_help
 
 
 def connection_from_options(
-    url: str | None,
-    *,
-    ca: str | None = None,
-    cert: str | None = None,
-    key: str | None = None,
-    prefix: str = "--go",
-    environ: Mapping[str, str] | None = None,
+    options: object, *, prefix: str = "--go", environ: Mapping[str, str] | None = None
 ) -> GoConnection | None:
-    """The connection that the options describe, each TLS file else from its environment
-    variable, the token from ``$PARITY_GO_TOKEN``; None without a URL (TLS options
-    without one are an error)."""
+    """The connection that the ``add_go_options`` options of ``prefix`` describe in
+    ``options`` (an argparse namespace, pytest's ``config.option``; an absent one is
+    unset), each TLS file else from its environment variable, the token from
+    ``$PARITY_GO_TOKEN``; None without a URL (TLS options without one are an error)."""
     env = os.environ if environ is None else environ
-    options = {"ca": (ca, CA_ENV), "cert": (cert, CERT_ENV), "key": (key, KEY_ENV)}
-    if url is None:
-        if given := [f"{prefix}-{name}" for name, (value, _) in options.items() if value]:
-            raise GoClientError(f"{', '.join(given)} apply to {prefix}-url, which is not given")
+    dest = prefix.lstrip("-").replace("-", "_")
+    variables = {"ca": CA_ENV, "cert": CERT_ENV, "key": KEY_ENV}
+    given = {name: getattr(options, f"{dest}_{name}", None) for name in variables}
+    if (url := getattr(options, f"{dest}_url", None)) is None:
+        if named := [f"{prefix}-{name}" for name, value in given.items() if value]:
+            raise GoClientError(f"{', '.join(named)} apply to {prefix}-url, which is not given")
         return None
-    ca, cert, key = (value or env.get(variable) for value, variable in options.values())
+    ca, cert, key = (given[name] or env.get(variable) for name, variable in variables.items())
     return GoConnection(
         url,
         token=env.get(TOKEN_ENV) or None,

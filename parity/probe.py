@@ -105,7 +105,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
 
 def run(args: argparse.Namespace) -> int:
     """``parity probe``: print the Go's Unicode version (ProbeError: exit 2)."""
-    go = connection_from_options(args.go_url, ca=args.go_ca, cert=args.go_cert, key=args.go_key)
+    go = connection_from_options(args)
     if go is None:
         raise ParityError("parity probe needs --go-url URL")
     print(probe(go))

@@ -331,7 +331,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
 
 def run(args: argparse.Namespace) -> int:
     """``parity record``: the worst status over the corpora."""
-    go = connection_from_options(args.go_url, ca=args.go_ca, cert=args.go_cert, key=args.go_key)
+    go = connection_from_options(args)
     statuses = [
         run_record(
             corpus,

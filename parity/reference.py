@@ -249,7 +249,6 @@ class RunningReference(contextlib.AbstractContextManager["RunningReference"]):
                     f"the Go reference did not print its base URL (got {first_line!r}): {detail}"
                 )
         self.base_url = base_url = first_line.strip()
-        self.token = token
         self.connection = (
             tls.connection(base_url, token=token) if tls else GoConnection(base_url, token=token)
         )
@@ -261,7 +260,7 @@ class RunningReference(contextlib.AbstractContextManager["RunningReference"]):
         self.reset, self.requests, self.version = client.reset, client.requests, client.version
 
     def __repr__(self) -> str:
-        return f"RunningReference({self.base_url!r}, token={'***' if self.token else None})"
+        return f"RunningReference({self.connection!r})"
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()

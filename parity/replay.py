@@ -126,15 +126,12 @@ def check_consistency(journal: Journal, corpus: Corpus, *, path: str = "the jour
     if journal.corpus != corpus.name:
         problems.append(f"it records corpus {journal.corpus!r}, not {corpus.name!r}")
     names = [b.name for b in corpus.blocks]
-    if list(journal.seqs) != names:
-        gone = [n for n in journal.seqs if n not in names]
-        new = [n for n in names if n not in journal.seqs]
-        problems += [f"block {n!r} is no longer in the corpus" for n in gone]
-        problems += [f"corpus block {n!r} is not recorded" for n in new]
-        if not gone and not new:
-            problems.append("the corpus's blocks are in another order")
-    else:
+    if list(journal.seqs) == names:
         problems += _block_problems(journal, corpus)
+    else:
+        gone = [f"block {n!r} is no longer in the corpus" for n in journal.seqs if n not in names]
+        new = [f"corpus block {n!r} is not recorded" for n in names if n not in journal.seqs]
+        problems += gone + new or ["the corpus's blocks are in another order"]
     recorded = {c.case: c for c in journal.calls}
     wanted = {c.case: c for c in corpus.calls}
     problems += [f"case {c!r} has no corpus entry" for c in recorded if c not in wanted]

@@ -206,11 +206,8 @@ def parity_go(pytestconfig: pytest.Config) -> GoConnection | None:
     """The live Go of ``--parity-go-url`` (token, TLS files: options, then environment),
     or None (the reference).
     """
-    options = {k: pytestconfig.getoption(f"parity_go_{k}") for k in ("ca", "cert", "key")}
     try:
-        return connection_from_options(
-            pytestconfig.getoption("parity_go_url"), prefix="--parity-go", **options
-        )
+        return connection_from_options(pytestconfig.option, prefix="--parity-go")
     except ParityError as exc:  # the one message: pytrace=False shows no traceback
         pytest.fail(str(exc), pytrace=False)
 

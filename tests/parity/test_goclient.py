@@ -10,6 +10,7 @@ import json
 import logging
 import time
 import traceback
+from argparse import Namespace
 from pathlib import Path
 
 import pytest
@@ -451,24 +452,24 @@ def test_a_password_in_the_url_is_never_shown() -> None:
 def test_options_come_from_flags_else_the_environment(tmp_path: Path) -> None:
     env = {TOKEN_ENV: TOKEN, CA_ENV: "/env/ca.pem", CERT_ENV: "/env/c.pem", KEY_ENV: "/env/k.pem"}
     with pytest.raises(GoClientError, match=r"the CA file /env/ca\.pem: no such file"):
-        connection_from_options("https://go.test", environ=env)
+        connection_from_options(Namespace(go_url="https://go.test"), environ=env)
     ca = tmp_path / "ca.pem"
     ca.write_text("not a certificate")
     with pytest.raises(GoClientError, match=f"the CA file {ca}: "):
-        connection_from_options("https://go.test", ca=str(ca), environ=env)
-    plain = connection_from_options("http://go.test", environ={TOKEN_ENV: TOKEN})
+        connection_from_options(Namespace(go_url="https://go.test", go_ca=str(ca)), environ=env)
+    plain = connection_from_options(Namespace(go_url="http://go.test"), environ={TOKEN_ENV: TOKEN})
     assert plain == GoConnection("http://go.test", token=TOKEN)
-    assert connection_from_options("http://go.test", environ={TOKEN_ENV: ""}) == GoConnection(
-        "http://go.test"
-    )
-    assert connection_from_options(None, environ=env) is None
+    assert connection_from_options(
+        Namespace(go_url="http://go.test"), environ={TOKEN_ENV: ""}
+    ) == GoConnection("http://go.test")
+    assert connection_from_options(Namespace(go_url=None), environ=env) is None
 
 
 def test_tls_options_without_a_url_are_an_error() -> None:
     with pytest.raises(GoClientError, match="--go-ca, --go-key apply to --go-url"):
-        connection_from_options(None, ca="ca.pem", key="k.pem", environ={})
+        connection_from_options(Namespace(go_ca="ca.pem", go_key="k.pem"), environ={})
     with pytest.raises(GoClientError, match="--parity-go-cert apply to --parity-go-url"):
-        connection_from_options(None, cert="c.pem", prefix="--parity-go", environ={})
+        connection_from_options(Namespace(parity_go_cert="c.pem"), prefix="--parity-go", environ={})
 
 
 @pytest.mark.parametrize(

@@ -381,7 +381,7 @@ def test_a_live_go_by_url_records_and_replays_against_python(
     fresh reference with a token, driven only by its URL."""
     if parity_go is None:
         go = fresh_go(first_seq=1000, token="live-go-token")
-        parity_go = GoConnection(go.base_url, token=go.token)
+        parity_go = GoConnection(go.base_url, token=go.connection.token)
     live = record.record(CORPUS, go_url=parity_go)
     assert live.recorded_by.instance == "live"
     with Replayer(live, CORPUS) as replayer:
