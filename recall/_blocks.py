@@ -114,15 +114,13 @@ def _listed(doc: object, surrogates: bool) -> list[Block]:
 # Go's compact encoding of the /blocks body: {"blocks":[{...},{...}]} plus a newline.
 _BLOCKS_HEAD = re.compile(rb'[ \t\n\r]*\{[ \t\n\r]*"blocks"[ \t\n\r]*:[ \t\n\r]*\[')
 _BLOCKS_TAIL = re.compile(rb"\][ \t\n\r]*\}[ \t\n\r]*\Z")  # searched in the last KB only
-_ITEM_CUT: Final = b'},{"'
 _NEXT_ITEM: Final = b',{"'  # what follows an item's closing brace when another item comes
 _ITEM_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD]")  # one pass for "\\ud" and "\\uD"
 _SEQ_HEAD: Final = b'{"seq":'
 _SEQ_AT = re.compile(rb'\{"seq":([0-9]{1,20}),')
-_CUTS = re.compile(rb'\},\{"')  # _ITEM_CUT: finditer finds them all faster than a find loop
-_SEQ_KEY: Final = b'seq":'
-_BATCH: Final = 1 << 20  # bytes of items an ItemsDecoder decodes at once
+_CUT = re.compile(rb'\},\{"')  # between two items: searched faster than bytearray.find
+_BATCH: Final = 1 << 20  # bytes of items decoded at once (an ItemsDecoder's batch)
 
 
 class NotCompact(Exception):
@@ -451,19 +449,21 @@ def _compact(
     body is cut exactly between its items, each decoded alone as ``json.loads`` would.
     A kept item whose bytes start here and are followed by ``,{"`` (or the array's end)
     was cut the same way, and a Block depends on its bytes alone: it is reused.
-    Without a kept body, ``decode_many`` decodes the items in batches (``_batched``).
+
+    Without a kept body, ``decode_many`` decodes batches of about ``_BATCH`` bytes of
+    items, each starting with ``{"seq":``; a batch not taken is decoded item by item. A
+    batch taken is a JSON array of flat objects, so each ``},{"seq":`` in it lies
+    between two items (its ``"`` cannot close a string); with as many items as the
+    cuts give, they are the cuts' items.
     """
+    pos, end = bounds
+    if pos < end and body[end - 1] != ord("}"):
+        return None  # the last item is no JSON object
     old = kept if kept is not None and kept.raw is not None else None
     old_images = old.images if old is not None else Images()
     assert isinstance(old_images, Images)  # a set with a body holds its images
-    if old is None and decode_many is not None:
-        try:
-            made = _batched(body, bounds, tag, decode, decode_many)
-        except NotCompact:
-            return None
-        if made is not None:
-            return made
-    pos, end = bounds
+    # With decode_many and no kept body, the bytes past an item's start decoded with it.
+    batch = _BATCH if old is None and decode_many is not None else 0
     seqs: list[int] = []
     starts: list[int] = []
     stops: list[int] = []
@@ -488,24 +488,30 @@ def _compact(
                     reused += count
                     pos = stops[-1] + 1
                     continue
-            cut = body.find(_ITEM_CUT, pos, end)  # the item ends at the next },{" or the end
-            stop = end if cut < 0 else cut + 1
-            seq, label, content = decode(view[pos:stop])
-            seqs.append(seq)
-            starts.append(pos)
-            stops.append(stop)
-            pos = stop + 1
-            block = Block(seq, label, content)
-            if old is not None and seq <= old.ceiling:
-                at = old.find(seq)
-                if at >= 0 and old.decoded is not None and old.decoded[at] == block:
-                    images.extend_from(old_images, at, at + 1)  # the block a delta added
-                    heads.append(old.heads[at])
-                    reused += 1
-                    continue
-                same_lineage = False  # a seq of the lineage, maybe another block
-            images.append(images_of(label, content))
-            heads.append(head_of(block))
+            first = len(starts)
+            while pos < end and (first == len(starts) or pos - starts[first] <= batch):
+                cut = _CUT.search(body, pos, end)  # the item ends at the next },{" or the end
+                starts.append(pos)
+                stops.append(end if cut is None else cut.start() + 1)
+                pos = stops[-1] + 1
+            spans = list(zip(starts[first:], stops[first:], strict=True))
+            taken = len(spans) > 1 and all(map(body.startswith, repeat(_SEQ_HEAD), starts[first:]))
+            fields = decode_many(view[starts[first] : stops[-1]]) if taken and decode_many else None
+            if fields is None or len(fields) != len(spans):
+                fields = [decode(view[start:stop]) for start, stop in spans]
+            for seq, label, content in fields:
+                seqs.append(seq)
+                block = Block(seq, label, content)
+                if old is not None and seq <= old.ceiling:
+                    at = old.find(seq)
+                    if at >= 0 and old.decoded is not None and old.decoded[at] == block:
+                        images.extend_from(old_images, at, at + 1)  # the block a delta added
+                        heads.append(old.heads[at])
+                        reused += 1
+                        continue
+                    same_lineage = False  # a seq of the lineage, maybe another block
+                images.append(images_of(label, content))
+                heads.append(head_of(block))
     except NotCompact:
         return None
     finally:
@@ -523,60 +529,6 @@ def _compact(
         ceiling=old.ceiling if old is not None and same_lineage else 0,
         reused=reused,
     )
-
-
-def _batched(
-    body: bytearray,
-    bounds: tuple[int, int],
-    tag: str | None,
-    decode: ItemDecoder,
-    decode_many: ItemsDecoder,
-) -> BlockSet | None:
-    """``_compact``'s set without a kept body, ``decode_many`` a batch at a time; None
-    when an item does not start with ``{"seq":`` or the last does not end with ``}``.
-
-    A batch taken is a JSON array of flat objects, so each ``},{"seq":`` in it lies
-    between two items (its ``"`` cannot close a string); with as many items as the cuts
-    give, they are the cuts' items. A batch not taken, or of one item, is decoded item
-    by item with ``decode``: no more than a batch is decoded at once.
-    """
-    pos, end = bounds
-    if pos >= end or not body.startswith(_SEQ_HEAD, pos) or body[end - 1] != ord("}"):
-        return None
-    starts = [pos]
-    stops: list[int] = []
-    for cut in _CUTS.finditer(body, pos, end):
-        if not body.startswith(_SEQ_KEY, cut.end()):
-            return None
-        stop = cut.start() + 1
-        stops.append(stop)
-        starts.append(stop + 1)
-    stops.append(end)
-    seqs: list[int] = []
-    images = Images()
-    heads: list[Block] = []
-    count = len(starts)
-    view = memoryview(body)
-    try:
-        first = 0
-        while first < count:
-            # A batch of about _BATCH bytes, one item at least.
-            upto = bisect_right(stops, starts[first] + _BATCH, first + 1, count)
-            fields = (
-                None if upto == first + 1 else decode_many(view[starts[first] : stops[upto - 1]])
-            )
-            if fields is None or len(fields) != upto - first:
-                spans = zip(starts[first:upto], stops[first:upto], strict=True)
-                fields = [decode(view[start:stop]) for start, stop in spans]
-            for seq, label, content in fields:
-                seqs.append(seq)
-                images.append(images_of(label, content))
-                heads.append(head_of(Block(seq, label, content)))
-            first = upto
-    finally:
-        view.release()
-    _check_order(seqs)
-    return BlockSet(seqs, images, heads, raw=body, starts=starts, stops=stops, tag=tag)
 
 
 def _seq_at(body: bytearray, pos: int) -> int:
