@@ -367,53 +367,37 @@ def apply_delta(
         merged = list(heapq.merge(blocks, added, key=attrgetter("seq")))
         made = BlockSet.of_blocks(merged, tag=tag, lineage=kept.lineage, ceiling=kept.ceiling)
         return made.compacted() if compact else made
-    old, kept_images, kept_blocks = kept.seqs, kept.images, kept.decoded
-    into = [bisect_left(old, b.seq) for b in added]
-    keep = zip([0, *(at + 1 for at in gone_at)], [*gone_at, len(old)], strict=True)  # runs kept
+    old, kept_images = kept.seqs, kept.images
+    old_blocks = kept.decoded or [None] * len(old)
     raw = None if compact else kept.raw  # with a body: the Blocks a delta added held
+    into = [bisect_left(old, b.seq) for b in added]  # each goes before the kept one there
+    gone_set = set(gone_at)
+    points = sorted({0, len(old), *into, *gone_at, *(at + 1 for at in gone_at)})
     seqs: list[int] = []
     heads: list[Block] = []
     images = Images()
     starts: list[int] = []
     stops: list[int] = []
     with_blocks: list[Block | None] = []
-
-    def copy(first: int, upto: int) -> None:
-        seqs.extend(old[first:upto])
-        heads.extend(kept.heads[first:upto])
-        images.extend_from(kept_images, first, upto)
-        if raw is not None:
-            with_blocks.extend(
-                repeat(None, upto - first) if kept_blocks is None else kept_blocks[first:upto]
-            )
-            starts.extend(kept.starts[first:upto])
-            stops.extend(kept.stops[first:upto])
-
-    def add(block: Block) -> None:
-        seqs.append(block.seq)
-        heads.append(head_of(block))
-        images.append(latin1_images(block))
-        if raw is not None:
-            with_blocks.append(block)
-            starts.append(-1)
-            stops.append(-1)
-
-    next_add = 0  # each added block goes before the kept position it was bisected to
-    for first, upto in keep:
-        while next_add < len(added) and into[next_add] < upto:
-            cut = max(into[next_add], first)
-            copy(first, cut)
-            add(added[next_add])
-            next_add += 1
-            first = cut
-        copy(first, upto)
-    for block in added[next_add:]:
-        add(block)
-    breaks = [
-        i
-        for i, (stop, start) in enumerate(zip(stops, starts[1:], strict=False), 1)
-        if start < 0 or start != stop + 1
-    ]
+    for first, upto in pairwise([*points, len(old)]):  # the added blocks, then a kept run
+        for block in added[bisect_left(into, first) : bisect_right(into, first)]:
+            seqs.append(block.seq)
+            heads.append(head_of(block))
+            images.append(latin1_images(block))
+            if raw is not None:
+                with_blocks.append(block)
+                starts.append(-1)
+                stops.append(-1)
+        if first not in gone_set:
+            seqs += old[first:upto]
+            heads += kept.heads[first:upto]
+            images.extend_from(kept_images, first, upto)
+            if raw is not None:
+                with_blocks += old_blocks[first:upto]
+                starts += kept.starts[first:upto]
+                stops += kept.stops[first:upto]
+    follows = enumerate(zip(stops, starts[1:], strict=False), 1)
+    breaks = [i for i, (stop, start) in follows if start != stop + 1]
     return BlockSet(
         seqs,
         images,
