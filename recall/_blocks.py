@@ -354,8 +354,7 @@ def apply_delta(
     if not isinstance(gone, list) or any(type(seq) is not int for seq in gone):
         raise BadDelta(DELTA_SHAPE)
     for order in ([b.seq for b in added], gone):
-        if any(a >= b for a, b in pairwise(order)):
-            raise BadDelta(DELTA_ORDER)
+        _check_order(order, error=BadDelta, why=DELTA_ORDER)
     gone_at = [kept.find(seq) for seq in gone]
     if any(at < 0 for at in gone_at):
         raise BadDelta(DELTA_GONE)
@@ -413,9 +412,12 @@ def apply_delta(
     )
 
 
-def _check_order(seqs: Sequence[int]) -> None:
+def _check_order(
+    seqs: Sequence[int], *, error: type[NotBlocks] = NotBlocks, why: str = NOT_IN_ORDER
+) -> None:
+    """``error(why)`` unless the seqs increase."""
     if not all(map(lt, seqs, islice(seqs, 1, None))):
-        raise NotBlocks(NOT_IN_ORDER)
+        raise error(why)
 
 
 def _compact(
@@ -459,7 +461,8 @@ def _compact(
     try:
         while pos < end:
             if old is not None:
-                at = old.find(_seq_at(body, pos))
+                hint = _SEQ_AT.match(body, pos)  # the item's seq, if it starts with it
+                at = -1 if hint is None else old.find(int(hint[1]))
                 count = _same_run(old, at, body, pos, end) if at >= 0 else 0
                 if count:
                     shift = pos - old.starts[at]
@@ -513,12 +516,6 @@ def _compact(
         ceiling=old.ceiling if old is not None and same_lineage else 0,
         reused=reused,
     )
-
-
-def _seq_at(body: bytearray, pos: int) -> int:
-    """The seq that the item at ``pos`` starts with (``{"seq":N,``), or 0 (a hint only)."""
-    seq = _SEQ_AT.match(body, pos)
-    return 0 if seq is None else int(seq[1])
 
 
 _CHUNK: Final = 1 << 16  # bytes compared at once while a run of kept items matches
