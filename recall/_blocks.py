@@ -436,11 +436,11 @@ def _compact(
     A kept item whose bytes start here and are followed by ``,{"`` (or the array's end)
     was cut the same way, and a Block depends on its bytes alone: it is reused.
 
-    Without a kept body, ``decode_many`` decodes batches of about ``_BATCH`` bytes of
-    items, each starting with ``{"seq":``; a batch not taken is decoded item by item. A
-    batch taken is a JSON array of flat objects, so each ``},{"seq":`` in it lies
-    between two items (its ``"`` cannot close a string); with as many items as the
-    cuts give, they are the cuts' items.
+    Without a kept body, items are cut a batch of about ``_BATCH`` bytes at a time, which
+    ``decode_many`` decodes when each item starts with ``{"seq":``; a batch not taken is
+    decoded item by item. A batch taken is a JSON array of flat objects, so each
+    ``},{"seq":`` in it lies between two items (its ``"`` cannot close a string); with
+    as many items as the cuts give, they are the cuts' items.
     """
     pos, end = bounds
     if pos < end and body[end - 1] != ord("}"):
@@ -448,8 +448,7 @@ def _compact(
     old = kept if kept is not None and kept.raw is not None else None
     old_images = old.images if old is not None else Images()
     assert isinstance(old_images, Images)  # a set with a body holds its images
-    # With decode_many and no kept body, the bytes past an item's start decoded with it.
-    batch = _BATCH if old is None and decode_many is not None else 0
+    batch = _BATCH if old is None else 0  # the bytes past an item's start decoded with it
     seqs: list[int] = []
     starts: list[int] = []
     stops: list[int] = []
