@@ -114,15 +114,13 @@ def _listed(doc: object, surrogates: bool) -> list[Block]:
 # Go's compact encoding of the /blocks body: {"blocks":[{...},{...}]} plus a newline.
 _BLOCKS_HEAD = re.compile(rb'[ \t\n\r]*\{[ \t\n\r]*"blocks"[ \t\n\r]*:[ \t\n\r]*\[')
 _BLOCKS_TAIL = re.compile(rb"\][ \t\n\r]*\}[ \t\n\r]*\Z")  # searched in the last KB only
-_ITEM_CUT: Final = b'},{"'
 _NEXT_ITEM: Final = b',{"'  # what follows an item's closing brace when another item comes
 _ITEM_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD]")  # one pass for "\\ud" and "\\uD"
 _SEQ_HEAD: Final = b'{"seq":'
 _SEQ_AT = re.compile(rb'\{"seq":([0-9]{1,20}),')
-_CUTS = re.compile(rb'\},\{"')  # _ITEM_CUT: finditer finds them all faster than a find loop
-_SEQ_KEY: Final = b'seq":'
-_BATCH: Final = 1 << 20  # bytes of items an ItemsDecoder decodes at once
+_CUT = re.compile(rb'\},\{"')  # between two items: searched faster than bytearray.find
+_BATCH: Final = 1 << 20  # bytes of items decoded at once (an ItemsDecoder's batch)
 
 
 class NotCompact(Exception):
@@ -356,8 +354,7 @@ def apply_delta(
     if not isinstance(gone, list) or any(type(seq) is not int for seq in gone):
         raise BadDelta(DELTA_SHAPE)
     for order in ([b.seq for b in added], gone):
-        if any(a >= b for a, b in pairwise(order)):
-            raise BadDelta(DELTA_ORDER)
+        _check_order(order, error=BadDelta, why=DELTA_ORDER)
     gone_at = [kept.find(seq) for seq in gone]
     if any(at < 0 for at in gone_at):
         raise BadDelta(DELTA_GONE)
@@ -369,53 +366,37 @@ def apply_delta(
         merged = list(heapq.merge(blocks, added, key=attrgetter("seq")))
         made = BlockSet.of_blocks(merged, tag=tag, lineage=kept.lineage, ceiling=kept.ceiling)
         return made.compacted() if compact else made
-    old, kept_images, kept_blocks = kept.seqs, kept.images, kept.decoded
-    into = [bisect_left(old, b.seq) for b in added]
-    keep = zip([0, *(at + 1 for at in gone_at)], [*gone_at, len(old)], strict=True)  # runs kept
+    old, kept_images = kept.seqs, kept.images
+    old_blocks = kept.decoded or [None] * len(old)
     raw = None if compact else kept.raw  # with a body: the Blocks a delta added held
+    into = [bisect_left(old, b.seq) for b in added]  # each goes before the kept one there
+    gone_set = set(gone_at)
+    points = sorted({0, len(old), *into, *gone_at, *(at + 1 for at in gone_at)})
     seqs: list[int] = []
     heads: list[Block] = []
     images = Images()
     starts: list[int] = []
     stops: list[int] = []
     with_blocks: list[Block | None] = []
-
-    def copy(first: int, upto: int) -> None:
-        seqs.extend(old[first:upto])
-        heads.extend(kept.heads[first:upto])
-        images.extend_from(kept_images, first, upto)
-        if raw is not None:
-            with_blocks.extend(
-                repeat(None, upto - first) if kept_blocks is None else kept_blocks[first:upto]
-            )
-            starts.extend(kept.starts[first:upto])
-            stops.extend(kept.stops[first:upto])
-
-    def add(block: Block) -> None:
-        seqs.append(block.seq)
-        heads.append(head_of(block))
-        images.append(latin1_images(block))
-        if raw is not None:
-            with_blocks.append(block)
-            starts.append(-1)
-            stops.append(-1)
-
-    next_add = 0  # each added block goes before the kept position it was bisected to
-    for first, upto in keep:
-        while next_add < len(added) and into[next_add] < upto:
-            cut = max(into[next_add], first)
-            copy(first, cut)
-            add(added[next_add])
-            next_add += 1
-            first = cut
-        copy(first, upto)
-    for block in added[next_add:]:
-        add(block)
-    breaks = [
-        i
-        for i, (stop, start) in enumerate(zip(stops, starts[1:], strict=False), 1)
-        if start < 0 or start != stop + 1
-    ]
+    for first, upto in pairwise([*points, len(old)]):  # the added blocks, then a kept run
+        for block in added[bisect_left(into, first) : bisect_right(into, first)]:
+            seqs.append(block.seq)
+            heads.append(head_of(block))
+            images.append(latin1_images(block))
+            if raw is not None:
+                with_blocks.append(block)
+                starts.append(-1)
+                stops.append(-1)
+        if first not in gone_set:
+            seqs += old[first:upto]
+            heads += kept.heads[first:upto]
+            images.extend_from(kept_images, first, upto)
+            if raw is not None:
+                with_blocks += old_blocks[first:upto]
+                starts += kept.starts[first:upto]
+                stops += kept.stops[first:upto]
+    follows = enumerate(zip(stops, starts[1:], strict=False), 1)
+    breaks = [i for i, (stop, start) in follows if start != stop + 1]
     return BlockSet(
         seqs,
         images,
@@ -431,9 +412,12 @@ def apply_delta(
     )
 
 
-def _check_order(seqs: Sequence[int]) -> None:
+def _check_order(
+    seqs: Sequence[int], *, error: type[NotBlocks] = NotBlocks, why: str = NOT_IN_ORDER
+) -> None:
+    """``error(why)`` unless the seqs increase."""
     if not all(map(lt, seqs, islice(seqs, 1, None))):
-        raise NotBlocks(NOT_IN_ORDER)
+        raise error(why)
 
 
 def _compact(
@@ -451,19 +435,20 @@ def _compact(
     body is cut exactly between its items, each decoded alone as ``json.loads`` would.
     A kept item whose bytes start here and are followed by ``,{"`` (or the array's end)
     was cut the same way, and a Block depends on its bytes alone: it is reused.
-    Without a kept body, ``decode_many`` decodes the items in batches (``_batched``).
+
+    Without a kept body, items are cut a batch of about ``_BATCH`` bytes at a time, which
+    ``decode_many`` decodes when each item starts with ``{"seq":``; a batch not taken is
+    decoded item by item. A batch taken is a JSON array of flat objects, so each
+    ``},{"seq":`` in it lies between two items (its ``"`` cannot close a string); with
+    as many items as the cuts give, they are the cuts' items.
     """
+    pos, end = bounds
+    if pos < end and body[end - 1] != ord("}"):
+        return None  # the last item is no JSON object
     old = kept if kept is not None and kept.raw is not None else None
     old_images = old.images if old is not None else Images()
     assert isinstance(old_images, Images)  # a set with a body holds its images
-    if old is None and decode_many is not None:
-        try:
-            made = _batched(body, bounds, tag, decode, decode_many)
-        except NotCompact:
-            return None
-        if made is not None:
-            return made
-    pos, end = bounds
+    batch = _BATCH if old is None else 0  # the bytes past an item's start decoded with it
     seqs: list[int] = []
     starts: list[int] = []
     stops: list[int] = []
@@ -475,7 +460,8 @@ def _compact(
     try:
         while pos < end:
             if old is not None:
-                at = old.find(_seq_at(body, pos))
+                hint = _SEQ_AT.match(body, pos)  # the item's seq, if it starts with it
+                at = -1 if hint is None else old.find(int(hint[1]))
                 count = _same_run(old, at, body, pos, end) if at >= 0 else 0
                 if count:
                     shift = pos - old.starts[at]
@@ -488,24 +474,30 @@ def _compact(
                     reused += count
                     pos = stops[-1] + 1
                     continue
-            cut = body.find(_ITEM_CUT, pos, end)  # the item ends at the next },{" or the end
-            stop = end if cut < 0 else cut + 1
-            seq, label, content = decode(view[pos:stop])
-            seqs.append(seq)
-            starts.append(pos)
-            stops.append(stop)
-            pos = stop + 1
-            block = Block(seq, label, content)
-            if old is not None and seq <= old.ceiling:
-                at = old.find(seq)
-                if at >= 0 and old.decoded is not None and old.decoded[at] == block:
-                    images.extend_from(old_images, at, at + 1)  # the block a delta added
-                    heads.append(old.heads[at])
-                    reused += 1
-                    continue
-                same_lineage = False  # a seq of the lineage, maybe another block
-            images.append(images_of(label, content))
-            heads.append(head_of(block))
+            first = len(starts)
+            while pos < end and (first == len(starts) or pos - starts[first] <= batch):
+                cut = _CUT.search(body, pos, end)  # the item ends at the next },{" or the end
+                starts.append(pos)
+                stops.append(end if cut is None else cut.start() + 1)
+                pos = stops[-1] + 1
+            spans = list(zip(starts[first:], stops[first:], strict=True))
+            taken = len(spans) > 1 and all(map(body.startswith, repeat(_SEQ_HEAD), starts[first:]))
+            fields = decode_many(view[starts[first] : stops[-1]]) if taken and decode_many else None
+            if fields is None or len(fields) != len(spans):
+                fields = [decode(view[start:stop]) for start, stop in spans]
+            for seq, label, content in fields:
+                seqs.append(seq)
+                block = Block(seq, label, content)
+                if old is not None and seq <= old.ceiling:
+                    at = old.find(seq)
+                    if at >= 0 and old.decoded is not None and old.decoded[at] == block:
+                        images.extend_from(old_images, at, at + 1)  # the block a delta added
+                        heads.append(old.heads[at])
+                        reused += 1
+                        continue
+                    same_lineage = False  # a seq of the lineage, maybe another block
+                images.append(images_of(label, content))
+                heads.append(head_of(block))
     except NotCompact:
         return None
     finally:
@@ -523,66 +515,6 @@ def _compact(
         ceiling=old.ceiling if old is not None and same_lineage else 0,
         reused=reused,
     )
-
-
-def _batched(
-    body: bytearray,
-    bounds: tuple[int, int],
-    tag: str | None,
-    decode: ItemDecoder,
-    decode_many: ItemsDecoder,
-) -> BlockSet | None:
-    """``_compact``'s set without a kept body, ``decode_many`` a batch at a time; None
-    when an item does not start with ``{"seq":`` or the last does not end with ``}``.
-
-    A batch taken is a JSON array of flat objects, so each ``},{"seq":`` in it lies
-    between two items (its ``"`` cannot close a string); with as many items as the cuts
-    give, they are the cuts' items. A batch not taken, or of one item, is decoded item
-    by item with ``decode``: no more than a batch is decoded at once.
-    """
-    pos, end = bounds
-    if pos >= end or not body.startswith(_SEQ_HEAD, pos) or body[end - 1] != ord("}"):
-        return None
-    starts = [pos]
-    stops: list[int] = []
-    for cut in _CUTS.finditer(body, pos, end):
-        if not body.startswith(_SEQ_KEY, cut.end()):
-            return None
-        stop = cut.start() + 1
-        stops.append(stop)
-        starts.append(stop + 1)
-    stops.append(end)
-    seqs: list[int] = []
-    images = Images()
-    heads: list[Block] = []
-    count = len(starts)
-    view = memoryview(body)
-    try:
-        first = 0
-        while first < count:
-            # A batch of about _BATCH bytes, one item at least.
-            upto = bisect_right(stops, starts[first] + _BATCH, first + 1, count)
-            fields = (
-                None if upto == first + 1 else decode_many(view[starts[first] : stops[upto - 1]])
-            )
-            if fields is None or len(fields) != upto - first:
-                spans = zip(starts[first:upto], stops[first:upto], strict=True)
-                fields = [decode(view[start:stop]) for start, stop in spans]
-            for seq, label, content in fields:
-                seqs.append(seq)
-                images.append(images_of(label, content))
-                heads.append(head_of(Block(seq, label, content)))
-            first = upto
-    finally:
-        view.release()
-    _check_order(seqs)
-    return BlockSet(seqs, images, heads, raw=body, starts=starts, stops=stops, tag=tag)
-
-
-def _seq_at(body: bytearray, pos: int) -> int:
-    """The seq that the item at ``pos`` starts with (``{"seq":N,``), or 0 (a hint only)."""
-    seq = _SEQ_AT.match(body, pos)
-    return 0 if seq is None else int(seq[1])
 
 
 _CHUNK: Final = 1 << 16  # bytes compared at once while a run of kept items matches

@@ -152,6 +152,35 @@ def test_a_full_answer_after_an_added_block_stays_in_the_lineage() -> None:
     assert full.lineage is after_delta.lineage
 
 
+UNIVERSE = st.dictionaries(st.integers(1, 30), st.tuples(TEXT, TEXT), max_size=15)
+
+
+@settings(max_examples=150, deadline=None)
+@given(UNIVERSE, st.lists(st.sets(st.integers(1, 30)), min_size=3, max_size=3), st.booleans())
+def test_deltas_applied_one_after_the_other_give_the_fresh_set(
+    blocks: dict[int, tuple[str, str]], readable: list[set[int]], go_form: bool
+) -> None:
+    """Blocks gone and added anywhere, to a set with its body (Go's form) or read whole,
+    then each set with a body read again: every set the one a fresh read gives, and every
+    item of a re-read reused."""
+    before, middle, after = ([(s, *blocks[s]) for s in sorted(r & set(blocks))] for r in readable)
+    body = go_body(before)
+    first = read_set(bytearray(body if go_form else body.replace(b"},{", b"}, {")), tag='"1"')
+    for compact in (False, True):
+        steps = [(first, before)]
+        for items, tag in ((middle, '"2"'), (after, '"3"')):
+            kept, was = steps[-1]
+            delta = bytearray(delta_of(was, items, kept.tag or ""))
+            steps.append((read_set(delta, kept, tag=tag, sent=kept.tag, compact=compact), items))
+        for got, items in steps:
+            assert_same_set(got, go_body(items))
+            assert got.complete != (compact and got is not first)
+            if got.raw is not None:
+                again = read_set(bytearray(go_body(items)), got)
+                assert again.reused == len(items)
+                assert_same_set(again, go_body(items))
+
+
 # What a host keeps, by the extensions of its Go: for the first read and two changes, the
 # answer, whether the set kept holds the body (or Blocks), and the blocks a re-read reused
 # by their bytes. A set is kept whole only where a whole re-read may come.
