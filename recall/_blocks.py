@@ -20,6 +20,8 @@ from typing import Any, Final, NoReturn, TypedDict, TypeVar, overload
 
 from recall._tools import (
     EXCERPT_RUNES,
+    FINDER,
+    FINDERS,
     MAX_SEQ,
     Block,
     Images,
@@ -120,6 +122,7 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD]")  # one pass for "\\ud" and "\\uD"
 _SEQ_HEAD: Final = b'{"seq":'
 _SEQ_AT = re.compile(rb'\{"seq":([0-9]{1,20}),')
 _CUT = re.compile(rb'\},\{"')  # between two items: searched faster than bytearray.find
+_CUT_BYTES: Final = b'},{"'
 _BATCH: Final = 1 << 20  # bytes of items decoded at once (an ItemsDecoder's batch)
 
 
@@ -177,13 +180,13 @@ _ITEM_OVERHEAD: Final = 3 * 32 + 3 * 8
 _BLOCK_OVERHEAD: Final = 200  # a decoded Block (whole bodies): the object, its int, its cell
 
 
-def head_of(block: Block) -> Block:
+def head_of(seq: int, label: str, content: str) -> Block:
     """The block as a search result shows it: for content, a text whose ``excerpt`` is the
     block's (a cut line's first EXCERPT_RUNES runes and a ``.``, which ``excerpt`` cuts)."""
-    shown = excerpt(block.content)
+    shown = excerpt(content)
     if len(shown) > EXCERPT_RUNES:
         shown = shown[:EXCERPT_RUNES] + "."
-    return Block(block.seq, block.label, shown)
+    return Block(seq, label, shown)
 
 
 @dataclass(eq=False, repr=False, slots=True)
@@ -253,7 +256,8 @@ class BlockSet:
     def of_blocks(cls, blocks: list[Block], **fields: Any) -> BlockSet:
         """The set of these Blocks (by increasing seq) and ``fields``: their images computed
         when asked, never held (a search's peak stays that of the Blocks)."""
-        heads, images = [head_of(b) for b in blocks], _Lazy(blocks, latin1_images)
+        heads = [head_of(b.seq, b.label, b.content) for b in blocks]
+        images = _Lazy(blocks, latin1_images)
         return cls([b.seq for b in blocks], images, heads, decoded=blocks, **fields)
 
     def __len__(self) -> int:
@@ -381,7 +385,7 @@ def apply_delta(
     for first, upto in pairwise([*points, len(old)]):  # the added blocks, then a kept run
         for block in added[bisect_left(into, first) : bisect_right(into, first)]:
             seqs.append(block.seq)
-            heads.append(head_of(block))
+            heads.append(head_of(block.seq, block.label, block.content))
             images.append(latin1_images(block))
             if raw is not None:
                 with_blocks.append(block)
@@ -457,6 +461,7 @@ def _compact(
     reused = 0
     same_lineage = old is not None
     view = memoryview(body)
+    find_cut = _cut_finder(body)
     try:
         while pos < end:
             if old is not None:
@@ -476,28 +481,32 @@ def _compact(
                     continue
             first = len(starts)
             while pos < end and (first == len(starts) or pos - starts[first] <= batch):
-                cut = _CUT.search(body, pos, end)  # the item ends at the next },{" or the end
+                cut = find_cut(pos, end)  # the item ends at the next },{" or the end
                 starts.append(pos)
-                stops.append(end if cut is None else cut.start() + 1)
+                stops.append(end if cut < 0 else cut + 1)
                 pos = stops[-1] + 1
             spans = list(zip(starts[first:], stops[first:], strict=True))
             taken = len(spans) > 1 and all(map(body.startswith, repeat(_SEQ_HEAD), starts[first:]))
             fields = decode_many(view[starts[first] : stops[-1]]) if taken and decode_many else None
             if fields is None or len(fields) != len(spans):
                 fields = [decode(view[start:stop]) for start, stop in spans]
+            fresh: list[tuple[bytes, bytes]] = []  # the images still to add, in order
             for seq, label, content in fields:
                 seqs.append(seq)
-                block = Block(seq, label, content)
                 if old is not None and seq <= old.ceiling:
                     at = old.find(seq)
+                    block = Block(seq, label, content)
                     if at >= 0 and old.decoded is not None and old.decoded[at] == block:
+                        images.extend(fresh)
+                        fresh = []
                         images.extend_from(old_images, at, at + 1)  # the block a delta added
                         heads.append(old.heads[at])
                         reused += 1
                         continue
                     same_lineage = False  # a seq of the lineage, maybe another block
-                images.append(images_of(label, content))
-                heads.append(head_of(block))
+                fresh.append(images_of(label, content))
+                heads.append(head_of(seq, label, content))
+            images.extend(fresh)
     except NotCompact:
         return None
     finally:
@@ -515,6 +524,20 @@ def _compact(
         ceiling=old.ceiling if old is not None and same_lineage else 0,
         reused=reused,
     )
+
+
+def _cut_finder(body: bytearray) -> Callable[[int, int], int]:
+    """Where the next ``},{"`` of ``body`` within ``pos..end-1`` starts, or -1: the scan's
+    finder when it is stringzilla's (SIMD), else a regex (faster than ``bytearray.find``)."""
+    if FINDER is not FINDERS["bytes"]:
+        find = FINDER(body)
+        return lambda pos, end: find(_CUT_BYTES, pos, end)
+
+    def search(pos: int, end: int) -> int:
+        cut = _CUT.search(body, pos, end)
+        return -1 if cut is None else cut.start()
+
+    return search
 
 
 _CHUNK: Final = 1 << 16  # bytes compared at once while a run of kept items matches

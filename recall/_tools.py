@@ -17,9 +17,10 @@ import heapq
 import importlib
 import re
 import sys
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any, Final, NamedTuple, Protocol, overload
 
 from recall._errors import UnknownToolError
@@ -327,8 +328,7 @@ class Images(Sequence[tuple[bytes, bytes]]):
         self._open: _Segment | None = None  # the segment this one appends to
         self.nbytes = 0
         """The bytes of the images (the NULs not counted)."""
-        for pair in pairs:
-            self.append(pair)
+        self.extend(list(pairs))
 
     def __repr__(self) -> str:
         return f"Images(<{len(self)} blocks in {len(self._runs)} runs>)"
@@ -369,6 +369,42 @@ class Images(Sequence[tuple[bytes, bytes]]):
         content, label = pair
         segment.append(content, label)
         self._add_run(segment, len(segment.content_at) - 2, len(segment.content_at) - 1)
+
+    def extend(self, pairs: Sequence[tuple[bytes, bytes]]) -> None:
+        """Add blocks' (content, label) images, into the segments ``append`` one by one
+        would put them in, each segment's images joined at once."""
+        content_ends = list(accumulate(len(content) + 1 for content, _ in pairs))
+        label_ends = list(accumulate(len(label) + 1 for _, label in pairs))
+        at = 0
+        while at < len(pairs):
+            self.append(pairs[at])  # opens the segment the next ones go to, if need be
+            segment = self._open
+            assert segment is not None
+            # append adds the next image while the segment holds fewer than _SEGMENT_BYTES
+            limit = _SEGMENT_BYTES - len(segment.content) + content_ends[at]
+            upto = min(bisect_left(content_ends, limit, at) + 1, len(pairs))
+            if upto > at + 1:
+                first = len(segment.content_at) - 1
+                for buffer, offsets, ends, images in (
+                    (
+                        segment.content,
+                        segment.content_at,
+                        content_ends,
+                        [c for c, _ in pairs[at + 1 : upto]],
+                    ),
+                    (
+                        segment.label,
+                        segment.label_at,
+                        label_ends,
+                        [lab for _, lab in pairs[at + 1 : upto]],
+                    ),
+                ):
+                    shift = len(buffer) - ends[at]
+                    offsets += [shift + end for end in ends[at + 1 : upto]]
+                    buffer += b"\0".join(images)
+                    buffer.append(0)
+                self._add_run(segment, first, first + upto - at - 1)
+            at = upto
 
     @staticmethod
     def _run_bytes(run: tuple[_Segment, int, int]) -> int:

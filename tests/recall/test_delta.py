@@ -80,7 +80,7 @@ def kept_of(host: Host) -> BlockSet | None:
 def assert_same_set(got: BlockSet, body: bytes) -> None:
     fresh = read_set(bytearray(body))
     assert got.seqs == fresh.seqs
-    assert got.heads == [head_of(b) for b in list(fresh.view())]
+    assert got.heads == [head_of(b.seq, b.label, b.content) for b in fresh.view()]
     assert list(got.images) == list(fresh.images)
     if got.complete:
         assert list(got.view()) == list(fresh.view())
@@ -382,7 +382,7 @@ def test_past_cache_bytes_even_compacted_nothing_is_kept(
 )
 def test_a_head_renders_as_its_block(label: str, content: str) -> None:
     block = Block(7, label, content)
-    head = head_of(block)
+    head = head_of(block.seq, block.label, block.content)
     assert (head.seq, head.label) == (7, label)
     assert excerpt(head.content) == excerpt(content)
     assert len(head.content) <= 161

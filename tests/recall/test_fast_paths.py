@@ -20,6 +20,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+import recall._blocks
 import recall._tools
 from parity.fakego import go_json
 from parity.fixtures.go import unavailable
@@ -146,6 +147,32 @@ def test_images_read_again_share_runs_and_give_every_image(
             before, model = images, expected
 
 
+def _layout(images: Images) -> list[tuple[bytes, bytes, list[int], list[int], int, int]]:
+    return [
+        (bytes(s.content), bytes(s.label), s.content_at, s.label_at, first, upto)
+        for s, first, upto in images._runs
+    ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_PAIRS), st.lists(_PAIRS), st.sampled_from([0, 8, 20, 1 << 20]))
+def test_images_extended_are_laid_out_as_images_appended_one_by_one(
+    before: list[tuple[bytes, bytes]], pairs: list[tuple[bytes, bytes]], small: int
+) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(recall._tools, "_SEGMENT_BYTES", small)
+        appended, extended = Images(), Images()
+        for pair in before:
+            appended.append(pair)
+            extended.append(pair)
+        for pair in pairs:
+            appended.append(pair)
+        extended.extend(pairs)
+    assert list(extended) == before + pairs
+    assert _layout(extended) == _layout(appended)
+    assert extended.nbytes == appended.nbytes
+
+
 def test_images_given_one_by_one_are_scanned_a_chunk_at_a_time(
     finder: recall._tools.Finder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -216,6 +243,12 @@ def test_read_set_on_go_bodies(items: list[dict[str, object]]) -> None:
     if all(type(s) is int and 1 <= s < 2**63 for s in seqs) and seqs == sorted(set(seqs)):
         assert kind == "ok"
         assert decoded == [Block(**i) for i in items]  # type: ignore[arg-type]
+        cut = read_set(bytearray(body))
+        with pytest.MonkeyPatch.context() as patch:  # items cut by the regex, not stringzilla
+            patch.setattr(recall._blocks, "FINDER", FINDERS["bytes"])
+            by_regex = read_set(bytearray(body))
+        assert cut.raw is not None  # Go's body is cut into its items
+        assert (by_regex.starts, by_regex.stops) == (cut.starts, cut.stops)
     else:
         assert kind == "error"
 

@@ -79,7 +79,7 @@ def test_repeated_search_equals_cold_host(host_kind: str, etag: bool) -> None:
         assert go.reads == [(None, 200)] * searches  # no tag, nothing conditional
     assert kept is not None
     assert kept.seqs == [seq for seq, _, _ in BLOCKS_A]
-    assert kept.heads == [head_of(b) for b in blocks_of(BLOCKS_A)]
+    assert kept.heads == [head_of(b.seq, b.label, b.content) for b in blocks_of(BLOCKS_A)]
     assert kept.complete != etag  # a conditional Go's set: images and heads alone
 
 
