@@ -84,13 +84,11 @@ func recallIDToSeq(id string) (int64, bool) {
 	s = strings.TrimPrefix(s, "r")
 	s = strings.TrimPrefix(s, "R")
 	s = strings.TrimSpace(s)
-	if s == "" || strings.Trim(s, "0123456789") != "" {
+	seq, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || seq < 1 || strings.Trim(s, "0123456789") != "" {
 		return 0, false
 	}
-	if seq, err := strconv.ParseInt(s, 10, 64); err == nil && seq >= 1 {
-		return seq, true
-	}
-	return 0, false
+	return seq, true
 }
 
 // hit is a block matched by a search, with its score.
@@ -112,12 +110,10 @@ func RecallSearch(args string, a Archive) string {
 		return textNoMatch(query)
 	}
 	limit := defaultLimit
-	if f, ok := m["limit"].(float64); ok {
-		// Go's own conversion: truncation toward zero, and on amd64
-		// math.MinInt64 when f is out of int64 range.
-		if n := int(f); n >= 1 {
-			limit = min(n, maxLimit)
-		}
+	// int(f) is Go's own conversion: truncation toward zero, and on amd64
+	// math.MinInt64 when f is out of int64 range.
+	if f, ok := m["limit"].(float64); ok && int(f) >= 1 {
+		limit = min(int(f), maxLimit)
 	}
 
 	var hits []hit
@@ -137,10 +133,9 @@ func RecallSearch(args string, a Archive) string {
 		return cmp.Compare(y.block.Seq, x.block.Seq)
 	})
 
-	total := len(hits)
-	shown := min(limit, total)
+	shown := min(limit, len(hits))
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%d of %d matching blocks for %q:", shown, total, query)
+	fmt.Fprintf(&sb, "%d of %d matching blocks for %q:", shown, len(hits), query)
 	for _, h := range hits[:shown] {
 		sb.WriteString("\n" + header(h.block) + fmt.Sprintf(" (score %d)", h.score))
 		if e := excerpt(h.block.Content); e != "" {
