@@ -78,11 +78,11 @@ func (s *server) execRoute(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	name, args, err := toolCall(m)
+	c, err := toolCall(m)
 	if err != nil {
 		return nil, err
 	}
-	output, err := s.runTool(name, args)
+	output, err := s.runTool(c)
 	if err != nil {
 		return nil, err
 	}
@@ -108,24 +108,27 @@ func (s *server) execDown() error {
 	return newError(s.ExecStatus, "tool endpoint down: %d %s", s.ExecStatus, http.StatusText(s.ExecStatus))
 }
 
-// toolCall reads the name and args of a tool call's JSON object.
-func toolCall(m map[string]any) (name, args string, err error) {
+// call is a tool call: the tool's name and its JSON arguments.
+type call struct{ name, args string }
+
+// toolCall reads the tool call of a JSON object.
+func toolCall(m map[string]any) (call, error) {
 	name, ok1 := m["name"].(string)
 	args, ok2 := m["args"].(string)
 	if !ok1 || !ok2 {
-		return "", "", badRequest(`"name" and "args" must be strings`)
+		return call{}, badRequest(`"name" and "args" must be strings`)
 	}
-	return name, args, nil
+	return call{name, args}, nil
 }
 
 // runTool runs one tool call, its reads logged, and rewrites its output:
 // a 404 for an unknown tool.
-func (s *server) runTool(name, args string) (string, error) {
-	tool, ok := recall.Tools[name]
+func (s *server) runTool(c call) (string, error) {
+	tool, ok := recall.Tools[c.name]
 	if !ok {
-		return "", newError(http.StatusNotFound, "unknown tool %q", name)
+		return "", newError(http.StatusNotFound, "unknown tool %q", c.name)
 	}
-	output := tool(args, readLog{s})
+	output := tool(c.args, readLog{s})
 	for _, rw := range s.RewriteOutput {
 		output = strings.ReplaceAll(output, rw.Old, rw.New)
 	}

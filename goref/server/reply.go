@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 )
 
 // MaxBodyBytes bounds a request body; a larger body is answered 413.
@@ -105,14 +106,24 @@ func object[V any](body []byte, err error) (map[string]V, error) {
 }
 
 // readList reads a body {key: [object, ...]} (null and a missing key are
-// an empty list).
-func readList[V any](r *http.Request, key string) (list []map[string]V, err error) {
+// an empty list) and parses each object: the first that fails is named by
+// its index, as "call 2" in "calls".
+func readList[V, T any](r *http.Request, key string, parse func(map[string]V) (T, error)) ([]T, error) {
+	var list []map[string]V
 	fields, err := object[json.RawMessage](readBody(r))
 	isNil := func(m map[string]V) bool { return m == nil }
 	if raw := fields[key]; err == nil && raw != nil && (json.Unmarshal(raw, &list) != nil || slices.ContainsFunc(list, isNil)) {
 		return nil, badRequest("%q must be an array of objects", key)
+	} else if err != nil {
+		return nil, err
 	}
-	return list, err
+	parsed := make([]T, len(list))
+	for i, m := range list {
+		if parsed[i], err = parse(m); err != nil {
+			return nil, badRequest("%s %d: %v", strings.TrimSuffix(key, "s"), i, err)
+		}
+	}
+	return parsed, nil
 }
 
 func errorBody(msg string) map[string]string { return map[string]string{"error": msg} }
