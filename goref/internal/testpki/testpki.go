@@ -3,7 +3,7 @@
 // 127.0.0.1, ::1 and localhost, a client certificate signed by it, and a
 // self-signed client certificate that the CA did not sign (a stranger).
 // Every key is ECDSA P-256; every certificate is valid from an hour before
-// it was written for Validity.
+// it was written for a week.
 package testpki
 
 import (
@@ -30,9 +30,6 @@ const (
 	Stranger    = "stranger.pem"
 	StrangerKey = "stranger-key.pem"
 )
-
-// Validity is how long the certificates are valid after they were written.
-const Validity = 7 * 24 * time.Hour
 
 // Write writes the CA, the server, client and stranger certificates and
 // their keys in dir, which it creates when needed.
@@ -64,7 +61,7 @@ func Write(dir string) error {
 			SerialNumber:          serial.Add(serial, big.NewInt(1)), // positive, at most 128 bits
 			Subject:               pkix.Name{CommonName: "recallref test " + c.role, Organization: []string{"recallref tests"}},
 			NotBefore:             now.Add(-time.Hour),
-			NotAfter:              now.Add(Validity),
+			NotAfter:              now.Add(7 * 24 * time.Hour),
 			KeyUsage:              x509.KeyUsageDigitalSignature,
 			BasicConstraintsValid: true,
 		}
