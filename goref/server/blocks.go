@@ -41,38 +41,6 @@ func (e *encoded) get(s *server, since uint64, build func() ([]byte, uint64, boo
 	return e.body, e.gen, true
 }
 
-// blockJSON keeps the encoding of each block of the last full body (under
-// the lock of full), so that the body after a change encodes only the blocks
-// not encoded yet: the bench times the port's read, not the reference's encoding.
-type blockJSON map[int64]encodedBlock
-
-type encodedBlock struct {
-	block recall.Block
-	json  []byte
-}
-
-// body returns {"blocks": blocks} as json.Encoder writes it.
-func (c *blockJSON) body(blocks []recall.Block, size int) []byte {
-	next := make(map[int64]encodedBlock, len(blocks))
-	buf := bytes.NewBuffer(make([]byte, 0, size+size/8))
-	buf.WriteString(`{"blocks":[`)
-	for i, b := range blocks {
-		e, ok := (*c)[b.Seq]
-		if !ok || e.block != b { // a seq archived again after a Reset
-			j, _ := json.Marshal(b)
-			e = encodedBlock{b, j}
-		}
-		next[b.Seq] = e
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		buf.Write(e.json)
-	}
-	buf.WriteString("]}\n")
-	*c = next
-	return buf.Bytes()
-}
-
 func (s *server) handleBlocks(w http.ResponseWriter, r *http.Request) {
 	if err := allow(r, http.MethodGet); err != nil {
 		writeResult(w, nil, err)
@@ -107,10 +75,36 @@ func (s *server) handleBlocks(w http.ResponseWriter, r *http.Request) {
 	s.writeBlocks(w, "full", body, gen)
 }
 
-// fullSet encodes the body {"blocks": [...]} of the current set, and gives its generation.
+// encodedBlock is a block of the last full body and its JSON.
+type encodedBlock struct {
+	block recall.Block
+	json  []byte
+}
+
+// fullSet encodes the body {"blocks": [...]} of the current set as
+// json.Encoder writes it, and gives its generation. Under the lock of full,
+// it encodes only the blocks not in the last full body: the bench times the
+// port's read, not the reference's encoding.
 func (s *server) fullSet() ([]byte, uint64, bool) {
 	blocks, gen := s.store.Snapshot()
-	return s.blockJSON.body(blocks, len(s.full.body)), gen, true
+	next := make(map[int64]encodedBlock, len(blocks))
+	buf := bytes.NewBuffer(make([]byte, 0, len(s.full.body)*9/8))
+	buf.WriteString(`{"blocks":[`)
+	for i, b := range blocks {
+		e, ok := s.fullBlocks[b.Seq]
+		if !ok || e.block != b { // a seq archived again after a Reset
+			j, _ := json.Marshal(b)
+			e = encodedBlock{b, j}
+		}
+		next[b.Seq] = e
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(e.json)
+	}
+	buf.WriteString("]}\n")
+	s.fullBlocks = next
+	return buf.Bytes(), gen, true
 }
 
 // writeBlocks writes a 200 of /blocks, with the tag of generation gen unless

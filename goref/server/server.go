@@ -57,8 +57,8 @@ type server struct {
 	mux       *http.ServeMux
 	debug     map[string]route // the debug routes by path, for the batch route
 
-	full, delta encoded // the last bodies of /blocks
-	blockJSON   blockJSON
+	full, delta encoded                // the last bodies of /blocks
+	fullBlocks  map[int64]encodedBlock // the blocks of full by seq
 
 	mu                       sync.Mutex
 	requests, reads, answers *eventLog // the debug logs
