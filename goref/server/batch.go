@@ -86,7 +86,9 @@ func batchRequest(m map[string]json.RawMessage) (*http.Request, error) {
 	if json.Unmarshal(m["method"], &method) != nil || method != http.MethodGet && method != http.MethodPost {
 		return nil, errors.New(`"method" must be "GET" or "POST"`)
 	}
-	if json.Unmarshal(m["path"], &target) != nil || !debugPath(target) {
+	_ = json.Unmarshal(m["path"], &target) // "" unless a string
+	u, err := url.ParseRequestURI(target)  // a target "/path?query"
+	if err != nil || u.Host != "" || !strings.HasPrefix(u.Path, "/debug/") || path.Clean(u.Path) != u.Path || u.Path == PathBatch {
 		return nil, errors.New(`"path" must be a clean path under /debug/ (the batch route aside), with a query or not`)
 	}
 	var body io.Reader = http.NoBody
@@ -94,12 +96,4 @@ func batchRequest(m map[string]json.RawMessage) (*http.Request, error) {
 		body = bytes.NewReader(raw)
 	}
 	return http.NewRequest(method, target, body)
-}
-
-// debugPath reports whether target ("/path?query") names a debug route
-// other than the batch route, by a path that needs no cleaning.
-func debugPath(target string) bool {
-	u, err := url.ParseRequestURI(target)
-	return err == nil && u.Host == "" && strings.HasPrefix(u.Path, "/debug/") &&
-		path.Clean(u.Path) == u.Path && u.Path != PathBatch
 }

@@ -34,26 +34,28 @@ func (rt route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeResult(w, v, err)
 }
 
-// writeResult writes a route's answer, with the Allow header of a 405.
+// writeResult writes a route's answer with encoding/json (HTML characters
+// escaped), and the Allow header of a 405.
 func writeResult(w http.ResponseWriter, v any, err error) {
 	var se *statusError
 	if errors.As(err, &se) && se.allow != "" {
 		w.Header().Set("Allow", se.allow)
 	}
 	status, body := result(v, err)
-	writeJSON(w, status, body)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
 }
 
 // result returns the status and JSON body that a route's answer is sent as.
 func result(v any, err error) (int, any) {
 	var se *statusError
-	switch {
-	case err == nil:
+	if err == nil {
 		return http.StatusOK, v
-	case errors.As(err, &se):
-		return se.status, errorBody(se.msg)
+	} else if !errors.As(err, &se) {
+		se = &statusError{status: http.StatusInternalServerError, msg: err.Error()}
 	}
-	return http.StatusInternalServerError, errorBody(err.Error())
+	return se.status, map[string]string{"error": se.msg}
 }
 
 // A statusError is a request answered with status and {"error": msg}.
@@ -124,13 +126,4 @@ func readList[V, T any](r *http.Request, key string, parse func(map[string]V) (T
 		}
 	}
 	return parsed, nil
-}
-
-func errorBody(msg string) map[string]string { return map[string]string{"error": msg} }
-
-// writeJSON writes v with encoding/json (HTML characters escaped).
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }

@@ -109,7 +109,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.Token != "" && !s.authorized(r) {
 		w.Header().Set("WWW-Authenticate", "Bearer")
-		writeJSON(w, http.StatusUnauthorized, errorBody("unauthorized"))
+		writeResult(w, nil, newError(http.StatusUnauthorized, "unauthorized"))
 		return
 	}
 	s.mux.ServeHTTP(w, r)
