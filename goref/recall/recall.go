@@ -63,8 +63,7 @@ func decodeArgs(args string) map[string]any {
 // Recall runs the recall tool. It reads the archive only through Get, and
 // only for a well-formed id.
 func Recall(args string, a Archive) string {
-	m := decodeArgs(args)
-	id, _ := m["id"].(string)
+	id, _ := decodeArgs(args)["id"].(string)
 	if strings.TrimSpace(id) == "" {
 		return textMissingID
 	}
@@ -148,8 +147,7 @@ func RecallSearch(args string, a Archive) string {
 // score adds 1 for each term in the lowered content and 2 for each term in
 // the lowered label.
 func score(b Block, terms []string) int {
-	lc := strings.ToLower(b.Content)
-	ll := strings.ToLower(b.Label)
+	lc, ll := strings.ToLower(b.Content), strings.ToLower(b.Label)
 	s := 0
 	for _, t := range terms {
 		if strings.Contains(lc, t) {

@@ -81,10 +81,9 @@ type encodedBlock struct {
 	json  []byte
 }
 
-// fullSet encodes the body {"blocks": [...]} of the current set as
-// json.Encoder writes it, and gives its generation. Under the lock of full,
-// it encodes only the blocks not in the last full body: the bench times the
-// port's read, not the reference's encoding.
+// fullSet encodes the body {"blocks": [...]} of the current set as json.Encoder
+// writes it, and gives its generation. It encodes only the blocks not in the last
+// full body: the bench times the port's read, not the reference's encoding.
 func (s *server) fullSet() ([]byte, uint64, bool) {
 	blocks, gen := s.store.Snapshot()
 	next := make(map[int64]encodedBlock, len(blocks))
@@ -115,7 +114,6 @@ func (s *server) writeBlocks(w http.ResponseWriter, answer string, body []byte, 
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
 	s.log(s.answers, answer)
 }

@@ -19,9 +19,6 @@ type route struct {
 	fn     func(r *http.Request) (any, error)
 }
 
-func get(fn func(*http.Request) (any, error)) route  { return route{http.MethodGet, fn} }
-func post(fn func(*http.Request) (any, error)) route { return route{http.MethodPost, fn} }
-
 func (rt route) answer(r *http.Request) (any, error) {
 	if err := allow(r, rt.method); err != nil {
 		return nil, err

@@ -35,9 +35,8 @@ const (
 	PathBatch        = "/debug/batch"
 )
 
-// Options configure a server; the zero value serves the contract, with
-// conditional and incremental reads of /blocks and the debug routes, and
-// no token.
+// Options configure a server; the zero value serves the contract (with conditional
+// and incremental reads of /blocks) and the debug routes, with no token.
 type Options struct {
 	Token   string // when set, every request needs "Authorization: Bearer <Token>" (else 401)
 	NoETag  bool   // /blocks without ETag, ignoring If-None-Match and ?since=
@@ -62,7 +61,7 @@ type server struct {
 	debug     map[string]route // the debug routes by path, for the batch route
 
 	full, delta encoded                // the last bodies of /blocks
-	fullBlocks  map[int64]encodedBlock // the blocks of full by seq
+	fullBlocks  map[int64]encodedBlock // the blocks of full by seq, under its lock
 
 	mu                       sync.Mutex
 	requests, reads, answers *eventLog // the debug logs
@@ -84,25 +83,25 @@ func New(store *archive.Archive, opts Options) http.Handler {
 		reads:     newEventLog("reads"),
 		answers:   newEventLog("answers"),
 	}
-	s.mux.Handle(PathArchive, post(s.archiveRoute))
-	s.mux.Handle(PathBlock, get(s.blockRoute))
+	s.mux.Handle(PathArchive, route{http.MethodPost, s.archiveRoute})
+	s.mux.Handle(PathBlock, route{http.MethodGet, s.blockRoute})
 	s.mux.HandleFunc(PathBlocks, s.handleBlocks)
 	s.mux.Handle(PathExec, route{fn: s.execRoute})
 	if !opts.NoDebug {
 		s.debug = map[string]route{
-			PathRequests:     get(s.logRoute(s.requests)),
-			PathReads:        get(s.logRoute(s.reads)),
-			PathAnswers:      get(s.logRoute(s.answers)),
-			PathVersion:      get(versionRoute),
-			PathLock:         post(s.lockRoute),
-			PathReset:        post(s.resetRoute),
-			PathArchiveBatch: post(s.archiveBatchRoute),
-			PathExecBatch:    post(s.execBatchRoute),
+			PathRequests:     {http.MethodGet, s.logRoute(s.requests)},
+			PathReads:        {http.MethodGet, s.logRoute(s.reads)},
+			PathAnswers:      {http.MethodGet, s.logRoute(s.answers)},
+			PathVersion:      {http.MethodGet, versionRoute},
+			PathLock:         {http.MethodPost, s.lockRoute},
+			PathReset:        {http.MethodPost, s.resetRoute},
+			PathArchiveBatch: {http.MethodPost, s.archiveBatchRoute},
+			PathExecBatch:    {http.MethodPost, s.execBatchRoute},
 		}
 		for p, rt := range s.debug {
 			s.mux.Handle(p, rt)
 		}
-		s.mux.Handle(PathBatch, post(s.batchRoute))
+		s.mux.Handle(PathBatch, route{http.MethodPost, s.batchRoute})
 	}
 	return s
 }
