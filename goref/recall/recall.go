@@ -182,9 +182,7 @@ func recallTokens(s string) []string {
 // excerpt returns the first non-blank line of content (lines split on "\n"),
 // trimmed, and cut to 160 runes followed by "…" when longer.
 func excerpt(content string) string {
-	for rest, more := content, true; more; {
-		var line string
-		line, rest, more = strings.Cut(rest, "\n")
+	for _, line := range strings.Split(content, "\n") {
 		if t := strings.TrimSpace(line); t != "" {
 			n := 0
 			for i := range t {

@@ -35,12 +35,10 @@ func (s *server) execBatchRoute(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.execWait(r); err != nil {
-		return nil, err
-	}
+	fault := s.execFault(r) // a failure here is every call's
 	results := make([]map[string]any, len(calls))
 	for i, c := range calls {
-		output, err := "", s.execDown()
+		output, err := "", fault
 		if err == nil {
 			output, err = s.runTool(c)
 		}

@@ -62,13 +62,10 @@ func (s *server) blockRoute(r *http.Request) (any, error) {
 }
 
 // execRoute runs a tool call. It reads the body before it waits: net/http
-// sees a client that gives up (and ends execWait) only once the body is read.
+// sees a client that gives up (and ends the wait) only once the body is read.
 func (s *server) execRoute(r *http.Request) (any, error) {
 	body, readErr := readBody(r)
-	if err := s.execWait(r); err != nil {
-		return nil, err
-	}
-	if err := s.execDown(); err != nil {
+	if err := s.execFault(r); err != nil {
 		return nil, err
 	}
 	if err := allow(r, http.MethodPost); err != nil {
@@ -89,23 +86,21 @@ func (s *server) execRoute(r *http.Request) (any, error) {
 	return map[string]string{"output": output}, nil
 }
 
-// execWait waits ExecDelay, if any; it fails when the client gives up first.
-func (s *server) execWait(r *http.Request) error {
-	if s.ExecDelay <= 0 {
-		return nil
+// execFault is what the test options make of a tool call: it waits ExecDelay,
+// if any, failing when the client gives up first, then fails as ExecStatus says.
+func (s *server) execFault(r *http.Request) error {
+	if s.ExecDelay > 0 {
+		ctx, cancel := context.WithTimeout(r.Context(), s.ExecDelay)
+		defer cancel()
+		<-ctx.Done()
+		if err := r.Context().Err(); err != nil {
+			return err
+		}
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.ExecDelay)
-	defer cancel()
-	<-ctx.Done()
-	return r.Context().Err()
-}
-
-// execDown is the failure of a tool endpoint made to answer ExecStatus.
-func (s *server) execDown() error {
-	if s.ExecStatus == 0 {
-		return nil
+	if s.ExecStatus != 0 {
+		return newError(s.ExecStatus, "tool endpoint down: %d %s", s.ExecStatus, http.StatusText(s.ExecStatus))
 	}
-	return newError(s.ExecStatus, "tool endpoint down: %d %s", s.ExecStatus, http.StatusText(s.ExecStatus))
+	return nil
 }
 
 // call is a tool call: the tool's name and its JSON arguments.

@@ -58,7 +58,7 @@ type server struct {
 	tokenHash [sha256.Size]byte // of the expected bearer token
 	nonce     string            // names this server's generations in its ETags
 	mux       *http.ServeMux
-	debug     map[string]route // the debug routes by path, for the batch route
+	debug     map[string]route // the debug routes by path
 
 	full, delta encoded                // the last bodies of /blocks
 	fullBlocks  map[int64]encodedBlock // the blocks of full by seq, under its lock
@@ -97,11 +97,11 @@ func New(store *archive.Archive, opts Options) http.Handler {
 			PathReset:        {http.MethodPost, s.resetRoute},
 			PathArchiveBatch: {http.MethodPost, s.archiveBatchRoute},
 			PathExecBatch:    {http.MethodPost, s.execBatchRoute},
+			PathBatch:        {http.MethodPost, s.batchRoute}, // which refuses to batch itself
 		}
 		for p, rt := range s.debug {
 			s.mux.Handle(p, rt)
 		}
-		s.mux.Handle(PathBatch, route{http.MethodPost, s.batchRoute})
 	}
 	return s
 }

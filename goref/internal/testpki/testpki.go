@@ -42,12 +42,12 @@ func Write(dir string) error {
 	var caKey *ecdsa.PrivateKey
 	for _, c := range []struct {
 		cert, key, role string
-		usage           x509.ExtKeyUsage // 0 for the CA
+		usage           []x509.ExtKeyUsage // none for the CA
 	}{
-		{CA, "", "CA", 0},
-		{Server, ServerKey, "server", x509.ExtKeyUsageServerAuth},
-		{Client, ClientKey, "client", x509.ExtKeyUsageClientAuth},
-		{Stranger, StrangerKey, "stranger", x509.ExtKeyUsageClientAuth},
+		{CA, "", "CA", nil},
+		{Server, ServerKey, "server", []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}},
+		{Client, ClientKey, "client", []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}},
+		{Stranger, StrangerKey, "stranger", []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}},
 	} {
 		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		if err != nil {
@@ -63,6 +63,7 @@ func Write(dir string) error {
 			NotBefore:             now.Add(-time.Hour),
 			NotAfter:              now.Add(7 * 24 * time.Hour),
 			KeyUsage:              x509.KeyUsageDigitalSignature,
+			ExtKeyUsage:           c.usage,
 			BasicConstraintsValid: true,
 		}
 		parent, signer := caCert, caKey // the CA signs the server's and the client's
@@ -73,9 +74,6 @@ func Write(dir string) error {
 		case Server:
 			tmpl.DNSNames = []string{"localhost"}
 			tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
-		}
-		if c.usage != 0 {
-			tmpl.ExtKeyUsage = []x509.ExtKeyUsage{c.usage}
 		}
 		if c.cert == CA || c.cert == Stranger { // self-signed
 			parent, signer = tmpl, key
