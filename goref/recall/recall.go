@@ -43,8 +43,7 @@ const (
 	defaultLimit, maxLimit, excerptRunes = 5, 20, 160
 )
 
-// Tools maps each tool's name to the tool: its output for the JSON
-// arguments args.
+// Tools maps each tool's name to the tool (its output for the JSON arguments args).
 var Tools = map[string]func(args string, a Archive) string{
 	"recall":        Recall,
 	"recall_search": RecallSearch,

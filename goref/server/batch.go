@@ -86,7 +86,8 @@ func batchRequest(m map[string]json.RawMessage) (*http.Request, error) {
 	}
 	_ = json.Unmarshal(m["path"], &target) // "" unless a string
 	u, err := url.ParseRequestURI(target)  // a target "/path?query"
-	if err != nil || u.Host != "" || !strings.HasPrefix(u.Path, "/debug/") || path.Clean(u.Path) != u.Path || u.Path == PathBatch {
+	if err != nil || u.Host != "" || !strings.HasPrefix(u.Path, "/debug/") ||
+		path.Clean(u.Path) != u.Path || u.Path == PathBatch {
 		return nil, errors.New(`"path" must be a clean path under /debug/ (the batch route aside), with a query or not`)
 	}
 	var body io.Reader = http.NoBody
