@@ -3,7 +3,7 @@
 // (package recallref/server). Its flags are listed by -h and in the README.
 // It listens on loopback only, prints its base URL as the first line on
 // stdout, and serves until SIGINT, SIGTERM or (-exit-on-stdin-eof) the end
-// of its standard input, then shuts down and exits 0; bad usage exits 2.
+// of its standard input, then shuts down and exits 0 (bad usage: 2, a failure: 1).
 package main
 
 import (
@@ -34,9 +34,7 @@ func main() {
 	os.Exit(code)
 }
 
-// run parses args, listens, prints the base URL on stdout and serves until
-// ctx is done (or stdin ends, with -exit-on-stdin-eof). It returns the exit
-// status: 2 for bad usage, 1 for a failure.
+// run is the command, until ctx is done (at SIGINT or SIGTERM); it returns the exit status.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("recallref", flag.ContinueOnError)
 	fs.SetOutput(stderr)

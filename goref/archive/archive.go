@@ -33,8 +33,7 @@ type Archive struct {
 
 var _ recall.Archive = (*Archive)(nil)
 
-// New returns an empty archive whose first block gets seq firstSeq, which
-// must be at least 1.
+// New returns an empty archive whose first block gets seq firstSeq (>= 1).
 func New(firstSeq int64) *Archive {
 	if firstSeq < 1 {
 		panic("archive: first seq must be >= 1")

@@ -27,15 +27,11 @@ type history struct {
 
 // record adds the change that made generation gen.
 func (h *history) record(gen uint64, seq int64, readable bool) {
-	if h.max <= 0 {
-		h.forget(gen)
-		return
-	}
-	if len(h.changes) == h.max {
+	h.changes = append(h.changes, change{gen, seq, readable})
+	if len(h.changes) > h.max {
 		h.from = h.changes[0].gen
 		h.changes = h.changes[1:] // append reallocates the array in time
 	}
-	h.changes = append(h.changes, change{gen, seq, readable})
 }
 
 // forget drops every change: only generation gen on is known.

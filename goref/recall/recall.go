@@ -43,8 +43,7 @@ const (
 	defaultLimit, maxLimit, excerptRunes = 5, 20, 160
 )
 
-// Tools maps each tool's name to the tool: its output for the JSON
-// arguments args.
+// Tools maps each tool's name to the tool (its output for the JSON arguments args).
 var Tools = map[string]func(args string, a Archive) string{
 	"recall":        Recall,
 	"recall_search": RecallSearch,
@@ -63,8 +62,7 @@ func decodeArgs(args string) map[string]any {
 // Recall runs the recall tool. It reads the archive only through Get, and
 // only for a well-formed id.
 func Recall(args string, a Archive) string {
-	m := decodeArgs(args)
-	id, _ := m["id"].(string)
+	id, _ := decodeArgs(args)["id"].(string)
 	if strings.TrimSpace(id) == "" {
 		return textMissingID
 	}
@@ -84,13 +82,11 @@ func recallIDToSeq(id string) (int64, bool) {
 	s = strings.TrimPrefix(s, "r")
 	s = strings.TrimPrefix(s, "R")
 	s = strings.TrimSpace(s)
-	if s == "" || strings.Trim(s, "0123456789") != "" {
+	seq, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || seq < 1 || strings.Trim(s, "0123456789") != "" {
 		return 0, false
 	}
-	if seq, err := strconv.ParseInt(s, 10, 64); err == nil && seq >= 1 {
-		return seq, true
-	}
-	return 0, false
+	return seq, true
 }
 
 // hit is a block matched by a search, with its score.
@@ -112,12 +108,10 @@ func RecallSearch(args string, a Archive) string {
 		return textNoMatch(query)
 	}
 	limit := defaultLimit
-	if f, ok := m["limit"].(float64); ok {
-		// Go's own conversion: truncation toward zero, and on amd64
-		// math.MinInt64 when f is out of int64 range.
-		if n := int(f); n >= 1 {
-			limit = min(n, maxLimit)
-		}
+	// int(f) is Go's own conversion: truncation toward zero, and on amd64
+	// math.MinInt64 when f is out of int64 range.
+	if f, ok := m["limit"].(float64); ok && int(f) >= 1 {
+		limit = min(int(f), maxLimit)
 	}
 
 	var hits []hit
@@ -137,10 +131,9 @@ func RecallSearch(args string, a Archive) string {
 		return cmp.Compare(y.block.Seq, x.block.Seq)
 	})
 
-	total := len(hits)
-	shown := min(limit, total)
+	shown := min(limit, len(hits))
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%d of %d matching blocks for %q:", shown, total, query)
+	fmt.Fprintf(&sb, "%d of %d matching blocks for %q:", shown, len(hits), query)
 	for _, h := range hits[:shown] {
 		sb.WriteString("\n" + header(h.block) + fmt.Sprintf(" (score %d)", h.score))
 		if e := excerpt(h.block.Content); e != "" {
@@ -153,8 +146,7 @@ func RecallSearch(args string, a Archive) string {
 // score adds 1 for each term in the lowered content and 2 for each term in
 // the lowered label.
 func score(b Block, terms []string) int {
-	lc := strings.ToLower(b.Content)
-	ll := strings.ToLower(b.Label)
+	lc, ll := strings.ToLower(b.Content), strings.ToLower(b.Label)
 	s := 0
 	for _, t := range terms {
 		if strings.Contains(lc, t) {
@@ -189,9 +181,7 @@ func recallTokens(s string) []string {
 // excerpt returns the first non-blank line of content (lines split on "\n"),
 // trimmed, and cut to 160 runes followed by "…" when longer.
 func excerpt(content string) string {
-	for rest, more := content, true; more; {
-		var line string
-		line, rest, more = strings.Cut(rest, "\n")
+	for _, line := range strings.Split(content, "\n") {
 		if t := strings.TrimSpace(line); t != "" {
 			n := 0
 			for i := range t {

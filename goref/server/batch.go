@@ -14,15 +14,9 @@ import (
 // archiveBatchRoute archives every block of {"blocks": [...]}, or none
 // when one is not a block.
 func (s *server) archiveBatchRoute(r *http.Request) (any, error) {
-	items, err := readList[any](r, "blocks")
+	blocks, err := readList(r, "blocks", archivedBlock)
 	if err != nil {
 		return nil, err
-	}
-	blocks := make([]toArchive, len(items))
-	for i, m := range items {
-		if blocks[i], err = archivedBlock(m); err != nil {
-			return nil, badRequest("block %d: %v", i, err)
-		}
 	}
 	seqs := make([]int64, len(blocks))
 	for i, b := range blocks {
@@ -37,24 +31,16 @@ func (s *server) archiveBatchRoute(r *http.Request) (any, error) {
 // run it alone (the delay once for the batch), and answers each call's
 // status and body fields.
 func (s *server) execBatchRoute(r *http.Request) (any, error) {
-	items, err := readList[any](r, "calls")
+	calls, err := readList(r, "calls", toolCall)
 	if err != nil {
 		return nil, err
 	}
-	calls := make([][2]string, len(items))
-	for i, m := range items {
-		if calls[i][0], calls[i][1], err = toolCall(m); err != nil {
-			return nil, badRequest("call %d: %v", i, err)
-		}
-	}
-	if err := s.execWait(r); err != nil {
-		return nil, err
-	}
+	fault := s.execFault(r) // a failure here is every call's
 	results := make([]map[string]any, len(calls))
 	for i, c := range calls {
-		output, err := "", s.execDown()
+		output, err := "", fault
 		if err == nil {
-			output, err = s.runTool(c[0], c[1])
+			output, err = s.runTool(c)
 		}
 		results[i] = map[string]any{"status": http.StatusOK, "output": output}
 		if err != nil {
@@ -74,21 +60,15 @@ type batchResponse struct {
 // batchRoute runs the debug requests of {"requests": [...]} in order, as
 // the README says.
 func (s *server) batchRoute(r *http.Request) (any, error) {
-	items, err := readList[json.RawMessage](r, "requests")
+	subs, err := readList(r, "requests", batchRequest)
 	if err != nil {
 		return nil, err
-	}
-	subs := make([]*http.Request, len(items))
-	for i, m := range items {
-		if subs[i], err = batchRequest(r, m); err != nil {
-			return nil, badRequest("request %d: %v", i, err)
-		}
 	}
 	responses := []batchResponse{}
 	for _, sub := range subs {
 		resp := batchResponse{http.StatusNotFound, "404 page not found\n"} // net/http's NotFound
 		if rt, ok := s.debug[sub.URL.Path]; ok {
-			resp.Status, resp.Body = result(rt.answer(sub))
+			resp.Status, resp.Body = result(rt.answer(sub.WithContext(r.Context())))
 		}
 		responses = append(responses, resp)
 		if resp.Status < 200 || resp.Status > 299 {
@@ -98,27 +78,21 @@ func (s *server) batchRoute(r *http.Request) (any, error) {
 	return map[string]any{"responses": responses}, nil
 }
 
-// batchRequest makes the request that one object of a batch describes, in
-// the batch's context.
-func batchRequest(r *http.Request, m map[string]json.RawMessage) (*http.Request, error) {
+// batchRequest makes the request that one object of a batch describes.
+func batchRequest(m map[string]json.RawMessage) (*http.Request, error) {
 	var method, target string
 	if json.Unmarshal(m["method"], &method) != nil || method != http.MethodGet && method != http.MethodPost {
 		return nil, errors.New(`"method" must be "GET" or "POST"`)
 	}
-	if json.Unmarshal(m["path"], &target) != nil || !debugPath(target) {
+	_ = json.Unmarshal(m["path"], &target) // "" unless a string
+	u, err := url.ParseRequestURI(target)  // a target "/path?query"
+	if err != nil || u.Host != "" || !strings.HasPrefix(u.Path, "/debug/") ||
+		path.Clean(u.Path) != u.Path || u.Path == PathBatch {
 		return nil, errors.New(`"path" must be a clean path under /debug/ (the batch route aside), with a query or not`)
 	}
 	var body io.Reader = http.NoBody
 	if raw := m["body"]; len(raw) > 0 && string(raw) != "null" { // decoded values come trimmed
 		body = bytes.NewReader(raw)
 	}
-	return http.NewRequestWithContext(r.Context(), method, target, body)
-}
-
-// debugPath reports whether target ("/path?query") names a debug route
-// other than the batch route, by a path that needs no cleaning.
-func debugPath(target string) bool {
-	u, err := url.ParseRequestURI(target)
-	return err == nil && u.Host == "" && strings.HasPrefix(u.Path, "/debug/") &&
-		path.Clean(u.Path) == u.Path && u.Path != PathBatch
+	return http.NewRequest(method, target, body)
 }

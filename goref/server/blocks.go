@@ -41,32 +41,56 @@ func (e *encoded) get(s *server, since uint64, build func() ([]byte, uint64, boo
 	return e.body, e.gen, true
 }
 
-// encode returns v as json.Encoder writes it: compact, HTML escaped, a newline.
-func encode(v any) []byte {
-	var buf bytes.Buffer
-	_ = json.NewEncoder(&buf).Encode(v) // blocks of strings and ints always encode
-	return buf.Bytes()
+func (s *server) handleBlocks(w http.ResponseWriter, r *http.Request) {
+	if err := allow(r, http.MethodGet); err != nil {
+		writeResult(w, nil, err)
+		return
+	}
+	if !s.NoETag {
+		// The generation read here names the set at this instant: a 304
+		// with its tag is as true as a 200 would be.
+		tag := s.etag(s.store.Generation())
+		q := r.URL.Query()
+		since, hasSince := q.Get("since"), q.Has("since") && !s.NoSince
+		if namesTag(r.Header.Values("If-None-Match"), tag) || hasSince && since == tag {
+			w.Header().Set("ETag", tag)
+			w.WriteHeader(http.StatusNotModified)
+			s.log(s.answers, "not modified")
+			return
+		}
+		if gen, ok := s.ownGeneration(since); hasSince && ok {
+			delta := func() ([]byte, uint64, bool) {
+				blocks, gone, cur, ok := s.store.Delta(gen)
+				var buf bytes.Buffer
+				_ = json.NewEncoder(&buf).Encode(deltaBody{since, blocks, gone}) // strings and ints always encode
+				return buf.Bytes(), cur, ok
+			}
+			if body, cur, ok := s.delta.get(s, gen, delta); ok {
+				s.writeBlocks(w, "delta", body, cur)
+				return
+			}
+		}
+	}
+	body, gen, _ := s.full.get(s, 0, s.fullSet)
+	s.writeBlocks(w, "full", body, gen)
 }
 
-// blockJSON keeps the encoding of each block of the last full body (under
-// the lock of full), so that the body after a change encodes only the blocks
-// not encoded yet: the bench times the port's read, not the reference's encoding.
-type blockJSON struct {
-	last map[int64]encodedBlock
-}
-
+// encodedBlock is a block of the last full body and its JSON.
 type encodedBlock struct {
 	block recall.Block
 	json  []byte
 }
 
-// body returns {"blocks": blocks} as encode writes it.
-func (c *blockJSON) body(blocks []recall.Block, size int) []byte {
+// fullSet encodes the body {"blocks": [...]} of the current set as json.Encoder
+// writes it, and gives its generation. It encodes only the blocks not in the last
+// full body: the bench times the port's read, not the reference's encoding.
+func (s *server) fullSet() ([]byte, uint64, bool) {
+	blocks, gen := s.store.Snapshot()
 	next := make(map[int64]encodedBlock, len(blocks))
-	buf := bytes.NewBuffer(make([]byte, 0, size+size/8))
+	buf := bytes.NewBuffer(make([]byte, 0, len(s.full.body)*9/8))
 	buf.WriteString(`{"blocks":[`)
 	for i, b := range blocks {
-		e, ok := c.last[b.Seq]
+		e, ok := s.fullBlocks[b.Seq]
 		if !ok || e.block != b { // a seq archived again after a Reset
 			j, _ := json.Marshal(b)
 			e = encodedBlock{b, j}
@@ -78,60 +102,18 @@ func (c *blockJSON) body(blocks []recall.Block, size int) []byte {
 		buf.Write(e.json)
 	}
 	buf.WriteString("]}\n")
-	c.last = next
-	return buf.Bytes()
+	s.fullBlocks = next
+	return buf.Bytes(), gen, true
 }
 
-func (s *server) handleBlocks(w http.ResponseWriter, r *http.Request) {
-	if err := allow(r, http.MethodGet); err != nil {
-		writeResult(w, nil, err)
-		return
-	}
-	if s.NoETag {
-		body, _, _ := s.full.get(s, 0, s.fullSet)
-		s.writeBlocks(w, "full", body, "")
-		return
-	}
-	// The generation read here names the set at this instant: a 304
-	// with its tag is as true as a 200 would be.
-	tag := s.etag(s.store.Generation())
-	q := r.URL.Query()
-	since, hasSince := q.Get("since"), q.Has("since") && !s.NoSince
-	if namesTag(r.Header.Values("If-None-Match"), tag) || hasSince && since == tag {
-		w.Header().Set("ETag", tag)
-		w.WriteHeader(http.StatusNotModified)
-		s.log(s.answers, "not modified")
-		return
-	}
-	if gen, ok := s.ownGeneration(since); hasSince && ok {
-		delta := func() ([]byte, uint64, bool) {
-			blocks, gone, cur, ok := s.store.Delta(gen)
-			return encode(deltaBody{since, blocks, gone}), cur, ok
-		}
-		if body, cur, ok := s.delta.get(s, gen, delta); ok {
-			s.writeBlocks(w, "delta", body, s.etag(cur))
-			return
-		}
-	}
-	body, gen, _ := s.full.get(s, 0, s.fullSet)
-	s.writeBlocks(w, "full", body, s.etag(gen))
-}
-
-// fullSet encodes the body {"blocks": [...]} of the current set, and gives its generation.
-func (s *server) fullSet() ([]byte, uint64, bool) {
-	blocks, gen := s.store.Snapshot()
-	return s.blockJSON.body(blocks, len(s.full.body)), gen, true
-}
-
-// writeBlocks writes a 200 of /blocks, with its tag unless it is empty, and
-// logs the answer as GET /debug/answers lists it.
-func (s *server) writeBlocks(w http.ResponseWriter, answer string, body []byte, tag string) {
-	if tag != "" {
-		w.Header().Set("ETag", tag)
+// writeBlocks writes a 200 of /blocks, with the tag of generation gen unless
+// NoETag, and logs the answer as GET /debug/answers lists it.
+func (s *server) writeBlocks(w http.ResponseWriter, answer string, body []byte, gen uint64) {
+	if !s.NoETag {
+		w.Header().Set("ETag", s.etag(gen))
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
 	s.log(s.answers, answer)
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -305,9 +306,10 @@ func TestBlocksEncodedOnce(t *testing.T) {
 	for _, step := range steps {
 		step.change()
 		blocks, _ := s.store.Snapshot()
-		want := encode(map[string][]recall.Block{"blocks": blocks})
-		if got := get(); string(got) != string(want) {
-			t.Errorf("a read after %s: %s; want %s", step.what, got, want)
+		var want bytes.Buffer
+		_ = json.NewEncoder(&want).Encode(map[string][]recall.Block{"blocks": blocks})
+		if got := get(); string(got) != want.String() {
+			t.Errorf("a read after %s: %s; want %s", step.what, got, want.String())
 		}
 	}
 }

@@ -62,13 +62,10 @@ func (s *server) blockRoute(r *http.Request) (any, error) {
 }
 
 // execRoute runs a tool call. It reads the body before it waits: net/http
-// sees a client that gives up (and ends execWait) only once the body is read.
+// sees a client that gives up (and ends the wait) only once the body is read.
 func (s *server) execRoute(r *http.Request) (any, error) {
 	body, readErr := readBody(r)
-	if err := s.execWait(r); err != nil {
-		return nil, err
-	}
-	if err := s.execDown(); err != nil {
+	if err := s.execFault(r); err != nil {
 		return nil, err
 	}
 	if err := allow(r, http.MethodPost); err != nil {
@@ -78,54 +75,55 @@ func (s *server) execRoute(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	name, args, err := toolCall(m)
+	c, err := toolCall(m)
 	if err != nil {
 		return nil, err
 	}
-	output, err := s.runTool(name, args)
+	output, err := s.runTool(c)
 	if err != nil {
 		return nil, err
 	}
 	return map[string]string{"output": output}, nil
 }
 
-// execWait waits ExecDelay, if any; it fails when the client gives up first.
-func (s *server) execWait(r *http.Request) error {
-	if s.ExecDelay <= 0 {
-		return nil
+// execFault is what the test options make of a tool call: it waits ExecDelay,
+// if any, failing when the client gives up first, then fails as ExecStatus says.
+func (s *server) execFault(r *http.Request) error {
+	if s.ExecDelay > 0 {
+		ctx, cancel := context.WithTimeout(r.Context(), s.ExecDelay)
+		defer cancel()
+		<-ctx.Done()
+		if err := r.Context().Err(); err != nil {
+			return err
+		}
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.ExecDelay)
-	defer cancel()
-	<-ctx.Done()
-	return r.Context().Err()
+	if s.ExecStatus != 0 {
+		return newError(s.ExecStatus, "tool endpoint down: %d %s", s.ExecStatus, http.StatusText(s.ExecStatus))
+	}
+	return nil
 }
 
-// execDown is the failure of a tool endpoint made to answer ExecStatus.
-func (s *server) execDown() error {
-	if s.ExecStatus == 0 {
-		return nil
-	}
-	return newError(s.ExecStatus, "tool endpoint down: %d %s", s.ExecStatus, http.StatusText(s.ExecStatus))
-}
+// call is a tool call: the tool's name and its JSON arguments.
+type call struct{ name, args string }
 
-// toolCall reads the name and args of a tool call's JSON object.
-func toolCall(m map[string]any) (name, args string, err error) {
+// toolCall reads the tool call of a JSON object.
+func toolCall(m map[string]any) (call, error) {
 	name, ok1 := m["name"].(string)
 	args, ok2 := m["args"].(string)
 	if !ok1 || !ok2 {
-		return "", "", badRequest(`"name" and "args" must be strings`)
+		return call{}, badRequest(`"name" and "args" must be strings`)
 	}
-	return name, args, nil
+	return call{name, args}, nil
 }
 
 // runTool runs one tool call, its reads logged, and rewrites its output:
 // a 404 for an unknown tool.
-func (s *server) runTool(name, args string) (string, error) {
-	tool, ok := recall.Tools[name]
+func (s *server) runTool(c call) (string, error) {
+	tool, ok := recall.Tools[c.name]
 	if !ok {
-		return "", newError(http.StatusNotFound, "unknown tool %q", name)
+		return "", newError(http.StatusNotFound, "unknown tool %q", c.name)
 	}
-	output := tool(args, readLog{s})
+	output := tool(c.args, readLog{s})
 	for _, rw := range s.RewriteOutput {
 		output = strings.ReplaceAll(output, rw.Old, rw.New)
 	}

@@ -60,10 +60,23 @@ func (s *server) lockRoute(r *http.Request) (any, error) {
 	return map[string]any{"seq": *seq, "locked": *locked}, nil
 }
 
+// resetRoute empties the archive and the debug logs. The next seq is N of
+// the optional body {"first_seq": N}, or the store's initial seq when the
+// body, or N, is absent or null.
 func (s *server) resetRoute(r *http.Request) (any, error) {
-	first, err := s.firstSeq(r)
+	first := s.store.InitialSeq()
+	body, err := readBody(r)
 	if err != nil {
 		return nil, err
+	}
+	if len(bytes.TrimSpace(body)) > 0 {
+		fields, err := object[json.RawMessage](body, nil)
+		if err != nil {
+			return nil, err
+		}
+		if raw, ok := fields["first_seq"]; ok && (json.Unmarshal(raw, &first) != nil || first < 1) {
+			return nil, badRequest(`"first_seq" must be an int64 >= 1`)
+		}
 	}
 	s.mu.Lock()
 	s.store.Reset(first)
@@ -72,19 +85,4 @@ func (s *server) resetRoute(r *http.Request) (any, error) {
 	s.answers.clear()
 	s.mu.Unlock()
 	return map[string]int64{"first_seq": first}, nil
-}
-
-// firstSeq reads the optional body {"first_seq": N} of a reset: N, or the
-// store's initial seq when the body, or N, is absent or null.
-func (s *server) firstSeq(r *http.Request) (int64, error) {
-	first := s.store.InitialSeq()
-	body, err := readBody(r)
-	if err != nil || len(bytes.TrimSpace(body)) == 0 {
-		return first, err
-	}
-	fields, err := object[json.RawMessage](body, nil)
-	if raw, ok := fields["first_seq"]; ok && (json.Unmarshal(raw, &first) != nil || first < 1) {
-		return 0, badRequest(`"first_seq" must be an int64 >= 1`)
-	}
-	return first, err
 }

@@ -30,17 +30,13 @@ func namesTag(lines []string, tag string) bool {
 		return true
 	}
 	found := false
-	for list != "" {
-		if list[0] == ',' { // empty list elements are allowed
-			list = strings.TrimLeft(list[1:], " \t")
-			continue
-		}
+	for list = strings.TrimLeft(list, ", \t"); list != ""; { // empty list elements are allowed
 		opaque, rest, ok := cutETag(list)
 		rest = strings.TrimLeft(rest, " \t")
 		if !ok || rest != "" && rest[0] != ',' {
 			return false
 		}
-		found, list = found || opaque == tag, rest
+		found, list = found || opaque == tag, strings.TrimLeft(rest, ", \t")
 	}
 	return found
 }

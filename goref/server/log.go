@@ -2,13 +2,6 @@ package server
 
 import "net/http"
 
-// The bounds of each debug log (a fuzzer reads with ?since= or resets it):
-// they keep a forgotten log from eating the machine.
-const (
-	LogMaxEntries = 100_000
-	LogMaxBytes   = 16 << 20
-)
-
 // eventLog is an append-only log of strings, each keeping its index (from
 // the last clear) while the oldest are dropped past maxEntries entries or
 // maxBytes bytes (the newest always kept). Not safe for concurrent use.
@@ -20,8 +13,10 @@ type eventLog struct {
 	bytes                int      // the bytes of entries
 }
 
+// newEventLog returns a debug log with its bounds (a fuzzer reads with
+// ?since= or resets it): they keep a forgotten log from eating the machine.
 func newEventLog(name string) *eventLog {
-	return &eventLog{name: name, maxEntries: LogMaxEntries, maxBytes: LogMaxBytes}
+	return &eventLog{name: name, maxEntries: 100_000, maxBytes: 16 << 20}
 }
 
 // add appends e, dropping the oldest entries past the bounds.

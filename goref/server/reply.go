@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 )
 
 // MaxBodyBytes bounds a request body; a larger body is answered 413.
@@ -17,9 +18,6 @@ type route struct {
 	method string // the method allowed, else 405; "" when fn checks it
 	fn     func(r *http.Request) (any, error)
 }
-
-func get(fn func(*http.Request) (any, error)) route  { return route{http.MethodGet, fn} }
-func post(fn func(*http.Request) (any, error)) route { return route{http.MethodPost, fn} }
 
 func (rt route) answer(r *http.Request) (any, error) {
 	if err := allow(r, rt.method); err != nil {
@@ -33,26 +31,28 @@ func (rt route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeResult(w, v, err)
 }
 
-// writeResult writes a route's answer, with the Allow header of a 405.
+// writeResult writes a route's answer with encoding/json (HTML characters
+// escaped), and the Allow header of a 405.
 func writeResult(w http.ResponseWriter, v any, err error) {
 	var se *statusError
 	if errors.As(err, &se) && se.allow != "" {
 		w.Header().Set("Allow", se.allow)
 	}
 	status, body := result(v, err)
-	writeJSON(w, status, body)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
 }
 
 // result returns the status and JSON body that a route's answer is sent as.
 func result(v any, err error) (int, any) {
 	var se *statusError
-	switch {
-	case err == nil:
+	if err == nil {
 		return http.StatusOK, v
-	case errors.As(err, &se):
-		return se.status, errorBody(se.msg)
+	} else if !errors.As(err, &se) {
+		se = &statusError{status: http.StatusInternalServerError, msg: err.Error()}
 	}
-	return http.StatusInternalServerError, errorBody(err.Error())
+	return se.status, map[string]string{"error": se.msg}
 }
 
 // A statusError is a request answered with status and {"error": msg}.
@@ -105,21 +105,22 @@ func object[V any](body []byte, err error) (map[string]V, error) {
 }
 
 // readList reads a body {key: [object, ...]} (null and a missing key are
-// an empty list).
-func readList[V any](r *http.Request, key string) (list []map[string]V, err error) {
+// an empty list) and parses each object: the first that fails is named by
+// its index, as "call 2" in "calls".
+func readList[V, T any](r *http.Request, key string, parse func(map[string]V) (T, error)) ([]T, error) {
+	var list []map[string]V
 	fields, err := object[json.RawMessage](readBody(r))
 	isNil := func(m map[string]V) bool { return m == nil }
 	if raw := fields[key]; err == nil && raw != nil && (json.Unmarshal(raw, &list) != nil || slices.ContainsFunc(list, isNil)) {
 		return nil, badRequest("%q must be an array of objects", key)
+	} else if err != nil {
+		return nil, err
 	}
-	return list, err
-}
-
-func errorBody(msg string) map[string]string { return map[string]string{"error": msg} }
-
-// writeJSON writes v with encoding/json (HTML characters escaped).
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	parsed := make([]T, len(list))
+	for i, m := range list {
+		if parsed[i], err = parse(m); err != nil {
+			return nil, badRequest("%s %d: %v", strings.TrimSuffix(key, "s"), i, err)
+		}
+	}
+	return parsed, nil
 }

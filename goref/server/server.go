@@ -1,3 +1,7 @@
+// Package server serves the contract's HTTP API (docs/contract.md) over an
+// archive: archiving blocks, reading them (conditional and incremental reads
+// of /blocks), running the recall tools, and the debug routes. The README's
+// "The Go reference" lists the routes and how each answers.
 package server
 
 import (
@@ -31,9 +35,8 @@ const (
 	PathBatch        = "/debug/batch"
 )
 
-// Options configure a server; the zero value serves the contract, with
-// conditional and incremental reads of /blocks and the debug routes, and
-// no token.
+// Options configure a server; the zero value serves the contract (with conditional
+// and incremental reads of /blocks) and the debug routes, with no token.
 type Options struct {
 	Token   string // when set, every request needs "Authorization: Bearer <Token>" (else 401)
 	NoETag  bool   // /blocks without ETag, ignoring If-None-Match and ?since=
@@ -55,10 +58,10 @@ type server struct {
 	tokenHash [sha256.Size]byte // of the expected bearer token
 	nonce     string            // names this server's generations in its ETags
 	mux       *http.ServeMux
-	debug     map[string]route // the debug routes by path, for the batch route
+	debug     map[string]route // the debug routes by path
 
-	full, delta encoded // the last bodies of /blocks
-	blockJSON   blockJSON
+	full, delta encoded                // the last bodies of /blocks
+	fullBlocks  map[int64]encodedBlock // the blocks of full by seq, under its lock
 
 	mu                       sync.Mutex
 	requests, reads, answers *eventLog // the debug logs
@@ -80,25 +83,25 @@ func New(store *archive.Archive, opts Options) http.Handler {
 		reads:     newEventLog("reads"),
 		answers:   newEventLog("answers"),
 	}
-	s.mux.Handle(PathArchive, post(s.archiveRoute))
-	s.mux.Handle(PathBlock, get(s.blockRoute))
+	s.mux.Handle(PathArchive, route{http.MethodPost, s.archiveRoute})
+	s.mux.Handle(PathBlock, route{http.MethodGet, s.blockRoute})
 	s.mux.HandleFunc(PathBlocks, s.handleBlocks)
 	s.mux.Handle(PathExec, route{fn: s.execRoute})
 	if !opts.NoDebug {
 		s.debug = map[string]route{
-			PathRequests:     get(s.logRoute(s.requests)),
-			PathReads:        get(s.logRoute(s.reads)),
-			PathAnswers:      get(s.logRoute(s.answers)),
-			PathVersion:      get(versionRoute),
-			PathLock:         post(s.lockRoute),
-			PathReset:        post(s.resetRoute),
-			PathArchiveBatch: post(s.archiveBatchRoute),
-			PathExecBatch:    post(s.execBatchRoute),
+			PathRequests:     {http.MethodGet, s.logRoute(s.requests)},
+			PathReads:        {http.MethodGet, s.logRoute(s.reads)},
+			PathAnswers:      {http.MethodGet, s.logRoute(s.answers)},
+			PathVersion:      {http.MethodGet, versionRoute},
+			PathLock:         {http.MethodPost, s.lockRoute},
+			PathReset:        {http.MethodPost, s.resetRoute},
+			PathArchiveBatch: {http.MethodPost, s.archiveBatchRoute},
+			PathExecBatch:    {http.MethodPost, s.execBatchRoute},
+			PathBatch:        {http.MethodPost, s.batchRoute}, // which refuses to batch itself
 		}
 		for p, rt := range s.debug {
 			s.mux.Handle(p, rt)
 		}
-		s.mux.Handle(PathBatch, post(s.batchRoute))
 	}
 	return s
 }
@@ -109,7 +112,7 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.Token != "" && !s.authorized(r) {
 		w.Header().Set("WWW-Authenticate", "Bearer")
-		writeJSON(w, http.StatusUnauthorized, errorBody("unauthorized"))
+		writeResult(w, nil, newError(http.StatusUnauthorized, "unauthorized"))
 		return
 	}
 	s.mux.ServeHTTP(w, r)

@@ -82,18 +82,17 @@ func pyStr(b *bytes.Buffer, indent string, runes []rune, end string) {
 // standard library that runs it.
 func generate() ([]byte, error) {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, `"""Go's tables of Unicode %s for recall._go, in the form recall._go uses them.
+	fmt.Fprintf(&b, `"""Go's tables of Unicode %[1]s for recall._go, in the form recall._go uses them.
 
 GENERATED — do not edit. Written by goref/cmd/gentables (make tables) from the Go
 standard library named in GO_VERSION.
-"""`, unicode.Version)
-	b.WriteString(`
+"""
 
 from __future__ import annotations
 
-`)
-	fmt.Fprintf(&b, "GO_VERSION: str = %q\n", runtime.Version())
-	fmt.Fprintf(&b, "UNICODE_VERSION: str = %q\n", unicode.Version)
+GO_VERSION: str = %[2]q
+UNICODE_VERSION: str = %[1]q
+`, unicode.Version, runtime.Version())
 
 	// from, to: every rune r with unicode.ToLower(r) != r, and its lower;
 	// space: unicode.IsSpace; lo, hi: strconv.IsPrint as inclusive ranges

@@ -3,7 +3,7 @@
 // 127.0.0.1, ::1 and localhost, a client certificate signed by it, and a
 // self-signed client certificate that the CA did not sign (a stranger).
 // Every key is ECDSA P-256; every certificate is valid from an hour before
-// it was written for Validity.
+// it was written for a week.
 package testpki
 
 import (
@@ -31,9 +31,6 @@ const (
 	StrangerKey = "stranger-key.pem"
 )
 
-// Validity is how long the certificates are valid after they were written.
-const Validity = 7 * 24 * time.Hour
-
 // Write writes the CA, the server, client and stranger certificates and
 // their keys in dir, which it creates when needed.
 func Write(dir string) error {
@@ -45,12 +42,12 @@ func Write(dir string) error {
 	var caKey *ecdsa.PrivateKey
 	for _, c := range []struct {
 		cert, key, role string
-		usage           x509.ExtKeyUsage // 0 for the CA
+		usage           []x509.ExtKeyUsage // none for the CA
 	}{
-		{CA, "", "CA", 0},
-		{Server, ServerKey, "server", x509.ExtKeyUsageServerAuth},
-		{Client, ClientKey, "client", x509.ExtKeyUsageClientAuth},
-		{Stranger, StrangerKey, "stranger", x509.ExtKeyUsageClientAuth},
+		{CA, "", "CA", nil},
+		{Server, ServerKey, "server", []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}},
+		{Client, ClientKey, "client", []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}},
+		{Stranger, StrangerKey, "stranger", []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}},
 	} {
 		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		if err != nil {
@@ -64,8 +61,9 @@ func Write(dir string) error {
 			SerialNumber:          serial.Add(serial, big.NewInt(1)), // positive, at most 128 bits
 			Subject:               pkix.Name{CommonName: "recallref test " + c.role, Organization: []string{"recallref tests"}},
 			NotBefore:             now.Add(-time.Hour),
-			NotAfter:              now.Add(Validity),
+			NotAfter:              now.Add(7 * 24 * time.Hour),
 			KeyUsage:              x509.KeyUsageDigitalSignature,
+			ExtKeyUsage:           c.usage,
 			BasicConstraintsValid: true,
 		}
 		parent, signer := caCert, caKey // the CA signs the server's and the client's
@@ -76,9 +74,6 @@ func Write(dir string) error {
 		case Server:
 			tmpl.DNSNames = []string{"localhost"}
 			tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
-		}
-		if c.usage != 0 {
-			tmpl.ExtKeyUsage = []x509.ExtKeyUsage{c.usage}
 		}
 		if c.cert == CA || c.cert == Stranger { // self-signed
 			parent, signer = tmpl, key
