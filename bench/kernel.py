@@ -152,13 +152,11 @@ def _all_decoders() -> dict[str, Callable[[bytes], object]]:
     found["json.loads (whole body, decoded only)"] = json.loads
     with contextlib.suppress(ImportError):
         found["orjson (decoded only)"] = importlib.import_module("orjson").loads
-    try:
+    if available():
         msgspec: Any = importlib.import_module("msgspec")
-    except ImportError:
-        return found
-    item = msgspec.defstruct("Item", [("seq", int), ("label", str), ("content", str)])
-    doc = msgspec.defstruct("Doc", [("blocks", list[item])])  # type: ignore[valid-type]
-    found["msgspec typed (decoded only)"] = msgspec.json.Decoder(doc).decode
+        item = msgspec.defstruct("Item", [("seq", int), ("label", str), ("content", str)])
+        doc = msgspec.defstruct("Doc", [("blocks", list[item])])  # type: ignore[valid-type]
+        found["msgspec typed (decoded only)"] = msgspec.json.Decoder(doc).decode
     return found
 
 
