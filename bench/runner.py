@@ -243,12 +243,10 @@ def _go_get_after(bench: Bench, rounds: int) -> dict[str, Any]:
 
 def _composition(blocks: Sequence[Block]) -> dict[str, float]:
     """Shares of blocks whose content is ASCII, Latin-1, BMP or wider."""
+    tops = [ord(max(block.content, default="\0")) for block in blocks]
+    counts = Counter((top >= 0x80) + (top >= 0x100) + (top >= 0x10000) for top in tops)
     kinds = ("ascii", "latin1", "bmp", "astral")
-    counts = dict.fromkeys(kinds, 0)
-    for block in blocks:
-        top = ord(max(block.content, default="\0"))
-        counts[kinds[(top >= 0x80) + (top >= 0x100) + (top >= 0x10000)]] += 1
-    return {k: round(v / max(len(blocks), 1), 4) for k, v in counts.items()}
+    return {k: round(counts[i] / max(len(blocks), 1), 4) for i, k in enumerate(kinds)}
 
 
 def _measure_size(bench: Bench, size: int, work_dir: Path) -> dict[str, Any]:
