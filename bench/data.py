@@ -86,13 +86,10 @@ _TOPICS_EN = _words("deployment Deployment timeout Timeout TIMEOUT PostgreSQL ba
 _FR = (_FR_COMMON, _FR_WORDS, _FR_VERBS, _TOPICS_FR)  # what a sentence is made of, by language
 _EN = (_EN_COMMON, _EN_WORDS, _EN_VERBS, _TOPICS_EN)
 
-_TYPOGRAPHY = str.maketrans({"'": "\u2019"})
-
 
 def _typographic(text: str) -> str:
     """The text as a writer with typographic habits has it: curly quotes, œ, « », — and …."""
-    text = text.translate(_TYPOGRAPHY)
-    for plain, typo in (("oe", "œ"), ("Oe", "Œ"), (" - ", " — "), ("...", "…")):
+    for plain, typo in (("'", "\u2019"), ("oe", "œ"), ("Oe", "Œ"), (" - ", " — "), ("...", "…")):
         text = text.replace(plain, typo)
     return text.replace('"', "«", 1).replace('"', "»", 1)
 

@@ -224,10 +224,8 @@ def render_text(results: dict[str, Any]) -> str:
     ]
     if (parity := results.get("make_parity")) and parity.get("ok"):
         runs = ", ".join(f"{s:.2f}" for s in parity["seconds"])
-        lines += [
-            "",
-            f"make parity: median {parity['median_s']:.2f} s ({runs}): {parity['last_line']}",
-        ]
+        median = f"median {parity['median_s']:.2f} s ({runs})"
+        lines += ["", f"make parity: {median}: {parity['last_line']}"]
     elif parity:
         lines += ["", f"make parity FAILED: {parity.get('last_line')}"]
     lines += [
