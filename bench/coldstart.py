@@ -39,7 +39,6 @@ _CHILD = r"""
 import sys, time  # json only at the end: it imports re, which recall imports too
 probe, query = sys.argv[1], sys.argv[2]
 if probe != "import":
-    import recall
     from recall._go import to_lower
     from recall._tools import Block, MemoryArchive, recall_tokens, run_tool
     if probe == "recall_search":
@@ -80,13 +79,6 @@ def _importtime(stderr: str) -> tuple[float, float]:
     return cumulative, go_self
 
 
-def _env(prefix: Path, *, write: bool) -> dict[str, str]:
-    env = dict(os.environ, PYTHONPYCACHEPREFIX=str(prefix), PYTHONDONTWRITEBYTECODE="1")
-    if write:
-        del env["PYTHONDONTWRITEBYTECODE"]
-    return env
-
-
 def _run(root: Path, probe: str, env: dict[str, str]) -> dict[str, float]:
     """One fresh interpreter running one probe in root; its figures in ms."""
     argv = [sys.executable, *["-X", "importtime"] * (probe == "import"), "-c", _CHILD, probe, QUERY]
@@ -116,12 +108,14 @@ def measure(
     }
     with tempfile.TemporaryDirectory(prefix="coldstart-") as tmp:
         warm, cold = Path(tmp, "pyc"), Path(tmp, "source")
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        envs = {"pyc": env | {"PYTHONPYCACHEPREFIX": str(warm)}}
+        envs["source"] = env | {"PYTHONPYCACHEPREFIX": str(cold), "PYTHONDONTWRITEBYTECODE": "1"}
         for root, probe in product(roots, PROBES):
-            _run(root, probe, _env(warm, write=True))
+            _run(root, probe, envs["pyc"])
         shutil.copytree(warm, cold)
         for root in roots:  # the measured trees' own byte code, gone from "source"
             shutil.rmtree(cold / root.relative_to(root.anchor), ignore_errors=True)
-        envs = {"pyc": _env(warm, write=True), "source": _env(cold, write=False)}
         for _, root, mode, probe in product(range(runs), roots, modes, PROBES):
             for name, ms in _run(root, probe, envs[mode]).items():
                 samples[str(root)][mode].setdefault(name, []).append(ms)

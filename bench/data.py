@@ -86,13 +86,10 @@ _TOPICS_EN = _words("deployment Deployment timeout Timeout TIMEOUT PostgreSQL ba
 _FR = (_FR_COMMON, _FR_WORDS, _FR_VERBS, _TOPICS_FR)  # what a sentence is made of, by language
 _EN = (_EN_COMMON, _EN_WORDS, _EN_VERBS, _TOPICS_EN)
 
-_TYPOGRAPHY = str.maketrans({"'": "\u2019"})
-
 
 def _typographic(text: str) -> str:
     """The text as a writer with typographic habits has it: curly quotes, œ, « », — and …."""
-    text = text.translate(_TYPOGRAPHY)
-    for plain, typo in (("oe", "œ"), ("Oe", "Œ"), (" - ", " — "), ("...", "…")):
+    for plain, typo in (("'", "\u2019"), ("oe", "œ"), ("Oe", "Œ"), (" - ", " — "), ("...", "…")):
         text = text.replace(plain, typo)
     return text.replace('"', "«", 1).replace('"', "»", 1)
 
@@ -200,13 +197,11 @@ class _Generator:
             sentence = sentence.replace("é", "&eacute;", 1).replace(" et ", " &amp; ", 1)
         return f'  <{tag} class="c{rng.randint(1, 40)}">{sentence}</{tag}>'
 
-    def _fill(self, pool: list[str], parts: list[str], size: int, sep: str) -> None:
-        rng = self.rng
+    def _fill(self, pool: list[str], parts: list[str], size: int) -> None:
         total = sum(map(len, parts))
         while total < size:
-            chunk = rng.choices(pool, k=8)
-            parts.append(sep.join(chunk))
-            total += sum(map(len, chunk)) + len(sep) * 8
+            parts.append("\n".join(self.rng.choices(pool, k=8)))
+            total += len(parts[-1]) + 1
 
     def prose(self, n: int) -> tuple[str, str]:
         rng = self.rng
@@ -227,7 +222,7 @@ class _Generator:
     def source(self, n: int) -> tuple[str, str]:
         rng = self.rng
         parts = [f"// {rng.choice(_EN_WORDS)}_{n}.go"]
-        self._fill(self.code, parts, TARGET_CHARS, "\n")
+        self._fill(self.code, parts, TARGET_CHARS)
         path = f"src/{rng.choice(_EN_WORDS)}/{rng.choice(_FR_WORDS)}_{n % 500}.go"
         return f"code {path}", "\n".join(parts)
 
@@ -235,7 +230,7 @@ class _Generator:
         rng = self.rng
         title = rng.choice(self.fr).strip()[:50]
         parts = ["<!DOCTYPE html>", f'<html lang="fr"><head><title>{title}</title></head><body>']
-        self._fill(self.html, parts, TARGET_CHARS - 20, "\n")
+        self._fill(self.html, parts, TARGET_CHARS - 20)
         parts.append("</body></html>")
         return f"page {title[:40]}", "\n".join(parts)
 
@@ -254,15 +249,14 @@ class _Generator:
     def log(self, n: int) -> tuple[str, str]:
         rng = self.rng
         parts: list[str] = []
-        total = 0
         day = f"2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
-        while total < TARGET_CHARS:
+        while sum(len(line) + 1 for line in parts) < TARGET_CHARS:
             level = rng.choice(("INFO", "INFO", "DEBUG", "WARN", "ERROR"))
             clock = f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}"
             msg = rng.choice(self.en).strip()
-            line = f"{day}T{clock}Z {level} [{rng.choice(_PROPER)}] req={n}-{len(parts)} {msg}"
-            parts.append(line)
-            total += len(line) + 1
+            parts.append(
+                f"{day}T{clock}Z {level} [{rng.choice(_PROPER)}] req={n}-{len(parts)} {msg}"
+            )
         return rng.choice(("journal serveur", "Logs", "", "JOURNAL")), "\n".join(parts)
 
     def block(self, n: int) -> BlockSpec:

@@ -111,16 +111,16 @@ def kernel(
                     seconds, output = _go_search(binary, blocks_file, args, min_time)
                     check_parity(f"Go BenchmarkSearch {query.name}", output, gold)
                     go.append(seconds)
-                    continue
-                spent, calls = 0.0, 0
-                while spent < min_time or calls == 0:
-                    start = time.perf_counter()
-                    output = run_tool("recall_search", args, archive)
-                    spent += time.perf_counter() - start
-                    calls += 1
-                    check_parity(f"kernel {query.name}", output, gold)
-                checked += calls
-                python.append(spent / calls)
+                else:
+                    spent, calls = 0.0, 0
+                    while spent < min_time or calls == 0:
+                        start = time.perf_counter()
+                        output = run_tool("recall_search", args, archive)
+                        spent += time.perf_counter() - start
+                        calls += 1
+                        check_parity(f"kernel {query.name}", output, gold)
+                    checked += calls
+                    python.append(spent / calls)
     return found, checked
 
 
@@ -152,13 +152,11 @@ def _all_decoders() -> dict[str, Callable[[bytes], object]]:
     found["json.loads (whole body, decoded only)"] = json.loads
     with contextlib.suppress(ImportError):
         found["orjson (decoded only)"] = importlib.import_module("orjson").loads
-    try:
+    if available():
         msgspec: Any = importlib.import_module("msgspec")
-    except ImportError:
-        return found
-    item = msgspec.defstruct("Item", [("seq", int), ("label", str), ("content", str)])
-    doc = msgspec.defstruct("Doc", [("blocks", list[item])])  # type: ignore[valid-type]
-    found["msgspec typed (decoded only)"] = msgspec.json.Decoder(doc).decode
+        item = msgspec.defstruct("Item", [("seq", int), ("label", str), ("content", str)])
+        doc = msgspec.defstruct("Doc", [("blocks", list[item])])  # type: ignore[valid-type]
+        found["msgspec typed (decoded only)"] = msgspec.json.Decoder(doc).decode
     return found
 
 

@@ -11,6 +11,7 @@ stdout, ``results.json`` and ``RESULTS.md``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import hashlib
 import json
@@ -147,14 +148,15 @@ class Bench:
         self.expect(kind, execs=calls, searches=calls + (how == "warm"), checked=calls)
         return found
 
-    def herd(self, kind: str, callers: int, args: str) -> dict[str, Any]:
-        """A herd after a change (bench.memory) against the delta Go."""
+    def herd(self, size: int, kind: str, callers: int) -> dict[str, Any]:
+        """A herd after a change (bench.memory) against the delta Go, of the first query."""
+        _log(f"[bench] {size} blocks: {callers} callers of one {kind} host…")
         cache = cache_bytes_for(self.body_bytes, "delta")
-        argv = ["--base-url", self.gos["delta"].base_url, "--args", args, "--herd", kind]
-        argv += ["--callers", str(callers), "--cache-bytes", str(cache)]
+        argv = ["--base-url", self.gos["delta"].base_url, "--args", SESSION_QUERIES[0].args()]
+        argv += ["--herd", kind, "--callers", str(callers), "--cache-bytes", str(cache)]
         found = _child("bench.memory", *argv, timeout=1800, parity="differ")
         self.expect("delta", execs=1, searches=callers + 1, checked=callers + 1)
-        return found
+        return found | {"ratio": (found["peak_bytes"] or 0) / self.body_bytes}
 
     def request_log_check(self, kind: str) -> None:
         """The Go's requests since the last check: exactly the bench's own and the Python
@@ -243,12 +245,10 @@ def _go_get_after(bench: Bench, rounds: int) -> dict[str, Any]:
 
 def _composition(blocks: Sequence[Block]) -> dict[str, float]:
     """Shares of blocks whose content is ASCII, Latin-1, BMP or wider."""
+    tops = [ord(max(block.content, default="\0")) for block in blocks]
+    counts = Counter((top >= 0x80) + (top >= 0x100) + (top >= 0x10000) for top in tops)
     kinds = ("ascii", "latin1", "bmp", "astral")
-    counts = dict.fromkeys(kinds, 0)
-    for block in blocks:
-        top = ord(max(block.content, default="\0"))
-        counts[kinds[(top >= 0x80) + (top >= 0x100) + (top >= 0x10000)]] += 1
-    return {k: round(v / max(len(blocks), 1), 4) for k, v in counts.items()}
+    return {k: round(counts[i] / max(len(blocks), 1), 4) for i, k in enumerate(kinds)}
 
 
 def _measure_size(bench: Bench, size: int, work_dir: Path) -> dict[str, Any]:
@@ -284,12 +284,7 @@ def _measure_size(bench: Bench, size: int, work_dir: Path) -> dict[str, Any]:
         modes = ("rss", "tracemalloc") if size <= DETAIL_SIZE else ("rss",)
         entry["memory"] = _measure_memory(bench, entry, modes)
     if size == max(cfg.sizes):
-        entry["herd"] = {}
-        for kind, callers in HERDS:
-            _log(f"[bench] {size} blocks: {callers} callers of one {kind} host…")
-            herd = bench.herd(kind, callers, SESSION_QUERIES[0].args())
-            herd["ratio"] = (herd["peak_bytes"] or 0) / entry["body_bytes"]
-            entry["herd"][kind] = herd
+        entry["herd"] = {kind: bench.herd(size, kind, callers) for kind, callers in HERDS}
         bench.request_log_check("delta")
     return entry
 
@@ -368,15 +363,13 @@ def run(cfg: Config) -> dict[str, Any]:
     specs = generate_blocks(max(cfg.sizes), cfg.seed)
     reference = GoReference()
     (ROOT / ".cache" / "bench").mkdir(parents=True, exist_ok=True)
-    with (
-        tempfile.TemporaryDirectory(prefix="run-", dir=ROOT / ".cache" / "bench") as work,
-        reference.start(first_seq=1) as delta,
-        reference.start(first_seq=1, etag=False) as plain,
-        GoClient(delta.connection, timeout=TIMEOUT) as to_delta,
-        GoClient(plain.connection, timeout=TIMEOUT) as to_plain,
-    ):
-        results["go"] = delta.version()
-        bench = Bench(cfg, {"delta": delta, "plain": plain}, {"delta": to_delta, "plain": to_plain})
+    with contextlib.ExitStack() as stack:
+        enter = stack.enter_context
+        work = enter(tempfile.TemporaryDirectory(prefix="run-", dir=ROOT / ".cache" / "bench"))
+        gos = {kind: enter(reference.start(etag=kind == "delta")) for kind in GOS}
+        clients = {k: enter(GoClient(go.connection, timeout=TIMEOUT)) for k, go in gos.items()}
+        results["go"] = gos["delta"].version()
+        bench = Bench(cfg, gos, clients)
         for before, size in pairwise([0, *cfg.sizes]):
             _log(f"[bench] {size} blocks: archiving…")
             batch = [(spec.label, spec.content, False) for spec in islice(specs, size - before)]
