@@ -7,7 +7,7 @@ adds a strong ETag on ``/blocks`` (``"fake-"`` and 16 hex digits of the body's
 SHA-256) and its 304; ``delta`` serves a set (the journal's, or ``stage``'s) under a
 tag of its own and answers ``?since=<tag>``; ``fallback`` answers ``/tool/exec`` with
 the recorded output of that exact call, the reads with 500. ``check()`` raises
-``FakeGoError`` for any request the fake was not set up for::
+``ParityError`` for any request the fake was not set up for::
 
     with FakeGo(journal) as go:
         GoTurnHost(go.base_url).exec_tool("recall", '{"id": "r1000"}')
@@ -28,7 +28,7 @@ from typing import Any, Literal
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from parity.errors import FakeGoError
+from parity.errors import ParityError
 from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 from parity.journal import Journal, JournalBlock
 
@@ -124,7 +124,7 @@ class FakeGo(HTTPServer):
         try:
             super().start()
         except OSError as e:
-            raise FakeGoError(f"the fake Go could not listen on 127.0.0.1: {e}") from e
+            raise ParityError(f"the fake Go could not listen on 127.0.0.1: {e}") from e
 
     def thread_target(self) -> None:
         assert self.server is not None
@@ -139,7 +139,7 @@ class FakeGo(HTTPServer):
     def base_url(self) -> str:
         """``http://127.0.0.1:PORT``."""
         if not self.is_running():
-            raise FakeGoError("the fake Go is not running")
+            raise ParityError("the fake Go is not running")
         return self.url_for("/").rstrip("/")
 
     # --- what was served --------------------------------------------------------------
@@ -167,9 +167,9 @@ class FakeGo(HTTPServer):
         return found
 
     def check(self) -> None:
-        """Raise ``FakeGoError`` naming every request the fake was not set up for."""
+        """Raise ``ParityError`` naming every request the fake was not set up for."""
         if problems := self.problems():
-            raise FakeGoError(
+            raise ParityError(
                 "the fake Go saw requests it was not set up for:\n  " + "\n  ".join(problems)
             )
 
