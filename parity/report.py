@@ -158,14 +158,11 @@ def case_report(
 def changes_report(drift: Drift, *, old_name: str, new_name: str, full: bool) -> list[str]:
     """Each changed case's report, a blank line before each; unless ``full``, bounded:
     the first ``CASES_SHOWN`` cases, ``LINES_SHOWN`` lines of each output and diff."""
-    shown = drift.changes if full else drift.changes[:CASES_SHOWN]
+    shown = list(drift.changes) if full else list(drift.changes)[:CASES_SHOWN]
     limit = None if full else LINES_SHOWN
     lines = []
-    for change in shown:
-        lines += [
-            "",
-            case_report(drift, change.case, old_name=old_name, new_name=new_name, limit=limit),
-        ]
+    for case in shown:
+        lines += ["", case_report(drift, case, old_name=old_name, new_name=new_name, limit=limit)]
     if len(shown) < len(drift.changes):
         lines += ["", f"… {len(drift.changes) - len(shown)} more changed cases"]
     return lines

@@ -62,7 +62,7 @@ def whole_only(drift: Drift) -> list[str]:
 def items(drift: Drift) -> list[tuple[str, str]]:
     """What can be decided on its own, with what differs: each changed, added and
     removed case (by name), then ``RECORDED_BY`` when it differs."""
-    out = [(c.case, f"{', '.join(c.what)} changed") for c in drift.changes]
+    out = [(case, f"{', '.join(what)} changed") for case, what in drift.changes.items()]
     out += [(case, "added (not in the journal)") for case in drift.added]
     out += [(case, "removed (not recorded now)") for case in drift.removed]
     old, new = asdict(drift.old.recorded_by), asdict(drift.new.recorded_by)
@@ -139,7 +139,7 @@ def _show(
     limit = None if full else LINES_SHOWN
     if key == RECORDED_BY:
         return ["", head]
-    if key not in drift.changed:
+    if key not in drift.changes:
         side, name = (drift.new, names[1]) if key in drift.new.cases else (drift.old, names[0])
         call = side.call(key)
         lines = ["", *report.head(head, call.tool, call.args)]
