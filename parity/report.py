@@ -48,11 +48,6 @@ def visible(text: str) -> str:
     return "⏎\n".join(map(shown, text.split("\n")))
 
 
-def inline(text: str) -> str:
-    """``text`` made visible on one line: its line ends show as ``⏎`` alone."""
-    return visible(text).replace("⏎\n", "⏎")
-
-
 def shorten(text: str, limit: int = 400) -> str:
     """``text`` cut to ``limit`` characters, saying how many were left out."""
     if len(text) <= limit:
@@ -83,8 +78,10 @@ def block(title: str, text: str, limit: int | None = None) -> str:
 
 
 def head(title: str, tool: str, args: str) -> list[str]:
-    """A report's first lines: its title, the tool, the args (visible, shortened)."""
-    return [title, f"  tool: {tool}", f"  args: {inline(shorten(args))}"]
+    """A report's first lines: its title, the tool, the args (visible on one line, its line
+    ends as ``⏎`` alone; shortened)."""
+    shown = visible(shorten(args)).replace("⏎\n", "⏎")
+    return [title, f"  tool: {tool}", f"  args: {shown}"]
 
 
 def mismatch_report(
