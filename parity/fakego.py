@@ -21,7 +21,7 @@ import json
 import logging
 import re
 import urllib.parse
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -109,9 +109,8 @@ class FakeGo(HTTPServer):
         self._tagged: dict[str, dict[int, JournalBlock]] = {}  # every set delta mode served
         self._current = ""
         self.stage()
-        self._outputs: dict[tuple[str, str], str] = {}
-        for c in journal.calls:
-            self._outputs.setdefault((c.tool, c.args), c.output)
+        # the first recorded output where two calls share a tool and args
+        self._outputs = {(c.tool, c.args): c.output for c in reversed(journal.calls)}
         self.expect_request(BLOCK_PATH, method="GET").respond_with_handler(self._block)
         self.expect_request(BLOCKS_PATH, method="GET").respond_with_handler(self._all_blocks)
         self.expect_request(EXEC_PATH, method="POST").respond_with_handler(self._exec)
@@ -237,7 +236,7 @@ class FakeGo(HTTPServer):
             return self._reply(304, tag=tag)
         old = self._tagged.get(since or "")
         if old is None:
-            return self._reply(200, body=blocks_body(current), tag=tag)
+            return self._reply(200, body=blocks_body(current.values()), tag=tag)
         blocks = [_block_obj(b) for seq, b in current.items() if seq not in old]
         gone = sorted(set(old) - set(current))
         return self._reply(200, {"since": since, "blocks": blocks, "gone": gone}, tag=tag)
@@ -281,7 +280,6 @@ _TAG_LIST = re.compile(
 )
 
 
-def blocks_body(blocks: Iterable[JournalBlock] | Mapping[int, JournalBlock]) -> bytes:
+def blocks_body(blocks: Iterable[JournalBlock]) -> bytes:
     """The body Go serves on ``/internal/v1/recall/blocks`` for these blocks."""
-    items = blocks.values() if isinstance(blocks, Mapping) else blocks
-    return go_json({"blocks": [_block_obj(b) for b in items]})
+    return go_json({"blocks": [_block_obj(b) for b in blocks]})
