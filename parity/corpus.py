@@ -37,7 +37,6 @@ class ToolHost(Protocol):
 
     def exec_tool(self, name: str, args: str) -> str:
         """The tool's output for these raw args."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -66,7 +65,6 @@ class PrintedSeqs(Protocol):
         labels: Mapping[int, str],
     ) -> Sequence[SeqSite]:
         """The sites, in order; none when the output prints no seq, or is not understood."""
-        ...
 
 
 @dataclass(frozen=True)
