@@ -104,14 +104,6 @@ class _Recording:
         return "".join(str(seqs[p.name]) if isinstance(p, _Name) else p for p in canonical)
 
 
-@dataclass(frozen=True)
-class CaseChange:
-    """A case recorded in both journals whose answer changed."""
-
-    case: str
-    what: tuple[str, ...]  # of tool, args, output and reads (modulo the seqs)
-
-
 @dataclass(frozen=True, kw_only=True)
 class Drift:
     """How a new recording differs from an old one (the committed journal).
@@ -125,7 +117,9 @@ class Drift:
     old: Journal = field(repr=False)
     new: Journal = field(repr=False)
     corpus: Corpus | None = field(default=None, repr=False)  # None: outputs as they are
-    changes: tuple[CaseChange, ...] = ()
+    changes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Each case recorded in both whose answer changed: what of tool, args, output and
+    reads (modulo the seqs)."""
     added: tuple[str, ...] = ()  # cases recorded now that the old journal lacks
     removed: tuple[str, ...] = ()  # cases of the old journal no longer recorded
     blocks: tuple[str, ...] = ()  # by name: label or content differ, or one journal lacks it
@@ -140,10 +134,6 @@ class Drift:
     incomparable: Mapping[str, str] = field(default_factory=dict)  # case: why not compared
 
     @property
-    def changed(self) -> tuple[str, ...]:
-        return tuple(c.case for c in self.changes)
-
-    @property
     def identical(self) -> bool:
         """Whether the two journals are the same, byte for byte once written."""
         return self.old == self.new and list(self.old.seqs) == list(self.new.seqs)
@@ -153,7 +143,7 @@ class Drift:
 
     def lines(self) -> list[str]:
         """One line per difference that is drift."""
-        out = [f"  changed: {c.case} ({', '.join(c.what)})" for c in self.changes]
+        out = [f"  changed: {case} ({', '.join(what)})" for case, what in self.changes.items()]
         out += [f"  added:   {c}" for c in self.added]
         out += [f"  removed: {c}" for c in self.removed]
         out += [f"  differs: block {b}" for b in self.blocks]
@@ -260,7 +250,7 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
     if offsets - {0}:  # the seqs differ, not only the names
         first_seqs, shifted = (old.seqs[common[0]], new.seqs[common[0]]), len(offsets) == 1
 
-    changes: list[CaseChange] = []
+    changes: dict[str, tuple[str, ...]] = {}
     incomparable: dict[str, str] = {}
     reads_old = reads_new = 0
     for call in new.calls:
@@ -284,7 +274,7 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
             and o.reads(before.reads) != n.reads(call.reads),
         }
         if what := [k for k, d in differs.items() if d]:
-            changes.append(CaseChange(call.case, tuple(what)))
+            changes[call.case] = tuple(what)
 
     not_recorded: dict[str, tuple[str, ...]] = {}
     for side, reads, j in (("old", reads_old, old), ("new", reads_new, new)):
@@ -301,7 +291,7 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
     return Drift(
         old=old,
         new=new,
-        changes=tuple(changes),
+        changes=changes,
         added=tuple(c.case for c in new.calls if c.case not in o.calls),
         removed=tuple(c.case for c in old.calls if c.case not in n.calls),
         blocks=_blocks(o, n),

@@ -37,7 +37,6 @@ class ToolHost(Protocol):
 
     def exec_tool(self, name: str, args: str) -> str:
         """The tool's output for these raw args."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -66,7 +65,6 @@ class PrintedSeqs(Protocol):
         labels: Mapping[int, str],
     ) -> Sequence[SeqSite]:
         """The sites, in order; none when the output prints no seq, or is not understood."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -133,22 +131,18 @@ class Corpus:
     """Where its tools' outputs print seqs; None: they print none."""
 
     def __post_init__(self) -> None:
-        names = [b.name for b in self.blocks]
-        for name in names:
-            if names.count(name) > 1:
-                raise CorpusError(f"corpus {self.name!r}: two blocks are named {name!r}")
-        seen: set[str] = set()
-        for call in self.calls:
-            if not CASE_RE.match(call.case):
-                raise CorpusError(f"corpus {self.name!r}: case {call.case!r} is not kebab-case")
-            if call.case in seen:
-                raise CorpusError(f"corpus {self.name!r}: two calls are named {call.case!r}")
-            seen.add(call.case)
-            for cited in call.block_names():
-                if cited not in names:
-                    raise CorpusError(
-                        f"corpus {self.name!r}: case {call.case!r} cites an unknown block {cited!r}"
-                    )
+        names, cases = [b.name for b in self.blocks], [c.case for c in self.calls]
+        problems = [f"two blocks are named {n!r}" for n in names if names.count(n) > 1]
+        problems += [f"case {c!r} is not kebab-case" for c in cases if not CASE_RE.match(c)]
+        problems += [f"two calls are named {c!r}" for c in cases if cases.count(c) > 1]
+        problems += [
+            f"case {c.case!r} cites an unknown block {cited!r}"
+            for c in self.calls
+            for cited in c.block_names()
+            if cited not in names
+        ]
+        if problems:
+            raise CorpusError(f"corpus {self.name!r}: {problems[0]}")
 
     @property
     def journal_path(self) -> Path:

@@ -1,6 +1,7 @@
-"""The harness's one exception tree: ``ParityError`` (the CLI prints it, exit 2) and a
-subclass per concern. A parity failure (an output that differs from the golden one) is
-not an exception: the replay reports it and the CLI exits 1.
+"""The harness's one exception tree: ``ParityError`` (the CLI prints it, exit 2), raised as
+it is by the recorder, the review and the fake Go, and a subclass per other concern. A
+parity failure (an output that differs from the golden one) is not an exception: the
+replay reports it and the CLI exits 1.
 """
 
 from __future__ import annotations
@@ -33,14 +34,6 @@ class CorpusError(ParityError):
     """A corpus that cannot be played, or does not match the journal recorded from it."""
 
 
-class RecordError(ParityError):
-    """The recorder refused to record (an archive not empty, a Go that answers twice)."""
-
-
-class FakeGoError(ParityError):
-    """The fake Go could not start, or served a request it was not set up for."""
-
-
 class GoReferenceError(ParityError):
     """The Go reference instance could not be built or started."""
 
@@ -56,10 +49,6 @@ class GoClientError(ParityError):
 
 class ReplayError(ParityError):
     """The replay could not run (as opposed to a case whose output differs)."""
-
-
-class ReviewError(ParityError):
-    """``parity review`` cannot run, or was asked for a decision it cannot apply."""
 
 
 class AdoptError(ParityError):

@@ -7,7 +7,7 @@ adds a strong ETag on ``/blocks`` (``"fake-"`` and 16 hex digits of the body's
 SHA-256) and its 304; ``delta`` serves a set (the journal's, or ``stage``'s) under a
 tag of its own and answers ``?since=<tag>``; ``fallback`` answers ``/tool/exec`` with
 the recorded output of that exact call, the reads with 500. ``check()`` raises
-``FakeGoError`` for any request the fake was not set up for::
+``ParityError`` for any request the fake was not set up for::
 
     with FakeGo(journal) as go:
         GoTurnHost(go.base_url).exec_tool("recall", '{"id": "r1000"}')
@@ -21,14 +21,14 @@ import json
 import logging
 import re
 import urllib.parse
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from parity.errors import FakeGoError
+from parity.errors import ParityError
 from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 from parity.journal import Journal, JournalBlock
 
@@ -109,9 +109,8 @@ class FakeGo(HTTPServer):
         self._tagged: dict[str, dict[int, JournalBlock]] = {}  # every set delta mode served
         self._current = ""
         self.stage()
-        self._outputs: dict[tuple[str, str], str] = {}
-        for c in journal.calls:
-            self._outputs.setdefault((c.tool, c.args), c.output)
+        # the first recorded output where two calls share a tool and args
+        self._outputs = {(c.tool, c.args): c.output for c in reversed(journal.calls)}
         self.expect_request(BLOCK_PATH, method="GET").respond_with_handler(self._block)
         self.expect_request(BLOCKS_PATH, method="GET").respond_with_handler(self._all_blocks)
         self.expect_request(EXEC_PATH, method="POST").respond_with_handler(self._exec)
@@ -124,7 +123,7 @@ class FakeGo(HTTPServer):
         try:
             super().start()
         except OSError as e:
-            raise FakeGoError(f"the fake Go could not listen on 127.0.0.1: {e}") from e
+            raise ParityError(f"the fake Go could not listen on 127.0.0.1: {e}") from e
 
     def thread_target(self) -> None:
         assert self.server is not None
@@ -139,7 +138,7 @@ class FakeGo(HTTPServer):
     def base_url(self) -> str:
         """``http://127.0.0.1:PORT``."""
         if not self.is_running():
-            raise FakeGoError("the fake Go is not running")
+            raise ParityError("the fake Go is not running")
         return self.url_for("/").rstrip("/")
 
     # --- what was served --------------------------------------------------------------
@@ -167,9 +166,9 @@ class FakeGo(HTTPServer):
         return found
 
     def check(self) -> None:
-        """Raise ``FakeGoError`` naming every request the fake was not set up for."""
+        """Raise ``ParityError`` naming every request the fake was not set up for."""
         if problems := self.problems():
-            raise FakeGoError(
+            raise ParityError(
                 "the fake Go saw requests it was not set up for:\n  " + "\n  ".join(problems)
             )
 
@@ -237,7 +236,7 @@ class FakeGo(HTTPServer):
             return self._reply(304, tag=tag)
         old = self._tagged.get(since or "")
         if old is None:
-            return self._reply(200, body=blocks_body(current), tag=tag)
+            return self._reply(200, body=blocks_body(current.values()), tag=tag)
         blocks = [_block_obj(b) for seq, b in current.items() if seq not in old]
         gone = sorted(set(old) - set(current))
         return self._reply(200, {"since": since, "blocks": blocks, "gone": gone}, tag=tag)
@@ -281,7 +280,6 @@ _TAG_LIST = re.compile(
 )
 
 
-def blocks_body(blocks: Iterable[JournalBlock] | Mapping[int, JournalBlock]) -> bytes:
+def blocks_body(blocks: Iterable[JournalBlock]) -> bytes:
     """The body Go serves on ``/internal/v1/recall/blocks`` for these blocks."""
-    items = blocks.values() if isinstance(blocks, Mapping) else blocks
-    return go_json({"blocks": [_block_obj(b) for b in items]})
+    return go_json({"blocks": [_block_obj(b) for b in blocks]})

@@ -330,28 +330,23 @@ def _validate(obj: Any, path: str) -> Journal:
         hint = raw.get("case") if isinstance(raw, dict) else None
         c = fields(raw, _CALL_KEYS, f"calls[{i}]", hint if isinstance(hint, str) else None)
         case = text(c["case"], f"calls[{i}].case")
+        in_case = functools.partial(fail, case=case)
         if not CASE_RE.match(case):
-            raise fail(
-                "case names are kebab-case ([a-z0-9] words joined by '-')", case=case, field="case"
-            )
+            raise in_case("case names are kebab-case ([a-z0-9] words joined by '-')", field="case")
         if case in (done.case for done in calls):
-            raise fail("duplicate case", case=case, field="case")
+            raise in_case("duplicate case", field="case")
         tool = text(c["tool"], "tool", case)
         if not tool:
-            raise fail("empty tool name", case=case, field="tool")
+            raise in_case("empty tool name", field="tool")
         args, output = text(c["args"], "args", case), text(c["output"], "output", case)
         check(c["sha256"], digest(output), "sha256", "output", "the output's", case)
         reads = c["reads"]
         if reads is not None and not isinstance(reads, list):
-            raise fail(
-                f"must be an array or null, not {_json_type(reads)}", case=case, field="reads"
-            )
+            raise in_case(f"must be an array or null, not {_json_type(reads)}", field="reads")
         for j, read in enumerate(reads or ()):
             if not _READ_RE.match(text(read, f"reads[{j}]", case)):
-                raise fail(
-                    f'{read!r:.80} is not a read ("block?seq=N" or "blocks")',
-                    case=case,
-                    field=f"reads[{j}]",
+                raise in_case(
+                    f'{read!r:.80} is not a read ("block?seq=N" or "blocks")', field=f"reads[{j}]"
                 )
         check(c["reads_sha256"], digest(reads), "reads_sha256", "reads", "the reads'", case)
         calls.append(JournalCall(case, tool, args, output, None if reads is None else tuple(reads)))

@@ -18,7 +18,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--parity-journal",
         action="append",
-        default=None,
         metavar="PATH",
         help="a golden journal to replay (repeatable; default: golden/<corpus>.json)",
     )

@@ -26,6 +26,7 @@ class ProbeError(ParityError):
     """Go's answers to the probe fit the tables of no known Unicode version."""
 
 
+@functools.cache
 def _printable(unicode_version: str) -> int:
     """strconv.IsPrint over every code point in those tables, as an int: byte c (bits
     8c to 8c+7) is 1 for a printable rune c, else 0."""
@@ -50,11 +51,10 @@ def version_code_point_ranges() -> tuple[tuple[int, int], ...]:
 def _probe_text() -> str:
     """The markers, and for each two versions the first code point they quote apart."""
     versions = unicode_versions()
-    printable = {v: _printable(v) for v in versions}
     picks = []
     for i, a in enumerate(versions):
         for b in versions[i + 1 :]:
-            differ = printable[a] ^ printable[b]
+            differ = _printable(a) ^ _printable(b)
             picks.append(chr(((differ & -differ).bit_length() - 1) // 8))  # a byte a rune
     return "".join(dict.fromkeys(_MARKERS + "".join(picks)))
 

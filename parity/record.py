@@ -18,7 +18,7 @@ from parity import journal as journal_mod
 from parity.cli import Exit, corpora, corpus_options
 from parity.compare import Drift, compare
 from parity.corpus import Corpus
-from parity.errors import GoClientError, JournalError, RecordError
+from parity.errors import GoClientError, JournalError, ParityError
 from parity.goclient import GoClient, GoConnection, add_go_options, connection_from_options
 from parity.journal import UNKNOWN, VERSION_KEYS, Journal, JournalBlock, JournalCall, RecordedBy
 from parity.probe import ProbeError, probe
@@ -72,7 +72,7 @@ def _archive(go: GoClient, corpus: Corpus, held: Journal | None) -> dict[str, in
         if kept is not None:
             return kept
         other = " other than exactly the corpus's" if held is not None else ""
-        raise RecordError(
+        raise ParityError(
             f"the Go at {go.connection.url} already holds {len(present)} readable blocks"
             f"{other}; record against an empty instance (a fresh one)"
         )
@@ -81,7 +81,7 @@ def _archive(go: GoClient, corpus: Corpus, held: Journal | None) -> dict[str, in
     for block in corpus.blocks:
         seq = go.archive(block.label, block.content, locked=block.locked)
         if seq <= last:
-            raise RecordError(f"block {block.name!r}: seq {seq} does not follow {last}")
+            raise ParityError(f"block {block.name!r}: seq {seq} does not follow {last}")
         seqs[block.name] = last = seq
     return seqs
 
@@ -101,7 +101,7 @@ def _pass(go: GoClient, corpus: Corpus, seqs: Mapping[str, int]) -> _Pass:
             if served != wanted
             else "a block's label or content came back changed"
         )
-        raise RecordError(f"the served blocks are not the archived readable ones ({detail})")
+        raise ParityError(f"the served blocks are not the archived readable ones ({detail})")
     calls = []
     before = _unless_absent(go.reads)
     for c in corpus.calls:
@@ -111,7 +111,7 @@ def _pass(go: GoClient, corpus: Corpus, seqs: Mapping[str, int]) -> _Pass:
         if before is not None:
             after = _unless_absent(go.reads)
             if after is None or after[: len(before)] != before:
-                raise RecordError(
+                raise ParityError(
                     f"case {c.case!r}: the Go's /debug/reads no longer lists the earlier reads "
                     "(restarted, or another client?); record against a Go used by no one else"
                 )
@@ -154,7 +154,7 @@ def record(
             if a != b
         ]
         what = f"cases {', '.join(unstable)}" if unstable else "the served blocks"
-        raise RecordError(f"the Go answered differently on the second pass ({what}); not written")
+        raise ParityError(f"the Go answered differently on the second pass ({what}); not written")
     return Journal(
         corpus=corpus.name,
         recorded_by=RecordedBy(**meta, instance=instance),
@@ -181,7 +181,7 @@ def run_record(
     recording that differs goes beside it (``<journal>.new``): 4. ``new_only``: the
     journal takes only the cases it lacks (VCR's ``new_episodes``). Under CI: refused."""
     if not check and in_ci():
-        raise RecordError(
+        raise ParityError(
             "CI is set: CI never writes a golden; `parity record --check` checks for drift"
         )
     source = go.url if go is not None else "a fresh Go reference"
@@ -249,7 +249,7 @@ def _add_new(drift: Drift, journal_path: str, out: TextIO) -> int:
 
     why = whole_only(drift)
     if why and drift.added:
-        raise RecordError(
+        raise ParityError(
             f"{journal_path}: --new-only adds cases to a journal of the same blocks and seqs, "
             f"and here {'; '.join(why)}: record without --new-only, then `parity review`"
         )

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from parity import journal as journal_mod
@@ -182,7 +182,7 @@ def _block_problems(journal: Journal, corpus: Corpus) -> list[str]:
 
 
 class Replayer:
-    """One fake Go and one Python host (``host``, once started), to replay a journal's
+    """One fake Go and one Python host (``host``, within ``with``), to replay a journal's
     calls one by one."""
 
     host: ToolHost
@@ -192,7 +192,7 @@ class Replayer:
         self.fake = FakeGo(journal)
         self._staged = 0  # the stale sets the delta pass served
 
-    def start(self) -> Replayer:
+    def __enter__(self) -> Replayer:
         """Start the fake Go and build the host under test."""
         self.fake.start()
         try:
@@ -209,18 +209,12 @@ class Replayer:
             ) from e
         return self
 
-    def stop(self) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         """Close the host and stop the fake Go."""
         close = getattr(self.__dict__.pop("host", None), "close", None)
         if callable(close):
             close()
         self.fake.stop()
-
-    def __enter__(self) -> Replayer:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
     def run(self, call: JournalCall, *, mode: Mode) -> ModeRun:
         """Run one call in one mode."""
@@ -275,16 +269,14 @@ class Replayer:
         return self.run_calls([call], modes=modes)[0]
 
     def replay(
-        self, *, modes: Sequence[Mode] = ALL_MODES, cases: Iterable[str] | None = None
+        self, *, modes: Sequence[Mode] = ALL_MODES, cases: Collection[str] | None = None
     ) -> ReplayResult:
         """Every call (or the named ``cases``) once per mode, mode after mode."""
         calls = list(self.journal.calls)
         if cases is not None:
-            wanted = list(cases)
-            unknown = [c for c in wanted if c not in self.journal.cases]
-            if unknown:
+            if unknown := [c for c in cases if c not in self.journal.cases]:
                 raise ReplayError(f"no such case in the journal: {', '.join(unknown)}")
-            calls = [c for c in calls if c.case in wanted]
+            calls = [c for c in calls if c.case in cases]
         result = ReplayResult(self.journal.corpus, self.run_calls(calls, modes=modes))
         served = [(r.mode, s) for case in result.results for r in case.runs for s in r.served]
         reads = [(mode, s) for mode, s in served if s.read == "blocks"]

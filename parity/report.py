@@ -48,11 +48,6 @@ def visible(text: str) -> str:
     return "⏎\n".join(map(shown, text.split("\n")))
 
 
-def inline(text: str) -> str:
-    """``text`` made visible on one line: its line ends show as ``⏎`` alone."""
-    return visible(text).replace("⏎\n", "⏎")
-
-
 def shorten(text: str, limit: int = 400) -> str:
     """``text`` cut to ``limit`` characters, saying how many were left out."""
     if len(text) <= limit:
@@ -83,8 +78,10 @@ def block(title: str, text: str, limit: int | None = None) -> str:
 
 
 def head(title: str, tool: str, args: str) -> list[str]:
-    """A report's first lines: its title, the tool, the args (visible, shortened)."""
-    return [title, f"  tool: {tool}", f"  args: {inline(shorten(args))}"]
+    """A report's first lines: its title, the tool, the args (visible on one line, its line
+    ends as ``⏎`` alone; shortened)."""
+    shown = visible(shorten(args)).replace("⏎\n", "⏎")
+    return [title, f"  tool: {tool}", f"  args: {shown}"]
 
 
 def mismatch_report(
@@ -158,14 +155,11 @@ def case_report(
 def changes_report(drift: Drift, *, old_name: str, new_name: str, full: bool) -> list[str]:
     """Each changed case's report, a blank line before each; unless ``full``, bounded:
     the first ``CASES_SHOWN`` cases, ``LINES_SHOWN`` lines of each output and diff."""
-    shown = drift.changes if full else drift.changes[:CASES_SHOWN]
+    shown = list(drift.changes) if full else list(drift.changes)[:CASES_SHOWN]
     limit = None if full else LINES_SHOWN
     lines = []
-    for change in shown:
-        lines += [
-            "",
-            case_report(drift, change.case, old_name=old_name, new_name=new_name, limit=limit),
-        ]
+    for case in shown:
+        lines += ["", case_report(drift, case, old_name=old_name, new_name=new_name, limit=limit)]
     if len(shown) < len(drift.changes):
         lines += ["", f"… {len(drift.changes) - len(shown)} more changed cases"]
     return lines

@@ -13,6 +13,7 @@ import contextlib
 import functools
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
 
@@ -21,8 +22,8 @@ from parity import report
 from parity.cli import Exit, corpora, corpus_options
 from parity.compare import RECORDED_BY, Drift, compare
 from parity.corpus import Corpus
-from parity.errors import ParityError, ReviewError
-from parity.journal import VERSION_KEYS, Journal
+from parity.errors import ParityError
+from parity.journal import Journal
 from parity.project import in_ci
 from parity.report import LINES_SHOWN, case_report
 
@@ -61,15 +62,12 @@ def whole_only(drift: Drift) -> list[str]:
 def items(drift: Drift) -> list[tuple[str, str]]:
     """What can be decided on its own, with what differs: each changed, added and
     removed case (by name), then ``RECORDED_BY`` when it differs."""
-    out = [(c.case, f"{', '.join(c.what)} changed") for c in drift.changes]
+    out = [(case, f"{', '.join(what)} changed") for case, what in drift.changes.items()]
     out += [(case, "added (not in the journal)") for case in drift.added]
     out += [(case, "removed (not recorded now)") for case in drift.removed]
-    old, new = drift.old.recorded_by, drift.new.recorded_by
-    keys = [k for k in (*VERSION_KEYS, "instance") if getattr(old, k) != getattr(new, k)]
-    if keys:
-        out.append(
-            (RECORDED_BY, ", ".join(f"{k} {getattr(old, k)} -> {getattr(new, k)}" for k in keys))
-        )
+    old, new = asdict(drift.old.recorded_by), asdict(drift.new.recorded_by)
+    if changed := [f"{k} {old[k]} -> {new[k]}" for k in old if old[k] != new[k]]:
+        out.append((RECORDED_BY, ", ".join(changed)))
     return out
 
 
@@ -141,7 +139,7 @@ def _show(
     limit = None if full else LINES_SHOWN
     if key == RECORDED_BY:
         return ["", head]
-    if key not in drift.changed:
+    if key not in drift.changes:
         side, name = (drift.new, names[1]) if key in drift.new.cases else (drift.old, names[0])
         call = side.call(key)
         lines = ["", *report.head(head, call.tool, call.args)]
@@ -173,7 +171,7 @@ def run_review(
     was decided, says so, and is raised again.
     """
     if in_ci():
-        raise ReviewError("CI is set: CI never writes a golden, so it reviews nothing")
+        raise ParityError("CI is set: CI never writes a golden, so it reviews nothing")
     pending = journal_mod.pending_path(journal_path)
     if not pending.exists():
         print(f"{journal_path}: nothing to review (no {pending})", file=out)

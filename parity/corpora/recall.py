@@ -123,10 +123,8 @@ CALLS_PATH = Path(__file__).with_name("recall_calls.toml")
 
 def _calls() -> tuple[CorpusCall, ...]:
     """The calls of ``recall_calls.toml``, in its order (its header says the format)."""
-    with CALLS_PATH.open("rb") as f:
-        tables = tomllib.load(f)
     calls: list[CorpusCall] = []
-    for tool, cases in tables.items():
+    for tool, cases in tomllib.loads(CALLS_PATH.read_text(encoding="utf-8")).items():
         for case, spec in cases.items():
             if isinstance(spec, str):
                 spec = {"args": spec}

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from parity.corpus import get_corpus
-from parity.errors import FakeGoError
+from parity.errors import ParityError
 from parity.fakego import FakeGo, Served, blocks_body, go_json, names_tag
 from parity.fixtures.go import FreshGo
 from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
@@ -147,7 +147,7 @@ def test_delta_mode(fake_go: FakeGo, client: httpx.Client, golden: Journal) -> N
     assert _since(client, '"other"').content == blocks_body(golden.blocks)
     fake_go.check()
     _since(client, stale_tag, none_match=False)
-    with pytest.raises(FakeGoError, match="without If-None-Match"):
+    with pytest.raises(ParityError, match="without If-None-Match"):
         fake_go.check()
     assert fake_go.stale(4) == list(golden.blocks)
 
@@ -215,13 +215,13 @@ def test_unexpected_requests_fail_check(golden: Journal) -> None:
     with FakeGo(golden) as fake, httpx.Client(base_url=fake.base_url) as client:
         client.post(BLOCKS_PATH)
         client.get("/internal/v1/recall/archive")
-        with pytest.raises(FakeGoError, match="not set up for") as info:
+        with pytest.raises(ParityError, match="not set up for") as info:
             fake.check()
         assert info.value.args[0].count("\n") == 2  # both requests named
         fake.check()  # cleared
         fake.mode = "fallback"
         client.post(EXEC_PATH, json={"name": "recall", "args": '{"id": "never recorded"}'})
-        with pytest.raises(FakeGoError, match="does not hold"):
+        with pytest.raises(ParityError, match="does not hold"):
             fake.check()
 
 

@@ -10,7 +10,7 @@ import pytest
 from parity import goclient, journal, record, report
 from parity.compare import compare
 from parity.corpus import get_corpus
-from parity.errors import GoClientError, RecordError
+from parity.errors import GoClientError, ParityError
 from parity.fixtures.go import FreshGo
 from parity.goclient import TOKEN_ENV, GoClient, GoConnection
 from parity.journal import Journal
@@ -167,7 +167,7 @@ def test_new_only_adds_the_cases_the_journal_lacks_and_nothing_else(
 def test_refuses_an_archive_that_is_not_empty(fresh_go: FreshGo) -> None:
     go = fresh_go(first_seq=1000)
     go.archive("someone else's", "block")
-    with pytest.raises(RecordError, match="already holds 1 readable blocks"):
+    with pytest.raises(ParityError, match="already holds 1 readable blocks"):
         record.record(CORPUS, go_url=go.base_url)
 
 
@@ -326,7 +326,7 @@ def test_refuses_a_go_whose_reads_differ_on_the_second_pass(
 
     monkeypatch.setattr(record, "_exec", extra_read)
     with pytest.raises(
-        RecordError, match=r"second pass \(cases recall-id-zero \(reads\)\); not written"
+        ParityError, match=r"second pass \(cases recall-id-zero \(reads\)\); not written"
     ):
         record.record(corpus, go_url=go.base_url)
 
@@ -343,7 +343,7 @@ def test_refuses_debug_reads_that_forget_earlier_reads(
         return [] if len(reads) > 3 else reads
 
     monkeypatch.setattr(GoClient, "reads", forgetful)
-    with pytest.raises(RecordError, match="no longer lists the earlier reads"):
+    with pytest.raises(ParityError, match="no longer lists the earlier reads"):
         record.record(corpus, go_url=go.base_url)
 
 
@@ -360,7 +360,7 @@ def test_refuses_a_go_that_answers_differently_twice(
         return out + "!" if case == "search-no-result" and next(calls) > 0 else out
 
     monkeypatch.setattr(record, "_exec", flaky)
-    with pytest.raises(RecordError, match=r"second pass \(cases search-no-result\); not written"):
+    with pytest.raises(ParityError, match=r"second pass \(cases search-no-result\); not written"):
         record.record(corpus, go_url=go.base_url)
 
 

@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 import recall._tools
-from parity.corpus import Corpus, ToolHost, get_corpus
-from parity.errors import CorpusError, FakeGoError, ReplayError
+from parity.corpus import Corpus, CorpusCall, ToolHost, get_corpus
+from parity.errors import CorpusError, ParityError, ReplayError
 from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 from parity.journal import Journal, JournalCall
 from parity.replay import ALL_MODES, Replayer, ReplayResult, check_consistency
@@ -382,7 +382,7 @@ def test_fake_go_is_checked_after_every_replay_even_on_failure(golden: Journal) 
 
     with Replayer(golden, _corpus_with_host(Crashing)) as replayer:
         replayer.fake.add_assertion("a request nobody expected")
-        with pytest.raises(FakeGoError, match="nobody expected"):
+        with pytest.raises(ParityError, match="nobody expected"):
             replayer.replay(modes=["archive"])
 
 
@@ -513,3 +513,20 @@ def test_the_delta_pass_reads_a_delta_for_each_call_that_reads_blocks(golden: Jo
     reading = [c for c in golden.calls if "blocks" in (c.reads or ())]
     assert reading
     assert result.deltas == len(reading)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (dict(blocks=(*BLOCKS, BLOCKS[0])), "two blocks are named 'accents'"),
+        (dict(calls=(*CORPUS.calls, CORPUS.calls[0])), "two calls are named "),
+        (dict(calls=(CorpusCall("Upper", "recall", "{}"),)), "case 'Upper' is not kebab-case"),
+        (
+            dict(calls=(CorpusCall("c", "recall", "{{seq:nope}}"),)),
+            "case 'c' cites an unknown block 'nope'",
+        ),
+    ],
+)
+def test_a_corpus_that_cannot_be_played_is_refused(change: dict[str, Any], message: str) -> None:
+    with pytest.raises(CorpusError, match=f"^corpus 'recall': {message}"):
+        dataclasses.replace(CORPUS, **change)

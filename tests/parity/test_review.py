@@ -105,7 +105,7 @@ def test_case_by_case_accept_reject_skip_quit(
     # The rejected case is no longer pending; the two undecided ones are.
     pending = journal.pending_path(recorded)
     assert _jerri(pending) == ["recall-html-tags-block", *JERRY[2:]]
-    assert compare(after, journal.load(pending)).changed == tuple(JERRY[2:])
+    assert tuple(compare(after, journal.load(pending)).changes) == tuple(JERRY[2:])
     # The next review asks about those two only; A accepts both.
     status, out, _ = _review(run_cli, monkeypatch, recorded, "A\n")
     assert status == 0
@@ -317,7 +317,8 @@ def test_ctrl_c_keeps_what_was_decided_and_says_so(
     assert out.rstrip().endswith("interrupted (Ctrl-C): what was decided is kept, as with q")
     assert journal.load(path).call(cases[0]).output == "changed"
     assert (
-        compare(journal.load(path), journal.load(journal.pending_path(path))).changed == cases[1:]
+        tuple(compare(journal.load(path), journal.load(journal.pending_path(path))).changes)
+        == cases[1:]
     )
     # In a whole-only review, nothing was decided: both files stay.
     blocks = (dataclasses.replace(golden.blocks[0], content="changed"), *golden.blocks[1:])
