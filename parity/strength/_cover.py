@@ -150,14 +150,12 @@ def go_coverage(corpus_name: str, explanations: Explanations) -> Coverage:
         # stopped with SIGTERM: the counters are written
         reference.go("tool", "covdata", "textfmt", "-i", str(counters), "-o", str(profile))
         text = profile.read_text("utf-8")
-    blocks: dict[tuple[str, str, int, str], tuple[int, int]] = {}  # merged over counter files
-    for m in map(_PROFILE_LINE.match, text.splitlines()):
-        if m is not None:
-            old = blocks.get((m[1], m[2], int(m[3]), m[4]), (0, 0))
-            blocks[(m[1], m[2], int(m[3]), m[4])] = (int(m[5]), max(old[1], int(m[6])))
+    # covdata merges the counter files: one profile line a block
+    matches = (m for m in map(_PROFILE_LINE.match, text.splitlines()) if m is not None)
+    blocks = sorted((m[1], m[2], int(m[3]), m[4], int(m[5]), int(m[6])) for m in matches)
     by_package: dict[str, list[int]] = {}
     gaps, explained, named = [], 0, set()
-    for (package, file, line, _), (statements, count) in sorted(blocks.items()):
+    for package, file, line, _, statements, count in blocks:
         totals = by_package.setdefault(package, [0, 0])
         totals[0] += statements if count else 0
         totals[1] += statements
