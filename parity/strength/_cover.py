@@ -49,11 +49,6 @@ class Coverage:
     stale: list[str] = field(default_factory=list)
     """Explanations that name no unreached code (Go)."""
 
-    @property
-    def percent(self) -> float:
-        """Percent of what a golden can reach."""
-        return 100.0 * self.reached / self.reachable if self.reachable else 100.0
-
 
 def pct(n: int, d: int) -> str:
     """``n`` of ``d`` as a percentage."""
