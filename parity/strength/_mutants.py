@@ -174,7 +174,6 @@ class _Mutator:
     def __init__(
         self, tree: ast.Module, *, skip: Callable[[str], object] = lambda qualname: False
     ) -> None:
-        self.tree = tree
         self.skip = skip
         self.sites: dict[int, _Site] = {}
         self._statement_calls = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr)}
@@ -203,21 +202,6 @@ class _Mutator:
                     and child is node.args[0]
                 )
                 self._visit(child, at, regex=regex)
-
-    def mutants(self, module: str, file: str, first_id: int, source: str) -> list[Mutant]:
-        """Every mutant of the tree, by position in the file."""
-        found, lines = [], _lines(source)
-        for index, node in enumerate(ast.walk(self.tree)):
-            if (site := self.sites.get(id(node))) is None:
-                continue
-            line, col = getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
-            text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-            for variant, (operator, new, desc) in enumerate(self.variants(node)):
-                before, after = desc or (_source(node), _source(new))
-                m = Mutant(0, module, file, line, site.function, operator, before, after, text)
-                found.append(((line, col, index, variant), replace(m, node=index, variant=variant)))
-        found.sort(key=lambda f: f[0])
-        return [replace(m, id=first_id + i, source=source) for i, (_, m) in enumerate(found)]
 
     def variants(self, node: ast.AST) -> list[_Variant]:
         """(operator, replacement node, (before, after) or None) for each mutation of ``node``."""
@@ -368,9 +352,20 @@ def mutants_of_source(
     first_id: int = 1,
     skip: Callable[[str], object] = lambda qualname: False,
 ) -> list[Mutant]:
-    """Every mutant of one module's source, less the functions ``skip`` names."""
+    """Every mutant of one module's source, less the functions ``skip`` names, by position."""
     tree = ast.parse(source, filename=file)
-    return _Mutator(tree, skip=skip).mutants(module, file, first_id, source)
+    mutator, found, lines = _Mutator(tree, skip=skip), [], _lines(source)
+    for index, node in enumerate(ast.walk(tree)):
+        if (site := mutator.sites.get(id(node))) is None:
+            continue
+        line, col = getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+        text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        for variant, (operator, new, desc) in enumerate(mutator.variants(node)):
+            before, after = desc or (_source(node), _source(new))
+            m = Mutant(0, module, file, line, site.function, operator, before, after, text)
+            found.append(((line, col, index, variant), replace(m, node=index, variant=variant)))
+    found.sort(key=lambda f: f[0])
+    return [replace(m, id=first_id + i, source=source) for i, (_, m) in enumerate(found)]
 
 
 def generate_mutants(modules: Sequence[str] | None = None) -> list[Mutant]:

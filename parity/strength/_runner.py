@@ -138,9 +138,9 @@ def run_mutants(
     mutants: Sequence[Mutant],
     *,
     corpus: str = "recall",
-    jobs: int = 2,
-    timeout: float = 20.0,
-    progress: Callable[[MutantResult], None] | None = None,
+    jobs: int,
+    timeout: float,
+    progress: Callable[[MutantResult], None] = lambda result: None,
 ) -> list[MutantResult]:
     """Replay the journal against each mutant, in ``jobs`` worker processes.
 
@@ -185,8 +185,7 @@ def run_mutants(
                 w.deadline = 0.0
                 if mutant is not None:
                     results[mutant.id] = MutantResult(mutant, status, detail)
-                    if progress is not None:
-                        progress(results[mutant.id])
+                    progress(results[mutant.id])
                 if queue:
                     w.send(queue.pop(), timeout)
     finally:

@@ -471,9 +471,7 @@ def test_tls_reference_requires_a_client_certificate_signed_by_its_ca(
 def test_tls_reference_without_client_ca_serves_any_client(
     fresh_go: FreshGo, go_certs: TLSFiles
 ) -> None:
-    server_only = TLSFiles.in_dir(go_certs.ca.parent, mutual=False)
-    assert server_only.client_ca is None
-    assert server_only.client_cert is None
+    server_only = replace(go_certs, client_ca=None, client_cert=None, client_key=None)
     go = fresh_go(tls=server_only)
     assert go.archive("l", "c") == 1
     with _tls_client(go, server_only.connection(go.base_url).ssl_context) as client:

@@ -22,17 +22,13 @@ from parity.errors import GoClientError, ParityError
 from parity.fixtures.go import FreshGo
 from parity.goclient import (
     ARCHIVE_PATH,
-    BATCH_PATH,
     BLOCK_PATH,
     BLOCKS_PATH,
     CA_ENV,
     CERT_ENV,
     EXEC_PATH,
     KEY_ENV,
-    READS_PATH,
-    REQUESTS_PATH,
     TOKEN_ENV,
-    VERSION_PATH,
     GoClient,
     GoConnection,
     archive_request,
@@ -195,7 +191,7 @@ def test_a_batch_stops_at_the_request_that_fails(fresh_go: FreshGo) -> None:
     client = go.client
     seq = client.archive("notes", "hello")
     with pytest.raises(
-        GoClientError, match=rf"POST /debug/lock \(999\) \(in POST {BATCH_PATH}\)"
+        GoClientError, match=r"POST /debug/lock \(999\) \(in POST /debug/batch\)"
     ) as e:
         client.batch([lock_request(999), lock_request(seq)])
     assert e.value.status == 404
@@ -207,7 +203,7 @@ def test_a_batch_stops_at_the_request_that_fails(fresh_go: FreshGo) -> None:
 
 
 def test_a_batch_answered_short_is_an_error(httpserver: HTTPServer) -> None:
-    httpserver.expect_request(BATCH_PATH, method="POST").respond_with_json(
+    httpserver.expect_request("/debug/batch", method="POST").respond_with_json(
         {"responses": [{"status": 200, "body": {"requests": [], "next": 0}}]}
     )
     with (
@@ -239,7 +235,9 @@ def test_a_go_without_debug_routes(fresh_go: FreshGo) -> None:
 
 def test_a_log_without_next_is_a_go_that_does_not_know_since(httpserver: HTTPServer) -> None:
     """A Go without ``?since=`` lists the whole log: an error, never taken for a part."""
-    httpserver.expect_request(REQUESTS_PATH).respond_with_json({"requests": ["GET /a", "GET /b"]})
+    httpserver.expect_request("/debug/requests").respond_with_json(
+        {"requests": ["GET /a", "GET /b"]}
+    )
     with client_of(httpserver) as client:
         assert client.requests() == ["GET /a", "GET /b"]
         with pytest.raises(GoClientError, match='no "next": it does not know'):
@@ -268,7 +266,7 @@ def test_a_time_out(httpserver: HTTPServer) -> None:
         time.sleep(1.0)
         return Response("{}", content_type="application/json")
 
-    httpserver.expect_request(VERSION_PATH).respond_with_handler(slow)
+    httpserver.expect_request("/debug/version").respond_with_handler(slow)
     with client_of(httpserver, timeout=0.2) as client, pytest.raises(GoClientError) as caught:
         client.version()
     assert "did not answer: ReadTimeout" in str(caught.value)
@@ -297,9 +295,9 @@ def test_a_time_out(httpserver: HTTPServer) -> None:
         (EXEC_PATH, "exec_tool", 200, '{"output": null}', 'no str "output"'),
         (EXEC_PATH, "exec_tool", 200, '"text"', "JSON that is not an object"),
         (EXEC_PATH, "exec_tool", 502, "bad gateway", "answered 502: bad gateway"),
-        (REQUESTS_PATH, "requests", 200, '{"requests": [1]}', 'no "requests" array of strings'),
-        (READS_PATH, "reads", 404, "404 page not found", "answered 404"),
-        (VERSION_PATH, "version", 401, "unauthorized", "answered 401"),
+        ("/debug/requests", "requests", 200, '{"requests": [1]}', 'no "requests" array of strings'),
+        ("/debug/reads", "reads", 404, "404 page not found", "answered 404"),
+        ("/debug/version", "version", 401, "unauthorized", "answered 401"),
     ],
 )
 def test_what_is_not_the_routes_answer_is_an_error(
@@ -355,9 +353,9 @@ def test_requests_sent(httpserver: HTTPServer) -> None:
     answers = {
         ARCHIVE_PATH: {"seq": 5, "id": "r5"},
         EXEC_PATH: {"output": "out"},
-        goclient.LOCK_PATH: {"seq": 5, "locked": True},
-        goclient.RESET_PATH: {"first_seq": 9},
-        REQUESTS_PATH: {"requests": ["GET /x"], "next": 3},
+        "/debug/lock": {"seq": 5, "locked": True},
+        "/debug/reset": {"first_seq": 9},
+        "/debug/requests": {"requests": ["GET /x"], "next": 3},
     }
     for path, answer in answers.items():
         httpserver.expect_request(path).respond_with_json(answer)
@@ -377,11 +375,11 @@ def test_requests_sent(httpserver: HTTPServer) -> None:
     assert [(m, p, json.loads(b) if b else None, a) for m, p, b, a in sent] == [
         ("POST", ARCHIVE_PATH, {"label": "l", "content": "c", "locked": True}, bearer),
         ("POST", EXEC_PATH, {"name": "recall_search", "args": '{"query": "x\ud800"}'}, bearer),
-        ("POST", goclient.LOCK_PATH, {"seq": 5, "locked": True}, bearer),
-        ("POST", goclient.LOCK_PATH, {"seq": 5, "locked": False}, bearer),
-        ("POST", goclient.RESET_PATH, {}, bearer),
-        ("POST", goclient.RESET_PATH, {"first_seq": 9}, bearer),
-        ("GET", f"{REQUESTS_PATH}?since=2", None, bearer),
+        ("POST", "/debug/lock", {"seq": 5, "locked": True}, bearer),
+        ("POST", "/debug/lock", {"seq": 5, "locked": False}, bearer),
+        ("POST", "/debug/reset", {}, bearer),
+        ("POST", "/debug/reset", {"first_seq": 9}, bearer),
+        ("GET", "/debug/requests?since=2", None, bearer),
     ]
 
 
@@ -401,7 +399,7 @@ def test_the_environment_is_not_read(
     monkeypatch.setenv("HTTP_PROXY", UNREACHABLE)
     monkeypatch.setenv("ALL_PROXY", UNREACHABLE)
     monkeypatch.delenv("NO_PROXY", raising=False)
-    httpserver.expect_request(VERSION_PATH).respond_with_json({"go_version": "go1"})
+    httpserver.expect_request("/debug/version").respond_with_json({"go_version": "go1"})
     with GoClient(GoConnection(httpserver.url_for("/").replace("localhost", "127.0.0.1"))) as c:
         assert c.version() == {"go_version": "go1"}
 

@@ -442,7 +442,6 @@ def test_python_coverage_under_replay() -> None:
     ex = load_explanations()
     cov = python_coverage("recall", ex)
     assert 0 < cov.reached == cov.reachable
-    assert cov.percent == 100.0
     assert "   - is_space: not used by the tools" in cov.notes  # unreached, not tool logic
     raise_line = [g for g in cov.gaps if g.code == "raise UnknownToolError(name)"]
     assert [g.function for g in raise_line] == ["start_tool"]
