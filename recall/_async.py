@@ -129,12 +129,12 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
         with self._sending(request):
             response = await self._through.handle_async_request(self._prepared(request))
             try:
-                body = self._core.receive(request, response.status_code, response.headers)
+                answer = self._core.receive(request, response.status_code, response.headers)
                 async for chunk in response.aiter_bytes():
-                    body.feed(chunk)
+                    answer.feed(chunk)
             finally:
                 await response.aclose()
-        return body.answer()
+        return answer
 
     # The shadow, off the caller's path.
 

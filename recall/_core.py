@@ -24,7 +24,6 @@ from recall._go import DEFAULT_UNICODE_VERSION, quote_for
 from recall._index import Searcher
 from recall._protocol import (
     Answer,
-    Body,
     Request,
     block_request,
     blocks_request,
@@ -37,7 +36,7 @@ from recall._protocol import (
     parse_blocks,
     parse_exec,
 )
-from recall._shadow import Job, PythonRun, Seen, ShadowState, Verdict
+from recall._shadow import Job, PythonRun, ShadowState, Verdict
 from recall._tools import TOOLS, BlockRead, BlocksRead, replace_surrogates, start_tool
 
 T = TypeVar("T")
@@ -178,9 +177,9 @@ class HostCore:
         side's output, a difference checked once more on both sides, the verdict settled."""
         return Call(self._compare(job), self.go)
 
-    def receive(self, request: Request, status: int, headers: Mapping[str, str]) -> Body:
-        """The body of the answer to ``request``, to be fed (``Body``)."""
-        return Body(request, status, headers, limit=self._max_body_bytes, timeout=self.timeout)
+    def receive(self, request: Request, status: int, headers: Mapping[str, str]) -> Answer:
+        """The answer to ``request``, its body to be fed (``Answer``)."""
+        return Answer(request, status, headers, limit=self._max_body_bytes, timeout=self.timeout)
 
     def unavailable(self, request: Request, exc: Exception) -> GoUnavailableError:
         """The failure of ``request`` that ``exc`` (a transport error) is: its kind and what
@@ -205,12 +204,12 @@ class HostCore:
         except GoUnavailableError as read_error:
             return (yield from self._fallback(name, args, read_error))
 
-    def _python(self, name: str, args: str, seen: Seen | None = None) -> Steps[str]:
-        """The port's output (GoUnavailableError when its read fails), its reads in ``seen``."""
+    def _python(self, name: str, args: str, run: PythonRun | None = None) -> Steps[str]:
+        """The port's output (GoUnavailableError when its read fails), its reads in ``run``."""
         step = start_tool(name, args, self._quote)
         if isinstance(step, str):
             return step
-        return (yield from self._read(step, seen))
+        return (yield from self._read(step, run))
 
     def _fallback(self, name: str, args: str, read_error: GoUnavailableError) -> Steps[str]:
         """Go's output for a call whose read failed; FallbackFailedError when it fails too."""
@@ -219,19 +218,19 @@ class HostCore:
         except RecallError as exec_error:
             raise FallbackFailedError(read_error, exec_error) from exec_error
 
-    def _read(self, step: BlockRead | BlocksRead, seen: Seen | None = None) -> Steps[str]:
+    def _read(self, step: BlockRead | BlocksRead, run: PythonRun | None = None) -> Steps[str]:
         """The tool's archive read, and its output over it."""
         if isinstance(step, BlockRead):
             request = block_request(step.seq)
             block = parse_block(request.what, (yield request), step.seq)
-            if seen is not None:
-                seen.step, seen.block = step, block
+            if run is not None:
+                run.step, run.block = step, block
             return step.finish(block)
         flight = self._join()
         yield flight
         blocks, again = flight.result()
-        if seen is not None and blocks.complete:  # a shadow's sets always are
-            seen.step, seen.blocks = step, blocks.view()  # decoded for a divergence only
+        if run is not None and blocks.complete:  # a shadow's sets always are
+            run.step, run.blocks = step, blocks.view()  # decoded for a divergence only
         output = self._searcher.search(step, blocks, again=again)
         if self._kept is blocks and not self._fits(blocks):
             self._kept = self._keepable(blocks)  # its index made it too large
@@ -320,19 +319,18 @@ class HostCore:
         """The port's output, its comparison then handed off. A call that falls back is
         not compared (``fell_back``); the port's defect (an exception that is not a
         RecallError) reaches the caller, and is compared with Go's output too."""
-        seen = Seen()
+        run = PythonRun()
         try:
-            output = yield from self._python(name, args, seen)
+            run.output = yield from self._python(name, args, run)
         except GoUnavailableError as read_error:
             shadow.sampled("fell_back")
             return (yield from self._fallback(name, args, read_error))
         except Exception as exc:
-            self._hand_off(
-                shadow, Job(name, args, PythonRun(None, shadow.describe(exc), seen), None)
-            )
+            run.error = shadow.describe(exc)
+            self._hand_off(shadow, Job(name, args, run, None))
             raise
-        self._hand_off(shadow, Job(name, args, PythonRun(output, None, seen), None))
-        return output
+        self._hand_off(shadow, Job(name, args, run, None))
+        return run.output
 
     def _go_primary(self, name: str, args: str, shadow: ShadowState, sampled: bool) -> Steps[str]:
         """Go's output, the port's run then handed off when sampled. When Go fails, the
@@ -386,15 +384,15 @@ class HostCore:
     def _python_run(self, name: str, args: str) -> Steps[PythonRun]:
         """The port's run of a call, never raising: its output or its defect, and what it
         read; ``fell_back`` when its read failed."""
-        seen = Seen()
+        run = PythonRun()
         try:
-            output = yield from self._python(name, args, seen)
+            run.output = yield from self._python(name, args, run)
         except GoUnavailableError:
-            return PythonRun(None, None, seen, fell_back=True)
+            run.fell_back = True
         except Exception as exc:
             assert self.shadow is not None
-            return PythonRun(None, self.shadow.describe(exc), seen)
-        return PythonRun(output, None, seen)
+            run.error = self.shadow.describe(exc)
+        return run
 
 
 def _failed_on(exc: BaseException) -> str:

@@ -1,5 +1,5 @@
-"""The contract's HTTP API as data, with no I/O: the requests, Go's answers (fed into a
-``Body``, then parsed or refused with the RecallError that says what failed), the options
+"""The contract's HTTP API as data, with no I/O: the requests, Go's answers (fed into an
+``Answer``, then parsed or refused with the RecallError that says what failed), the options
 checked."""
 
 from __future__ import annotations
@@ -66,21 +66,13 @@ def exec_request(name: str, args: str) -> Request:
     return Request("POST", EXEC_PATH, f"POST {EXEC_PATH}", headers=headers, content=body)
 
 
-class Answer(NamedTuple):
-    """Go's answer to a request: its status, headers and whole body."""
+class Answer:
+    """Go's answer to a request, its body fed as it arrives: GoUnavailableError for a status
+    but 200 and 404 (and 304 to a conditional read), past ``limit`` bytes, or when not
+    complete ``timeout`` seconds after its headers (httpx's bounds each wait, not a
+    trickle). Lowercase ``headers``."""
 
-    status: int
-    headers: Mapping[str, str]
-    body: bytearray
-
-
-class Body:
-    """An answer's body as it arrives: GoUnavailableError for a status but 200 and 404 (and
-    304 to a conditional read), past ``limit`` bytes, or when not complete ``timeout``
-    seconds after its headers (httpx's bounds each wait, not a trickle). Lowercase
-    ``headers``."""
-
-    __slots__ = ("_clock", "_deadline", "_limit", "_timeout", "_what", "data", "headers", "status")
+    __slots__ = ("_clock", "_deadline", "_limit", "_timeout", "_what", "body", "headers", "status")
 
     def __init__(
         self,
@@ -101,19 +93,15 @@ class Body:
             raise GoUnavailableError(what, f"body larger than {limit} bytes")
         self._what, self._limit, self._timeout, self._clock = what, limit, timeout, clock
         self._deadline = clock() + timeout
-        self.status, self.headers, self.data = status, headers, bytearray()
+        self.status, self.headers, self.body = status, headers, bytearray()
 
     def feed(self, chunk: bytes) -> None:
-        if len(self.data) + len(chunk) > self._limit:
+        if len(self.body) + len(chunk) > self._limit:
             raise GoUnavailableError(self._what, f"body larger than {self._limit} bytes")
         if self._clock() > self._deadline:
             why = f"body not complete within {self._timeout:g}s of its headers"
             raise GoUnavailableError(self._what, why)
-        self.data += chunk
-
-    def answer(self) -> Answer:
-        """The answer, once the whole body has been fed."""
-        return Answer(self.status, self.headers, self.data)
+        self.body += chunk
 
 
 # Go's answers.
@@ -162,7 +150,7 @@ def parse_blocks(
     delta's from a BadDelta)."""
     if answer.status == 304:
         if sent is None or kept is None or kept.tag != sent:
-            raise GoUnavailableError(what, "status 304")  # unsolicited: Body refuses it first
+            raise GoUnavailableError(what, "status 304")  # unsolicited: Answer refuses it first
         if answer.headers.get("etag") != sent:
             raise GoUnavailableError(what, "status 304 with another ETag than the one sent")
         return kept

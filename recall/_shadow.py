@@ -45,23 +45,17 @@ _JSON_VERSION: Final = 1
 
 
 @dataclass(slots=True)
-class Seen:
-    """What the port read for one call: the tool's read (None: the output needed none),
-    and the block (None: absent) or every block it was given."""
+class PythonRun:
+    """The port's run of a call: its output, or the error it raised (a defect: never a
+    failed read, which is ``fell_back``), and what it read: the tool's read (None: the
+    output needed none), and the block (None: absent) or every block it was given."""
 
+    output: str | None = None
+    error: str | None = None
+    fell_back: bool = False
     step: BlockRead | BlocksRead | None = None
     block: Block | None = None
     blocks: Sequence[Block] = ()
-
-
-class PythonRun(NamedTuple):
-    """The port's run of a call: its output, or the error it raised (a defect: never a
-    failed read, which is ``fell_back``), and what it read."""
-
-    output: str | None
-    error: str | None
-    seen: Seen
-    fell_back: bool = False
 
 
 class Job(NamedTuple):
@@ -265,7 +259,7 @@ def _digest(text: str) -> dict[str, Any]:
     return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()[:16]}
 
 
-def _kept_blocks(seen: Seen, go_output: str) -> tuple[tuple[Block, ...], bool]:
+def _kept_blocks(run: PythonRun, go_output: str) -> tuple[tuple[Block, ...], bool]:
     """The blocks a divergence keeps, in seq order, and whether they are all that mattered.
 
     For ``recall``, the block read. A search's output depends only on the blocks that
@@ -273,18 +267,18 @@ def _kept_blocks(seen: Seen, go_output: str) -> tuple[tuple[Block, ...], bool]:
     matches or its output is not a search's (then every block read). Cited ones first,
     then by the port's rank, within the bounds.
     """
-    step = seen.step
+    step = run.step
     if isinstance(step, BlockRead):
-        return ((seen.block,) if seen.block is not None else ()), True
+        return ((run.block,) if run.block is not None else ()), True
     if not isinstance(step, BlocksRead):
         return (), True
-    by_seq = {b.seq: b for b in seen.blocks}
+    by_seq = {b.seq: b for b in run.blocks}
     cited = [by_seq[seq] for seq in map(int, _HEADER.findall(go_output)) if seq in by_seq]
-    hits = _tools.scan(map(_tools.latin1_images, seen.blocks), _tools.terms_as_bytes(step.terms))
-    wanted = cited + [seen.blocks[at] for _, at in _tools.rank(hits, len(hits))]  # the tool's
+    hits = _tools.scan(map(_tools.latin1_images, run.blocks), _tools.terms_as_bytes(step.terms))
+    wanted = cited + [run.blocks[at] for _, at in _tools.rank(hits, len(hits))]  # the tool's
     results = _RESULTS.match(go_output)  # None: not Go's search output, or no block matches
     if not go_output.startswith(_NO_MATCH) and (results is None or int(results[2]) > len(hits)):
-        wanted += reversed(seen.blocks)  # Go may match more: every block, the latest first
+        wanted += reversed(run.blocks)  # Go may match more: every block, the latest first
     kept: dict[int, Block] = {}
     size, complete = 0, True
     for block in wanted:
@@ -454,7 +448,7 @@ class ShadowState:
 
     def divergence(self, name: str, args: str, python: PythonRun, go_output: str) -> Divergence:
         """The Divergence of a call whose port run and Go output differ."""
-        blocks, complete = _kept_blocks(python.seen, go_output)
+        blocks, complete = _kept_blocks(python, go_output)
         return Divergence(
             name=name,
             args=args,

@@ -111,12 +111,12 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         with self._sending(request):
             response = self._through.handle_request(self._prepared(request))
             try:
-                body = self._core.receive(request, response.status_code, response.headers)
+                answer = self._core.receive(request, response.status_code, response.headers)
                 for chunk in response.iter_bytes():
-                    body.feed(chunk)
+                    answer.feed(chunk)
             finally:
                 response.close()
-        return body.answer()
+        return answer
 
     # The shadow, off the caller's path.
 

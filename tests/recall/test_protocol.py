@@ -18,7 +18,7 @@ from parity.fixtures.go import FreshGo
 from recall import Block, GoUnavailableError, UnknownToolError
 from recall import _protocol as protocol
 from recall._blocks import BlockSet, read_set
-from recall._protocol import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH, Answer, Body, Request
+from recall._protocol import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH, Answer, Request
 
 BLOCK7 = {"seq": 7, "label": "<b>L</b>", "content": "a & b"}
 LIMIT = 1 << 20
@@ -43,10 +43,10 @@ def answer_to(
     limit: int = LIMIT,
 ) -> Answer:
     """Go's answer as a host gives it: status and headers first, then the body in chunks."""
-    body = Body(request, status, headers or {}, limit=limit, timeout=5.0, clock=Clock())
+    answer = Answer(request, status, headers or {}, limit=limit, timeout=5.0, clock=Clock())
     for start in range(0, len(raw), 7):
-        body.feed(raw[start : start + 7])
-    return body.answer()
+        answer.feed(raw[start : start + 7])
+    return answer
 
 
 def block_of(status: int, raw: bytes, seq: int = 7) -> Block | None:
@@ -282,7 +282,7 @@ def test_conditional_request_as_data() -> None:
 )
 def test_a_304_unasked_is_a_failure_before_any_byte(request_: Request) -> None:
     with pytest.raises(GoUnavailableError) as caught:
-        Body(request_, 304, {"etag": TAG}, limit=LIMIT, timeout=5.0, clock=Clock())
+        Answer(request_, 304, {"etag": TAG}, limit=LIMIT, timeout=5.0, clock=Clock())
     assert (caught.value.what, caught.value.why) == (request_.what, "status 304")
 
 
@@ -389,8 +389,8 @@ def test_declared_length_past_the_bound_fails_before_any_byte() -> None:
     request = protocol.blocks_request()
     for declared in ("65537", "1073741824"):
         with pytest.raises(GoUnavailableError, match="body larger than 65536 bytes"):
-            Body(request, 200, {"content-length": declared}, limit=65536, timeout=1, clock=Clock())
-    body = Body(request, 200, {"content-length": "65536"}, limit=65536, timeout=1, clock=Clock())
+            Answer(request, 200, {"content-length": declared}, limit=65536, timeout=1)
+    body = Answer(request, 200, {"content-length": "65536"}, limit=65536, timeout=1, clock=Clock())
     body.feed(b" " * 65536)
     with pytest.raises(GoUnavailableError, match="body larger than 65536 bytes"):
         body.feed(b" ")
@@ -399,12 +399,12 @@ def test_declared_length_past_the_bound_fails_before_any_byte() -> None:
 def test_httpx_headers_find_the_length_in_any_case() -> None:
     headers = httpx.Headers({"Content-Length": "10"})
     with pytest.raises(GoUnavailableError, match="larger than 9"):
-        Body(protocol.blocks_request(), 200, headers, limit=9, timeout=1, clock=Clock())
+        Answer(protocol.blocks_request(), 200, headers, limit=9, timeout=1, clock=Clock())
 
 
 def test_the_whole_body_within_the_timeout_of_its_headers() -> None:
     clock = Clock()
-    body = Body(protocol.blocks_request(), 200, {}, limit=LIMIT, timeout=0.5, clock=clock)
+    body = Answer(protocol.blocks_request(), 200, {}, limit=LIMIT, timeout=0.5, clock=clock)
     for _ in range(5):
         clock.now += 0.1  # each chunk on time, and the body still on time
         body.feed(b"x")
@@ -412,12 +412,12 @@ def test_the_whole_body_within_the_timeout_of_its_headers() -> None:
     with pytest.raises(GoUnavailableError) as caught:
         body.feed(b"x")
     assert caught.value.why == "body not complete within 0.5s of its headers"
-    assert body.answer().body == b"xxxxx"
+    assert body.body == b"xxxxx"
 
 
 def test_a_status_that_is_a_failure_reads_no_body() -> None:
     with pytest.raises(GoUnavailableError) as caught:
-        Body(
+        Answer(
             protocol.block_request(7),
             503,
             {"content-length": "x"},
