@@ -66,11 +66,8 @@ def decode_items_msgspec(raw: memoryview) -> list[Fields] | None:
     if found is None:
         return None
     msgspec, _, decoder = found
-    text = bytearray(b"[")
-    text += raw
-    text += b"]"
     try:
-        items = decoder.decode(text)
+        items = decoder.decode(b"".join((b"[", raw, b"]")))
     except (msgspec.DecodeError, RecursionError):
         return None
     return [(item.seq, item.label, item.content) for item in items]

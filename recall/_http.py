@@ -17,9 +17,6 @@ from recall._go import DEFAULT_UNICODE_VERSION
 from recall._protocol import Request, blocks_request, check_base_url
 from recall._shadow import COUNTS, Job, Shadow, ShadowState
 
-HTTP_ERRORS = (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError)
-"""What httpx raises for a request that failed: each becomes a GoUnavailableError."""
-
 TransportT = TypeVar("TransportT", httpx.BaseTransport, httpx.AsyncBaseTransport)
 
 
@@ -117,7 +114,7 @@ class HostBase(Generic[TransportT]):
         try:
             self._open_or_raise()
             yield
-        except HTTP_ERRORS as exc:
+        except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError) as exc:
             raise self._core.unavailable(request, exc) from exc
         except RuntimeError:
             self._open_or_raise()
