@@ -8,7 +8,7 @@ from typing import TypeVar
 
 import httpx
 
-from recall._core import Call, Flight
+from recall._core import Call, Flight, Steps
 from recall._errors import EventLoopError, GoUnavailableError
 from recall._http import HostBase
 from recall._protocol import Answer, Request
@@ -74,8 +74,7 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
         """``GoTurnHost.warm``, awaited (EventLoopError as for ``exec_tool``)."""
         self._open_or_raise()
         self._on_own_loop()
-        await self._drive(self._core.warm())
-        self._prepared(self._core.next_read())  # the first search's, built now
+        self._prepared(await self._drive(self._core.warm()))  # the first search's read, built now
 
     def _on_own_loop(self) -> None:
         loop = asyncio.get_running_loop()
@@ -87,7 +86,8 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
                 " (a host serves one loop, one asyncio.run: make one host per loop)"
             )
 
-    async def _drive(self, call: Call[T]) -> T:
+    async def _drive(self, steps: Steps[T]) -> T:
+        call = Call(steps, self._core.go)
         while (request := call.request) is not None:
             if isinstance(request, Flight):  # a read shared with the calls needing it now
                 await self._wait(request)

@@ -2,7 +2,7 @@
 
 A call is a generator (sans-IO, as h11): it yields each ``Request``, is sent its
 ``Answer`` or thrown its GoUnavailableError, and returns the output; the hosts drive it
-through ``Call``. With a shadow, a sampled call hands a ``Job`` to the host's ``offpath``
+through a ``Call``. With a shadow, a sampled call hands a ``Job`` to the host's ``offpath``
 hook, which runs ``compare(job)`` (a call of the same kind) off the caller's path.
 """
 
@@ -144,7 +144,7 @@ class HostCore:
         """The host's hook: run ``compare(job)`` off the caller's path; False when it
         cannot take the job now (its queue is full, it is closing)."""
 
-    def call(self, name: str, args: str) -> Call[str]:
+    def call(self, name: str, args: str) -> Steps[str]:
         """The tool call ``name`` with the JSON arguments text ``args``, to be driven
         (TypeError unless both are str; surrogates become U+FFFD first)."""
         check_type("name", name, str, "a str")
@@ -153,29 +153,19 @@ class HostCore:
         shadow = self.shadow
         if shadow is not None and name in TOOLS:
             if shadow.primary == "go":
-                return Call(self._go_primary(name, args, shadow, shadow.sample()), self.go)
+                return self._go_primary(name, args, shadow, shadow.sample())
             if shadow.sample():
-                return Call(self._python_primary(name, args, shadow), self.go)
-        return Call(self._steps(name, args), self.go)
+                return self._python_primary(name, args, shadow)
+        return self._steps(name, args)
 
-    def warm(self) -> Call[None]:
-        """A read of /blocks, to be driven: the set kept for the searches to come."""
-        return Call(self._warm(), self.go)
-
-    def _warm(self) -> Steps[None]:
+    def warm(self) -> Steps[Request]:
+        """A read of /blocks, to be driven: the set kept for the searches to come; its output
+        is the read a search would send next."""
         flight = self._join()
         yield flight
         flight.result()
-
-    def next_read(self) -> Request:
-        """The read of /blocks a search would send now."""
         kept = self._kept
         return blocks_request(None if kept is None else kept.tag)
-
-    def compare(self, job: Job) -> Call[None]:
-        """A sampled call's comparison, to be driven off the caller's path: the other
-        side's output, a difference checked once more on both sides, the verdict settled."""
-        return Call(self._compare(job), self.go)
 
     def receive(self, request: Request, status: int, headers: Mapping[str, str]) -> Answer:
         """The answer to ``request``, its body to be fed (``Answer``)."""
@@ -354,7 +344,9 @@ class HostCore:
 
     # The comparison, off the caller's path.
 
-    def _compare(self, job: Job) -> Steps[None]:
+    def compare(self, job: Job) -> Steps[None]:
+        """A sampled call's comparison, to be driven: the other side's output, a difference
+        checked once more on both sides, the verdict settled."""
         shadow = self.shadow
         assert shadow is not None
         python, go_output = job.python, job.go_output

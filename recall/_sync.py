@@ -9,7 +9,7 @@ from typing import TypeVar
 
 import httpx
 
-from recall._core import Call, Flight
+from recall._core import Call, Flight, Steps
 from recall._errors import GoUnavailableError
 from recall._http import HostBase
 from recall._protocol import Answer, Request
@@ -86,10 +86,10 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         or readiness probe pays that cost, not the first user). GoUnavailableError when
         the read fails (no fallback); HostClosedError once the host is closed."""
         self._open_or_raise()
-        self._drive(self._core.warm())
-        self._prepared(self._core.next_read())  # the first search's, built now
+        self._prepared(self._drive(self._core.warm()))  # the first search's read, built now
 
-    def _drive(self, call: Call[T]) -> T:
+    def _drive(self, steps: Steps[T]) -> T:
+        call = Call(steps, self._core.go)
         while (request := call.request) is not None:
             if isinstance(request, Flight):  # a read shared with the calls needing it now
                 if request.claim():
