@@ -37,7 +37,7 @@ from recall._protocol import (
     parse_exec,
 )
 from recall._shadow import Job, PythonRun, ShadowState, Verdict
-from recall._tools import TOOLS, BlockRead, BlocksRead, replace_surrogates, start_tool
+from recall._tools import TOOLS, BlockRead, replace_surrogates, start_tool
 
 T = TypeVar("T")
 
@@ -183,23 +183,12 @@ class HostCore:
     # A call.
 
     def _steps(self, name: str, args: str) -> Steps[str]:
-        # _python inlined: the path of every call without a shadow, one generator less
         if name not in TOOLS:
             return (yield from self._exec(name, args))
-        step = start_tool(name, args, self._quote)
-        if isinstance(step, str):
-            return step
         try:
-            return (yield from self._read(step))
+            return (yield from self._python(name, args))
         except GoUnavailableError as read_error:
             return (yield from self._fallback(name, args, read_error))
-
-    def _python(self, name: str, args: str, run: PythonRun | None = None) -> Steps[str]:
-        """The port's output (GoUnavailableError when its read fails), its reads in ``run``."""
-        step = start_tool(name, args, self._quote)
-        if isinstance(step, str):
-            return step
-        return (yield from self._read(step, run))
 
     def _fallback(self, name: str, args: str, read_error: GoUnavailableError) -> Steps[str]:
         """Go's output for a call whose read failed; FallbackFailedError when it fails too."""
@@ -208,8 +197,12 @@ class HostCore:
         except RecallError as exec_error:
             raise FallbackFailedError(read_error, exec_error) from exec_error
 
-    def _read(self, step: BlockRead | BlocksRead, run: PythonRun | None = None) -> Steps[str]:
-        """The tool's archive read, and its output over it."""
+    def _python(self, name: str, args: str, run: PythonRun | None = None) -> Steps[str]:
+        """The port's output, over its archive read (GoUnavailableError when that fails),
+        what it read noted in ``run``."""
+        step = start_tool(name, args, self._quote)
+        if isinstance(step, str):
+            return step
         if isinstance(step, BlockRead):
             request = block_request(step.seq)
             block = parse_block(request.what, (yield request), step.seq)
