@@ -12,7 +12,6 @@ import dataclasses
 import hashlib
 import json
 import logging
-import math
 import random
 import re
 import threading
@@ -160,9 +159,7 @@ class Divergence:
 
     def to_json(self, *, include_private_data: bool = False) -> str:
         """One line of ASCII JSON: redacted, or with ``include_private_data`` the whole case."""
-        where: dict[str, Any] | None = None
-        if self.offset is not None:
-            where = {"offset": self.offset, "line": self.line, "column": self.column}
+        where = None if self.offset is None else {k: getattr(self, k) for k in Difference._fields}
         doc: dict[str, Any] = {"divergence": _JSON_VERSION}
         if include_private_data:
             doc |= {key: getattr(self, key) for key in _FULL if key not in ("blocks", "complete")}
@@ -310,7 +307,7 @@ class Shadow:
 
     def __post_init__(self) -> None:
         check_type("rate", self.rate, (int, float), "a number from 0 to 1")
-        if not (math.isfinite(self.rate) and 0 <= self.rate <= 1):
+        if not 0 <= self.rate <= 1:  # nor NaN
             raise ValueError(f"rate must be a number from 0 to 1, not {self.rate!r}")
         check_type("primary", self.primary, str, "a str")
         if self.primary not in ("python", "go"):
