@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import queue
 import threading
 from typing import TypeVar
@@ -54,14 +53,10 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
             return
         jobs, worker, timeout = self._jobs, self._worker, self._core.timeout
         if jobs is not None:
-            with jobs.all_tasks_done:
+            with jobs.all_tasks_done:  # the queue's mutex held
                 jobs.all_tasks_done.wait_for(lambda: not jobs.unfinished_tasks, timeout)
-            left = 0
-            with contextlib.suppress(queue.Empty):
-                while True:
-                    jobs.get_nowait()
-                    jobs.task_done()
-                    left += 1
+                left = len(jobs.queue)  # the jobs that never ran, dropped
+                jobs.queue.clear()
             shadow.abandon(left)
             jobs.put(None)
         self._http.close()  # a comparison still running fails now, and counts as dropped
