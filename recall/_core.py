@@ -205,7 +205,7 @@ class HostCore:
             return step
         if isinstance(step, BlockRead):
             request = block_request(step.seq)
-            block = parse_block(request.what, (yield request), step.seq)
+            block = parse_block((yield request), step.seq)
             if run is not None:
                 run.step, run.block = step, block
             return step.finish(block)
@@ -227,24 +227,18 @@ class HostCore:
                 kept = self._kept
                 sent = None if kept is None else kept.tag
                 request = blocks_request(sent)
-                flight = Flight(request, lambda answer: self._land(request, answer, kept, sent))
+                flight = Flight(request, lambda answer: self._land(answer, kept, sent))
                 self._flight = flight
             return flight
 
     def _land(
-        self, request: Request, answer: Answer, kept: BlockSet | None, sent: str | None
+        self, answer: Answer, kept: BlockSet | None, sent: str | None
     ) -> tuple[BlockSet, bool]:
         """The set of a /blocks answer, kept when it fits, and whether it is mostly the set
         read before; a bad delta drops the kept set."""
-        try:
-            blocks = parse_blocks(
-                request.what,
-                answer,
-                kept=kept,
-                sent=sent,
-                compact=self.shadow is None,  # a Go with deltas: no body to reuse
-                **decoders(len(answer.body)),
-            )
+        try:  # a delta compacted with no shadow: a Go with deltas has no body to reuse
+            read = decoders(len(answer.body))
+            blocks = parse_blocks(answer, kept=kept, sent=sent, compact=self.shadow is None, **read)
         except GoUnavailableError as exc:
             if isinstance(exc.__cause__, BadDelta) and self._kept is kept:
                 self._kept = None  # never used again
@@ -291,7 +285,7 @@ class HostCore:
     def _exec(self, name: str, args: str, shadow: ShadowState | None = None) -> Steps[str]:
         """Go's own output for the call, from /tool/exec (said to a ``shadow``)."""
         request = exec_request(name, args)
-        output = parse_exec(request.what, (yield request), name)
+        output = parse_exec((yield request), name)
         if shadow is not None:
             shadow.go_answered()
         return output

@@ -70,9 +70,9 @@ class Answer:
     """Go's answer to a request, its body fed as it arrives: GoUnavailableError for a status
     but 200 and 404 (and 304 to a conditional read), past ``limit`` bytes, or when not
     complete ``timeout`` seconds after its headers (httpx's bounds each wait, not a
-    trickle). Lowercase ``headers``."""
+    trickle). ``what`` is the request's; lowercase ``headers``."""
 
-    __slots__ = ("_clock", "_deadline", "_limit", "_timeout", "_what", "body", "headers", "status")
+    __slots__ = ("_clock", "_deadline", "_limit", "_timeout", "body", "headers", "status", "what")
 
     def __init__(
         self,
@@ -91,42 +91,42 @@ class Answer:
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
             raise GoUnavailableError(what, f"body larger than {limit} bytes")
-        self._what, self._limit, self._timeout, self._clock = what, limit, timeout, clock
+        self.what, self._limit, self._timeout, self._clock = what, limit, timeout, clock
         self._deadline = clock() + timeout
         self.status, self.headers, self.body = status, headers, bytearray()
 
     def feed(self, chunk: bytes) -> None:
         if len(self.body) + len(chunk) > self._limit:
-            raise GoUnavailableError(self._what, f"body larger than {self._limit} bytes")
+            raise GoUnavailableError(self.what, f"body larger than {self._limit} bytes")
         if self._clock() > self._deadline:
             why = f"body not complete within {self._timeout:g}s of its headers"
-            raise GoUnavailableError(self._what, why)
+            raise GoUnavailableError(self.what, why)
         self.body += chunk
 
 
 # Go's answers.
 
 
-def _json(what: str, answer: Answer) -> tuple[object, bool]:
+def _json(answer: Answer) -> tuple[object, bool]:
     """The answer's JSON and its surrogate flag; a 404 body that is not JSON is None."""
     try:
         return loads(answer.body)
     except ValueError as exc:
         if answer.status == 404:
             return None, False
-        raise GoUnavailableError(what, f"status 200, invalid JSON body: {exc}") from exc
+        raise GoUnavailableError(answer.what, f"status 200, invalid JSON body: {exc}") from exc
 
 
-def parse_block(what: str, answer: Answer, seq: int) -> Block | None:
+def parse_block(answer: Answer, seq: int) -> Block | None:
     """The block with this seq, or None when the Go answers its JSON 404."""
-    doc, surrogates = _json(what, answer)
+    doc, surrogates = _json(answer)
     if answer.status == 404:
         if isinstance(doc, dict) and "error" in doc:
             return None
-        raise GoUnavailableError(what, "status 404 without the JSON error body")
+        raise GoUnavailableError(answer.what, "status 404 without the JSON error body")
     fields = fields_from_json(doc, surrogates)
     if fields is None or fields[0] != seq:
-        raise GoUnavailableError(what, "the body is not the requested block")
+        raise GoUnavailableError(answer.what, "the body is not the requested block")
     return Block(*fields)
 
 
@@ -137,7 +137,6 @@ def strong_etag(headers: Mapping[str, str]) -> str | None:
 
 
 def parse_blocks(
-    what: str,
     answer: Answer,
     *,
     kept: BlockSet | None = None,
@@ -148,6 +147,7 @@ def parse_blocks(
     its ETag kept when strong; ``read``: its options), or ``kept`` for a 304 whose ETag is
     ``sent``, the tag of a conditional read. Any other answer is a failed read (a bad
     delta's from a BadDelta)."""
+    what = answer.what
     if answer.status == 304:
         if sent is None or kept is None or kept.tag != sent:
             raise GoUnavailableError(what, "status 304")  # unsolicited: Answer refuses it first
@@ -163,9 +163,10 @@ def parse_blocks(
         raise GoUnavailableError(what, str(exc)) from exc
 
 
-def parse_exec(what: str, answer: Answer, name: str) -> str:
+def parse_exec(answer: Answer, name: str) -> str:
     """Go's own output for the call; UnknownToolError when it answers its JSON 404."""
-    doc, _ = _json(what, answer)
+    what = answer.what
+    doc, _ = _json(answer)
     if answer.status == 404 and isinstance(doc, dict) and "error" in doc:
         raise UnknownToolError(name)
     if answer.status != 200:

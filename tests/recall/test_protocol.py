@@ -51,14 +51,12 @@ def answer_to(
 
 def block_of(status: int, raw: bytes, seq: int = 7) -> Block | None:
     request = protocol.block_request(seq)
-    return protocol.parse_block(request.what, answer_to(request, status, raw), seq)
+    return protocol.parse_block(answer_to(request, status, raw), seq)
 
 
 def blocks_of(status: int, raw: bytes, kept: BlockSet | None = None) -> list[Block]:
     request = protocol.blocks_request()
-    return list(
-        protocol.parse_blocks(request.what, answer_to(request, status, raw), kept=kept).view()
-    )
+    return list(protocol.parse_blocks(answer_to(request, status, raw), kept=kept).view())
 
 
 def kept_set(raw: bytes, tag: str | None = None) -> BlockSet:
@@ -75,7 +73,7 @@ def failure(parse: Callable[[], object]) -> GoUnavailableError:
 
 def output_of(status: int, raw: bytes, name: str = "recall") -> str:
     request = protocol.exec_request(name, "{}")
-    return protocol.parse_exec(request.what, answer_to(request, status, raw), name)
+    return protocol.parse_exec(answer_to(request, status, raw), name)
 
 
 # The requests.
@@ -290,14 +288,14 @@ def kept_and_304(tag: str | None, *, kept_tag: str | None = TAG) -> BlockSet:
     kept = kept_set(BLOCKS_RAW, kept_tag)
     request = protocol.blocks_request(TAG)
     answer = answer_to(request, 304, b"", headers={} if tag is None else {"etag": tag})
-    return protocol.parse_blocks(request.what, answer, kept=kept, sent=TAG)
+    return protocol.parse_blocks(answer, kept=kept, sent=TAG)
 
 
 def test_a_304_with_the_tag_sent_is_the_kept_set() -> None:
     kept = kept_set(BLOCKS_RAW, TAG)
     request = protocol.blocks_request(TAG)
     answer = answer_to(request, 304, b"", headers={"etag": TAG})
-    assert protocol.parse_blocks(request.what, answer, kept=kept, sent=TAG) is kept
+    assert protocol.parse_blocks(answer, kept=kept, sent=TAG) is kept
 
 
 @pytest.mark.parametrize("tag", ['"9c1f0e7a5b3d2c48-43"', f"W/{TAG}", None, ""])
@@ -322,7 +320,7 @@ def test_a_200_keeps_its_strong_tag() -> None:
         ({"etag": 'W/"abc-1"'}, None),
     ):
         answer = answer_to(request, 200, BLOCKS_RAW, headers=headers)
-        got = protocol.parse_blocks(request.what, answer, kept=kept_set(BLOCKS_RAW, TAG), sent=TAG)
+        got = protocol.parse_blocks(answer, kept=kept_set(BLOCKS_RAW, TAG), sent=TAG)
         assert got.tag == tag
         assert list(got.view()) == [Block(7, "<b>L</b>", "a & b")]
         assert got.reused == 1
@@ -534,17 +532,15 @@ def test_go_answers_parse(fresh_go: FreshGo) -> None:
         return answer_to(request, response.status_code, response.content)
 
     request = protocol.blocks_request()
-    blocks = list(protocol.parse_blocks(request.what, fetch(request)).view())
+    blocks = list(protocol.parse_blocks(fetch(request)).view())
     assert blocks == [Block(**b) for b in go.blocks()]
     assert [b.seq for b in blocks] == [first, last]
     for seq, expected in ((first, blocks[0]), (locked, None), (last + 1, None)):
         request = protocol.block_request(seq)
-        assert protocol.parse_block(request.what, fetch(request), seq) == expected
+        assert protocol.parse_block(fetch(request), seq) == expected
     args = json.dumps({"id": f"r{first}"})
     request = protocol.exec_request("recall", args)
-    assert protocol.parse_exec(request.what, fetch(request), "recall") == go.exec_tool(
-        "recall", args
-    )
+    assert protocol.parse_exec(fetch(request), "recall") == go.exec_tool("recall", args)
     request = protocol.exec_request("frobnicate", "{}")
     with pytest.raises(UnknownToolError):
-        protocol.parse_exec(request.what, fetch(request), "frobnicate")
+        protocol.parse_exec(fetch(request), "frobnicate")
