@@ -20,8 +20,7 @@ MSGSPEC_FROM = 1 << 20
 """The body size (bytes) from which msgspec is imported to decode it: importing msgspec
 costs about what json's scanner spends on 1 MB more than msgspec does."""
 
-_chosen: ItemDecoder | None = None
-"""The hosts' item decoder, chosen at the first body of ``MSGSPEC_FROM`` bytes or more."""
+_chosen: ItemDecoder | None = None  # the hosts', chosen at the first body of MSGSPEC_FROM bytes
 
 
 @functools.cache

@@ -14,7 +14,7 @@ import httpx
 from recall._core import DEFAULT_CACHE_BYTES, DEFAULT_MAX_BODY_BYTES, HostCore
 from recall._errors import HostClosedError
 from recall._go import DEFAULT_UNICODE_VERSION
-from recall._protocol import Request, blocks_request, check_base_url
+from recall._protocol import Request, blocks_request, check_base_url, check_type
 from recall._shadow import COUNTS, Job, Shadow, ShadowState
 
 TransportT = TypeVar("TransportT", httpx.BaseTransport, httpx.AsyncBaseTransport)
@@ -80,8 +80,7 @@ class HostBase(Generic[TransportT]):
         if not isinstance(verify, bool | ssl.SSLContext):
             raise TypeError("verify must be True, False or an ssl.SSLContext")
         kind = self._transport_kind
-        if transport is not None and not isinstance(transport, kind):
-            raise TypeError(f"transport must be an httpx.{kind.__name__}")
+        check_type("transport", transport, (kind, type(None)), f"an httpx.{kind.__name__}")
         if isinstance(verify, bool) and not https:
             verify = _no_tls()  # never used: building httpx's default would load the CA store
         if transport is None:
@@ -102,7 +101,6 @@ class HostBase(Generic[TransportT]):
         self._open()
 
     def _open_or_raise(self) -> None:
-        """HostClosedError once the host is closed."""
         if self._http.is_closed:
             raise HostClosedError(f"{self!r} is closed: it sends no more requests") from None
 
@@ -160,6 +158,5 @@ class HostBase(Generic[TransportT]):
 
 @functools.cache
 def _no_tls() -> ssl.SSLContext:
-    """The TLS context of a plain http:// host, which never makes a TLS connection (httpx's
-    transport wants one; this one trusts no CA)."""
+    """The TLS context of a plain http:// host's transport, which never uses it: no CA."""
     return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)

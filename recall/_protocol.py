@@ -197,10 +197,9 @@ def check_base_url(base_url: object) -> tuple[str, bool]:
         _ = parts.port  # ValueError for a port that is not a number from 0 to 65535
     except ValueError as exc:
         raise ValueError(f"invalid base URL: {exc}") from None
-    scheme = parts.scheme.lower()
-    if scheme not in ("http", "https") or not parts.hostname:
+    if parts.scheme not in ("http", "https") or not parts.hostname:  # a scheme in lowercase
         raise ValueError("the base URL must be an absolute http:// or https:// URL with a host")
-    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl(), scheme == "https"
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl(), parts.scheme == "https"
 
 
 def check_token(token: object) -> None:
