@@ -8,11 +8,10 @@ from typing import TypeVar
 
 import httpx
 
-from recall._core import Call, Flight, Steps
+from recall._core import Call, Flight, Job, Steps
 from recall._errors import EventLoopError, GoUnavailableError
 from recall._http import HostBase
 from recall._protocol import Answer, Request
-from recall._shadow import Job
 
 T = TypeVar("T")
 
@@ -160,7 +159,7 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
         while True:
             job = await jobs.get()
             try:
-                await self._drive(self._core.compare(job))
+                await self._drive(job)
             except asyncio.CancelledError:
                 shadow.settle("dropped")  # the host closing: never settled otherwise
                 raise

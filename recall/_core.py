@@ -2,8 +2,8 @@
 
 A call is a generator (sans-IO, as h11): it yields each ``Request``, is sent its
 ``Answer`` or thrown its GoUnavailableError, and returns the output; the hosts drive it
-through a ``Call``. With a shadow, a sampled call hands a ``Job`` to the host's ``offpath``
-hook, which runs ``compare(job)`` (a call of the same kind) off the caller's path.
+through a ``Call``. With a shadow, a sampled call hands its comparison (a ``Job``, a call of
+the same kind) to the host's ``offpath`` hook, which drives it off the caller's path.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from recall._protocol import (
     parse_blocks,
     parse_exec,
 )
-from recall._shadow import Job, PythonRun, ShadowState, Verdict
+from recall._shadow import PythonRun, ShadowState, Verdict
 from recall._tools import TOOLS, BlockRead, replace_surrogates, start_tool
 
 T = TypeVar("T")
@@ -101,6 +101,8 @@ class Flight:
 
 Steps = Generator[Request | Flight, Answer, T]
 """A call: yields its requests (or a shared read to wait for), is sent their answers."""
+Job = Steps[None]
+"""A sampled call's comparison: the other side's output, the verdict settled."""
 
 
 class HostCore:
@@ -141,8 +143,8 @@ class HostCore:
         self.go = go  # the base URL without credentials, as errors say it
         self.shadow = shadow
         self.offpath: Callable[[Job], bool] = lambda job: False
-        """The host's hook: run ``compare(job)`` off the caller's path; False when it
-        cannot take the job now (its queue is full, it is closing)."""
+        """The host's hook: drive a ``Job`` off the caller's path; False when it cannot take
+        the job now (its queue is full, it is closing)."""
 
     def call(self, name: str, args: str) -> Steps[str]:
         """The tool call ``name`` with the JSON arguments text ``args``, to be driven
@@ -304,9 +306,9 @@ class HostCore:
             return (yield from self._fallback(name, args, read_error))
         except Exception as exc:
             run.error = shadow.describe(exc)
-            self._hand_off(shadow, Job(name, args, run, None))
+            self._hand_off(shadow, self._compare(name, args, run, None))
             raise
-        self._hand_off(shadow, Job(name, args, run, None))
+        self._hand_off(shadow, self._compare(name, args, run, None))
         return run.output
 
     def _go_primary(self, name: str, args: str, shadow: ShadowState, sampled: bool) -> Steps[str]:
@@ -321,7 +323,7 @@ class HostCore:
             except GoUnavailableError as read_error:
                 raise FallbackFailedError(read_error, go_error) from go_error
         if sampled:
-            self._hand_off(shadow, Job(name, args, None, output))
+            self._hand_off(shadow, self._compare(name, args, None, output))
         return output
 
     def _hand_off(self, shadow: ShadowState, job: Job) -> None:
@@ -331,30 +333,31 @@ class HostCore:
 
     # The comparison, off the caller's path.
 
-    def compare(self, job: Job) -> Steps[None]:
-        """A sampled call's comparison, to be driven: the other side's output, a difference
-        checked once more on both sides, the verdict settled."""
+    def _compare(
+        self, name: str, args: str, python: PythonRun | None, go_output: str | None
+    ) -> Job:
+        """The comparison of a call of which one side is known (the port's run, or Go's
+        output): a difference checked once more on both sides, the verdict settled."""
         shadow = self.shadow
         assert shadow is not None
-        python, go_output = job.python, job.go_output
         verdict: Verdict = "matched"
         divergence = None
         try:
             if python is None:
-                python = yield from self._python_run(job.name, job.args)
+                python = yield from self._python_run(name, args)
             else:
-                go_output = yield from self._exec(job.name, job.args, shadow)
+                go_output = yield from self._exec(name, args, shadow)
             if not python.fell_back and python.output != go_output:
                 # Once more on both sides: equal now, the archive changed in between.
-                python = yield from self._python_run(job.name, job.args)
-                go_output = yield from self._exec(job.name, job.args, shadow)
+                python = yield from self._python_run(name, args)
+                go_output = yield from self._exec(name, args, shadow)
                 verdict = "raced"
             if python.fell_back:
                 verdict = "fell_back"
             elif python.output != go_output:
                 assert go_output is not None
                 verdict = "diverged"
-                divergence = shadow.divergence(job.name, job.args, python, go_output)
+                divergence = shadow.divergence(name, args, python, go_output)
         except RecallError as go_error:  # Go failed the shadow call: no verdict
             shadow.settle("errors", error=go_error)
             return None

@@ -11,11 +11,11 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import httpx
 
-from recall._core import DEFAULT_CACHE_BYTES, DEFAULT_MAX_BODY_BYTES, HostCore
+from recall._core import DEFAULT_CACHE_BYTES, DEFAULT_MAX_BODY_BYTES, HostCore, Job
 from recall._errors import HostClosedError
 from recall._go import DEFAULT_UNICODE_VERSION
 from recall._protocol import Request, blocks_request, check_base_url, check_type
-from recall._shadow import COUNTS, Job, Shadow, ShadowState
+from recall._shadow import COUNTS, Shadow, ShadowState
 
 TransportT = TypeVar("TransportT", httpx.BaseTransport, httpx.AsyncBaseTransport)
 

@@ -57,16 +57,6 @@ class PythonRun:
     blocks: Sequence[Block] = ()
 
 
-class Job(NamedTuple):
-    """A sampled call handed off the caller's path: the primary's side of it (the port's
-    run, or Go's output), the other side still to get."""
-
-    name: str
-    args: str
-    python: PythonRun | None
-    go_output: str | None
-
-
 class Difference(NamedTuple):
     """The first byte where two UTF-8 texts differ: its offset (from 0), line and column
     (from 1; the column counts bytes, as Go's tools do)."""

@@ -8,11 +8,10 @@ from typing import TypeVar
 
 import httpx
 
-from recall._core import Call, Flight, Steps
+from recall._core import Call, Flight, Job, Steps
 from recall._errors import GoUnavailableError
 from recall._http import HostBase
 from recall._protocol import Answer, Request
-from recall._shadow import Job
 
 T = TypeVar("T")
 
@@ -138,7 +137,7 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         assert shadow is not None
         while (job := jobs.get()) is not None:
             try:
-                self._drive(self._core.compare(job))
+                self._drive(job)
             except Exception as exc:  # such as the client closed under it: no verdict
                 shadow.settle("errors", error=exc)
             finally:
