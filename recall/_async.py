@@ -32,7 +32,6 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
     _http: httpx.AsyncClient
     _jobs: asyncio.Queue[Job] | None = None
     _worker: asyncio.Task[None] | None = None
-    _closing = False
     _loop: asyncio.AbstractEventLoop | None = None
 
     def _open(self) -> None:
@@ -47,7 +46,7 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
     async def aclose(self) -> None:
         """``GoTurnHost.close``, awaited (EventLoopError on another loop than the host's)."""
         if not self._http.is_closed:
-            self._on_own_loop()
+            self._open_on_own_loop()
         shadow = self._core.shadow
         if shadow is None or self._closing:
             await self._http.aclose()
@@ -65,17 +64,16 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
 
     async def exec_tool(self, name: str, args: str) -> str:
         """``GoTurnHost.exec_tool``, awaited (EventLoopError on another loop than the host's)."""
-        self._open_or_raise()
-        self._on_own_loop()
+        self._open_on_own_loop()
         return await self._drive(self._core.call(name, args))
 
     async def warm(self) -> None:
         """``GoTurnHost.warm``, awaited (EventLoopError as for ``exec_tool``)."""
-        self._open_or_raise()
-        self._on_own_loop()
+        self._open_on_own_loop()
         self._prepared(await self._drive(self._core.warm()))  # the first search's read, built now
 
-    def _on_own_loop(self) -> None:
+    def _open_on_own_loop(self) -> None:
+        self._open_or_raise()
         loop = asyncio.get_running_loop()
         if self._loop is None:
             self._loop = loop
@@ -124,7 +122,6 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
             flight.land(await self._send(flight.request))
 
     async def _send(self, request: Request) -> Answer:
-        """Go's answer to the request; GoUnavailableError when there is none."""
         with self._sending(request):
             response = await self._through.handle_async_request(self._prepared(request))
             try:

@@ -170,7 +170,6 @@ class HostCore:
         return blocks_request(None if kept is None else kept.tag)
 
     def receive(self, request: Request, status: int, headers: Mapping[str, str]) -> Answer:
-        """The answer to ``request``, its body to be fed (``Answer``)."""
         return Answer(request, status, headers, limit=self._max_body_bytes, timeout=self.timeout)
 
     def unavailable(self, request: Request, exc: Exception) -> GoUnavailableError:

@@ -31,10 +31,9 @@ class HostBase(Generic[TransportT]):
     _through: TransportT  # what sends: the client's auth, redirects and cookies unused
     _shown_url: str
     _last: tuple[Request, httpx.Request] | None = None
+    _closing = False
     _open: Callable[[], None]  # makes the host's own state
-    # Takes a sampled call's comparison off the caller's path, never waiting; False when it
-    # cannot (the queue full, the host closing).
-    _submit: Callable[[Job], bool]
+    _submit: Callable[[Job], bool]  # the core's offpath hook, which never waits
 
     def __init__(
         self,

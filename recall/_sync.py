@@ -30,7 +30,6 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
     _http: httpx.Client
     _jobs: queue.Queue[Job | None] | None = None  # None: the worker ends
     _worker: threading.Thread | None = None
-    _closing = False
 
     def _open(self) -> None:
         self._offpath_lock = threading.Lock()  # close() sets _closing under it: no job lost
