@@ -343,12 +343,12 @@ class HostCore:
         divergence = None
         try:
             if python is None:
-                python = yield from self._python_run(name, args)
+                python = yield from self._python_run(name, args, shadow)
             else:
                 go_output = yield from self._exec(name, args, shadow)
             if not python.fell_back and python.output != go_output:
                 # Once more on both sides: equal now, the archive changed in between.
-                python = yield from self._python_run(name, args)
+                python = yield from self._python_run(name, args, shadow)
                 go_output = yield from self._exec(name, args, shadow)
                 verdict = "raced"
             if python.fell_back:
@@ -362,7 +362,7 @@ class HostCore:
             return None
         shadow.settle(verdict, divergence=divergence)
 
-    def _python_run(self, name: str, args: str) -> Steps[PythonRun]:
+    def _python_run(self, name: str, args: str, shadow: ShadowState) -> Steps[PythonRun]:
         """The port's run of a call, never raising: its output or its defect, and what it
         read; ``fell_back`` when its read failed."""
         run = PythonRun()
@@ -371,8 +371,7 @@ class HostCore:
         except GoUnavailableError:
             run.fell_back = True
         except Exception as exc:
-            assert self.shadow is not None
-            run.error = self.shadow.describe(exc)
+            run.error = shadow.describe(exc)
         return run
 
 

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import queue
 import threading
-from typing import TypeVar
 
 import httpx
 
-from recall._core import Call, Flight, Job, Steps
+from recall._core import Call, Flight, Job, Steps, T
 from recall._errors import GoUnavailableError
 from recall._http import HostBase
 from recall._protocol import Answer, Request
-
-T = TypeVar("T")
 
 
 class GoTurnHost(HostBase[httpx.BaseTransport]):
