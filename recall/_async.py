@@ -134,17 +134,16 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
     def _submit(self, job: Job) -> bool:
         if self._closing:
             return False
-        if self._jobs is None:
+        if self._jobs is None:  # the first: the queue and its worker
             assert self._core.shadow is not None
             self._jobs = asyncio.Queue(self._core.shadow.queue)
+            self._worker = asyncio.get_running_loop().create_task(
+                self._work(self._jobs), name="recall-shadow"
+            )
         try:
             self._jobs.put_nowait(job)
         except asyncio.QueueFull:
             return False
-        if self._worker is None:
-            self._worker = asyncio.get_running_loop().create_task(
-                self._work(self._jobs), name="recall-shadow"
-            )
         return True
 
     async def _work(self, jobs: asyncio.Queue[Job]) -> None:

@@ -114,18 +114,17 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         with self._offpath_lock:
             if self._closing:
                 return False
-            if self._jobs is None:
+            if self._jobs is None:  # the first: the queue and its worker
                 assert self._core.shadow is not None
                 self._jobs = queue.Queue(self._core.shadow.queue)
-            try:
-                self._jobs.put_nowait(job)
-            except queue.Full:
-                return False
-            if self._worker is None:
                 self._worker = threading.Thread(
                     target=self._work, args=(self._jobs,), name="recall-shadow", daemon=True
                 )
                 self._worker.start()
+            try:
+                self._jobs.put_nowait(job)
+            except queue.Full:
+                return False
             return True
 
     def _work(self, jobs: queue.Queue[Job | None]) -> None:
