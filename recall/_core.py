@@ -126,12 +126,11 @@ class HostCore:
         unicode_version: str = DEFAULT_UNICODE_VERSION,
     ) -> None:
         self._quote = quote_for(unicode_version)
-        check_token(token)
+        self._token = check_token(token)
         self.timeout = check_timeout(timeout)
         self.headers = {"Accept": "application/json"}
         if token is not None:
             self.headers["Authorization"] = f"Bearer {token}"
-        self._token = token
         self._max_body_bytes = check_bytes("max_body_bytes", max_body_bytes)
         self._budget = check_bytes("cache_bytes", cache_bytes)
         self._kept: BlockSet | None = None
@@ -227,8 +226,7 @@ class HostCore:
             if flight is None or flight.landed.is_set():
                 kept = self._kept
                 sent = None if kept is None else kept.tag
-                request = blocks_request(sent)
-                flight = Flight(request, lambda answer: self._land(answer, kept, sent))
+                flight = Flight(blocks_request(sent), lambda answer: self._land(answer, kept, sent))
                 self._flight = flight
             return flight
 

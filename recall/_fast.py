@@ -73,8 +73,7 @@ def decode_items_msgspec(raw: memoryview) -> list[Fields] | None:
 
 
 def decoders(size: int) -> Decoders:
-    """``read_set``'s ``decode`` and ``decode_many``: msgspec's once a body large enough to
-    import it for came (when it imports), else ``decode_item`` alone."""
+    """``read_set``'s decoders for a body of ``size`` bytes, as the module's docstring says."""
     global _chosen
     if _chosen is None:
         if size < MSGSPEC_FROM:

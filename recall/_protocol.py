@@ -202,11 +202,12 @@ def check_base_url(base_url: object) -> tuple[str, bool]:
     return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl(), parts.scheme == "https"
 
 
-def check_token(token: object) -> None:
-    """ValueError unless ``token`` is None or one or more visible ASCII characters."""
+def check_token(token: object) -> str | None:
+    """``token``; ValueError unless None or one or more visible ASCII characters."""
     token = check_type("the token", token, (str, type(None)), "a str or None")
     if token is not None and not _TOKEN.fullmatch(token):
         raise ValueError("the token must be one or more visible ASCII characters")
+    return token
 
 
 def check_timeout(timeout: object) -> float:

@@ -1,7 +1,7 @@
 """The shadow, with no I/O: the port compared with Go's /tool/exec on live traffic.
 
 Go is the control, the port the candidate (Scientist's words). The hosts compare a
-sampled call off the caller's path (``HostCore.compare``), byte for byte; outputs that
+sampled call off the caller's path (``HostCore._compare``), byte for byte; outputs that
 differ are checked once more on both sides (Diffy's noise check): equal then, the
 archive changed in between (``raced``); still different, a ``Divergence``.
 """
@@ -236,8 +236,7 @@ def _field(
 
 def _said(text: str) -> str:
     """A text's length and digest, as the log line says them."""
-    digest = _digest(text)
-    return f"{digest['bytes']} bytes, sha256 {digest['sha256']}"
+    return "{bytes} bytes, sha256 {sha256}".format(**_digest(text))
 
 
 def _digest(text: str) -> dict[str, Any]:
