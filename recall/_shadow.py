@@ -428,8 +428,7 @@ class ShadowState:
 
     def closed(self) -> None:
         """The host closed: the counts, one line."""
-        counts = self.stats()
-        summary = ", ".join(f"{key} {counts[key]}" for key in COUNTS)
+        summary = ", ".join(f"{key} {count}" for key, count in self.stats().items())
         logger.info("shadow (primary %s, rate %g): %s", self.primary, self.rate, summary)
 
     def divergence(self, name: str, args: str, python: PythonRun, go_output: str) -> Divergence:
