@@ -91,7 +91,6 @@ class HostBase(Generic[TransportT]):
                 base_url=base_url,
                 headers=self._core.headers,
                 timeout=httpx.Timeout(self._core.timeout),
-                follow_redirects=False,
                 trust_env=False,
             )
             self._prepared(blocks_request())  # a first search's read, built with the host
