@@ -188,7 +188,7 @@ class Searcher:
 
     def _indexed(self, blocks: BlockSet, *, again: bool, terms: int) -> WordIndex | None:
         """The index with every block of ``blocks`` in it, or None (scan them)."""
-        if self._set is blocks:  # set with its index
+        if self._set is blocks:  # indexed already: the index is kept with its set
             return self._index
         index, slot_of = self._index, self._slot_of
         if index is None or blocks.lineage is not self._lineage:
