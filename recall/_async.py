@@ -102,9 +102,7 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
             task = asyncio.get_running_loop().create_task(self._fly(flight))
             self._flying[flight] = task
             task.add_done_callback(lambda _: self._flying.pop(flight, None))
-        sending = self._flying.get(flight)
-        if sending is None:  # landed already: its task is done
-            return
+        sending = self._flying[flight]  # a flight joined has not landed: its task is here
         flight.waiting += 1
         try:
             await asyncio.wait((sending,))  # a caller cancelled leaves the task be
