@@ -53,7 +53,7 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
         if jobs is not None and worker is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(jobs.join(), self._core.timeout)
-            shadow.abandon(jobs.qsize())  # a comparison still running counts as dropped
+            shadow.abandon()  # the comparisons queued or running dropped
             worker.cancel()
             await asyncio.gather(worker, return_exceptions=True)
         await self._http.aclose()
@@ -152,7 +152,7 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
             try:
                 await self._drive(job)
             except asyncio.CancelledError:
-                shadow.settle("dropped")  # the host closing: never settled otherwise
+                shadow.settle("dropped")  # its loop ending (a host closing dropped it)
                 raise
             except Exception as exc:  # such as the client closed under it: no verdict
                 shadow.settle("errors", error=exc)

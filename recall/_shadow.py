@@ -351,10 +351,11 @@ class ShadowState:
     # The counts. Every sampled call ends in one verdict; while it waits it is pending.
 
     def sampled(self, then: Literal["pending", "fell_back"]) -> None:
-        """A sampled call, ``pending`` (handed off the caller's path) or decided on the path."""
+        """A sampled call, ``pending`` (handed off the caller's path; dropped once the host
+        is closing) or decided on the path."""
         with self._lock:
             self._counts["sampled"] += 1
-            self._counts[then] += 1
+            self._counts["dropped" if then == "pending" and self._closed else then] += 1
 
     def settle(
         self,
@@ -364,10 +365,10 @@ class ShadowState:
         error: Exception | None = None,
     ) -> None:
         """A handed-off comparison's verdict (with Go's ``error``, or the ``divergence``);
-        dropped once the host is closing."""
+        none once the host is closing, which dropped it."""
         with self._lock:
             if self._closed:
-                verdict, divergence, error = "dropped", None, None
+                return
             self._counts["pending"] -= 1
             self._counts[verdict] += 1
             if verdict in ("matched", "diverged", "raced"):
@@ -382,12 +383,12 @@ class ShadowState:
             except Exception as exc:  # the callback's defect never stops the comparisons
                 logger.error("on_divergence raised %s", self.describe(exc))
 
-    def abandon(self, jobs: int) -> None:
-        """The host is closing: ``jobs`` that never ran, and any still running, are dropped."""
+    def abandon(self) -> None:
+        """The host is closing: the comparisons still pending, queued or running, are dropped."""
         with self._lock:
             self._closed = True
-            self._counts["pending"] -= jobs
-            self._counts["dropped"] += jobs
+            self._counts["dropped"] += self._counts["pending"]
+            self._counts["pending"] = 0
 
     def go_failed(self, error: Exception, *, served: bool = False, sampled: bool = False) -> None:
         """Go failed a call of the shadow (``served``: the primary's, the port served it;

@@ -50,11 +50,10 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         if jobs is not None:
             with jobs.all_tasks_done:  # the queue's mutex held
                 jobs.all_tasks_done.wait_for(lambda: not jobs.unfinished_tasks, timeout)
-                left = len(jobs.queue)  # the jobs that never ran, dropped
-                jobs.queue.clear()
-            shadow.abandon(left)
+                jobs.queue.clear()  # the jobs that never ran
+            shadow.abandon()  # those and the one running, if any, dropped
             jobs.put(None)
-        self._http.close()  # a comparison still running fails now, and counts as dropped
+        self._http.close()  # a comparison still running fails at its next request
         if worker is not None:
             worker.join(timeout)
         shadow.closed()
