@@ -53,11 +53,10 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
         if jobs is not None and worker is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(jobs.join(), self._core.timeout)
-            shadow.abandon()  # the comparisons queued or running dropped
-            worker.cancel()
+            worker.cancel()  # the comparison running, if any, dropped
             await asyncio.gather(worker, return_exceptions=True)
+        shadow.closed()  # the queued ones dropped
         await self._http.aclose()
-        shadow.closed()
 
     async def exec_tool(self, name: str, args: str) -> str:
         """``GoTurnHost.exec_tool``, awaited (EventLoopError on another loop than the host's)."""
@@ -152,7 +151,7 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
             try:
                 await self._drive(job)
             except asyncio.CancelledError:
-                shadow.settle("dropped")  # its loop ending (a host closing dropped it)
+                shadow.settle("dropped")  # the host closing, or its loop ending
                 raise
             except Exception as exc:  # such as the client closed under it: no verdict
                 shadow.settle("errors", error=exc)

@@ -383,13 +383,6 @@ class ShadowState:
             except Exception as exc:  # the callback's defect never stops the comparisons
                 logger.error("on_divergence raised %s", self.describe(exc))
 
-    def abandon(self) -> None:
-        """The host is closing: the comparisons still pending, queued or running, are dropped."""
-        with self._lock:
-            self._closed = True
-            self._counts["dropped"] += self._counts["pending"]
-            self._counts["pending"] = 0
-
     def go_failed(self, error: Exception, *, served: bool = False, sampled: bool = False) -> None:
         """Go failed a call of the shadow (``served``: the primary's, the port served it;
         ``sampled``: an error). Logged once per burst of failures, and again after
@@ -428,7 +421,12 @@ class ShadowState:
             logger.warning("Go's tool endpoint answers again, after %d failures", count)
 
     def closed(self) -> None:
-        """The host closed: the counts, one line."""
+        """The host is closing: the comparisons still pending, queued or running, are
+        dropped; then the counts, one line."""
+        with self._lock:
+            self._closed = True
+            self._counts["dropped"] += self._counts["pending"]
+            self._counts["pending"] = 0
         summary = ", ".join(f"{key} {count}" for key, count in self.stats().items())
         logger.info("shadow (primary %s, rate %g): %s", self.primary, self.rate, summary)
 

@@ -51,12 +51,11 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
             with jobs.all_tasks_done:  # the queue's mutex held
                 jobs.all_tasks_done.wait_for(lambda: not jobs.unfinished_tasks, timeout)
                 jobs.queue.clear()  # the jobs that never ran
-            shadow.abandon()  # those and the one running, if any, dropped
             jobs.put(None)
+        shadow.closed()  # those and the one running, if any, dropped
         self._http.close()  # a comparison still running fails at its next request
         if worker is not None:
             worker.join(timeout)
-        shadow.closed()
 
     def exec_tool(self, name: str, args: str) -> str:
         """The output of the tool call ``name`` with the JSON arguments text ``args``
