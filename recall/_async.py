@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TypeVar
 
 import httpx
 
-from recall._core import Call, Flight
+from recall._core import Call, Flight, Job, Steps, T
 from recall._errors import EventLoopError, GoUnavailableError
 from recall._http import HostBase
 from recall._protocol import Answer, Request
-from recall._shadow import Job
-
-T = TypeVar("T")
 
 
 class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
@@ -33,7 +29,6 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
     _http: httpx.AsyncClient
     _jobs: asyncio.Queue[Job] | None = None
     _worker: asyncio.Task[None] | None = None
-    _closing = False
     _loop: asyncio.AbstractEventLoop | None = None
 
     def _open(self) -> None:
@@ -48,7 +43,7 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
     async def aclose(self) -> None:
         """``GoTurnHost.close``, awaited (EventLoopError on another loop than the host's)."""
         if not self._http.is_closed:
-            self._on_own_loop()
+            self._open_on_own_loop()
         shadow = self._core.shadow
         if shadow is None or self._closing:
             await self._http.aclose()
@@ -58,26 +53,23 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
         if jobs is not None and worker is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(jobs.join(), self._core.timeout)
-            shadow.abandon(jobs.qsize())  # a comparison still running counts as dropped
-            worker.cancel()
+            worker.cancel()  # the comparison running, if any, dropped
             await asyncio.gather(worker, return_exceptions=True)
+        shadow.closed()  # the queued ones dropped
         await self._http.aclose()
-        shadow.closed()
 
     async def exec_tool(self, name: str, args: str) -> str:
         """``GoTurnHost.exec_tool``, awaited (EventLoopError on another loop than the host's)."""
-        self._open_or_raise()
-        self._on_own_loop()
+        self._open_on_own_loop()
         return await self._drive(self._core.call(name, args))
 
     async def warm(self) -> None:
         """``GoTurnHost.warm``, awaited (EventLoopError as for ``exec_tool``)."""
-        self._open_or_raise()
-        self._on_own_loop()
-        await self._drive(self._core.warm())
-        self._prepared(self._core.next_read())  # the first search's, built now
+        self._open_on_own_loop()
+        self._prepared(await self._drive(self._core.warm()))  # the first search's read, built now
 
-    def _on_own_loop(self) -> None:
+    def _open_on_own_loop(self) -> None:
+        self._open_or_raise()
         loop = asyncio.get_running_loop()
         if self._loop is None:
             self._loop = loop
@@ -87,7 +79,8 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
                 " (a host serves one loop, one asyncio.run: make one host per loop)"
             )
 
-    async def _drive(self, call: Call[T]) -> T:
+    async def _drive(self, steps: Steps[T]) -> T:
+        call = Call(steps, self._core.go)
         while (request := call.request) is not None:
             if isinstance(request, Flight):  # a read shared with the calls needing it now
                 await self._wait(request)
@@ -108,9 +101,7 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
             task = asyncio.get_running_loop().create_task(self._fly(flight))
             self._flying[flight] = task
             task.add_done_callback(lambda _: self._flying.pop(flight, None))
-        sending = self._flying.get(flight)
-        if sending is None:  # landed already: its task is done
-            return
+        sending = self._flying[flight]  # a flight joined has not landed: its task is here
         flight.waiting += 1
         try:
             await asyncio.wait((sending,))  # a caller cancelled leaves the task be
@@ -125,33 +116,31 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
             flight.land(await self._send(flight.request))
 
     async def _send(self, request: Request) -> Answer:
-        """Go's answer to the request; GoUnavailableError when there is none."""
         with self._sending(request):
             response = await self._through.handle_async_request(self._prepared(request))
             try:
-                body = self._core.receive(request, response.status_code, response.headers)
+                answer = self._core.receive(request, response.status_code, response.headers)
                 async for chunk in response.aiter_bytes():
-                    body.feed(chunk)
+                    answer.feed(chunk)
             finally:
                 await response.aclose()
-        return body.answer()
+        return answer
 
     # The shadow, off the caller's path.
 
     def _submit(self, job: Job) -> bool:
         if self._closing:
             return False
-        if self._jobs is None:
+        if self._jobs is None:  # the first: the queue and its worker
             assert self._core.shadow is not None
             self._jobs = asyncio.Queue(self._core.shadow.queue)
+            self._worker = asyncio.get_running_loop().create_task(
+                self._work(self._jobs), name="recall-shadow"
+            )
         try:
             self._jobs.put_nowait(job)
         except asyncio.QueueFull:
             return False
-        if self._worker is None:
-            self._worker = asyncio.get_running_loop().create_task(
-                self._work(self._jobs), name="recall-shadow"
-            )
         return True
 
     async def _work(self, jobs: asyncio.Queue[Job]) -> None:
@@ -160,9 +149,9 @@ class AsyncGoTurnHost(HostBase[httpx.AsyncBaseTransport]):
         while True:
             job = await jobs.get()
             try:
-                await self._drive(self._core.compare(job))
+                await self._drive(job)
             except asyncio.CancelledError:
-                shadow.settle("dropped")  # the host closing: never settled otherwise
+                shadow.settle("dropped")  # the host closing, or its loop ending
                 raise
             except Exception as exc:  # such as the client closed under it: no verdict
                 shadow.settle("errors", error=exc)

@@ -2,8 +2,8 @@
 
 A call is a generator (sans-IO, as h11): it yields each ``Request``, is sent its
 ``Answer`` or thrown its GoUnavailableError, and returns the output; the hosts drive it
-through ``Call``. With a shadow, a sampled call hands a ``Job`` to the host's ``offpath``
-hook, which runs ``compare(job)`` (a call of the same kind) off the caller's path.
+through a ``Call``. With a shadow, a sampled call hands its comparison (a ``Job``, a call of
+the same kind) to the host's ``offpath`` hook, which drives it off the caller's path.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from recall._go import DEFAULT_UNICODE_VERSION, quote_for
 from recall._index import Searcher
 from recall._protocol import (
     Answer,
-    Body,
     Request,
     block_request,
     blocks_request,
@@ -37,8 +36,8 @@ from recall._protocol import (
     parse_blocks,
     parse_exec,
 )
-from recall._shadow import Job, PythonRun, Seen, ShadowState, Verdict
-from recall._tools import TOOLS, BlockRead, BlocksRead, replace_surrogates, start_tool
+from recall._shadow import PythonRun, ShadowState, Verdict
+from recall._tools import TOOLS, BlockRead, replace_surrogates, start_tool
 
 T = TypeVar("T")
 
@@ -102,6 +101,8 @@ class Flight:
 
 Steps = Generator[Request | Flight, Answer, T]
 """A call: yields its requests (or a shared read to wait for), is sent their answers."""
+Job = Steps[None]
+"""A sampled call's comparison: the other side's output, the verdict settled."""
 
 
 class HostCore:
@@ -125,12 +126,11 @@ class HostCore:
         unicode_version: str = DEFAULT_UNICODE_VERSION,
     ) -> None:
         self._quote = quote_for(unicode_version)
-        check_token(token)
+        self._token = check_token(token)
         self.timeout = check_timeout(timeout)
         self.headers = {"Accept": "application/json"}
         if token is not None:
             self.headers["Authorization"] = f"Bearer {token}"
-        self._token = token
         self._max_body_bytes = check_bytes("max_body_bytes", max_body_bytes)
         self._budget = check_bytes("cache_bytes", cache_bytes)
         self._kept: BlockSet | None = None
@@ -142,10 +142,10 @@ class HostCore:
         self.go = go  # the base URL without credentials, as errors say it
         self.shadow = shadow
         self.offpath: Callable[[Job], bool] = lambda job: False
-        """The host's hook: run ``compare(job)`` off the caller's path; False when it
-        cannot take the job now (its queue is full, it is closing)."""
+        """The host's hook: drive a ``Job`` off the caller's path; False when it cannot take
+        the job now (its queue is full, it is closing)."""
 
-    def call(self, name: str, args: str) -> Call[str]:
+    def call(self, name: str, args: str) -> Steps[str]:
         """The tool call ``name`` with the JSON arguments text ``args``, to be driven
         (TypeError unless both are str; surrogates become U+FFFD first)."""
         check_type("name", name, str, "a str")
@@ -154,33 +154,22 @@ class HostCore:
         shadow = self.shadow
         if shadow is not None and name in TOOLS:
             if shadow.primary == "go":
-                return Call(self._go_primary(name, args, shadow, shadow.sample()), self.go)
+                return self._go_primary(name, args, shadow, shadow.sample())
             if shadow.sample():
-                return Call(self._python_primary(name, args, shadow), self.go)
-        return Call(self._steps(name, args), self.go)
+                return self._python_primary(name, args, shadow)
+        return self._steps(name, args)
 
-    def warm(self) -> Call[None]:
-        """A read of /blocks, to be driven: the set kept for the searches to come."""
-        return Call(self._warm(), self.go)
-
-    def _warm(self) -> Steps[None]:
+    def warm(self) -> Steps[Request]:
+        """A read of /blocks, to be driven: the set kept for the searches to come; its output
+        is the read a search would send next."""
         flight = self._join()
         yield flight
         flight.result()
-
-    def next_read(self) -> Request:
-        """The read of /blocks a search would send now."""
         kept = self._kept
         return blocks_request(None if kept is None else kept.tag)
 
-    def compare(self, job: Job) -> Call[None]:
-        """A sampled call's comparison, to be driven off the caller's path: the other
-        side's output, a difference checked once more on both sides, the verdict settled."""
-        return Call(self._compare(job), self.go)
-
-    def receive(self, request: Request, status: int, headers: Mapping[str, str]) -> Body:
-        """The body of the answer to ``request``, to be fed (``Body``)."""
-        return Body(request, status, headers, limit=self._max_body_bytes, timeout=self.timeout)
+    def receive(self, request: Request, status: int, headers: Mapping[str, str]) -> Answer:
+        return Answer(request, status, headers, limit=self._max_body_bytes, timeout=self.timeout)
 
     def unavailable(self, request: Request, exc: Exception) -> GoUnavailableError:
         """The failure of ``request`` that ``exc`` (a transport error) is: its kind and what
@@ -194,23 +183,12 @@ class HostCore:
     # A call.
 
     def _steps(self, name: str, args: str) -> Steps[str]:
-        # _python inlined: the path of every call without a shadow, one generator less
         if name not in TOOLS:
             return (yield from self._exec(name, args))
-        step = start_tool(name, args, self._quote)
-        if isinstance(step, str):
-            return step
         try:
-            return (yield from self._read(step))
+            return (yield from self._python(name, args))
         except GoUnavailableError as read_error:
             return (yield from self._fallback(name, args, read_error))
-
-    def _python(self, name: str, args: str, seen: Seen | None = None) -> Steps[str]:
-        """The port's output (GoUnavailableError when its read fails), its reads in ``seen``."""
-        step = start_tool(name, args, self._quote)
-        if isinstance(step, str):
-            return step
-        return (yield from self._read(step, seen))
 
     def _fallback(self, name: str, args: str, read_error: GoUnavailableError) -> Steps[str]:
         """Go's output for a call whose read failed; FallbackFailedError when it fails too."""
@@ -219,19 +197,23 @@ class HostCore:
         except RecallError as exec_error:
             raise FallbackFailedError(read_error, exec_error) from exec_error
 
-    def _read(self, step: BlockRead | BlocksRead, seen: Seen | None = None) -> Steps[str]:
-        """The tool's archive read, and its output over it."""
+    def _python(self, name: str, args: str, run: PythonRun | None = None) -> Steps[str]:
+        """The port's output, over its archive read (GoUnavailableError when that fails),
+        what it read noted in ``run``."""
+        step = start_tool(name, args, self._quote)
+        if isinstance(step, str):
+            return step
         if isinstance(step, BlockRead):
             request = block_request(step.seq)
-            block = parse_block(request.what, (yield request), step.seq)
-            if seen is not None:
-                seen.step, seen.block = step, block
+            block = parse_block((yield request), step.seq)
+            if run is not None:
+                run.step, run.block = step, block
             return step.finish(block)
         flight = self._join()
         yield flight
         blocks, again = flight.result()
-        if seen is not None and blocks.complete:  # a shadow's sets always are
-            seen.step, seen.blocks = step, blocks.view()  # decoded for a divergence only
+        if run is not None and blocks.complete:  # a shadow's sets always are
+            run.step, run.blocks = step, blocks.view()  # decoded for a divergence only
         output = self._searcher.search(step, blocks, again=again)
         if self._kept is blocks and not self._fits(blocks):
             self._kept = self._keepable(blocks)  # its index made it too large
@@ -244,25 +226,18 @@ class HostCore:
             if flight is None or flight.landed.is_set():
                 kept = self._kept
                 sent = None if kept is None else kept.tag
-                request = blocks_request(sent)
-                flight = Flight(request, lambda answer: self._land(request, answer, kept, sent))
+                flight = Flight(blocks_request(sent), lambda answer: self._land(answer, kept, sent))
                 self._flight = flight
             return flight
 
     def _land(
-        self, request: Request, answer: Answer, kept: BlockSet | None, sent: str | None
+        self, answer: Answer, kept: BlockSet | None, sent: str | None
     ) -> tuple[BlockSet, bool]:
         """The set of a /blocks answer, kept when it fits, and whether it is mostly the set
         read before; a bad delta drops the kept set."""
-        try:
-            blocks = parse_blocks(
-                request.what,
-                answer,
-                kept=kept,
-                sent=sent,
-                compact=self.shadow is None,  # a Go with deltas: no body to reuse
-                **decoders(len(answer.body)),
-            )
+        try:  # a delta compacted with no shadow: a Go with deltas has no body to reuse
+            read = decoders(len(answer.body))
+            blocks = parse_blocks(answer, kept=kept, sent=sent, compact=self.shadow is None, **read)
         except GoUnavailableError as exc:
             if isinstance(exc.__cause__, BadDelta) and self._kept is kept:
                 self._kept = None  # never used again
@@ -309,7 +284,7 @@ class HostCore:
     def _exec(self, name: str, args: str, shadow: ShadowState | None = None) -> Steps[str]:
         """Go's own output for the call, from /tool/exec (said to a ``shadow``)."""
         request = exec_request(name, args)
-        output = parse_exec(request.what, (yield request), name)
+        output = parse_exec((yield request), name)
         if shadow is not None:
             shadow.go_answered()
         return output
@@ -320,19 +295,18 @@ class HostCore:
         """The port's output, its comparison then handed off. A call that falls back is
         not compared (``fell_back``); the port's defect (an exception that is not a
         RecallError) reaches the caller, and is compared with Go's output too."""
-        seen = Seen()
+        run = PythonRun()
         try:
-            output = yield from self._python(name, args, seen)
+            run.output = yield from self._python(name, args, run)
         except GoUnavailableError as read_error:
             shadow.sampled("fell_back")
             return (yield from self._fallback(name, args, read_error))
         except Exception as exc:
-            self._hand_off(
-                shadow, Job(name, args, PythonRun(None, shadow.describe(exc), seen), None)
-            )
+            run.error = shadow.describe(exc)
+            self._hand_off(shadow, self._compare(name, args, run, None))
             raise
-        self._hand_off(shadow, Job(name, args, PythonRun(output, None, seen), None))
-        return output
+        self._hand_off(shadow, self._compare(name, args, run, None))
+        return run.output
 
     def _go_primary(self, name: str, args: str, shadow: ShadowState, sampled: bool) -> Steps[str]:
         """Go's output, the port's run then handed off when sampled. When Go fails, the
@@ -346,7 +320,7 @@ class HostCore:
             except GoUnavailableError as read_error:
                 raise FallbackFailedError(read_error, go_error) from go_error
         if sampled:
-            self._hand_off(shadow, Job(name, args, None, output))
+            self._hand_off(shadow, self._compare(name, args, None, output))
         return output
 
     def _hand_off(self, shadow: ShadowState, job: Job) -> None:
@@ -356,45 +330,47 @@ class HostCore:
 
     # The comparison, off the caller's path.
 
-    def _compare(self, job: Job) -> Steps[None]:
+    def _compare(
+        self, name: str, args: str, python: PythonRun | None, go_output: str | None
+    ) -> Job:
+        """The comparison of a call of which one side is known (the port's run, or Go's
+        output): a difference checked once more on both sides, the verdict settled."""
         shadow = self.shadow
         assert shadow is not None
-        python, go_output = job.python, job.go_output
         verdict: Verdict = "matched"
         divergence = None
         try:
             if python is None:
-                python = yield from self._python_run(job.name, job.args)
+                python = yield from self._python_run(name, args, shadow)
             else:
-                go_output = yield from self._exec(job.name, job.args, shadow)
+                go_output = yield from self._exec(name, args, shadow)
             if not python.fell_back and python.output != go_output:
                 # Once more on both sides: equal now, the archive changed in between.
-                python = yield from self._python_run(job.name, job.args)
-                go_output = yield from self._exec(job.name, job.args, shadow)
+                python = yield from self._python_run(name, args, shadow)
+                go_output = yield from self._exec(name, args, shadow)
                 verdict = "raced"
             if python.fell_back:
                 verdict = "fell_back"
             elif python.output != go_output:
                 assert go_output is not None
                 verdict = "diverged"
-                divergence = shadow.divergence(job.name, job.args, python, go_output)
+                divergence = shadow.divergence(name, args, python, go_output)
         except RecallError as go_error:  # Go failed the shadow call: no verdict
             shadow.settle("errors", error=go_error)
             return None
         shadow.settle(verdict, divergence=divergence)
 
-    def _python_run(self, name: str, args: str) -> Steps[PythonRun]:
+    def _python_run(self, name: str, args: str, shadow: ShadowState) -> Steps[PythonRun]:
         """The port's run of a call, never raising: its output or its defect, and what it
         read; ``fell_back`` when its read failed."""
-        seen = Seen()
+        run = PythonRun()
         try:
-            output = yield from self._python(name, args, seen)
+            run.output = yield from self._python(name, args, run)
         except GoUnavailableError:
-            return PythonRun(None, None, seen, fell_back=True)
+            run.fell_back = True
         except Exception as exc:
-            assert self.shadow is not None
-            return PythonRun(None, self.shadow.describe(exc), seen)
-        return PythonRun(output, None, seen)
+            run.error = shadow.describe(exc)
+        return run
 
 
 def _failed_on(exc: BaseException) -> str:

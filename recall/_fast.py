@@ -20,8 +20,7 @@ MSGSPEC_FROM = 1 << 20
 """The body size (bytes) from which msgspec is imported to decode it: importing msgspec
 costs about what json's scanner spends on 1 MB more than msgspec does."""
 
-_chosen: ItemDecoder | None = None
-"""The hosts' item decoder, chosen at the first body of ``MSGSPEC_FROM`` bytes or more."""
+_chosen: ItemDecoder | None = None  # the hosts', chosen at the first body of MSGSPEC_FROM bytes
 
 
 @functools.cache
@@ -66,19 +65,15 @@ def decode_items_msgspec(raw: memoryview) -> list[Fields] | None:
     if found is None:
         return None
     msgspec, _, decoder = found
-    text = bytearray(b"[")
-    text += raw
-    text += b"]"
     try:
-        items = decoder.decode(text)
+        items = decoder.decode(b"".join((b"[", raw, b"]")))
     except (msgspec.DecodeError, RecursionError):
         return None
     return [(item.seq, item.label, item.content) for item in items]
 
 
 def decoders(size: int) -> Decoders:
-    """``read_set``'s ``decode`` and ``decode_many``: msgspec's once a body large enough to
-    import it for came (when it imports), else ``decode_item`` alone."""
+    """``read_set``'s decoders for a body of ``size`` bytes, as the module's docstring says."""
     global _chosen
     if _chosen is None:
         if size < MSGSPEC_FROM:

@@ -11,14 +11,11 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import httpx
 
-from recall._core import DEFAULT_CACHE_BYTES, DEFAULT_MAX_BODY_BYTES, HostCore
+from recall._core import DEFAULT_CACHE_BYTES, DEFAULT_MAX_BODY_BYTES, HostCore, Job
 from recall._errors import HostClosedError
 from recall._go import DEFAULT_UNICODE_VERSION
-from recall._protocol import Request, blocks_request, check_base_url
-from recall._shadow import COUNTS, Job, Shadow, ShadowState
-
-HTTP_ERRORS = (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError)
-"""What httpx raises for a request that failed: each becomes a GoUnavailableError."""
+from recall._protocol import Request, blocks_request, check_base_url, check_type
+from recall._shadow import COUNTS, Shadow, ShadowState
 
 TransportT = TypeVar("TransportT", httpx.BaseTransport, httpx.AsyncBaseTransport)
 
@@ -34,10 +31,9 @@ class HostBase(Generic[TransportT]):
     _through: TransportT  # what sends: the client's auth, redirects and cookies unused
     _shown_url: str
     _last: tuple[Request, httpx.Request] | None = None
+    _closing = False
     _open: Callable[[], None]  # makes the host's own state
-    # Takes a sampled call's comparison off the caller's path, never waiting; False when it
-    # cannot (the queue full, the host closing).
-    _submit: Callable[[Job], bool]
+    _submit: Callable[[Job], bool]  # the core's offpath hook, which never waits
 
     def __init__(
         self,
@@ -83,8 +79,7 @@ class HostBase(Generic[TransportT]):
         if not isinstance(verify, bool | ssl.SSLContext):
             raise TypeError("verify must be True, False or an ssl.SSLContext")
         kind = self._transport_kind
-        if transport is not None and not isinstance(transport, kind):
-            raise TypeError(f"transport must be an httpx.{kind.__name__}")
+        check_type("transport", transport, (kind, type(None)), f"an httpx.{kind.__name__}")
         if isinstance(verify, bool) and not https:
             verify = _no_tls()  # never used: building httpx's default would load the CA store
         if transport is None:
@@ -96,7 +91,6 @@ class HostBase(Generic[TransportT]):
                 base_url=base_url,
                 headers=self._core.headers,
                 timeout=httpx.Timeout(self._core.timeout),
-                follow_redirects=False,
                 trust_env=False,
             )
             self._prepared(blocks_request())  # a first search's read, built with the host
@@ -105,7 +99,6 @@ class HostBase(Generic[TransportT]):
         self._open()
 
     def _open_or_raise(self) -> None:
-        """HostClosedError once the host is closed."""
         if self._http.is_closed:
             raise HostClosedError(f"{self!r} is closed: it sends no more requests") from None
 
@@ -117,7 +110,7 @@ class HostBase(Generic[TransportT]):
         try:
             self._open_or_raise()
             yield
-        except HTTP_ERRORS as exc:
+        except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError) as exc:
             raise self._core.unavailable(request, exc) from exc
         except RuntimeError:
             self._open_or_raise()
@@ -163,6 +156,5 @@ class HostBase(Generic[TransportT]):
 
 @functools.cache
 def _no_tls() -> ssl.SSLContext:
-    """The TLS context of a plain http:// host, which never makes a TLS connection (httpx's
-    transport wants one; this one trusts no CA)."""
+    """The TLS context of a plain http:// host's transport, which never uses it: no CA."""
     return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)

@@ -188,10 +188,9 @@ class Searcher:
 
     def _indexed(self, blocks: BlockSet, *, again: bool, terms: int) -> WordIndex | None:
         """The index with every block of ``blocks`` in it, or None (scan them)."""
-        index = self._index
-        if index is not None and self._set is blocks:
-            return index
-        slot_of = self._slot_of
+        if self._set is blocks:  # indexed already: the index is kept with its set
+            return self._index
+        index, slot_of = self._index, self._slot_of
         if index is None or blocks.lineage is not self._lineage:
             if not again or blocks.image_bytes < self._index_from:
                 return None  # only a large set searched again is worth an index

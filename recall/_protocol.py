@@ -1,5 +1,5 @@
-"""The contract's HTTP API as data, with no I/O: the requests, Go's answers (fed into a
-``Body``, then parsed or refused with the RecallError that says what failed), the options
+"""The contract's HTTP API as data, with no I/O: the requests, Go's answers (fed into an
+``Answer``, then parsed or refused with the RecallError that says what failed), the options
 checked."""
 
 from __future__ import annotations
@@ -66,21 +66,13 @@ def exec_request(name: str, args: str) -> Request:
     return Request("POST", EXEC_PATH, f"POST {EXEC_PATH}", headers=headers, content=body)
 
 
-class Answer(NamedTuple):
-    """Go's answer to a request: its status, headers and whole body."""
+class Answer:
+    """Go's answer to a request, its body fed as it arrives: GoUnavailableError for a status
+    but 200 and 404 (and 304 to a conditional read), past ``limit`` bytes, or when not
+    complete ``timeout`` seconds after its headers (httpx's bounds each wait, not a
+    trickle). ``what`` is the request's; lowercase ``headers``."""
 
-    status: int
-    headers: Mapping[str, str]
-    body: bytearray
-
-
-class Body:
-    """An answer's body as it arrives: GoUnavailableError for a status but 200 and 404 (and
-    304 to a conditional read), past ``limit`` bytes, or when not complete ``timeout``
-    seconds after its headers (httpx's bounds each wait, not a trickle). Lowercase
-    ``headers``."""
-
-    __slots__ = ("_clock", "_deadline", "_limit", "_timeout", "_what", "data", "headers", "status")
+    __slots__ = ("_clock", "_deadline", "_limit", "_timeout", "body", "headers", "status", "what")
 
     def __init__(
         self,
@@ -99,46 +91,42 @@ class Body:
         declared = headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
             raise GoUnavailableError(what, f"body larger than {limit} bytes")
-        self._what, self._limit, self._timeout, self._clock = what, limit, timeout, clock
+        self.what, self._limit, self._timeout, self._clock = what, limit, timeout, clock
         self._deadline = clock() + timeout
-        self.status, self.headers, self.data = status, headers, bytearray()
+        self.status, self.headers, self.body = status, headers, bytearray()
 
     def feed(self, chunk: bytes) -> None:
-        if len(self.data) + len(chunk) > self._limit:
-            raise GoUnavailableError(self._what, f"body larger than {self._limit} bytes")
+        if len(self.body) + len(chunk) > self._limit:
+            raise GoUnavailableError(self.what, f"body larger than {self._limit} bytes")
         if self._clock() > self._deadline:
             why = f"body not complete within {self._timeout:g}s of its headers"
-            raise GoUnavailableError(self._what, why)
-        self.data += chunk
-
-    def answer(self) -> Answer:
-        """The answer, once the whole body has been fed."""
-        return Answer(self.status, self.headers, self.data)
+            raise GoUnavailableError(self.what, why)
+        self.body += chunk
 
 
 # Go's answers.
 
 
-def _json(what: str, answer: Answer) -> tuple[object, bool]:
+def _json(answer: Answer) -> tuple[object, bool]:
     """The answer's JSON and its surrogate flag; a 404 body that is not JSON is None."""
     try:
         return loads(answer.body)
     except ValueError as exc:
         if answer.status == 404:
             return None, False
-        raise GoUnavailableError(what, f"status 200, invalid JSON body: {exc}") from exc
+        raise GoUnavailableError(answer.what, f"status 200, invalid JSON body: {exc}") from exc
 
 
-def parse_block(what: str, answer: Answer, seq: int) -> Block | None:
+def parse_block(answer: Answer, seq: int) -> Block | None:
     """The block with this seq, or None when the Go answers its JSON 404."""
-    doc, surrogates = _json(what, answer)
+    doc, surrogates = _json(answer)
     if answer.status == 404:
         if isinstance(doc, dict) and "error" in doc:
             return None
-        raise GoUnavailableError(what, "status 404 without the JSON error body")
+        raise GoUnavailableError(answer.what, "status 404 without the JSON error body")
     fields = fields_from_json(doc, surrogates)
     if fields is None or fields[0] != seq:
-        raise GoUnavailableError(what, "the body is not the requested block")
+        raise GoUnavailableError(answer.what, "the body is not the requested block")
     return Block(*fields)
 
 
@@ -149,7 +137,6 @@ def strong_etag(headers: Mapping[str, str]) -> str | None:
 
 
 def parse_blocks(
-    what: str,
     answer: Answer,
     *,
     kept: BlockSet | None = None,
@@ -160,9 +147,10 @@ def parse_blocks(
     its ETag kept when strong; ``read``: its options), or ``kept`` for a 304 whose ETag is
     ``sent``, the tag of a conditional read. Any other answer is a failed read (a bad
     delta's from a BadDelta)."""
+    what = answer.what
     if answer.status == 304:
         if sent is None or kept is None or kept.tag != sent:
-            raise GoUnavailableError(what, "status 304")  # unsolicited: Body refuses it first
+            raise GoUnavailableError(what, "status 304")  # unsolicited: Answer refuses it first
         if answer.headers.get("etag") != sent:
             raise GoUnavailableError(what, "status 304 with another ETag than the one sent")
         return kept
@@ -175,9 +163,10 @@ def parse_blocks(
         raise GoUnavailableError(what, str(exc)) from exc
 
 
-def parse_exec(what: str, answer: Answer, name: str) -> str:
+def parse_exec(answer: Answer, name: str) -> str:
     """Go's own output for the call; UnknownToolError when it answers its JSON 404."""
-    doc, _ = _json(what, answer)
+    what = answer.what
+    doc, _ = _json(answer)
     if answer.status == 404 and isinstance(doc, dict) and "error" in doc:
         raise UnknownToolError(name)
     if answer.status != 200:
@@ -208,17 +197,17 @@ def check_base_url(base_url: object) -> tuple[str, bool]:
         _ = parts.port  # ValueError for a port that is not a number from 0 to 65535
     except ValueError as exc:
         raise ValueError(f"invalid base URL: {exc}") from None
-    scheme = parts.scheme.lower()
-    if scheme not in ("http", "https") or not parts.hostname:
+    if parts.scheme not in ("http", "https") or not parts.hostname:  # a scheme in lowercase
         raise ValueError("the base URL must be an absolute http:// or https:// URL with a host")
-    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl(), scheme == "https"
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl(), parts.scheme == "https"
 
 
-def check_token(token: object) -> None:
-    """ValueError unless ``token`` is None or one or more visible ASCII characters."""
+def check_token(token: object) -> str | None:
+    """``token``; ValueError unless None or one or more visible ASCII characters."""
     token = check_type("the token", token, (str, type(None)), "a str or None")
     if token is not None and not _TOKEN.fullmatch(token):
         raise ValueError("the token must be one or more visible ASCII characters")
+    return token
 
 
 def check_timeout(timeout: object) -> float:

@@ -1,7 +1,7 @@
 """The shadow, with no I/O: the port compared with Go's /tool/exec on live traffic.
 
 Go is the control, the port the candidate (Scientist's words). The hosts compare a
-sampled call off the caller's path (``HostCore.compare``), byte for byte; outputs that
+sampled call off the caller's path (``HostCore._compare``), byte for byte; outputs that
 differ are checked once more on both sides (Diffy's noise check): equal then, the
 archive changed in between (``raced``); still different, a ``Divergence``.
 """
@@ -12,7 +12,6 @@ import dataclasses
 import hashlib
 import json
 import logging
-import math
 import random
 import re
 import threading
@@ -45,33 +44,17 @@ _JSON_VERSION: Final = 1
 
 
 @dataclass(slots=True)
-class Seen:
-    """What the port read for one call: the tool's read (None: the output needed none),
-    and the block (None: absent) or every block it was given."""
+class PythonRun:
+    """The port's run of a call: its output, or the error it raised (a defect: never a
+    failed read, which is ``fell_back``), and what it read: the tool's read (None: the
+    output needed none), and the block (None: absent) or every block it was given."""
 
+    output: str | None = None
+    error: str | None = None
+    fell_back: bool = False
     step: BlockRead | BlocksRead | None = None
     block: Block | None = None
     blocks: Sequence[Block] = ()
-
-
-class PythonRun(NamedTuple):
-    """The port's run of a call: its output, or the error it raised (a defect: never a
-    failed read, which is ``fell_back``), and what it read."""
-
-    output: str | None
-    error: str | None
-    seen: Seen
-    fell_back: bool = False
-
-
-class Job(NamedTuple):
-    """A sampled call handed off the caller's path: the primary's side of it (the port's
-    run, or Go's output), the other side still to get."""
-
-    name: str
-    args: str
-    python: PythonRun | None
-    go_output: str | None
 
 
 class Difference(NamedTuple):
@@ -166,9 +149,7 @@ class Divergence:
 
     def to_json(self, *, include_private_data: bool = False) -> str:
         """One line of ASCII JSON: redacted, or with ``include_private_data`` the whole case."""
-        where: dict[str, Any] | None = None
-        if self.offset is not None:
-            where = {"offset": self.offset, "line": self.line, "column": self.column}
+        where = None if self.offset is None else {k: getattr(self, k) for k in Difference._fields}
         doc: dict[str, Any] = {"divergence": _JSON_VERSION}
         if include_private_data:
             doc |= {key: getattr(self, key) for key in _FULL if key not in ("blocks", "complete")}
@@ -255,8 +236,7 @@ def _field(
 
 def _said(text: str) -> str:
     """A text's length and digest, as the log line says them."""
-    digest = _digest(text)
-    return f"{digest['bytes']} bytes, sha256 {digest['sha256']}"
+    return "{bytes} bytes, sha256 {sha256}".format(**_digest(text))
 
 
 def _digest(text: str) -> dict[str, Any]:
@@ -265,7 +245,7 @@ def _digest(text: str) -> dict[str, Any]:
     return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()[:16]}
 
 
-def _kept_blocks(seen: Seen, go_output: str) -> tuple[tuple[Block, ...], bool]:
+def _kept_blocks(run: PythonRun, go_output: str) -> tuple[tuple[Block, ...], bool]:
     """The blocks a divergence keeps, in seq order, and whether they are all that mattered.
 
     For ``recall``, the block read. A search's output depends only on the blocks that
@@ -273,18 +253,18 @@ def _kept_blocks(seen: Seen, go_output: str) -> tuple[tuple[Block, ...], bool]:
     matches or its output is not a search's (then every block read). Cited ones first,
     then by the port's rank, within the bounds.
     """
-    step = seen.step
+    step = run.step
     if isinstance(step, BlockRead):
-        return ((seen.block,) if seen.block is not None else ()), True
+        return ((run.block,) if run.block is not None else ()), True
     if not isinstance(step, BlocksRead):
         return (), True
-    by_seq = {b.seq: b for b in seen.blocks}
+    by_seq = {b.seq: b for b in run.blocks}
     cited = [by_seq[seq] for seq in map(int, _HEADER.findall(go_output)) if seq in by_seq]
-    hits = _tools.scan(map(_tools.latin1_images, seen.blocks), _tools.terms_as_bytes(step.terms))
-    wanted = cited + [seen.blocks[at] for _, at in _tools.rank(hits, len(hits))]  # the tool's
+    hits = _tools.scan(map(_tools.latin1_images, run.blocks), _tools.terms_as_bytes(step.terms))
+    wanted = cited + [run.blocks[at] for _, at in _tools.rank(hits, len(hits))]  # the tool's
     results = _RESULTS.match(go_output)  # None: not Go's search output, or no block matches
     if not go_output.startswith(_NO_MATCH) and (results is None or int(results[2]) > len(hits)):
-        wanted += reversed(seen.blocks)  # Go may match more: every block, the latest first
+        wanted += reversed(run.blocks)  # Go may match more: every block, the latest first
     kept: dict[int, Block] = {}
     size, complete = 0, True
     for block in wanted:
@@ -316,7 +296,7 @@ class Shadow:
 
     def __post_init__(self) -> None:
         check_type("rate", self.rate, (int, float), "a number from 0 to 1")
-        if not (math.isfinite(self.rate) and 0 <= self.rate <= 1):
+        if not 0 <= self.rate <= 1:  # nor NaN
             raise ValueError(f"rate must be a number from 0 to 1, not {self.rate!r}")
         check_type("primary", self.primary, str, "a str")
         if self.primary not in ("python", "go"):
@@ -371,10 +351,11 @@ class ShadowState:
     # The counts. Every sampled call ends in one verdict; while it waits it is pending.
 
     def sampled(self, then: Literal["pending", "fell_back"]) -> None:
-        """A sampled call, ``pending`` (handed off the caller's path) or decided on the path."""
+        """A sampled call, ``pending`` (handed off the caller's path; dropped once the host
+        is closing) or decided on the path."""
         with self._lock:
             self._counts["sampled"] += 1
-            self._counts[then] += 1
+            self._counts["dropped" if then == "pending" and self._closed else then] += 1
 
     def settle(
         self,
@@ -384,10 +365,10 @@ class ShadowState:
         error: Exception | None = None,
     ) -> None:
         """A handed-off comparison's verdict (with Go's ``error``, or the ``divergence``);
-        dropped once the host is closing."""
+        none once the host is closing, which dropped it."""
         with self._lock:
             if self._closed:
-                verdict, divergence, error = "dropped", None, None
+                return
             self._counts["pending"] -= 1
             self._counts[verdict] += 1
             if verdict in ("matched", "diverged", "raced"):
@@ -401,13 +382,6 @@ class ShadowState:
                     self._on_divergence(divergence)
             except Exception as exc:  # the callback's defect never stops the comparisons
                 logger.error("on_divergence raised %s", self.describe(exc))
-
-    def abandon(self, jobs: int) -> None:
-        """The host is closing: ``jobs`` that never ran, and any still running, are dropped."""
-        with self._lock:
-            self._closed = True
-            self._counts["pending"] -= jobs
-            self._counts["dropped"] += jobs
 
     def go_failed(self, error: Exception, *, served: bool = False, sampled: bool = False) -> None:
         """Go failed a call of the shadow (``served``: the primary's, the port served it;
@@ -447,14 +421,18 @@ class ShadowState:
             logger.warning("Go's tool endpoint answers again, after %d failures", count)
 
     def closed(self) -> None:
-        """The host closed: the counts, one line."""
-        counts = self.stats()
-        summary = ", ".join(f"{key} {counts[key]}" for key in COUNTS)
+        """The host is closing: the comparisons still pending, queued or running, are
+        dropped; then the counts, one line."""
+        with self._lock:
+            self._closed = True
+            self._counts["dropped"] += self._counts["pending"]
+            self._counts["pending"] = 0
+        summary = ", ".join(f"{key} {count}" for key, count in self.stats().items())
         logger.info("shadow (primary %s, rate %g): %s", self.primary, self.rate, summary)
 
     def divergence(self, name: str, args: str, python: PythonRun, go_output: str) -> Divergence:
         """The Divergence of a call whose port run and Go output differ."""
-        blocks, complete = _kept_blocks(python.seen, go_output)
+        blocks, complete = _kept_blocks(python, go_output)
         return Divergence(
             name=name,
             args=args,

@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import queue
 import threading
-from typing import TypeVar
 
 import httpx
 
-from recall._core import Call, Flight
+from recall._core import Call, Flight, Job, Steps, T
 from recall._errors import GoUnavailableError
 from recall._http import HostBase
 from recall._protocol import Answer, Request
-from recall._shadow import Job
-
-T = TypeVar("T")
 
 
 class GoTurnHost(HostBase[httpx.BaseTransport]):
@@ -32,7 +27,6 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
     _http: httpx.Client
     _jobs: queue.Queue[Job | None] | None = None  # None: the worker ends
     _worker: threading.Thread | None = None
-    _closing = False
 
     def _open(self) -> None:
         self._offpath_lock = threading.Lock()  # close() sets _closing under it: no job lost
@@ -54,20 +48,14 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
             return
         jobs, worker, timeout = self._jobs, self._worker, self._core.timeout
         if jobs is not None:
-            with jobs.all_tasks_done:
+            with jobs.all_tasks_done:  # the queue's mutex held
                 jobs.all_tasks_done.wait_for(lambda: not jobs.unfinished_tasks, timeout)
-            left = 0
-            with contextlib.suppress(queue.Empty):
-                while True:
-                    jobs.get_nowait()
-                    jobs.task_done()
-                    left += 1
-            shadow.abandon(left)
+                jobs.queue.clear()  # the jobs that never ran
             jobs.put(None)
-        self._http.close()  # a comparison still running fails now, and counts as dropped
+        shadow.closed()  # those and the one running, if any, dropped
+        self._http.close()  # a comparison still running fails at its next request
         if worker is not None:
             worker.join(timeout)
-        shadow.closed()
 
     def exec_tool(self, name: str, args: str) -> str:
         """The output of the tool call ``name`` with the JSON arguments text ``args``
@@ -86,10 +74,10 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         or readiness probe pays that cost, not the first user). GoUnavailableError when
         the read fails (no fallback); HostClosedError once the host is closed."""
         self._open_or_raise()
-        self._drive(self._core.warm())
-        self._prepared(self._core.next_read())  # the first search's, built now
+        self._prepared(self._drive(self._core.warm()))  # the first search's read, built now
 
-    def _drive(self, call: Call[T]) -> T:
+    def _drive(self, steps: Steps[T]) -> T:
+        call = Call(steps, self._core.go)
         while (request := call.request) is not None:
             if isinstance(request, Flight):  # a read shared with the calls needing it now
                 if request.claim():
@@ -111,12 +99,12 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         with self._sending(request):
             response = self._through.handle_request(self._prepared(request))
             try:
-                body = self._core.receive(request, response.status_code, response.headers)
+                answer = self._core.receive(request, response.status_code, response.headers)
                 for chunk in response.iter_bytes():
-                    body.feed(chunk)
+                    answer.feed(chunk)
             finally:
                 response.close()
-        return body.answer()
+        return answer
 
     # The shadow, off the caller's path.
 
@@ -124,18 +112,17 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         with self._offpath_lock:
             if self._closing:
                 return False
-            if self._jobs is None:
+            if self._jobs is None:  # the first: the queue and its worker
                 assert self._core.shadow is not None
                 self._jobs = queue.Queue(self._core.shadow.queue)
-            try:
-                self._jobs.put_nowait(job)
-            except queue.Full:
-                return False
-            if self._worker is None:
                 self._worker = threading.Thread(
                     target=self._work, args=(self._jobs,), name="recall-shadow", daemon=True
                 )
                 self._worker.start()
+            try:
+                self._jobs.put_nowait(job)
+            except queue.Full:
+                return False
             return True
 
     def _work(self, jobs: queue.Queue[Job | None]) -> None:
@@ -143,7 +130,7 @@ class GoTurnHost(HostBase[httpx.BaseTransport]):
         assert shadow is not None
         while (job := jobs.get()) is not None:
             try:
-                self._drive(self._core.compare(job))
+                self._drive(job)
             except Exception as exc:  # such as the client closed under it: no verdict
                 shadow.settle("errors", error=exc)
             finally:

@@ -18,7 +18,7 @@ from parity.fixtures.go import FreshGo
 from recall import Block, GoUnavailableError, UnknownToolError
 from recall import _protocol as protocol
 from recall._blocks import BlockSet, read_set
-from recall._protocol import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH, Answer, Body, Request
+from recall._protocol import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH, Answer, Request
 
 BLOCK7 = {"seq": 7, "label": "<b>L</b>", "content": "a & b"}
 LIMIT = 1 << 20
@@ -43,22 +43,20 @@ def answer_to(
     limit: int = LIMIT,
 ) -> Answer:
     """Go's answer as a host gives it: status and headers first, then the body in chunks."""
-    body = Body(request, status, headers or {}, limit=limit, timeout=5.0, clock=Clock())
+    answer = Answer(request, status, headers or {}, limit=limit, timeout=5.0, clock=Clock())
     for start in range(0, len(raw), 7):
-        body.feed(raw[start : start + 7])
-    return body.answer()
+        answer.feed(raw[start : start + 7])
+    return answer
 
 
 def block_of(status: int, raw: bytes, seq: int = 7) -> Block | None:
     request = protocol.block_request(seq)
-    return protocol.parse_block(request.what, answer_to(request, status, raw), seq)
+    return protocol.parse_block(answer_to(request, status, raw), seq)
 
 
 def blocks_of(status: int, raw: bytes, kept: BlockSet | None = None) -> list[Block]:
     request = protocol.blocks_request()
-    return list(
-        protocol.parse_blocks(request.what, answer_to(request, status, raw), kept=kept).view()
-    )
+    return list(protocol.parse_blocks(answer_to(request, status, raw), kept=kept).view())
 
 
 def kept_set(raw: bytes, tag: str | None = None) -> BlockSet:
@@ -75,7 +73,7 @@ def failure(parse: Callable[[], object]) -> GoUnavailableError:
 
 def output_of(status: int, raw: bytes, name: str = "recall") -> str:
     request = protocol.exec_request(name, "{}")
-    return protocol.parse_exec(request.what, answer_to(request, status, raw), name)
+    return protocol.parse_exec(answer_to(request, status, raw), name)
 
 
 # The requests.
@@ -282,7 +280,7 @@ def test_conditional_request_as_data() -> None:
 )
 def test_a_304_unasked_is_a_failure_before_any_byte(request_: Request) -> None:
     with pytest.raises(GoUnavailableError) as caught:
-        Body(request_, 304, {"etag": TAG}, limit=LIMIT, timeout=5.0, clock=Clock())
+        Answer(request_, 304, {"etag": TAG}, limit=LIMIT, timeout=5.0, clock=Clock())
     assert (caught.value.what, caught.value.why) == (request_.what, "status 304")
 
 
@@ -290,14 +288,14 @@ def kept_and_304(tag: str | None, *, kept_tag: str | None = TAG) -> BlockSet:
     kept = kept_set(BLOCKS_RAW, kept_tag)
     request = protocol.blocks_request(TAG)
     answer = answer_to(request, 304, b"", headers={} if tag is None else {"etag": tag})
-    return protocol.parse_blocks(request.what, answer, kept=kept, sent=TAG)
+    return protocol.parse_blocks(answer, kept=kept, sent=TAG)
 
 
 def test_a_304_with_the_tag_sent_is_the_kept_set() -> None:
     kept = kept_set(BLOCKS_RAW, TAG)
     request = protocol.blocks_request(TAG)
     answer = answer_to(request, 304, b"", headers={"etag": TAG})
-    assert protocol.parse_blocks(request.what, answer, kept=kept, sent=TAG) is kept
+    assert protocol.parse_blocks(answer, kept=kept, sent=TAG) is kept
 
 
 @pytest.mark.parametrize("tag", ['"9c1f0e7a5b3d2c48-43"', f"W/{TAG}", None, ""])
@@ -322,7 +320,7 @@ def test_a_200_keeps_its_strong_tag() -> None:
         ({"etag": 'W/"abc-1"'}, None),
     ):
         answer = answer_to(request, 200, BLOCKS_RAW, headers=headers)
-        got = protocol.parse_blocks(request.what, answer, kept=kept_set(BLOCKS_RAW, TAG), sent=TAG)
+        got = protocol.parse_blocks(answer, kept=kept_set(BLOCKS_RAW, TAG), sent=TAG)
         assert got.tag == tag
         assert list(got.view()) == [Block(7, "<b>L</b>", "a & b")]
         assert got.reused == 1
@@ -389,8 +387,8 @@ def test_declared_length_past_the_bound_fails_before_any_byte() -> None:
     request = protocol.blocks_request()
     for declared in ("65537", "1073741824"):
         with pytest.raises(GoUnavailableError, match="body larger than 65536 bytes"):
-            Body(request, 200, {"content-length": declared}, limit=65536, timeout=1, clock=Clock())
-    body = Body(request, 200, {"content-length": "65536"}, limit=65536, timeout=1, clock=Clock())
+            Answer(request, 200, {"content-length": declared}, limit=65536, timeout=1)
+    body = Answer(request, 200, {"content-length": "65536"}, limit=65536, timeout=1, clock=Clock())
     body.feed(b" " * 65536)
     with pytest.raises(GoUnavailableError, match="body larger than 65536 bytes"):
         body.feed(b" ")
@@ -399,12 +397,12 @@ def test_declared_length_past_the_bound_fails_before_any_byte() -> None:
 def test_httpx_headers_find_the_length_in_any_case() -> None:
     headers = httpx.Headers({"Content-Length": "10"})
     with pytest.raises(GoUnavailableError, match="larger than 9"):
-        Body(protocol.blocks_request(), 200, headers, limit=9, timeout=1, clock=Clock())
+        Answer(protocol.blocks_request(), 200, headers, limit=9, timeout=1, clock=Clock())
 
 
 def test_the_whole_body_within_the_timeout_of_its_headers() -> None:
     clock = Clock()
-    body = Body(protocol.blocks_request(), 200, {}, limit=LIMIT, timeout=0.5, clock=clock)
+    body = Answer(protocol.blocks_request(), 200, {}, limit=LIMIT, timeout=0.5, clock=clock)
     for _ in range(5):
         clock.now += 0.1  # each chunk on time, and the body still on time
         body.feed(b"x")
@@ -412,12 +410,12 @@ def test_the_whole_body_within_the_timeout_of_its_headers() -> None:
     with pytest.raises(GoUnavailableError) as caught:
         body.feed(b"x")
     assert caught.value.why == "body not complete within 0.5s of its headers"
-    assert body.answer().body == b"xxxxx"
+    assert body.body == b"xxxxx"
 
 
 def test_a_status_that_is_a_failure_reads_no_body() -> None:
     with pytest.raises(GoUnavailableError) as caught:
-        Body(
+        Answer(
             protocol.block_request(7),
             503,
             {"content-length": "x"},
@@ -534,17 +532,15 @@ def test_go_answers_parse(fresh_go: FreshGo) -> None:
         return answer_to(request, response.status_code, response.content)
 
     request = protocol.blocks_request()
-    blocks = list(protocol.parse_blocks(request.what, fetch(request)).view())
+    blocks = list(protocol.parse_blocks(fetch(request)).view())
     assert blocks == [Block(**b) for b in go.blocks()]
     assert [b.seq for b in blocks] == [first, last]
     for seq, expected in ((first, blocks[0]), (locked, None), (last + 1, None)):
         request = protocol.block_request(seq)
-        assert protocol.parse_block(request.what, fetch(request), seq) == expected
+        assert protocol.parse_block(fetch(request), seq) == expected
     args = json.dumps({"id": f"r{first}"})
     request = protocol.exec_request("recall", args)
-    assert protocol.parse_exec(request.what, fetch(request), "recall") == go.exec_tool(
-        "recall", args
-    )
+    assert protocol.parse_exec(fetch(request), "recall") == go.exec_tool("recall", args)
     request = protocol.exec_request("frobnicate", "{}")
     with pytest.raises(UnknownToolError):
-        protocol.parse_exec(request.what, fetch(request), "frobnicate")
+        protocol.parse_exec(fetch(request), "frobnicate")

@@ -16,7 +16,6 @@ from recall._shadow import (
     MAX_KEPT_BLOCKS,
     Primary,
     PythonRun,
-    Seen,
     Shadow,
     ShadowState,
     first_difference,
@@ -58,9 +57,8 @@ def shadow(
 def search_run(query: str, blocks: list[Block], output: str | None = None) -> PythonRun:
     step = start_tool("recall_search", json.dumps({"query": query}))
     assert not isinstance(step, str)
-    seen = Seen()
-    seen.step, seen.blocks = step, blocks
-    return PythonRun(output, None if output is not None else "ValueError: x", seen)
+    error = None if output is not None else "ValueError: x"
+    return PythonRun(output, error, step=step, blocks=blocks)
 
 
 BLOCKS = [
