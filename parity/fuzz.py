@@ -137,14 +137,13 @@ def report_head(divergence: Any, what: str, call: tuple[str, str, str] | None) -
     ]
     if call is not None:
         tool, args, host = call
-        expected, actual = divergence.go_output, divergence.python_output
         lines.append(
             mismatch_report(
                 case=divergence.case,
                 tool=tool,
                 args=args,
-                expected=expected,
-                actual=actual,
+                expected=divergence.go_output,
+                actual=divergence.python_output,
                 expected_name="go /tool/exec",
                 actual_name=host,
             )
@@ -227,8 +226,7 @@ class _Example:
                 raise rig.Abort(exc) from exc
             for call, output in zip(played, expected, strict=True):
                 stats.count(state, call.tool, call.args)
-                reasons = rig.verdict(call, output)
-                if reasons:
+                if reasons := rig.verdict(call, output):
                     run.diverged(static_divergence(call, output, reasons, blocks, self.first_seq))
             if unmatched is not None:
                 run.diverged(unmatched)
@@ -265,7 +263,7 @@ def fuzz_reference(run: rig.Run) -> rig.FuzzStats:
         first_seq=st.sampled_from(FIRST_SEQS),
         specs=block_sets(),
         etag=st.booleans(),
-        spec=rig.host_specs(),
+        spec=rig.HOST_SPECS,
         data=st.data(),
     )
     def fuzz_against_reference(
@@ -277,10 +275,8 @@ def fuzz_reference(run: rig.Run) -> rig.FuzzStats:
             session = run.session(mode="etag" if etag else "plain")
             _Example(run, session, first_seq, specs, spec).compare(list(dict.fromkeys(pool)))
 
-    try:
+    with contextlib.closing(run):
         run.fuzz(fuzz_against_reference)
-    finally:
-        run.close()
     return run.stats
 
 
@@ -312,8 +308,7 @@ def fuzz_go_url(connection: GoConnection, run: rig.Run) -> rig.FuzzStats:
                         raise rig.Abort(exc) from exc
                     played = host.play(tool, args)
                     stats.count(state, tool, args)
-                    reasons = rig.verdict(played, expected)
-                    if reasons:
+                    if reasons := rig.verdict(played, expected):
                         run.diverged(static_divergence(played, expected, reasons, blocks, None))
 
         run.fuzz(fuzz_against_go_url)

@@ -25,14 +25,13 @@ from parity.goclient import (
     BLOCKS_PATH,
     EXEC_PATH,
     DebugRequest,
-    GoClient,
     GoConnection,
     archive_request,
     log_request,
     outputs_request,
     reset_request,
 )
-from parity.reference import GoReference, RunningReference
+from parity.reference import GoReference
 from parity.strategies import BlockSpec
 from recall import AsyncGoTurnHost, GoTurnHost
 from recall._tools import replace_surrogates
@@ -73,10 +72,8 @@ class GoSession:
 
     def _start(self, *, first_seq: int, port: int) -> None:
         options = _MODE_OPTIONS[self.mode]
-        self.running: RunningReference = self._reference.start(
-            first_seq=first_seq, port=port, **options
-        )
-        self.client: GoClient = self.running.client
+        self.running = self._reference.start(first_seq=first_seq, port=port, **options)
+        self.client = self.running.client
         self._log_at = 0
 
     def restart(self, first_seq: int, blocks: Sequence[BlockSpec]) -> None:
@@ -111,10 +108,8 @@ class GoSession:
         last load or the last read of them, then the ``changes`` (archives, locks):
         (outputs, requests, answers)."""
         exec_calls = outputs_request((tool, replace_surrogates(args)) for tool, args in calls)
-        answers = self.client.batch(
-            [exec_calls, log_request("requests", since=self._log_at), *changes]
-        )
-        outputs, log, *changed = answers
+        requests = log_request("requests", since=self._log_at)
+        outputs, log, *changed = self.client.batch([exec_calls, requests, *changes])
         self._log_at += len(log)
         return outputs, log, changed
 
@@ -133,9 +128,8 @@ class HostSpec:
     cache_bytes: int = CACHE_SIZES[0]
 
 
-def host_specs() -> st.SearchStrategy[HostSpec]:
-    """Both kinds of host, with the default cache, none, or a tiny one."""
-    return st.builds(HostSpec, st.sampled_from(["sync", "async"]), st.sampled_from(CACHE_SIZES))
+HOST_SPECS = st.builds(HostSpec, st.sampled_from(["sync", "async"]), st.sampled_from(CACHE_SIZES))
+"""Both kinds of host, with the default cache, none, or a tiny one."""
 
 
 class TransportWrap(Protocol):
@@ -313,11 +307,7 @@ class DivergenceFound(AssertionError):
 
 
 class Abort(BaseException):
-    """A harness error inside an example: ends the run at once, without shrinking."""
-
-    def __init__(self, error: BaseException) -> None:
-        super().__init__(str(error))
-        self.error = error
+    """A harness error inside an example, its one argument: ends the run, unshrunk."""
 
 
 class TimeUp(BaseException):
@@ -412,10 +402,8 @@ class Run:
         if self.last is not None:
             self.gaps.append(now - self.last)
         self.last = now
-        # the run ends before the example that would end past the deadline
-        spent = self.deadline is not None and now + max(self.gaps, default=0) > self.deadline
-        if spent and not self.stats.divergences:
-            raise TimeUp
+        if self.over(ahead=max(self.gaps, default=0)):
+            raise TimeUp  # the run ends before the example that would end past the deadline
 
     @contextmanager
     def example(self) -> Iterator[None]:
@@ -429,9 +417,10 @@ class Run:
             raise
         self.check()
 
-    def over(self) -> bool:
-        """Whether the deadline is past with nothing found (what an example does is wasted)."""
-        past = self.deadline is not None and time.monotonic() > self.deadline
+    def over(self, *, ahead: float = 0.0) -> bool:
+        """Whether the deadline is past (or will be in ``ahead`` seconds) with nothing found:
+        what an example does then is wasted."""
+        past = self.deadline is not None and time.monotonic() + ahead > self.deadline
         return past and not self.stats.divergences
 
     def settings_with(self, **changes: Any) -> settings:
@@ -470,7 +459,7 @@ class Run:
         except TimeUp:
             found = min(stats.divergences, key=lambda d: d.size(), default=None)
         except Abort as abort:
-            raise abort.error from None
+            raise abort.args[0] from None
         except DivergenceFound as exc:
             found = exc.divergence
         finally:
