@@ -84,13 +84,14 @@ class GoSession:
         self._start(first_seq=first_seq, port=port)
         self.archive(blocks)
 
-    def load(self, first_seq: int, blocks: Sequence[BlockSpec] = ()) -> list[int]:
-        """Empty the archive and logs (next seq ``first_seq``), archive ``blocks``, in one
-        request; their seqs."""
+    def load(self, first_seq: int, blocks: Sequence[BlockSpec] = ()) -> None:
+        """Empty the archive and logs, then archive ``blocks`` as seqs ``first_seq`` on, in
+        one request (``ParityError`` when the Go numbers them otherwise)."""
         archiving = [self.archiving(blocks)] if blocks else []
         answers = self.client.batch([reset_request(first_seq=first_seq), *archiving])
         self._log_at = 0
-        return answers[1] if blocks else []
+        if blocks and answers[1] != list(range(first_seq, first_seq + len(blocks))):
+            raise ParityError(f"the Go archived them as seqs {answers[1]}, not from {first_seq}")
 
     def archive(self, blocks: Sequence[BlockSpec]) -> list[int]:
         """Archive ``blocks`` in one request; their seqs."""
@@ -112,9 +113,6 @@ class GoSession:
         outputs, log, *changed = self.client.batch([exec_calls, requests, *changes])
         self._log_at += len(log)
         return outputs, log, changed
-
-    def close(self) -> None:
-        self.running.stop()
 
 
 # -- the hosts ------------------------------------------------------------------------
@@ -203,14 +201,10 @@ class Host:
             unicode_version=unicode_version,
         )
 
-    def play(self, tool: str, args: str) -> Played:
-        """Run one call; any error of the host is its outcome, never raised here."""
-        (played,) = self.play_many([(tool, args)])
-        return played
-
     def play_many(self, calls: Sequence[tuple[str, str]]) -> list[Played]:
         """Run the calls one after the other (an async host's in one run of the loop:
-        as fast as one at a time can be; running them at once was slower, measured)."""
+        as fast as one at a time can be; running them at once was slower, measured); any
+        error of the host is a call's outcome, never raised here."""
         return self._loop.run(self._play(calls))
 
     async def _play(self, calls: Sequence[tuple[str, str]]) -> list[Played]:
@@ -479,5 +473,5 @@ class Run:
 
     def close(self) -> None:
         while self._sessions:
-            self._sessions.popitem()[1].close()
+            self._sessions.popitem()[1].running.stop()
         self.loop.close()

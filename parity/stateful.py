@@ -378,10 +378,8 @@ class RecallMachine(RuleBasedStateMachine):
 def fuzz_stateful(run: rig.Run, *, steps: int = STEPS) -> rig.FuzzStats:
     """Run :class:`RecallMachine` (the run's examples, of ``steps`` steps at most); its
     stats, the shrunk divergence in ``divergences``."""
-    chosen = run.settings_with(
-        stateful_step_count=steps,
-        verbosity=Verbosity.quiet,  # the report is ours: Hypothesis' steps need a run
-    )
+    # quiet: the report is ours (Hypothesis' steps need a run)
+    chosen = run.settings_with(stateful_step_count=steps, verbosity=Verbosity.quiet)
     RecallMachine.run = run
     # the seed as Run.fuzz sets it, where Hypothesis reads a machine's: on its class
     setattr(RecallMachine, "_hypothesis_internal_use_seed", run.seed)  # noqa: B010
@@ -502,7 +500,7 @@ def _play_steps(run: rig.Run, steps: Sequence[Step]) -> None:
                 host.close()
                 host = run.host(step.host, session)
             elif isinstance(step, ToolCall):
-                played = host.play(step.tool, step.args)
+                (played,) = host.play_many([(step.tool, step.args)])
                 (expected,), sent, _ = session.settle([(step.tool, step.args)])
                 reasons = rig.verdict(played, expected) + rig.log_verdict(sent, played.requests)
                 if reasons:
