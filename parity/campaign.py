@@ -187,14 +187,11 @@ def usable_cpus() -> int:
 
 
 def _check(options: argparse.Namespace) -> None:
-    if options.examples is not None and options.examples < 1:
-        raise ParityError("--examples must be at least 1")
     if options.seconds is not None and options.seconds <= 0:
         raise ParityError("--seconds must be positive")
-    if options.workers < 1:
-        raise ParityError("--workers must be at least 1")
-    if options.steps is not None and options.steps < 1:
-        raise ParityError("--steps must be at least 1")
+    for flag in ("examples", "workers", "steps"):  # --examples and --seconds exclude each other
+        if (count := getattr(options, flag)) is not None and count < 1:
+            raise ParityError(f"--{flag} must be at least 1")
     if options.go_url is not None and (options.workers > 1 or options.mode == "stateful"):
         raise ParityError("--go-url fuzzes statelessly, in one process")
 

@@ -137,14 +137,13 @@ def report_head(divergence: Any, what: str, call: tuple[str, str, str] | None) -
     ]
     if call is not None:
         tool, args, host = call
-        expected, actual = divergence.go_output, divergence.python_output
         lines.append(
             mismatch_report(
                 case=divergence.case,
                 tool=tool,
                 args=args,
-                expected=expected,
-                actual=actual,
+                expected=divergence.go_output,
+                actual=divergence.python_output,
                 expected_name="go /tool/exec",
                 actual_name=host,
             )
@@ -193,12 +192,6 @@ class _Example:
     specs: Sequence[BlockSpec]
     spec: rig.HostSpec
 
-    def load(self, blocks: Sequence[tuple[int, BlockSpec]]) -> None:
-        """Empty the Go's archive, then archive ``blocks`` as the seqs they come with."""
-        seqs = self.session.load(self.first_seq, [b for _, b in blocks])
-        if seqs != [seq for seq, _ in blocks]:
-            raise ParityError(f"the Go archived them as seqs {seqs}, not from {self.first_seq}")
-
     def compare(self, pool: Sequence[tuple[str, str]]) -> None:
         """DivergenceFound at the first call that diverges (Abort on a harness error)."""
         run, session, stats = self.run, self.session, self.run.stats
@@ -212,14 +205,12 @@ class _Example:
             if not batch:
                 continue
             try:
-                self.load(blocks)
+                session.load(self.first_seq, [b for _, b in blocks])
                 stats.archives += 1
                 at = len(run.recording)
-                host = run.host(self.spec, session)  # a fresh one: what a host keeps is stateful's
-                try:
+                # a fresh host: what a host keeps is stateful's
+                with contextlib.closing(run.host(self.spec, session)) as host:
                     played = host.play_many(batch)
-                finally:
-                    host.close()
                 expected, log, _ = session.settle(batch)  # Go's outputs and log in one request
                 log_reasons = rig.log_verdict(log, run.recording[at:])
                 unmatched = self.pinpoint(blocks, batch, log_reasons) if log_reasons else None
@@ -227,8 +218,7 @@ class _Example:
                 raise rig.Abort(exc) from exc
             for call, output in zip(played, expected, strict=True):
                 stats.count(state, call.tool, call.args)
-                reasons = rig.verdict(call, output)
-                if reasons:
+                if reasons := rig.verdict(call, output):
                     run.diverged(static_divergence(call, output, reasons, blocks, self.first_seq))
             if unmatched is not None:
                 run.diverged(unmatched)
@@ -241,17 +231,14 @@ class _Example:
     ) -> Divergence:
         """The call whose requests the Go's log does not match, ``batch`` played again over
         ``blocks`` and the log read after each call (else the first call, with ``reasons``)."""
-        self.load(blocks)
-        host = self.run.host(self.spec, self.session)
-        try:
+        self.session.load(self.first_seq, [b for _, b in blocks])
+        with contextlib.closing(self.run.host(self.spec, self.session)) as host:
             for tool, args in batch:
-                played = host.play(tool, args)
+                (played,) = host.play_many([(tool, args)])
                 (expected,), log, _ = self.session.settle([(tool, args)])
                 if call_reasons := rig.log_verdict(log, played.requests):
                     return static_divergence(played, expected, call_reasons, blocks, self.first_seq)
-            played = host.play(*batch[0])
-        finally:
-            host.close()
+            (played,) = host.play_many(batch[:1])
         (expected,), _, _ = self.session.settle([batch[0]])
         return static_divergence(played, expected, reasons, blocks, self.first_seq)
 
@@ -261,13 +248,7 @@ def fuzz_reference(run: rig.Run) -> rig.FuzzStats:
     run's ``shrink_seconds`` at most) in ``divergences``."""
 
     @run.settings_with()
-    @given(
-        first_seq=st.sampled_from(FIRST_SEQS),
-        specs=block_sets(),
-        etag=st.booleans(),
-        spec=rig.host_specs(),
-        data=st.data(),
-    )
+    @given(st.sampled_from(FIRST_SEQS), block_sets(), st.booleans(), rig.HOST_SPECS, st.data())
     def fuzz_against_reference(
         first_seq: int, specs: list[BlockSpec], etag: bool, spec: rig.HostSpec, data: st.DataObject
     ) -> None:
@@ -277,10 +258,8 @@ def fuzz_reference(run: rig.Run) -> rig.FuzzStats:
             session = run.session(mode="etag" if etag else "plain")
             _Example(run, session, first_seq, specs, spec).compare(list(dict.fromkeys(pool)))
 
-    try:
+    with contextlib.closing(run):
         run.fuzz(fuzz_against_reference)
-    finally:
-        run.close()
     return run.stats
 
 
@@ -291,7 +270,6 @@ def fuzz_go_url(connection: GoConnection, run: rig.Run) -> rig.FuzzStats:
     """Fuzz calls over a running Go's archive, read only: Go's outputs from its /tool/exec,
     the fallback checked on the host's own requests (the Go's log may hold other clients'),
     the Go's Unicode version probed."""
-    stats = run.stats
     with contextlib.ExitStack() as stack:
         go = stack.enter_context(GoClient(connection))
         stack.callback(run.close)
@@ -310,11 +288,10 @@ def fuzz_go_url(connection: GoConnection, run: rig.Run) -> rig.FuzzStats:
                         expected = go.exec_tool(tool, replace_surrogates(args))
                     except rig.HARNESS_ERRORS as exc:
                         raise rig.Abort(exc) from exc
-                    played = host.play(tool, args)
-                    stats.count(state, tool, args)
-                    reasons = rig.verdict(played, expected)
-                    if reasons:
+                    (played,) = host.play_many([(tool, args)])
+                    run.stats.count(state, tool, args)
+                    if reasons := rig.verdict(played, expected):
                         run.diverged(static_divergence(played, expected, reasons, blocks, None))
 
         run.fuzz(fuzz_against_go_url)
-    return stats
+    return run.stats

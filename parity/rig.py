@@ -25,14 +25,13 @@ from parity.goclient import (
     BLOCKS_PATH,
     EXEC_PATH,
     DebugRequest,
-    GoClient,
     GoConnection,
     archive_request,
     log_request,
     outputs_request,
     reset_request,
 )
-from parity.reference import GoReference, RunningReference
+from parity.reference import GoReference
 from parity.strategies import BlockSpec
 from recall import AsyncGoTurnHost, GoTurnHost
 from recall._tools import replace_surrogates
@@ -73,10 +72,8 @@ class GoSession:
 
     def _start(self, *, first_seq: int, port: int) -> None:
         options = _MODE_OPTIONS[self.mode]
-        self.running: RunningReference = self._reference.start(
-            first_seq=first_seq, port=port, **options
-        )
-        self.client: GoClient = self.running.client
+        self.running = self._reference.start(first_seq=first_seq, port=port, **options)
+        self.client = self.running.client
         self._log_at = 0
 
     def restart(self, first_seq: int, blocks: Sequence[BlockSpec]) -> None:
@@ -87,13 +84,14 @@ class GoSession:
         self._start(first_seq=first_seq, port=port)
         self.archive(blocks)
 
-    def load(self, first_seq: int, blocks: Sequence[BlockSpec] = ()) -> list[int]:
-        """Empty the archive and logs (next seq ``first_seq``), archive ``blocks``, in one
-        request; their seqs."""
+    def load(self, first_seq: int, blocks: Sequence[BlockSpec] = ()) -> None:
+        """Empty the archive and logs, then archive ``blocks`` as seqs ``first_seq`` on, in
+        one request (``ParityError`` when the Go numbers them otherwise)."""
         archiving = [self.archiving(blocks)] if blocks else []
         answers = self.client.batch([reset_request(first_seq=first_seq), *archiving])
         self._log_at = 0
-        return answers[1] if blocks else []
+        if blocks and answers[1] != list(range(first_seq, first_seq + len(blocks))):
+            raise ParityError(f"the Go archived them as seqs {answers[1]}, not from {first_seq}")
 
     def archive(self, blocks: Sequence[BlockSpec]) -> list[int]:
         """Archive ``blocks`` in one request; their seqs."""
@@ -111,15 +109,10 @@ class GoSession:
         last load or the last read of them, then the ``changes`` (archives, locks):
         (outputs, requests, answers)."""
         exec_calls = outputs_request((tool, replace_surrogates(args)) for tool, args in calls)
-        answers = self.client.batch(
-            [exec_calls, log_request("requests", since=self._log_at), *changes]
-        )
-        outputs, log, *changed = answers
+        requests = log_request("requests", since=self._log_at)
+        outputs, log, *changed = self.client.batch([exec_calls, requests, *changes])
         self._log_at += len(log)
         return outputs, log, changed
-
-    def close(self) -> None:
-        self.running.stop()
 
 
 # -- the hosts ------------------------------------------------------------------------
@@ -133,9 +126,8 @@ class HostSpec:
     cache_bytes: int = CACHE_SIZES[0]
 
 
-def host_specs() -> st.SearchStrategy[HostSpec]:
-    """Both kinds of host, with the default cache, none, or a tiny one."""
-    return st.builds(HostSpec, st.sampled_from(["sync", "async"]), st.sampled_from(CACHE_SIZES))
+HOST_SPECS = st.builds(HostSpec, st.sampled_from(["sync", "async"]), st.sampled_from(CACHE_SIZES))
+"""Both kinds of host, with the default cache, none, or a tiny one."""
 
 
 class TransportWrap(Protocol):
@@ -209,14 +201,10 @@ class Host:
             unicode_version=unicode_version,
         )
 
-    def play(self, tool: str, args: str) -> Played:
-        """Run one call; any error of the host is its outcome, never raised here."""
-        (played,) = self.play_many([(tool, args)])
-        return played
-
     def play_many(self, calls: Sequence[tuple[str, str]]) -> list[Played]:
         """Run the calls one after the other (an async host's in one run of the loop:
-        as fast as one at a time can be; running them at once was slower, measured)."""
+        as fast as one at a time can be; running them at once was slower, measured); any
+        error of the host is a call's outcome, never raised here."""
         return self._loop.run(self._play(calls))
 
     async def _play(self, calls: Sequence[tuple[str, str]]) -> list[Played]:
@@ -313,11 +301,7 @@ class DivergenceFound(AssertionError):
 
 
 class Abort(BaseException):
-    """A harness error inside an example: ends the run at once, without shrinking."""
-
-    def __init__(self, error: BaseException) -> None:
-        super().__init__(str(error))
-        self.error = error
+    """A harness error inside an example, its one argument: ends the run, unshrunk."""
 
 
 class TimeUp(BaseException):
@@ -412,10 +396,8 @@ class Run:
         if self.last is not None:
             self.gaps.append(now - self.last)
         self.last = now
-        # the run ends before the example that would end past the deadline
-        spent = self.deadline is not None and now + max(self.gaps, default=0) > self.deadline
-        if spent and not self.stats.divergences:
-            raise TimeUp
+        if self.over(ahead=max(self.gaps, default=0)):
+            raise TimeUp  # the run ends before the example that would end past the deadline
 
     @contextmanager
     def example(self) -> Iterator[None]:
@@ -429,9 +411,10 @@ class Run:
             raise
         self.check()
 
-    def over(self) -> bool:
-        """Whether the deadline is past with nothing found (what an example does is wasted)."""
-        past = self.deadline is not None and time.monotonic() > self.deadline
+    def over(self, *, ahead: float = 0.0) -> bool:
+        """Whether the deadline is past (or will be in ``ahead`` seconds) with nothing found:
+        what an example does then is wasted."""
+        past = self.deadline is not None and time.monotonic() + ahead > self.deadline
         return past and not self.stats.divergences
 
     def settings_with(self, **changes: Any) -> settings:
@@ -470,7 +453,7 @@ class Run:
         except TimeUp:
             found = min(stats.divergences, key=lambda d: d.size(), default=None)
         except Abort as abort:
-            raise abort.error from None
+            raise abort.args[0] from None
         except DivergenceFound as exc:
             found = exc.divergence
         finally:
@@ -490,5 +473,5 @@ class Run:
 
     def close(self) -> None:
         while self._sessions:
-            self._sessions.popitem()[1].close()
+            self._sessions.popitem()[1].running.stop()
         self.loop.close()

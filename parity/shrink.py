@@ -37,9 +37,7 @@ class Case:
 
     def size(self) -> int:
         """The characters of users' text the case holds (labels, contents and query)."""
-        return sum(len(label) + len(content) for label, content in self.blocks) + len(
-            query_of(self.args) or ""
-        )
+        return len(query_of(self.args) or "") + sum(len(a + b) for a, b in self.blocks)
 
 
 def query_of(args: str) -> str | None:
@@ -53,9 +51,7 @@ def query_of(args: str) -> str | None:
 
 
 def _with_query(args: str, query: str) -> str:
-    doc = json.loads(args)
-    doc["query"] = query
-    return json.dumps(doc, ensure_ascii=False)
+    return json.dumps({**json.loads(args), "query": query}, ensure_ascii=False)
 
 
 class GoOracle:
@@ -153,10 +149,8 @@ def shrink(case: Case, diverges: Callable[[Case], bool], *, max_tries: int = MAX
     current = case
     for _ in range(4):  # to a fixed point: a smaller text may let a block go, and back
         before = current
-        current = _fewer_blocks(current, test)
-        current = _smaller_query(current, test)
-        current = _smaller_texts(current, test)
-        current = _filled(current, test)
+        for step in (_fewer_blocks, _smaller_query, _smaller_texts, _filled):
+            current = step(current, test)
         if current == before:
             break
     return Shrunk(current, case, len(tried))
@@ -189,14 +183,8 @@ _WORD = re.compile(r"\w+")
 _NOT_FILLER = re.compile(rf"[^\s{re.escape(FILLER)}]")
 
 
-def _cited(case: Case) -> set[int]:
-    names = split_template(case.args)[1::2]
-    return {int(n[1:]) for n in names if n[1:].isdigit()}
-
-
 def _fewer_blocks(case: Case, test: Callable[[Case], bool]) -> Case:
-    cited = _cited(case)
-    if cited:  # a recall case: its block stays, named b0
+    if split_template(case.args)[1::2]:  # a recall case: the block it cites stays
         return case
     kept = ddmin(list(case.blocks), lambda blocks: test(replace(case, blocks=tuple(blocks))))
     return replace(case, blocks=tuple(kept))

@@ -6,6 +6,7 @@ when the call diverges over that archive alone."""
 from __future__ import annotations
 
 import bisect
+import contextlib
 import functools
 import hashlib
 from collections.abc import Callable, Sequence
@@ -154,11 +155,9 @@ def test_{self.case.replace("-", "_")}(go_build: GoReference) -> None:
 # -- the machine ------------------------------------------------------------------------
 
 
-@dataclass
-class _Pending:
-    played: rig.Played
-    state: int
-    steps: int  # how many steps of the log lead to this call
+_STARTS = st.builds(
+    Start, st.sampled_from(FIRST_SEQS), st.sampled_from(rig.GO_MODES), rig.HOST_SPECS
+)
 
 
 class RecallMachine(RuleBasedStateMachine):
@@ -174,16 +173,16 @@ class RecallMachine(RuleBasedStateMachine):
             raise RuntimeError("RecallMachine runs inside fuzz_stateful")
         self._run: rig.Run = self.run
         self._log: list[Step] = []
-        self._pending: list[_Pending] = []
+        # each call played since the last change: the state it played in, the steps to it
+        self._pending: list[tuple[rig.Played, int, int]] = []
         self._queue: list[BlockSpec] = []  # the blocks this example may archive, in order
         self._blocks: dict[int, BlockSpec] = {}  # seq -> block, locked as it now is
         self._pool: dict[tuple[str, str], None] = {}  # the calls played in every state
         self._host: rig.Host | None = None
         self._session: rig.GoSession | None = None
         self._state = rig.state_key(())
-        self._spec = rig.HostSpec()
-        self._mode: rig.GoMode = "plain"
-        self._first_seq = 1
+        self._started = Start(1, "plain", rig.HostSpec())
+        self._spec = self._started.host
         self._restarted = False
         self._kept: int | None = None  # the state this host last played in (None: new)
         self._calls: st.SearchStrategy[tuple[str, str]] = calls()
@@ -192,41 +191,28 @@ class RecallMachine(RuleBasedStateMachine):
 
     # -- the steps ------------------------------------------------------------------
 
-    @initialize(
-        first_seq=st.sampled_from(FIRST_SEQS),
-        mode=st.sampled_from(rig.GO_MODES),
-        host=rig.host_specs(),
-        blocks=block_sets(),
-        data=st.data(),
-    )
-    def start(
-        self,
-        first_seq: int,
-        mode: rig.GoMode,
-        host: rig.HostSpec,
-        blocks: list[BlockSpec],
-        data: st.DataObject,
-    ) -> None:
-        """A Go at ``first_seq`` (``blocks``: those the example may archive), and the pool
-        of calls, played over the empty archive."""
+    @initialize(start=_STARTS, blocks=block_sets(), data=st.data())
+    def start(self, start: Start, blocks: list[BlockSpec], data: st.DataObject) -> None:
+        """A Go and a host as ``start`` says (``blocks``: those the example may archive), and
+        the pool of calls, played over the empty archive."""
         self._run.stats.examples += 1
         self._queue = blocks
-        seqs = range(first_seq, first_seq + len(blocks))
+        seqs = range(start.first_seq, start.first_seq + len(blocks))
         words = words_of(blocks)
         self._calls = calls(seqs, words)
         pool = data.draw(call_pools(seqs, words, max_size=POOL), label="pool")
         self._pool = dict.fromkeys(pool)
-        self._log.append(Start(first_seq, mode, host))
-        self._harness(self._start, mode, first_seq, host)
+        self._log.append(start)
+        self._harness(self._start, start)
         self._play_pool()
 
-    def _start(self, mode: rig.GoMode, first_seq: int, host: rig.HostSpec) -> None:
-        self._spec, self._mode, self._first_seq = host, mode, first_seq
-        self._session = self._run.session(mode=mode)
-        self._session.load(first_seq)
+    def _start(self, start: Start) -> None:
+        self._started, self._spec = start, start.host
+        self._session = self._run.session(mode=start.go)
+        self._session.load(start.first_seq)
         self._run.stats.archives += 1
         self._sent_at = len(self._run.recording)
-        self._host = self._run.host(host, self._session)
+        self._host = self._run.host(start.host, self._session)
 
     @precondition(lambda self: len(self._blocks) < len(self._queue))
     @rule(target=archived, rest=st.booleans())
@@ -273,7 +259,7 @@ class RecallMachine(RuleBasedStateMachine):
         while len(self._pool) > POOL_MAX:
             del self._pool[next(iter(self._pool))]
 
-    @rule(host=rig.host_specs())
+    @rule(host=rig.HOST_SPECS)
     def new_host(self, host: rig.HostSpec) -> None:
         """A new host in place of the old one (the pool plays through it at the next change)."""
         if self._host is None:
@@ -290,7 +276,7 @@ class RecallMachine(RuleBasedStateMachine):
         self._flush()
         self._restarted = True
         blocks = [self._blocks[seq] for seq in sorted(self._blocks)]
-        self._harness(self._go().restart, self._first_seq, blocks)
+        self._harness(self._go().restart, self._started.first_seq, blocks)
         self._sent_at = len(self._run.recording)
         self._log.append(Restart())
         self._kept = hash((Restart, self._state))  # what the host keeps: another Go's set
@@ -349,7 +335,7 @@ class RecallMachine(RuleBasedStateMachine):
     def _context(self) -> int:
         """The host's kind, the Go's mode, the state the host last played in (what it may
         have kept), the state it plays in."""
-        return hash((self._spec, self._mode, self._kept, self._state))
+        return hash((self._spec, self._started.go, self._kept, self._state))
 
     def _play(self, calls_: Sequence[tuple[str, str]]) -> None:
         if self._host is None or self._broken is not None or self._run.over():
@@ -358,39 +344,32 @@ class RecallMachine(RuleBasedStateMachine):
         self._run.played.update(rig.call_key(context, tool, args) for tool, args in calls_)
         for played in self._host.play_many(calls_):
             self._log.append(ToolCall(played.tool, played.args))
-            self._pending.append(_Pending(played, self._state, len(self._log)))
+            self._pending.append((played, self._state, len(self._log)))
 
     def _flush(self, change: DebugRequest[R] | None = None) -> R | None:
         """Compare the calls played since the last change with Go's outputs, and its log
         with what the hosts sent; then ``change`` the archive: what it answered (None once a
         harness error is met). One request to the Go in all."""
         pending, self._pending = self._pending, []
-        if self._broken is not None:
-            return None
         if not pending:
             return None if change is None else self._harness(self._go().client.run, change)
-        calls_ = [(p.played.tool, p.played.args) for p in pending]
+        calls_ = [(played.tool, played.args) for played, _, _ in pending]
         changes = () if change is None else (change,)
         settled = self._harness(self._go().settle, calls_, *changes)
         if settled is None:
             return None
         expected, server, answers = settled
-        self._compare(pending, expected, server)
-        return answers[0] if answers else None
-
-    def _compare(self, pending: list[_Pending], expected: list[str], server: list[str]) -> None:
         run = self._run
-        for item, output in zip(pending, expected, strict=True):
-            run.stats.count(item.state, item.played.tool, item.played.args)
-            reasons = rig.verdict(item.played, output)
-            if reasons:
-                found = (output, item.played.output, reasons, item.played.requests)
-                run.diverged(StatefulDivergence(tuple(self._log[: item.steps]), *found))
+        for (played, state, steps), output in zip(pending, expected, strict=True):
+            run.stats.count(state, played.tool, played.args)
+            if reasons := rig.verdict(played, output):
+                found = (output, played.output, reasons, played.requests)
+                run.diverged(StatefulDivergence(tuple(self._log[:steps]), *found))
         sent = run.recording[self._sent_at :]
         self._sent_at += len(sent)
-        reasons = rig.log_verdict(server, sent)
-        if reasons:
+        if reasons := rig.log_verdict(server, sent):
             run.diverged(StatefulDivergence(tuple(self._log), "", "", reasons))
+        return answers[0] if answers else None
 
 
 # -- the run ----------------------------------------------------------------------------
@@ -399,10 +378,8 @@ class RecallMachine(RuleBasedStateMachine):
 def fuzz_stateful(run: rig.Run, *, steps: int = STEPS) -> rig.FuzzStats:
     """Run :class:`RecallMachine` (the run's examples, of ``steps`` steps at most); its
     stats, the shrunk divergence in ``divergences``."""
-    chosen = run.settings_with(
-        stateful_step_count=steps,
-        verbosity=Verbosity.quiet,  # the report is ours: Hypothesis' steps need a run
-    )
+    # quiet: the report is ours (Hypothesis' steps need a run)
+    chosen = run.settings_with(stateful_step_count=steps, verbosity=Verbosity.quiet)
     RecallMachine.run = run
     # the seed as Run.fuzz sets it, where Hypothesis reads a machine's: on its class
     setattr(RecallMachine, "_hypothesis_internal_use_seed", run.seed)  # noqa: B010
@@ -422,8 +399,7 @@ def _with_static(divergence: StatefulDivergence, run: rig.Run) -> StatefulDiverg
     """The divergence, with its corpus case when its call diverges over that moment's
     archive alone (a fresh host of the kind that diverged)."""
     call = divergence.call
-    start = divergence.steps[0] if divergence.steps else None
-    if call is None or not isinstance(start, Start):
+    if call is None or not isinstance(start := divergence.steps[0], Start):
         return divergence
     blocks: dict[int, ArchiveBlock] = {}
     for step in divergence.steps:
@@ -497,11 +473,8 @@ def replay(
 ) -> None:
     """Play ``steps`` against a fresh Go; DivergenceFound (an AssertionError) at the first
     call whose output or requests differ from Go's."""
-    run = rig.Run(reference=reference, wrap=wrap)
-    try:
+    with contextlib.closing(rig.Run(reference=reference, wrap=wrap)) as run:
         _play_steps(run, steps)
-    finally:
-        run.close()
 
 
 def _play_steps(run: rig.Run, steps: Sequence[Step]) -> None:
@@ -527,7 +500,7 @@ def _play_steps(run: rig.Run, steps: Sequence[Step]) -> None:
                 host.close()
                 host = run.host(step.host, session)
             elif isinstance(step, ToolCall):
-                played = host.play(step.tool, step.args)
+                (played,) = host.play_many([(step.tool, step.args)])
                 (expected,), sent, _ = session.settle([(step.tool, step.args)])
                 reasons = rig.verdict(played, expected) + rig.log_verdict(sent, played.requests)
                 if reasons:

@@ -432,15 +432,13 @@ _DEEP = st.sampled_from(
 """``1`` nested in arrays or objects near Go's depth limit of 10000."""
 
 
-@functools.cache
-def _other_values() -> st.SearchStrategy[str]:
-    """JSON text of values of every type, a few of them invalid."""
-    return st.one_of(
-        st.sampled_from(["null", "true", "false", "0", "7", "-1", "2.5", "[]", "{}", '"x"']),
-        st.sampled_from(['["r1"]', '{"id": "r1"}', "1e400", "1e308", "-0", "NaN"]),
-        json_strings(st.text(max_size=6)),
-        limits(),
-    )
+_OTHER_VALUES = st.one_of(
+    st.sampled_from(["null", "true", "false", "0", "7", "-1", "2.5", "[]", "{}", '"x"']),
+    st.sampled_from(['["r1"]', '{"id": "r1"}', "1e400", "1e308", "-0", "NaN"]),
+    json_strings(st.text(max_size=6)),
+    limits(),
+)
+"""JSON text of values of every type, a few of them invalid."""
 
 
 Members = tuple[tuple[str, str], ...]
@@ -456,12 +454,12 @@ def _tool_args(
     """A JSON object with ``key`` (a JSON string of ``texts``, or another JSON value; and the
     members ``extras`` draws), repeated, missing or misspelt, with drawn escapes and
     whitespace; or any :func:`raw_args`."""
-    values = _weighted((6, json_strings(texts)), (1, _other_values()))
+    values = _weighted((6, json_strings(texts)), (1, _OTHER_VALUES))
     one_in_10 = st.integers(0, 9)
     one_in_400 = st.integers(0, 399)
     n_more = st.sampled_from([0, 0, 0, 0, 1, 2])
     other_key = st.sampled_from([key, key, key.upper(), key.title(), key + " ", "x", "args", ""])
-    other_value = st.one_of(values, _other_values())
+    other_value = st.one_of(values, _OTHER_VALUES)
 
     @st.composite
     def tool_args(draw: st.DrawFn) -> str:
@@ -528,7 +526,7 @@ def raw_args() -> st.SearchStrategy[str]:
         ),
         (4, st.text(max_size=20)),
         (4, st.text(st.sampled_from('{}[]":,\\ ud80rRq1e-.'), max_size=20)),
-        (4, _other_values()),
+        (4, _OTHER_VALUES),
     )
 
 
