@@ -401,8 +401,7 @@ class Images(Sequence[tuple[bytes, bytes]]):
                 ):
                     shift = len(buffer) - ends[at]
                     offsets += [shift + end for end in ends[at + 1 : upto]]
-                    buffer += b"\0".join(images)
-                    buffer.append(0)
+                    buffer += b"\0".join([*images, b""])  # one resize: no room left over
                 self._add_run(segment, first, first + upto - at - 1)
             at = upto
 
