@@ -21,7 +21,6 @@ from typing import Any, Final, NoReturn, TypedDict, TypeVar, overload
 from recall._tools import (
     EXCERPT_RUNES,
     FINDER,
-    FINDERS,
     MAX_SEQ,
     Block,
     Images,
@@ -121,8 +120,7 @@ _ITEM_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD]")  # one pass for "\\ud" and "\\uD"
 _SEQ_HEAD: Final = b'{"seq":'
 _SEQ_AT = re.compile(rb'\{"seq":([0-9]{1,20}),')
-_CUT = re.compile(rb'\},\{"')  # between two items: searched faster than bytearray.find
-_CUT_BYTES: Final = b'},{"'
+_CUT: Final = b'},{"'  # between two items
 _BATCH: Final = 1 << 20  # bytes of items decoded at once (an ItemsDecoder's batch)
 
 
@@ -461,7 +459,7 @@ def _compact(
     reused = 0
     same_lineage = old is not None
     view = memoryview(body)
-    find_cut = _cut_finder(body)
+    find = FINDER(body)  # stringzilla's SIMD find when installed
     try:
         while pos < end:
             if old is not None:
@@ -481,7 +479,7 @@ def _compact(
                     continue
             first = len(starts)
             while pos < end and (first == len(starts) or pos - starts[first] <= batch):
-                cut = find_cut(pos, end)  # the item ends at the next },{" or the end
+                cut = find(_CUT, pos, end)  # the item ends at the next },{" or the end
                 starts.append(pos)
                 stops.append(end if cut < 0 else cut + 1)
                 pos = stops[-1] + 1
@@ -524,20 +522,6 @@ def _compact(
         ceiling=old.ceiling if old is not None and same_lineage else 0,
         reused=reused,
     )
-
-
-def _cut_finder(body: bytearray) -> Callable[[int, int], int]:
-    """Where the next ``},{"`` of ``body`` within ``pos..end-1`` starts, or -1: the scan's
-    finder when it is stringzilla's (SIMD), else a regex (faster than ``bytearray.find``)."""
-    if FINDER is not FINDERS["bytes"]:
-        find = FINDER(body)
-        return lambda pos, end: find(_CUT_BYTES, pos, end)
-
-    def search(pos: int, end: int) -> int:
-        cut = _CUT.search(body, pos, end)
-        return -1 if cut is None else cut.start()
-
-    return search
 
 
 _CHUNK: Final = 1 << 16  # bytes compared at once while a run of kept items matches

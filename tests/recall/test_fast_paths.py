@@ -244,11 +244,11 @@ def test_read_set_on_go_bodies(items: list[dict[str, object]]) -> None:
         assert kind == "ok"
         assert decoded == [Block(**i) for i in items]  # type: ignore[arg-type]
         cut = read_set(bytearray(body))
-        with pytest.MonkeyPatch.context() as patch:  # items cut by the regex, not stringzilla
+        with pytest.MonkeyPatch.context() as patch:  # items cut by bytes.find, not stringzilla
             patch.setattr(recall._blocks, "FINDER", FINDERS["bytes"])
-            by_regex = read_set(bytearray(body))
+            by_bytes = read_set(bytearray(body))
         assert cut.raw is not None  # Go's body is cut into its items
-        assert (by_regex.starts, by_regex.stops) == (cut.starts, cut.stops)
+        assert (by_bytes.starts, by_bytes.stops) == (cut.starts, cut.stops)
     else:
         assert kind == "error"
 
