@@ -303,6 +303,16 @@ class _Segment:
             buffer.append(0)
             at.append(len(buffer))
 
+    def extend(self, pairs: Sequence[tuple[bytes, bytes]]) -> None:
+        """``append`` of each pair in turn, each buffer resized once."""
+        for buffer, at, images in (
+            (self.content, self.content_at, [content for content, _ in pairs]),
+            (self.label, self.label_at, [label for _, label in pairs]),
+        ):
+            start = len(buffer)
+            at += [start + end for end in accumulate(len(image) + 1 for image in images)]
+            buffer += b"\0".join([*images, b""])  # one resize: no room left over
+
 
 _SEGMENT_BYTES: Final = 1 << 16
 """Content bytes from which a segment takes no more images; a last run of fewer image bytes
@@ -373,35 +383,18 @@ class Images(Sequence[tuple[bytes, bytes]]):
     def extend(self, pairs: Sequence[tuple[bytes, bytes]]) -> None:
         """Add blocks' (content, label) images, into the segments ``append`` one by one
         would put them in, each segment's images joined at once."""
-        content_ends = list(accumulate(len(content) + 1 for content, _ in pairs))
-        label_ends = list(accumulate(len(label) + 1 for _, label in pairs))
+        ends = list(accumulate(len(content) + 1 for content, _ in pairs))
         at = 0
         while at < len(pairs):
             self.append(pairs[at])  # opens the segment the next ones go to, if need be
             segment = self._open
             assert segment is not None
             # append adds the next image while the segment holds fewer than _SEGMENT_BYTES
-            limit = _SEGMENT_BYTES - len(segment.content) + content_ends[at]
-            upto = min(bisect_left(content_ends, limit, at) + 1, len(pairs))
+            limit = _SEGMENT_BYTES - len(segment.content) + ends[at]
+            upto = min(bisect_left(ends, limit, at) + 1, len(pairs))
             if upto > at + 1:
                 first = len(segment.content_at) - 1
-                for buffer, offsets, ends, images in (
-                    (
-                        segment.content,
-                        segment.content_at,
-                        content_ends,
-                        [c for c, _ in pairs[at + 1 : upto]],
-                    ),
-                    (
-                        segment.label,
-                        segment.label_at,
-                        label_ends,
-                        [lab for _, lab in pairs[at + 1 : upto]],
-                    ),
-                ):
-                    shift = len(buffer) - ends[at]
-                    offsets += [shift + end for end in ends[at + 1 : upto]]
-                    buffer += b"\0".join([*images, b""])  # one resize: no room left over
+                segment.extend(pairs[at + 1 : upto])
                 self._add_run(segment, first, first + upto - at - 1)
             at = upto
 
