@@ -111,16 +111,16 @@ def kernel(
                     seconds, output = _go_search(binary, blocks_file, args, min_time)
                     check_parity(f"Go BenchmarkSearch {query.name}", output, gold)
                     go.append(seconds)
-                else:
-                    spent, calls = 0.0, 0
-                    while spent < min_time or calls == 0:
-                        start = time.perf_counter()
-                        output = run_tool("recall_search", args, archive)
-                        spent += time.perf_counter() - start
-                        calls += 1
-                        check_parity(f"kernel {query.name}", output, gold)
-                    checked += calls
-                    python.append(spent / calls)
+                    continue
+                spent, calls = 0.0, 0
+                while spent < min_time or calls == 0:
+                    start = time.perf_counter()
+                    output = run_tool("recall_search", args, archive)
+                    spent += time.perf_counter() - start
+                    calls += 1
+                    check_parity(f"kernel {query.name}", output, gold)
+                checked += calls
+                python.append(spent / calls)
     return found, checked
 
 
