@@ -37,7 +37,8 @@ class Case:
 
     def size(self) -> int:
         """The characters of users' text the case holds (labels, contents and query)."""
-        return len(query_of(self.args) or "") + sum(len(a + b) for a, b in self.blocks)
+        texts = sum(len(label) + len(content) for label, content in self.blocks)
+        return texts + len(query_of(self.args) or "")
 
 
 def query_of(args: str) -> str | None:
