@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from parity.errors import ReplayError
+from parity.errors import ParityError
 from recall._shadow import first_difference
 
 if TYPE_CHECKING:
@@ -194,7 +194,7 @@ def _write(path: str | Path, data: bytes) -> None:
     try:
         Path(path).write_bytes(data)
     except OSError as e:
-        raise ReplayError(f"{path}: cannot write the report: {e.strerror or e}") from e
+        raise ParityError(f"{path}: cannot write the report: {e.strerror or e}") from e
 
 
 def write_json(path: str | Path, results: Sequence[ReplayResult], *, seconds: float) -> None:
