@@ -296,18 +296,15 @@ def run(args: argparse.Namespace) -> int:
         for number, d in enumerate(divergences, 1):  # each shrunk, or left out if not seen
             case = case_of(d)
             if not oracle.diverges(case):
-                how = (
-                    "adopted as it was, unshrunk (--keep-unreproduced)"
-                    if args.keep_unreproduced
-                    else "left out (--keep-unreproduced adopts it as it was)"
-                )
+                how = "left out (--keep-unreproduced adopts it as it was)"
+                if args.keep_unreproduced:
+                    how = "adopted as it was, unshrunk (--keep-unreproduced)"
+                    kept.append(d)
+                    notes.append(f"not reproduced by {where}; not shrunk")
                 print(
                     f"divergence {number} ({d.name}): {where} does not reproduce it over the"
                     f" corpus's blocks{drift}: {how}"
                 )
-                if args.keep_unreproduced:
-                    kept.append(d)
-                    notes.append(f"not reproduced by {where}; not shrunk")
                 continue
             shrunk = shrink(case, oracle.diverges)
             outputs = oracle.outputs(shrunk.case)
