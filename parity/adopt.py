@@ -18,7 +18,7 @@ from pathlib import Path
 from parity.corpora import recall_adopted
 from parity.corpora.recall import plain_id_seq, symbolic_args
 from parity.corpus import CorpusBlock, CorpusCall, get_corpus
-from parity.errors import AdoptError, CorpusError
+from parity.errors import CorpusError, ParityError
 from parity.goclient import add_go_options, connection_from_options
 from parity.shrink import Case, GoOracle, shrink
 from recall import Block, Divergence
@@ -32,7 +32,7 @@ def load_divergences(path: str | os.PathLike[str]) -> list[Divergence]:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise AdoptError(f"{path}: cannot read: {exc}") from exc
+        raise ParityError(f"{path}: cannot read: {exc}") from exc
     divergences = []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -42,7 +42,7 @@ def load_divergences(path: str | os.PathLike[str]) -> list[Divergence]:
         except ValueError as exc:
             last = number == len(text.splitlines()) and not text.endswith("\n")
             hint = " (the last line, without its newline: cut short?)" if last else ""
-            raise AdoptError(f"{path}:{number}: not a divergence{hint}: {exc}") from exc
+            raise ParityError(f"{path}:{number}: not a divergence{hint}: {exc}") from exc
     return divergences
 
 
@@ -204,10 +204,10 @@ def _load_module(path: Path) -> tuple[tuple[CorpusBlock, ...], tuple[CorpusCall,
     try:
         module = runpy.run_path(str(path))
     except (OSError, SyntaxError, NameError) as exc:
-        raise AdoptError(f"{path}: cannot load: {exc}") from exc
+        raise ParityError(f"{path}: cannot load: {exc}") from exc
     blocks, calls = module.get("BLOCKS"), module.get("CALLS")
     if not isinstance(blocks, tuple) or not isinstance(calls, tuple):
-        raise AdoptError(f"{path}: defines no BLOCKS and CALLS tuples")
+        raise ParityError(f"{path}: defines no BLOCKS and CALLS tuples")
     return blocks, calls
 
 
@@ -296,18 +296,15 @@ def run(args: argparse.Namespace) -> int:
         for number, d in enumerate(divergences, 1):  # each shrunk, or left out if not seen
             case = case_of(d)
             if not oracle.diverges(case):
-                how = (
-                    "adopted as it was, unshrunk (--keep-unreproduced)"
-                    if args.keep_unreproduced
-                    else "left out (--keep-unreproduced adopts it as it was)"
-                )
+                how = "left out (--keep-unreproduced adopts it as it was)"
+                if args.keep_unreproduced:
+                    how = "adopted as it was, unshrunk (--keep-unreproduced)"
+                    kept.append(d)
+                    notes.append(f"not reproduced by {where}; not shrunk")
                 print(
                     f"divergence {number} ({d.name}): {where} does not reproduce it over the"
                     f" corpus's blocks{drift}: {how}"
                 )
-                if args.keep_unreproduced:
-                    kept.append(d)
-                    notes.append(f"not reproduced by {where}; not shrunk")
                 continue
             shrunk = shrink(case, oracle.diverges)
             outputs = oracle.outputs(shrunk.case)
@@ -322,14 +319,14 @@ def run(args: argparse.Namespace) -> int:
     try:  # the corpus must take them: names unique, every cited block known
         replace(corpus, blocks=(*blocks, *adoption.blocks), calls=(*calls, *adoption.calls))
     except CorpusError as exc:
-        raise AdoptError(f"the adopted cases do not fit the corpus: {exc}") from exc
+        raise ParityError(f"the adopted cases do not fit the corpus: {exc}") from exc
     source = module_source((*written[0], *adoption.blocks), (*written[1], *adoption.calls))
     temporary = module.with_name(module.name + ".tmp")
     try:
         temporary.write_text(source, encoding="utf-8")
         os.replace(temporary, module)
     except OSError as exc:
-        raise AdoptError(f"{module}: cannot write: {exc}") from exc
+        raise ParityError(f"{module}: cannot write: {exc}") from exc
     print(
         f"wrote {module}: {len(adoption.blocks)} blocks and {len(adoption.calls)} calls added;"
         " record them from Go: `make golden`, then `parity review --accept-all`"

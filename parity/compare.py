@@ -7,8 +7,7 @@ an output where the corpus says its tool prints one (``Corpus.printed_seqs``), i
 ``block?seq=N``, in the blocks (by name) and the args (resolved from the corpus's
 template); the rest byte for byte. A case whose args cite a seq as digits naming other
 blocks in the two recordings is not comparable. What a Go cannot report (reads ``null``,
-versions ``"unknown"``) and the instance kind are notes, never a change. Written by
-hand: deepdiff measured no shorter and 10 to 30 times slower (docs/architecture.md).
+versions ``"unknown"``) and the instance kind are notes, never a change.
 """
 
 from __future__ import annotations
@@ -55,11 +54,10 @@ class _Recording:
         resolved with this recording's seqs."""
         if wanted is None or wanted.tool != call.tool:
             return None
-        try:
-            resolved = wanted.resolve(self.journal.seqs)
-        except CorpusError:
-            return None
-        return wanted.args if resolved == call.args else None
+        with contextlib.suppress(CorpusError):
+            if wanted.resolve(self.journal.seqs) == call.args:
+                return wanted.args
+        return None
 
     def output(self, call: JournalCall, template: str | None) -> _Canonical:
         """``call.output`` with each printed seq named by its block."""
@@ -201,7 +199,6 @@ class Drift:
         call = new.calls[case]
         if output is not None:
             call = dataclasses.replace(call, output=output)
-
         printed = new.output(call, new.template(call, _corpus_call(self.corpus, case)))
         reads = None
         if call.reads is not None:
@@ -221,7 +218,7 @@ def _blocks(old: _Recording, new: _Recording) -> tuple[str, ...]:
         }
 
     a, b = by_name(old), by_name(new)
-    return tuple(n for n in [*a, *(n for n in b if n not in a)] if a.get(n) != b.get(n))
+    return tuple(n for n in {**a, **b} if a.get(n) != b.get(n))
 
 
 def _literal_mismatch(call: CorpusCall | None, old: _Recording, new: _Recording) -> str | None:
@@ -278,9 +275,8 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
 
     not_recorded: dict[str, tuple[str, ...]] = {}
     for side, reads, j in (("old", reads_old, old), ("new", reads_new, new)):
-        unknown = [k for k in VERSION_KEYS if getattr(j.recorded_by, k) == UNKNOWN]
-        missing = ((f"the reads of {reads} calls",) if reads else ()) + tuple(unknown)
-        if missing:
+        unknown = tuple(k for k in VERSION_KEYS if getattr(j.recorded_by, k) == UNKNOWN)
+        if missing := ((f"the reads of {reads} calls",) if reads else ()) + unknown:
             not_recorded[side] = missing
     if [c for c in old.cases if c in n.calls] != [c for c in new.cases if c in o.calls]:
         other.append("calls (order)")

@@ -160,8 +160,7 @@ class Corpus:
 def get_corpus(name: str) -> Corpus:
     """The corpus registered under ``name``."""
     if name not in CORPORA:
-        known = ", ".join(sorted(CORPORA))
-        raise CorpusError(f"no corpus named {name!r} (known: {known})")
+        raise CorpusError(f"no corpus named {name!r} (known: {', '.join(sorted(CORPORA))})")
     module = importlib.import_module(CORPORA[name])
     corpus = getattr(module, "CORPUS", None)
     if not isinstance(corpus, Corpus):

@@ -1,7 +1,7 @@
-"""The harness's one exception tree: ``ParityError`` (the CLI prints it, exit 2), raised as
-it is by the recorder, the review and the fake Go, and a subclass per other concern. A
-parity failure (an output that differs from the golden one) is not an exception: the
-replay reports it and the CLI exits 1.
+"""The harness's one exception tree: ``ParityError`` (the CLI prints it, exit 2), and a
+subclass where a caller tells the concern apart: a journal, a corpus, the Go reference,
+a Go. A parity failure (an output that differs from the golden one) is not an exception:
+the replay reports it and the CLI exits 1.
 """
 
 from __future__ import annotations
@@ -45,11 +45,3 @@ class GoClientError(ParityError):
     def __init__(self, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
-
-
-class ReplayError(ParityError):
-    """The replay could not run (as opposed to a case whose output differs)."""
-
-
-class AdoptError(ParityError):
-    """``parity adopt`` cannot read a file of divergences, or write the corpus module."""

@@ -93,8 +93,7 @@ def _pass(go: GoClient, corpus: Corpus, seqs: Mapping[str, int]) -> _Pass:
     """One reading of everything: the served blocks, then every call's output."""
     blocks = go.blocks()
     if blocks != (expected := _readable(corpus, seqs)):
-        served = {b.seq for b in blocks}
-        wanted = {b.seq for b in expected}
+        served, wanted = {b.seq for b in blocks}, {b.seq for b in expected}
         detail = (
             f"seqs served but not expected: {sorted(served - wanted)}; "
             f"expected but not served: {sorted(wanted - served)}"

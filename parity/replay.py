@@ -21,7 +21,7 @@ from parity import journal as journal_mod
 from parity import report
 from parity.cli import Exit, corpora, corpus_options
 from parity.corpus import Corpus, ToolHost
-from parity.errors import CorpusError, ReplayError
+from parity.errors import CorpusError, ParityError
 from parity.fakego import FakeGo, Mode, Served
 from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 from parity.journal import UNKNOWN, Journal, JournalCall
@@ -203,7 +203,7 @@ class Replayer:
             self.fake.stop()
             if not isinstance(e, Exception):
                 raise
-            raise ReplayError(
+            raise ParityError(
                 f"corpus {self.corpus.name!r}: cannot build the Python implementation: "
                 f"{type(e).__name__}: {e}"
             ) from e
@@ -275,7 +275,7 @@ class Replayer:
         calls = list(self.journal.calls)
         if cases is not None:
             if unknown := [c for c in cases if c not in self.journal.cases]:
-                raise ReplayError(f"no such case in the journal: {', '.join(unknown)}")
+                raise ParityError(f"no such case in the journal: {', '.join(unknown)}")
             calls = [c for c in calls if c.case in cases]
         result = ReplayResult(self.journal.corpus, self.run_calls(calls, modes=modes))
         served = [(r.mode, s) for case in result.results for r in case.runs for s in r.served]

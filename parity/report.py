@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from parity.errors import ReplayError
+from parity.errors import ParityError
 from recall._shadow import first_difference
 
 if TYPE_CHECKING:
@@ -110,15 +110,14 @@ def mismatch_report(
         block(actual_name, actual, limit),
         "  diff:",
     ]
-    diff_lines = difflib.unified_diff(
+    diff = difflib.unified_diff(
         visible(expected).split("\n"),
         visible(actual).split("\n"),
         fromfile=expected_name,
         tofile=actual_name,
         lineterm="",
     )
-    lines += _bounded([d.rstrip("\n") for d in diff_lines], limit)
-    return "\n".join(lines)
+    return "\n".join([*lines, *_bounded(list(diff), limit)])
 
 
 CASES_SHOWN = 10  # how many changed cases a bounded account shows (changes_report)
@@ -194,19 +193,14 @@ def _write(path: str | Path, data: bytes) -> None:
     try:
         Path(path).write_bytes(data)
     except OSError as e:
-        raise ReplayError(f"{path}: cannot write the report: {e.strerror or e}") from e
+        raise ParityError(f"{path}: cannot write the report: {e.strerror or e}") from e
 
 
 def write_json(path: str | Path, results: Sequence[ReplayResult], *, seconds: float) -> None:
     """A JSON report of a replay: the counts, then one record per case (``case_record``)."""
     cases = [case_record(r.corpus, c) for r in results for c in r.results]
     passed = sum(c["pass"] for c in cases)
-    obj = {
-        "passed": passed,
-        "failed": len(cases) - passed,
-        "seconds": round(seconds, 3),
-        "cases": cases,
-    }
+    obj = dict(passed=passed, failed=len(cases) - passed, seconds=round(seconds, 3), cases=cases)
     _write(path, (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
@@ -222,19 +216,18 @@ def write_junitxml(path: str | Path, results: Sequence[ReplayResult], *, seconds
     """A JUnit XML report of a replay: a ``testsuite`` per corpus, a ``testcase`` per case."""
     suites = ET.Element("testsuites", name="parity replay", time=f"{seconds:.3f}")
     for result in results:
+        suite_name = f"parity.replay.{result.corpus}"
         suite = ET.SubElement(
             suites,
             "testsuite",
-            name=f"parity.replay.{result.corpus}",
+            name=suite_name,
             tests=str(len(result.results)),
             failures=str(result.failed),
             errors="0",
             skipped="0",
         )
         for case in result.results:
-            element = ET.SubElement(
-                suite, "testcase", classname=f"parity.replay.{result.corpus}", name=case.case
-            )
+            element = ET.SubElement(suite, "testcase", classname=suite_name, name=case.case)
             if not case.passed:
                 record = case_record(result.corpus, case)
                 where = record["first_difference"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from parity.corpus import CorpusBlock, CorpusCall, split_template
-from parity.errors import AdoptError, CorpusError, GoClientError
+from parity.errors import CorpusError, GoClientError, ParityError
 from parity.goclient import GoClient, GoConnection
 from parity.record import FIRST_SEQ
 from recall import GoTurnHost, RecallError
@@ -78,7 +78,7 @@ class GoOracle:
             if exc.status != 404:
                 raise
             self.__exit__()
-            raise AdoptError(
+            raise ParityError(
                 f"the Go at {self.connection.url} has no debug routes (/debug/reset answered"
                 " 404): shrinking empties and fills the Go for each try, so it needs a fresh"
                 " instance that has them (a staging copy), or the reference (no --go-url)"

@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from parity.errors import ReplayError
+from parity.errors import ParityError
 from parity.project import project_root
 from parity.strength._explain import PACKAGE, Explanations, Statement, module_file
 
@@ -58,7 +58,7 @@ def pct(n: int, d: int) -> str:
 def _run(argv: list[str], what: str) -> None:
     done = subprocess.run(argv, cwd=project_root(), capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise ReplayError(f"{what} failed:\n{(done.stdout + done.stderr).strip()[-2000:]}")
+        raise ParityError(f"{what} failed:\n{(done.stdout + done.stderr).strip()[-2000:]}")
 
 
 def _gap(file: str, s: Statement | None, where: str, reason: str | None) -> Gap:

@@ -144,11 +144,11 @@ def run_mutants(
 ) -> list[MutantResult]:
     """Replay the journal against each mutant, in ``jobs`` worker processes.
 
-    Each worker replays the unmutated code first: it must pass, else ReplayError (a
+    Each worker replays the unmutated code first: it must pass, else ParityError (a
     mutant is only killed by what it changed). A mutant times out after ``timeout``
     seconds, or ``_SLOWER`` times that replay's time if longer.
     """
-    from parity.errors import ReplayError
+    from parity.errors import ParityError
 
     queue = list(reversed(mutants))
     results: dict[int, MutantResult] = {}
@@ -169,14 +169,14 @@ def run_mutants(
                         w.process.join(5)
                         status, detail = "error", f"exit status {w.process.exitcode}"
                     if status == "error":
-                        raise ReplayError(f"a mutation worker died: {detail}")
+                        raise ParityError(f"a mutation worker died: {detail}")
                     if mutant is None and status != "survived":
-                        raise ReplayError(f"the replay fails without any mutant: {detail}")
+                        raise ParityError(f"the replay fails without any mutant: {detail}")
                     if mutant is None:  # a loaded machine's replays are slower: so is a hang
                         timeout = max(timeout, _SLOWER * (time.monotonic() - w.sent))
                 elif time.monotonic() >= w.deadline:
                     if mutant is None:
-                        raise ReplayError("the replay without any mutant timed out")
+                        raise ParityError("the replay without any mutant timed out")
                     w.stop()
                     w.start()
                     status, detail = "timeout", f"more than {timeout:.3g}s"

@@ -17,7 +17,7 @@ import pytest
 from parity import journal
 from parity.adopt import adopt, load_divergences, module_source
 from parity.corpus import Corpus, CorpusBlock, CorpusCall, get_corpus
-from parity.errors import AdoptError
+from parity.errors import ParityError
 from parity.fixtures.go import FreshGo
 from parity.record import run_record
 from parity.replay import Replayer, check_consistency
@@ -193,7 +193,7 @@ def test_cli_prints_writes_and_refuses_a_bad_line(
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"name": "recall"}\n')
     with pytest.raises(
-        AdoptError,
+        ParityError,
         match=r"bad.jsonl:1: not a divergence: a JSON object with 'divergence' is expected$",
     ):
         load_divergences(bad)

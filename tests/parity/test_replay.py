@@ -15,7 +15,7 @@ import pytest
 
 import recall._tools
 from parity.corpus import Corpus, CorpusCall, ToolHost, get_corpus
-from parity.errors import CorpusError, ParityError, ReplayError
+from parity.errors import CorpusError, ParityError
 from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 from parity.journal import Journal, JournalCall
 from parity.replay import ALL_MODES, Replayer, ReplayResult, check_consistency
@@ -490,7 +490,10 @@ def test_cli_reports_corpus_disagreement_with_exit_2(
 
 
 def test_replay_of_unknown_case_is_an_error(golden: Journal) -> None:
-    with Replayer(golden, CORPUS) as replayer, pytest.raises(ReplayError):
+    with (
+        Replayer(golden, CORPUS) as replayer,
+        pytest.raises(ParityError, match="no such case in the journal: nope"),
+    ):
         replayer.replay(cases=["nope"])
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from parity import cli
-from parity.errors import GoReferenceError, ReplayError
+from parity.errors import GoReferenceError, ParityError
 from parity.fixtures.go import go_unavailable
 from parity.strength import _cli
 from parity.strength._cover import go_coverage, python_coverage
@@ -484,5 +484,5 @@ def test_cli_with_nothing_to_measure_exits_0(capsys: pytest.CaptureFixture[str])
 
 
 def test_a_mutation_worker_that_dies_says_why(every_mutant: list[Mutant]) -> None:
-    with pytest.raises(ReplayError, match="mutation worker died: CorpusError: no corpus named"):
+    with pytest.raises(ParityError, match="mutation worker died: CorpusError: no corpus named"):
         run_mutants(every_mutant[:1], corpus="no-such-corpus", jobs=1, timeout=60)
