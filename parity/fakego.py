@@ -212,11 +212,9 @@ class FakeGo(HTTPServer):
             return self._unavailable("archive reads")
         if "seq" not in request.args:
             return self._reply(400, {"error": 'missing "seq"'})
-        seq = _int64(request.args["seq"])
-        if seq is None:
+        if (seq := _int64(request.args["seq"])) is None:
             return self._reply(400, {"error": '"seq" must be a decimal int64'})
-        block = self._blocks.get(seq)
-        if block is None:
+        if (block := self._blocks.get(seq)) is None:
             return self._reply(404, {"error": "not found"})
         return self._reply(200, _block_obj(block))
 
@@ -252,8 +250,7 @@ class FakeGo(HTTPServer):
         except (ValueError, KeyError, TypeError) as e:
             self.add_assertion(f"POST {EXEC_PATH} with a bad body: {e}")
             return self._reply(400, {"error": "bad body"})
-        output = self._outputs.get((name, args))
-        if output is None:
+        if (output := self._outputs.get((name, args))) is None:
             self.add_assertion(
                 f"POST {EXEC_PATH} for a call the journal does not hold: {name} {args[:200]!r}"
             )

@@ -76,15 +76,6 @@ class GoConnection:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "url", _shown(self.base_url))
-        self._check()
-        object.__setattr__(self, "ssl_context", self._build_ssl_context())
-
-    def __repr__(self) -> str:
-        token = "***" if self.token else None
-        tls = "".join(f", {k}={str(v)!r}" for k in ("ca", "cert", "key") if (v := getattr(self, k)))
-        return f"GoConnection({self.url!r}, token={token}{tls})"
-
-    def _check(self) -> None:
         try:
             parsed = httpx.URL(self.base_url)
         except httpx.InvalidURL as exc:
@@ -102,6 +93,12 @@ class GoConnection:
             raise GoClientError(
                 f"a CA file or a client certificate is given, but {self.url} is not https://"
             )
+        object.__setattr__(self, "ssl_context", self._build_ssl_context())
+
+    def __repr__(self) -> str:
+        token = "***" if self.token else None
+        tls = "".join(f", {k}={str(v)!r}" for k in ("ca", "cert", "key") if (v := getattr(self, k)))
+        return f"GoConnection({self.url!r}, token={token}{tls})"
 
     def _build_ssl_context(self) -> ssl.SSLContext:
         if self.ca is None and self.cert is None:

@@ -105,8 +105,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
 
 def run(args: argparse.Namespace) -> int:
     """``parity probe``: print the Go's Unicode version (ProbeError: exit 2)."""
-    go = connection_from_options(args)
-    if go is None:
+    if (go := connection_from_options(args)) is None:
         raise ParityError("parity probe needs --go-url URL")
     print(probe(go))
     return 0
