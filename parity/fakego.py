@@ -43,11 +43,9 @@ _HTML_RE = re.compile("[<>&\u2028\u2029]")
 
 
 def go_json(value: Any) -> bytes:
-    """``value`` as Go's ``json.NewEncoder(w).Encode`` writes it (final newline included).
-
-    Dicts are written in their own key order (Go sorts map keys and keeps struct
-    field order: build them that way).
-    """
+    """``value`` as Go's ``json.NewEncoder(w).Encode`` writes it (final newline included),
+    dicts in their own key order (Go sorts map keys and keeps struct field order: build
+    them that way)."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return (_HTML_RE.sub(lambda m: f"\\u{ord(m[0]):04x}", text) + "\n").encode("utf-8")
 

@@ -8,8 +8,7 @@ and ``$PARITY_GO_TOKEN``, ``$PARITY_GO_CA``, ``$PARITY_GO_CERT``, ``$PARITY_GO_K
         output = go.exec_tool("recall", f'{{"id": "r{seq}"}}')
 
 Every failure is a ``GoClientError`` naming the request and why, never the token. The
-client takes nothing from the environment (``trust_env=False``), follows no redirect.
-"""
+client takes nothing from the environment (``trust_env=False``), follows no redirect."""
 
 from __future__ import annotations
 
@@ -237,8 +236,7 @@ def log_request(
 ) -> DebugRequest[list[str]]:
     """The entries of one of the Go's logs (``GET /debug/requests``, ``/debug/reads`` or
     ``/debug/answers``, how it answered each ``/blocks``); with ``since``, those from that
-    index on (a reference without ``?since=`` is an error, never a part taken for all).
-    """
+    index on (a reference without ``?since=`` is an error, never a part taken for all)."""
     target = f"/debug/{log}" if since is None else f"/debug/{log}?since={since}"
 
     def read(doc: dict[str, Any], fail: Fail) -> list[str]:

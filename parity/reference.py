@@ -178,8 +178,7 @@ class GoReference:
         -no-etag, ``since=False`` -no-since, ``since_history``, ``port`` (0: a free one) of
         -addr, ``debug=False`` -no-debug, ``tls`` (HTTPS, mutual with ``tls.client_ca``); test
         only, ``rewrite_output`` (each key, not empty and without ``=``, becomes its value in
-        the outputs, in order), ``exec_delay`` (seconds) and ``exec_status`` (200 to 599).
-        """
+        the outputs, in order), ``exec_delay`` (seconds) and ``exec_status`` (200 to 599)."""
         binary = self.build(cover=cover)
         # -exit-on-stdin-eof: the instance stops when this process dies, even by SIGKILL.
         off = {"-no-etag": etag, "-no-since": since, "-no-debug": debug}

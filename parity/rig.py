@@ -386,8 +386,7 @@ class Run:
         longest of the last spans between checks would end past the deadline.
 
         Only ever after an example's last draw: an example that ends earlier on the same
-        draws is flaky for Hypothesis (``FlakyStrategyDefinition``), which hides the rest.
-        """
+        draws is flaky for Hypothesis (``FlakyStrategyDefinition``), which hides the rest."""
         now = time.monotonic()
         if self.found_at is not None and now - self.found_at > self.shrink_seconds:
             raise TimeUp  # shrinking's time, from the first divergence, is spent
