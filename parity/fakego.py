@@ -43,11 +43,9 @@ _HTML_RE = re.compile("[<>&\u2028\u2029]")
 
 
 def go_json(value: Any) -> bytes:
-    """``value`` as Go's ``json.NewEncoder(w).Encode`` writes it (final newline included).
-
-    Dicts are written in their own key order (Go sorts map keys and keeps struct
-    field order: build them that way).
-    """
+    """``value`` as Go's ``json.NewEncoder(w).Encode`` writes it (final newline included),
+    dicts in their own key order (Go sorts map keys and keeps struct field order: build
+    them that way)."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return (_HTML_RE.sub(lambda m: f"\\u{ord(m[0]):04x}", text) + "\n").encode("utf-8")
 
@@ -212,11 +210,9 @@ class FakeGo(HTTPServer):
             return self._unavailable("archive reads")
         if "seq" not in request.args:
             return self._reply(400, {"error": 'missing "seq"'})
-        seq = _int64(request.args["seq"])
-        if seq is None:
+        if (seq := _int64(request.args["seq"])) is None:
             return self._reply(400, {"error": '"seq" must be a decimal int64'})
-        block = self._blocks.get(seq)
-        if block is None:
+        if (block := self._blocks.get(seq)) is None:
             return self._reply(404, {"error": "not found"})
         return self._reply(200, _block_obj(block))
 
@@ -252,8 +248,7 @@ class FakeGo(HTTPServer):
         except (ValueError, KeyError, TypeError) as e:
             self.add_assertion(f"POST {EXEC_PATH} with a bad body: {e}")
             return self._reply(400, {"error": "bad body"})
-        output = self._outputs.get((name, args))
-        if output is None:
+        if (output := self._outputs.get((name, args))) is None:
             self.add_assertion(
                 f"POST {EXEC_PATH} for a call the journal does not hold: {name} {args[:200]!r}"
             )

@@ -8,8 +8,7 @@ and ``$PARITY_GO_TOKEN``, ``$PARITY_GO_CA``, ``$PARITY_GO_CERT``, ``$PARITY_GO_K
         output = go.exec_tool("recall", f'{{"id": "r{seq}"}}')
 
 Every failure is a ``GoClientError`` naming the request and why, never the token. The
-client takes nothing from the environment (``trust_env=False``), follows no redirect.
-"""
+client takes nothing from the environment (``trust_env=False``), follows no redirect."""
 
 from __future__ import annotations
 
@@ -76,15 +75,6 @@ class GoConnection:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "url", _shown(self.base_url))
-        self._check()
-        object.__setattr__(self, "ssl_context", self._build_ssl_context())
-
-    def __repr__(self) -> str:
-        token = "***" if self.token else None
-        tls = "".join(f", {k}={str(v)!r}" for k in ("ca", "cert", "key") if (v := getattr(self, k)))
-        return f"GoConnection({self.url!r}, token={token}{tls})"
-
-    def _check(self) -> None:
         try:
             parsed = httpx.URL(self.base_url)
         except httpx.InvalidURL as exc:
@@ -102,6 +92,12 @@ class GoConnection:
             raise GoClientError(
                 f"a CA file or a client certificate is given, but {self.url} is not https://"
             )
+        object.__setattr__(self, "ssl_context", self._build_ssl_context())
+
+    def __repr__(self) -> str:
+        token = "***" if self.token else None
+        tls = "".join(f", {k}={str(v)!r}" for k in ("ca", "cert", "key") if (v := getattr(self, k)))
+        return f"GoConnection({self.url!r}, token={token}{tls})"
 
     def _build_ssl_context(self) -> ssl.SSLContext:
         if self.ca is None and self.cert is None:
@@ -240,8 +236,7 @@ def log_request(
 ) -> DebugRequest[list[str]]:
     """The entries of one of the Go's logs (``GET /debug/requests``, ``/debug/reads`` or
     ``/debug/answers``, how it answered each ``/blocks``); with ``since``, those from that
-    index on (a reference without ``?since=`` is an error, never a part taken for all).
-    """
+    index on (a reference without ``?since=`` is an error, never a part taken for all)."""
     target = f"/debug/{log}" if since is None else f"/debug/{log}?since={since}"
 
     def read(doc: dict[str, Any], fail: Fail) -> list[str]:

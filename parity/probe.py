@@ -1,8 +1,7 @@
 """``parity probe --go-url URL``: the Unicode version of a running Go, from its tool
 endpoint alone (so against production): two calls that read no archive hold code points
 each two of the port's Unicode versions quote differently (``%q``); the version is the
-one whose tables give both answers byte for byte.
-"""
+one whose tables give both answers byte for byte."""
 
 from __future__ import annotations
 
@@ -69,10 +68,8 @@ def probe_calls() -> list[tuple[str, str]]:
 
 
 def probe(go: GoConnection | GoClient) -> str:
-    """The Unicode version whose tables give the Go's answers to the probe's calls.
-
-    ProbeError when they fit none; a GoClientError when a call fails.
-    """
+    """The Unicode version whose tables give the Go's answers to the probe's calls
+    (ProbeError when they fit none; a GoClientError when a call fails)."""
     calls = probe_calls()
     with contextlib.nullcontext(go) if isinstance(go, GoClient) else GoClient(go) as client:
         answers = [client.exec_tool(tool, args) for tool, args in calls]
@@ -105,8 +102,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
 
 def run(args: argparse.Namespace) -> int:
     """``parity probe``: print the Go's Unicode version (ProbeError: exit 2)."""
-    go = connection_from_options(args)
-    if go is None:
+    if (go := connection_from_options(args)) is None:
         raise ParityError("parity probe needs --go-url URL")
     print(probe(go))
     return 0

@@ -35,8 +35,6 @@ RELEASE_ENV = "PARITY_GO_RELEASE"  # names the Go release to build the reference
 
 _RELEASE = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+\Z")
 
-_START_TIMEOUT = 30.0
-
 
 def go_releases() -> tuple[str, ...]:
     """The Go releases the port matches, oldest first (``goref/releases.txt``)."""
@@ -116,7 +114,6 @@ class GoReference:
                 capture_output=True,
                 text=True,
                 timeout=600,
-                check=False,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise GoReferenceError(f"`go {' '.join(args)}` could not run: {exc}") from exc
@@ -181,8 +178,7 @@ class GoReference:
         -no-etag, ``since=False`` -no-since, ``since_history``, ``port`` (0: a free one) of
         -addr, ``debug=False`` -no-debug, ``tls`` (HTTPS, mutual with ``tls.client_ca``); test
         only, ``rewrite_output`` (each key, not empty and without ``=``, becomes its value in
-        the outputs, in order), ``exec_delay`` (seconds) and ``exec_status`` (200 to 599).
-        """
+        the outputs, in order), ``exec_delay`` (seconds) and ``exec_status`` (200 to 599)."""
         binary = self.build(cover=cover)
         # -exit-on-stdin-eof: the instance stops when this process dies, even by SIGKILL.
         off = {"-no-etag": etag, "-no-since": since, "-no-debug": debug}
@@ -229,7 +225,7 @@ class RunningReference(contextlib.AbstractContextManager["RunningReference"]):
                 )
             except OSError as exc:
                 raise GoReferenceError(f"the Go reference could not start: {exc}") from exc
-            timer = threading.Timer(_START_TIMEOUT, process.kill)  # a start that hangs
+            timer = threading.Timer(30.0, process.kill)  # a start that hangs
             timer.start()
             try:
                 first_line = process.stdout.readline() if process.stdout else ""

@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal, NoReturn, Protocol, get_args
+from typing import Any, Literal, NoReturn, Protocol, cast, get_args
 
 import httpx
 from hypothesis import settings
@@ -151,13 +151,11 @@ class _Recorder(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         self._note(request)
-        response: httpx.Response = self._inner.handle_request(request)
-        return response
+        return cast(httpx.Response, self._inner.handle_request(request))
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         self._note(request)
-        response: httpx.Response = await self._inner.handle_async_request(request)
-        return response
+        return cast(httpx.Response, await self._inner.handle_async_request(request))
 
     def close(self) -> None:
         self._inner.close()
@@ -388,8 +386,7 @@ class Run:
         longest of the last spans between checks would end past the deadline.
 
         Only ever after an example's last draw: an example that ends earlier on the same
-        draws is flaky for Hypothesis (``FlakyStrategyDefinition``), which hides the rest.
-        """
+        draws is flaky for Hypothesis (``FlakyStrategyDefinition``), which hides the rest."""
         now = time.monotonic()
         if self.found_at is not None and now - self.found_at > self.shrink_seconds:
             raise TimeUp  # shrinking's time, from the first divergence, is spent

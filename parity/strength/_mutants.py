@@ -1,8 +1,7 @@
 """The mutants of the Python tool logic: where a module can be changed, and how.
 
 Each mutant is one change to one node of a module's AST, compiled in memory
-(``Mutant.code``): the file is never written.
-"""
+(``Mutant.code``): the file is never written."""
 
 from __future__ import annotations
 
@@ -121,8 +120,7 @@ def _bump_char(c: str, delta: int) -> str | None:
 def regex_variants(pattern: str) -> list[tuple[str, str, str]]:
     """(what, changed to, mutated pattern): each class range bound moved by one, each count.
 
-    ``what`` names the range or count and its offset in the pattern, as in ``[a-z] at 1``.
-    """
+    ``what`` names the range or count and its offset in the pattern, as in ``[a-z] at 1``."""
     out: list[tuple[str, str, str]] = []
     for cls in re.finditer(r"\[((?:\\.|[^\\\]])*)\]", pattern):
         for rng in _REGEX_RANGE.finditer(cls.group(1)):

@@ -1,7 +1,6 @@
 """Running mutants against the golden replay, in worker processes (spawned; each mutated
 module imported from its compiled code by a meta-path finder, the file never written):
-the first failing case kills a mutant, outliving its time-out too (``docs/strength.md``).
-"""
+the first failing case kills a mutant, outliving its time-out too (``docs/strength.md``)."""
 
 from __future__ import annotations
 
@@ -146,8 +145,7 @@ def run_mutants(
 
     Each worker replays the unmutated code first: it must pass, else ParityError (a
     mutant is only killed by what it changed). A mutant times out after ``timeout``
-    seconds, or ``_SLOWER`` times that replay's time if longer.
-    """
+    seconds, or ``_SLOWER`` times that replay's time if longer."""
     from parity.errors import ParityError
 
     queue = list(reversed(mutants))
