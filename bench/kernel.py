@@ -140,8 +140,9 @@ def word_index(body: bytes, rounds: int) -> dict[str, Any]:
     return found | {"image_bytes": blocks.image_bytes, "body_bytes": len(body)}
 
 
-def _all_decoders() -> dict[str, Callable[[bytes], object]]:
-    """The decoders to time, by name: the port's, json.loads, and those installed."""
+def decoders(body: bytes, rounds: int) -> dict[str, float]:
+    """The median seconds of each decoder on body (the copy into a bytearray included), by
+    name: the port's, json.loads, and those installed."""
     found: dict[str, Callable[[bytes], object]] = {
         "port, json (decoded and lowered)": lambda body: read_set(bytearray(body)),
     }
@@ -157,10 +158,4 @@ def _all_decoders() -> dict[str, Callable[[bytes], object]]:
         item = msgspec.defstruct("Item", [("seq", int), ("label", str), ("content", str)])
         doc = msgspec.defstruct("Doc", [("blocks", list[item])])  # type: ignore[valid-type]
         found["msgspec typed (decoded only)"] = msgspec.json.Decoder(doc).decode
-    return found
-
-
-def decoders(body: bytes, rounds: int) -> dict[str, float]:
-    """The median seconds each decoder takes on body (the copy into a bytearray included)."""
-    table = _all_decoders().items()
-    return {name: median(timed(decode, body) for _ in range(rounds)) for name, decode in table}
+    return {name: median(timed(f, body) for _ in range(rounds)) for name, f in found.items()}
