@@ -66,17 +66,15 @@ func (s *server) lockRoute(r *http.Request) (any, error) {
 func (s *server) resetRoute(r *http.Request) (any, error) {
 	first := s.store.InitialSeq()
 	body, err := readBody(r)
+	var fields map[string]json.RawMessage
+	if len(bytes.TrimSpace(body)) > 0 { // an empty body is none
+		fields, err = object[json.RawMessage](body, err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if len(bytes.TrimSpace(body)) > 0 {
-		fields, err := object[json.RawMessage](body, nil)
-		if err != nil {
-			return nil, err
-		}
-		if raw, ok := fields["first_seq"]; ok && (json.Unmarshal(raw, &first) != nil || first < 1) {
-			return nil, badRequest(`"first_seq" must be an int64 >= 1`)
-		}
+	if raw, ok := fields["first_seq"]; ok && (json.Unmarshal(raw, &first) != nil || first < 1) {
+		return nil, badRequest(`"first_seq" must be an int64 >= 1`)
 	}
 	s.mu.Lock()
 	s.store.Reset(first)
