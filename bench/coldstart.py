@@ -103,9 +103,7 @@ def measure(
     unknown = set(modes) - set(MODES)
     if unknown or runs < 1:
         raise ValueError(f"unknown mode {sorted(unknown)}, or runs < 1")
-    samples: dict[str, dict[str, dict[str, list[float]]]] = {
-        str(r): {m: {} for m in modes} for r in roots
-    }
+    samples: dict[tuple[str, str], dict[str, list[float]]] = {}  # by (root, mode), by name
     with tempfile.TemporaryDirectory(prefix="coldstart-") as tmp:
         warm, cold = Path(tmp, "pyc"), Path(tmp, "source")
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -118,14 +116,11 @@ def measure(
             shutil.rmtree(cold / root.relative_to(root.anchor), ignore_errors=True)
         for _, root, mode, probe in product(range(runs), roots, modes, PROBES):
             for name, ms in _run(root, probe, envs[mode]).items():
-                samples[str(root)][mode].setdefault(name, []).append(ms)
-    return {
-        root: {
-            mode: {name: round(statistics.median(v), 3) for name, v in figures.items()}
-            for mode, figures in by_mode.items()
-        }
-        for root, by_mode in samples.items()
-    }
+                samples.setdefault((str(root), mode), {}).setdefault(name, []).append(ms)
+    found: dict[str, dict[str, dict[str, float]]] = {str(r): {} for r in roots}
+    for (tree, mode), figures in samples.items():
+        found[tree][mode] = {name: round(statistics.median(v), 3) for name, v in figures.items()}
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> int:
