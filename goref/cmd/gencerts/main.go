@@ -1,10 +1,5 @@
-// Command gencerts writes the throw-away PKI of package
-// recallref/internal/testpki in DIR: ca.pem, server.pem and server-key.pem
-// (the reference's -tls-cert and -tls-key), client.pem and client-key.pem
-// (signed by the CA, which -client-ca ca.pem requires), stranger.pem and
-// stranger-key.pem (self-signed).
-//
-// Usage: go run ./cmd/gencerts -dir DIR
+// Command gencerts (go run ./cmd/gencerts -dir DIR) writes in DIR the throw-away
+// PKI of package recallref/internal/testpki: its CA, server, client and stranger files.
 package main
 
 import (
