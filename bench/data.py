@@ -173,9 +173,8 @@ class _Generator:
         if kind < 0.2:
             return f"func {name}(ctx context.Context, n int) error {{"
         if kind < 0.35:
-            return (
-                f'\tif n > {rng.randint(1, 999)} && ok {{ return fmt.Errorf("{name}: %w", err) }}'
-            )
+            bound = rng.randint(1, 999)
+            return f'\tif n > {bound} && ok {{ return fmt.Errorf("{name}: %w", err) }}'
         if kind < 0.5:
             return f"    if {name} is not None and len({name}) < {rng.randint(2, 64)}:"
         if kind < 0.6:
@@ -253,10 +252,8 @@ class _Generator:
         while sum(len(line) + 1 for line in parts) < TARGET_CHARS:
             level = rng.choice(("INFO", "INFO", "DEBUG", "WARN", "ERROR"))
             clock = f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}"
-            msg = rng.choice(self.en).strip()
-            parts.append(
-                f"{day}T{clock}Z {level} [{rng.choice(_PROPER)}] req={n}-{len(parts)} {msg}"
-            )
+            msg, who = rng.choice(self.en).strip(), rng.choice(_PROPER)
+            parts.append(f"{day}T{clock}Z {level} [{who}] req={n}-{len(parts)} {msg}")
         return rng.choice(("journal serveur", "Logs", "", "JOURNAL")), "\n".join(parts)
 
     def block(self, n: int) -> BlockSpec:
