@@ -378,9 +378,7 @@ def run(cfg: Config) -> dict[str, Any]:
                 sum(kernel.timed(client.archive_many, chunk) for chunk in chunks)
                 for client in bench.clients.values()
             )
-            entry = _measure_size(bench, size, Path(work))
-            entry["archive_s"] = load_s
-            results["sizes"].append(entry)
+            results["sizes"].append(_measure_size(bench, size, Path(work)) | {"archive_s": load_s})
     if cfg.parity_runs > 0:
         _log("[bench] make parity…")
         results["make_parity"] = _time_make_parity(cfg.parity_runs)

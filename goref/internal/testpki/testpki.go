@@ -85,15 +85,12 @@ func Write(dir string) error {
 		if err := writePEM(filepath.Join(dir, c.cert), "CERTIFICATE", der, 0o644); err != nil {
 			return err
 		}
-		if c.cert == CA {
+		if c.cert == CA { // its key signs, never written
 			caKey = key
-			if caCert, err = x509.ParseCertificate(der); err != nil {
-				return err
-			}
-			continue
-		}
-		keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-		if err == nil {
+			caCert, err = x509.ParseCertificate(der)
+		} else if keyDER, keyErr := x509.MarshalPKCS8PrivateKey(key); keyErr != nil {
+			err = keyErr
+		} else {
 			err = writePEM(filepath.Join(dir, c.key), "PRIVATE KEY", keyDER, 0o600)
 		}
 		if err != nil {
