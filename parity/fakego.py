@@ -78,13 +78,11 @@ class Served:
         ``"blocks"`` (whatever the query), ``"block?seq=N"`` with the first ``seq`` in
         canonical decimal when it is a decimal int64 (as Go reads it), else
         ``"block?<query>"``, which no Go read is."""
-        if self.method != "GET":
-            return None
         path, _, query = self.target.partition("?")
+        if self.method != "GET" or path not in (BLOCK_PATH, BLOCKS_PATH):
+            return None
         if path == BLOCKS_PATH:
             return "blocks"
-        if path != BLOCK_PATH:
-            return None
         seqs = [v for k, v in urllib.parse.parse_qsl(query, keep_blank_values=True) if k == "seq"]
         seq = _int64(seqs[0]) if seqs else None
         return f"block?{query}" if seq is None else f"block?seq={seq}"
@@ -174,9 +172,8 @@ class FakeGo(HTTPServer):
         """Serve ``blocks`` (by default the journal's) in ``delta`` mode, under a new tag;
         the tag."""
         items = self.journal.blocks if blocks is None else blocks
-        tag = f'"fake-delta-{len(self._tagged)}"'
+        self._current = tag = f'"fake-delta-{len(self._tagged)}"'
         self._tagged[tag] = {b.seq: b for b in sorted(items, key=lambda b: b.seq)}
-        self._current = tag
         return tag
 
     def stale(self, k: int) -> list[JournalBlock]:

@@ -11,6 +11,7 @@ import functools
 import json
 import operator
 import re
+from itertools import combinations
 
 from parity import goclient
 from parity.errors import ParityError
@@ -49,13 +50,9 @@ def version_code_point_ranges() -> tuple[tuple[int, int], ...]:
 @functools.cache
 def _probe_text() -> str:
     """The markers, and for each two versions the first code point they quote apart."""
-    versions = unicode_versions()
-    picks = []
-    for i, a in enumerate(versions):
-        for b in versions[i + 1 :]:
-            differ = _printable(a) ^ _printable(b)
-            picks.append(chr(((differ & -differ).bit_length() - 1) // 8))  # a byte a rune
-    return "".join(dict.fromkeys(_MARKERS + "".join(picks)))
+    differs = (_printable(a) ^ _printable(b) for a, b in combinations(unicode_versions(), 2))
+    picks = "".join(chr(((d & -d).bit_length() - 1) // 8) for d in differs)  # a byte a rune
+    return "".join(dict.fromkeys(_MARKERS + picks))
 
 
 def probe_calls() -> list[tuple[str, str]]:

@@ -38,8 +38,7 @@ _RELEASE = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+\Z")
 
 def go_releases() -> tuple[str, ...]:
     """The Go releases the port matches, oldest first (``goref/releases.txt``)."""
-    path = project_root() / "goref" / "releases.txt"
-    return tuple(path.read_text(encoding="utf-8").split())
+    return tuple((project_root() / "goref" / "releases.txt").read_text(encoding="utf-8").split())
 
 
 def go_executable(release: str | None = None) -> Path:
