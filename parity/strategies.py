@@ -451,21 +451,18 @@ def _tool_args(
     members ``extras`` draws), repeated, missing or misspelt, with drawn escapes and
     whitespace; or any :func:`raw_args`."""
     values = _weighted((6, json_strings(texts)), (1, _OTHER_VALUES))
-    one_in_10 = st.integers(0, 9)
-    one_in_400 = st.integers(0, 399)
-    n_more = st.sampled_from([0, 0, 0, 0, 1, 2])
     other_key = st.sampled_from([key, key, key.upper(), key.title(), key + " ", "x", "args", ""])
     other_value = st.one_of(values, _OTHER_VALUES)
 
     @st.composite
     def tool_args(draw: st.DrawFn) -> str:
         members: list[tuple[str, str]] = []
-        if draw(one_in_10) < 9:  # the common case first: Hypothesis favours it
+        if draw(st.integers(0, 9)) < 9:  # the common case first: Hypothesis favours it
             members.append((key, draw(values)))
         members.extend(draw(extras))
-        for _ in range(draw(n_more)):
+        for _ in range(draw(st.sampled_from((0, 0, 0, 0, 1, 2)))):
             members.append((draw(other_key), draw(other_value)))
-        if draw(one_in_400) == 399:  # rarely: the port decodes Go's deepest nesting slowly
+        if draw(st.integers(0, 399)) == 399:  # rarely: the port decodes Go's deepest nesting slowly
             members.append(("deep", draw(_DEEP)))
         if len(members) > 1:
             members = draw(st.permutations(members))
