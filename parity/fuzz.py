@@ -76,10 +76,8 @@ class Divergence:
     @property
     def case(self) -> str:
         """A kebab-case case name, stable for the same call and blocks."""
-        digest = hashlib.sha256(
-            repr((self.tool, self.args, self.blocks)).encode("utf-8", "replace")
-        )
-        return f"fuzz-{self.tool.replace('_', '-')}-{digest.hexdigest()[:8]}"
+        key = repr((self.tool, self.args, self.blocks)).encode("utf-8", "replace")
+        return f"fuzz-{self.tool.replace('_', '-')}-{hashlib.sha256(key).hexdigest()[:8]}"
 
     def symbolic_args(self) -> str:
         """The args, each archived seq a ``recall`` string cites in decimal as ``{{seq:NAME}}``."""
@@ -201,8 +199,7 @@ class _Example:
                 for i, b in enumerate(self.specs[:archived])
             ]
             state = rig.state_key(blocks)
-            batch = stats.fresh(state, pool)
-            if not batch:
+            if not (batch := stats.fresh(state, pool)):
                 continue
             try:
                 session.load(self.first_seq, [b for _, b in blocks])

@@ -181,7 +181,7 @@ _UNITS = (
     re.compile(r".", re.DOTALL),  # characters
 )
 _WORD = re.compile(r"\w+")
-_NOT_FILLER = re.compile(rf"[^\s{re.escape(FILLER)}]")
+_UNFILLED = re.compile(rf"[^\s{re.escape(FILLER)}]")
 
 
 def _fewer_blocks(case: Case, test: Callable[[Case], bool]) -> Case:
@@ -221,13 +221,10 @@ def _smaller_texts(case: Case, test: Callable[[Case], bool]) -> Case:
 
 def _filled(case: Case, test: Callable[[Case], bool]) -> Case:
     """Each word, then each character, that can be is replaced by filler."""
-    for pattern, i, field in itertools.product(
-        (_WORD, _NOT_FILLER), range(len(case.blocks)), (0, 1)
-    ):
+    for pattern, i, field in itertools.product((_WORD, _UNFILLED), range(len(case.blocks)), (0, 1)):
         for match in reversed(list(pattern.finditer(case.blocks[i][field]))):
             text = case.blocks[i][field]
             filled = text[: match.start()] + FILLER * len(match[0]) + text[match.end() :]
-            candidate = _set(case, i, field, filled)
-            if filled != text and test(candidate):
+            if filled != text and test(candidate := _set(case, i, field, filled)):
                 case = candidate
     return case

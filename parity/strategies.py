@@ -404,20 +404,16 @@ def _json_string(draw: st.DrawFn, value: str) -> str:
     if style == "ascii":
         return json.dumps(value, ensure_ascii=True)
     upper = draw(st.booleans())  # the escapes' hex digits
-    out = ['"']
+    out = []
     for c in value:
-        if style == "all" or (style == "mixed" and draw(st.booleans())):
-            out.append(_escape(c, upper=upper))
-        elif c in _SHORT:
-            out.append(_SHORT[c])
-        elif c < " ":
+        drawn = style == "all" or (style == "mixed" and draw(st.booleans()))
+        if drawn or (c < " " and c not in _SHORT):
             out.append(_escape(c, upper=upper))
         elif c == "/" and draw(st.booleans()):
             out.append("\\/")
         else:
-            out.append(c)
-    out.append('"')
-    return "".join(out)
+            out.append(_SHORT.get(c, c))
+    return '"' + "".join(out) + '"'
 
 
 _JSON_WHITESPACE = st.sampled_from(["", "", "", "", "", " ", " ", "\n", "\t", "\r\n", "  \n  "])
@@ -455,21 +451,18 @@ def _tool_args(
     members ``extras`` draws), repeated, missing or misspelt, with drawn escapes and
     whitespace; or any :func:`raw_args`."""
     values = _weighted((6, json_strings(texts)), (1, _OTHER_VALUES))
-    one_in_10 = st.integers(0, 9)
-    one_in_400 = st.integers(0, 399)
-    n_more = st.sampled_from([0, 0, 0, 0, 1, 2])
     other_key = st.sampled_from([key, key, key.upper(), key.title(), key + " ", "x", "args", ""])
     other_value = st.one_of(values, _OTHER_VALUES)
 
     @st.composite
     def tool_args(draw: st.DrawFn) -> str:
         members: list[tuple[str, str]] = []
-        if draw(one_in_10) < 9:  # the common case first: Hypothesis favours it
+        if draw(st.integers(0, 9)) < 9:  # the common case first: Hypothesis favours it
             members.append((key, draw(values)))
         members.extend(draw(extras))
-        for _ in range(draw(n_more)):
+        for _ in range(draw(st.sampled_from((0, 0, 0, 0, 1, 2)))):
             members.append((draw(other_key), draw(other_value)))
-        if draw(one_in_400) == 399:  # rarely: the port decodes Go's deepest nesting slowly
+        if draw(st.integers(0, 399)) == 399:  # rarely: the port decodes Go's deepest nesting slowly
             members.append(("deep", draw(_DEEP)))
         if len(members) > 1:
             members = draw(st.permutations(members))
@@ -505,6 +498,7 @@ _RAW = (
     *('{"query": "café", "x": [1e400]}', '{"id": "r1", "id": 7}', '{"query": 1, "query": "café"}'),
     *('{"\\u0069d": "r1"}', '{"i\\u0064": "r1", "ID": "r2"}', '{"query": "a\\u0301"}'),
 )
+_ODD_ARGS = st.sampled_from(_ODD_RUNES).map(lambda c: '{"id": "r1' + c + '", "query": "' + c + '"}')
 
 
 @functools.cache
@@ -518,12 +512,7 @@ def raw_args() -> st.SearchStrategy[str]:
         # rarely: a call nested 10,000 deep costs the port's decoder about 10 ms, a
         # hundred ordinary calls, and a pool plays it in every state
         (1, st.one_of(deep_object, _DEEP)),
-        (
-            4,
-            st.sampled_from(_ODD_RUNES).map(
-                lambda c: '{"id": "r1' + c + '", "query": "' + c + '"}'
-            ),
-        ),
+        (4, _ODD_ARGS),
         (4, st.text(max_size=20)),
         (4, st.text(st.sampled_from('{}[]":,\\ ud80rRq1e-.'), max_size=20)),
         (4, _OTHER_VALUES),
