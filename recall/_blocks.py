@@ -25,8 +25,8 @@ from recall._tools import (
     Block,
     Images,
     excerpt,
-    images_of,
     latin1_images,
+    latin1_of,
     replace_surrogates,
 )
 
@@ -488,23 +488,23 @@ def _compact(
             fields = decode_many(view[starts[first] : stops[-1]]) if taken and decode_many else None
             if fields is None or len(fields) != len(spans):
                 fields = [decode(view[start:stop]) for start, stop in spans]
-            fresh: list[tuple[bytes, bytes]] = []  # the images still to add, in order
+            fresh: list[tuple[bytes, bytes]] = []  # the latin1_of still to add, in order
             for seq, label, content in fields:
                 seqs.append(seq)
                 if old is not None and seq <= old.ceiling:
                     at = old.find(seq)
                     block = Block(seq, label, content)
                     if at >= 0 and old.decoded is not None and old.decoded[at] == block:
-                        images.extend(fresh)
+                        images.extend(fresh, lowered=False)
                         fresh = []
                         images.extend_from(old_images, at, at + 1)  # the block a delta added
                         heads.append(old.heads[at])
                         reused += 1
                         continue
                     same_lineage = False  # a seq of the lineage, maybe another block
-                fresh.append(images_of(label, content))
+                fresh.append(latin1_of(label, content))
                 heads.append(head_of(seq, label, content))
-            images.extend(fresh)
+            images.extend(fresh, lowered=False)
     except NotCompact:
         return None
     finally:

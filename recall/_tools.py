@@ -26,7 +26,7 @@ from typing import Any, Final, NamedTuple, Protocol, overload
 from recall._errors import UnknownToolError
 from recall._go.json import unmarshal_args
 from recall._go.strconv import float64_to_int, quote, quote_for
-from recall._go.strings import to_lower, to_lower_latin1, trim_space
+from recall._go.strings import LATIN1_LOWER, to_latin1, to_lower, to_lower_latin1, trim_space
 from recall._go.tables import DEFAULT_UNICODE_VERSION
 
 __all__ = [
@@ -34,6 +34,8 @@ __all__ = [
     "EXCERPT_RUNES",
     "FINDER",
     "FINDERS",
+    "LOWERING",
+    "LOWERINGS",
     "MAX_LIMIT",
     "MAX_SEQ",
     "TEXT_MISSING_ID",
@@ -50,8 +52,8 @@ __all__ = [
     "Step",
     "excerpt",
     "header",
-    "images_of",
     "latin1_images",
+    "latin1_of",
     "rank",
     "recall_id_to_seq",
     "recall_tokens",
@@ -243,15 +245,16 @@ def text_results(
 # the hits ranked, the first rendered. One pipeline for run_tool and the hosts.
 
 
-def images_of(label: str, content: str) -> tuple[bytes, bytes]:
-    """to_lower_latin1 of a block's content and of its label (``b""`` for no label): what
-    the search looks for its terms in."""
-    return to_lower_latin1(content), to_lower_latin1(label) if label else b""
+def latin1_of(label: str, content: str) -> tuple[bytes, bytes]:
+    """``to_latin1`` of a block's content and of its label (``b""`` for no label): its
+    images before they are lowered (``Images.extend(..., lowered=False)``)."""
+    return to_latin1(content), to_latin1(label) if label else b""
 
 
 def latin1_images(block: Block) -> tuple[bytes, bytes]:
-    """``images_of`` a Block."""
-    return images_of(block.label, block.content)
+    """``to_lower_latin1`` of a Block's content and of its label (``b""`` for no label):
+    what the search looks for its terms in."""
+    return to_lower_latin1(block.content), to_lower_latin1(block.label) if block.label else b""
 
 
 def terms_as_bytes(terms: Sequence[str]) -> list[bytes]:
@@ -269,16 +272,28 @@ def _bytes_finder(buffer: bytearray) -> Callable[[bytes, int, int], int]:
     return buffer.find
 
 
+def _bytes_lowering(buffer: bytearray, start: int) -> None:
+    buffer[start:] = buffer[start:].translate(LATIN1_LOWER)
+
+
 FINDERS: dict[str, Finder] = {"bytes": _bytes_finder}
 """The finders the scan may use: ``bytes.find``, and stringzilla's SIMD ``Str.find`` when
 stringzilla imports (``recall-port[fast]``). Each gives the same positions."""
+LOWERINGS: dict[str, Callable[[bytearray, int], None]] = {"bytes": _bytes_lowering}
+"""Ways to lower a buffer's bytes from ``start`` on in place by ``LATIN1_LOWER``:
+``bytes.translate``'s, and stringzilla's (``recall-port[fast]``). Each gives the same bytes."""
 try:
     _stringzilla: Any = importlib.import_module("stringzilla")
     FINDERS["stringzilla"] = lambda buffer: _stringzilla.Str(buffer).find
+    LOWERINGS["stringzilla"] = lambda buffer, start: _stringzilla.translate(
+        buffer, LATIN1_LOWER, inplace=True, start=start
+    )
 except ImportError:  # pragma: no cover - the dev group installs the fast extra
     pass
 FINDER: Final = FINDERS.get("stringzilla", _bytes_finder)
 """The scan's finder: stringzilla's when it is installed."""
+LOWERING: Final = LOWERINGS.get("stringzilla", _bytes_lowering)
+"""``Images.extend``'s lowering: stringzilla's when it is installed."""
 
 
 class _Segment:
@@ -380,15 +395,23 @@ class Images(Sequence[tuple[bytes, bytes]]):
         segment.append(content, label)
         self._add_run(segment, len(segment.content_at) - 2, len(segment.content_at) - 1)
 
-    def extend(self, pairs: Sequence[tuple[bytes, bytes]]) -> None:
+    def extend(
+        self,
+        pairs: Sequence[tuple[bytes, bytes]],
+        *,
+        lowered: bool = True,
+        lowering: Callable[[bytearray, int], None] = LOWERING,
+    ) -> None:
         """Add blocks' (content, label) images, into the segments ``append`` one by one
-        would put them in, each segment's images joined at once."""
+        would put them in, each segment's images joined at once. With ``lowered=False``
+        the pairs are ``latin1_of`` blocks, lowered here a segment at a time."""
         ends = list(accumulate(len(content) + 1 for content, _ in pairs))
         at = 0
         while at < len(pairs):
             self.append(pairs[at])  # opens the segment the next ones go to, if need be
             segment = self._open
             assert segment is not None
+            new = len(segment.content_at) - 2  # the block just appended
             # append adds the next image while the segment holds fewer than _SEGMENT_BYTES
             limit = _SEGMENT_BYTES - len(segment.content) + ends[at]
             upto = min(bisect_left(ends, limit, at) + 1, len(pairs))
@@ -396,6 +419,9 @@ class Images(Sequence[tuple[bytes, bytes]]):
                 first = len(segment.content_at) - 1
                 segment.extend(pairs[at + 1 : upto])
                 self._add_run(segment, first, first + upto - at - 1)
+            if not lowered:
+                lowering(segment.content, segment.content_at[new])
+                lowering(segment.label, segment.label_at[new])
             at = upto
 
     @staticmethod

@@ -16,7 +16,7 @@ from recall._go.tables import DEFAULT
 LOWER, LATIN1_LOWER, SPACE = DEFAULT.LOWER, DEFAULT.LATIN1_LOWER, DEFAULT.SPACE
 WIDE_TO_LATIN1 = DEFAULT.WIDE_TO_LATIN1
 
-__all__ = ["is_space", "to_lower", "to_lower_latin1", "trim_space"]
+__all__ = ["is_space", "to_latin1", "to_lower", "to_lower_latin1", "trim_space"]
 
 
 def to_lower(s: str) -> str:
@@ -31,23 +31,29 @@ def to_lower(s: str) -> str:
     return s.translate(LOWER)
 
 
+def to_latin1(s: str) -> bytes:
+    """Return s with each rune as one byte, as ``to_lower_latin1`` has it before the
+    Latin-1 bytes are lowered (by ``LATIN1_LOWER``): the few wider runes whose Go lower
+    is Latin-1 (İ, Ÿ, ẞ, K, Å) are replaced by it, every other wider rune becomes "?"
+    as ``str.encode("latin-1", "replace")`` makes it (in C)."""
+    if not s.isascii():
+        for ch, lower in WIDE_TO_LATIN1:
+            if ch in s:  # instant when ch is wider than every rune of s
+                s = s.replace(ch, lower)
+    return s.encode("latin-1", "replace")
+
+
 def to_lower_latin1(s: str) -> bytes:
     """Return strings.ToLower(s) with each rune as one byte: its Latin-1 code when
     at most U+00FF, else ``b"?"``.
 
     So for every t of runes in U+0000..U+00FF other than "?",
     ``t.encode("latin-1") in to_lower_latin1(s)`` is ``t in to_lower(s)``: each rune
-    of s gives exactly one byte, equal to t's rune exactly where its Go lower is
-    that rune. The few wider runes whose Go lower is Latin-1 (İ, Ÿ, ẞ, K, Å) are
-    replaced by it first; every other wider rune becomes "?" as
-    ``str.encode("latin-1", "replace")`` makes it (in C). It is several times
-    faster than to_lower for the search's terms.
+    of s gives exactly one byte (``to_latin1``), equal to t's rune exactly where its
+    Go lower is that rune. It is several times faster than to_lower for the search's
+    terms.
     """
-    if not s.isascii():
-        for ch, lower in WIDE_TO_LATIN1:
-            if ch in s:  # instant when ch is wider than every rune of s
-                s = s.replace(ch, lower)
-    return s.encode("latin-1", "replace").translate(LATIN1_LOWER)
+    return to_latin1(s).translate(LATIN1_LOWER)
 
 
 def is_space(c: str) -> bool:

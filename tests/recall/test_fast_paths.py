@@ -28,9 +28,10 @@ from parity.project import in_ci
 from parity.strategies import blocks, queries
 from recall import Block
 from recall._blocks import NOT_IN_ORDER, BlockSet, NotBlocks, _doc, _listed, read_set
-from recall._go.strings import to_lower, to_lower_latin1
+from recall._go.strings import LATIN1_LOWER, to_lower, to_lower_latin1
 from recall._tools import (
     FINDERS,
+    LOWERINGS,
     Images,
     latin1_images,
     recall_tokens,
@@ -55,6 +56,7 @@ def test_to_lower_latin1_finds_what_to_lower_finds(text: str, terms: list[str]) 
     lowered = to_lower(text)
     image = to_lower_latin1(text)
     assert len(image) == len(text)
+    assert latin1_images(Block(1, text, text)) == (image, image)
     for term in terms:
         assert (term.encode("latin-1") in image) == (term in lowered), (text, term)
 
@@ -77,10 +79,19 @@ def finders() -> list[recall._tools.Finder]:
     return list(FINDERS.values())
 
 
+@pytest.fixture(scope="module")
+def lowerings() -> list[Callable[[bytearray, int], None]]:
+    """Every lowering of ``Images.extend``; under CI stringzilla's must be one."""
+    if in_ci():
+        assert "stringzilla" in LOWERINGS, "stringzilla is not installed"
+    return list(LOWERINGS.values())
+
+
 def test_the_scan_uses_stringzilla_when_it_is_installed() -> None:
     if "stringzilla" not in FINDERS:
         pytest.skip("stringzilla is not installed")
     assert recall._tools.FINDER is FINDERS["stringzilla"]
+    assert recall._tools.LOWERING is LOWERINGS["stringzilla"]
 
 
 @settings(max_examples=300, deadline=None)
@@ -171,6 +182,25 @@ def test_images_extended_are_laid_out_as_images_appended_one_by_one(
     assert list(extended) == before + pairs
     assert _layout(extended) == _layout(appended)
     assert extended.nbytes == appended.nbytes
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_PAIRS), st.lists(_PAIRS), st.sampled_from([0, 8, 20, 1 << 20]))
+def test_images_extended_unlowered_are_lowered_there_and_nothing_else_is(
+    lowerings: list[Callable[[bytearray, int], None]],
+    before: list[tuple[bytes, bytes]],
+    pairs: list[tuple[bytes, bytes]],
+    small: int,
+) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(recall._tools, "_SEGMENT_BYTES", small)
+        appended = Images(before)  # the images before, copied into a new segment or not
+        for content, label in pairs:
+            appended.append((content.translate(LATIN1_LOWER), label.translate(LATIN1_LOWER)))
+        for lowering in lowerings:
+            extended = Images(before)
+            extended.extend(pairs, lowered=False, lowering=lowering)
+            assert _layout(extended) == _layout(appended)
 
 
 def test_images_given_one_by_one_are_scanned_a_chunk_at_a_time(
