@@ -27,9 +27,7 @@ import httpx
 
 from parity.errors import GoClientError
 from parity.journal import JournalBlock
-from recall._protocol import BLOCK_PATH as BLOCK_PATH
-from recall._protocol import BLOCKS_PATH as BLOCKS_PATH
-from recall._protocol import EXEC_PATH as EXEC_PATH
+from recall._protocol import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 
 ARCHIVE_PATH: Final = "/internal/v1/recall/archive"
 
