@@ -174,11 +174,9 @@ class _DuplicateKeyError(ValueError):
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in obj:
-            raise _DuplicateKeyError(k)
-        obj[k] = v
+    if len(obj := dict(pairs)) < len(pairs):  # the first key that repeats one before it
+        keys = [k for k, _ in pairs]
+        raise _DuplicateKeyError(next(k for i, k in enumerate(keys) if k in keys[:i]))
     return obj
 
 
