@@ -454,8 +454,7 @@ class GoClient(contextlib.AbstractContextManager["GoClient"]):
             response = response if isinstance(response, dict) else {}
             status, answer = response.get("status"), response.get("body")
             if status != 200:
-                shown = json.dumps(answer)[:_SNIPPET]
-                raise fail(f"answered {status}: {shown}", status=status)
+                raise fail(f"answered {status}: {json.dumps(answer)[:_SNIPPET]}", status=status)
             results.append(self._read(request, answer, fail))
         if len(responses) != len(requests):
             raise self._fail(batch.what)(
