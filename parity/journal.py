@@ -147,8 +147,11 @@ def dumps(journal: Journal, *, path: str | Path = "<journal>") -> str:
 
 def write(journal: Journal, path: str | Path) -> None:
     """Write ``journal`` canonically and atomically to ``path``."""
-    path = Path(path)
-    data = dumps(journal, path=path).encode("utf-8")
+    write_atomically(Path(path), dumps(journal, path=path).encode("utf-8"))
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically, keeping its mode; JournalError when that fails."""
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
