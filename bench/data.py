@@ -226,8 +226,7 @@ class _Generator:
         return f"code {path}", "\n".join(parts)
 
     def page(self, n: int) -> tuple[str, str]:
-        rng = self.rng
-        title = rng.choice(self.fr).strip()[:50]
+        title = self.rng.choice(self.fr).strip()[:50]
         parts = ["<!DOCTYPE html>", f'<html lang="fr"><head><title>{title}</title></head><body>']
         self._fill(self.html, parts, TARGET_CHARS - 20)
         parts.append("</body></html>")

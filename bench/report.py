@@ -168,8 +168,7 @@ def _other_lines(entry: dict[str, Any]) -> Iterator[str]:
         f"{comp['latin1']:.0%}, BMP {comp['bmp']:.0%}, beyond BMP {comp['astral']:.1%}; "
         f"archived in {entry['archive_s']:.1f} s"
     )
-    memory = entry.get("memory") or {}
-    if memory:
+    if memory := entry.get("memory") or {}:
         yield (
             f"memory, query {memory['query']}, three searches in a fresh process "
             "(the first, then two through the kept set):"

@@ -33,9 +33,10 @@ from bench import BenchError, ParityFailure, coldstart, kernel
 from bench.data import DEFAULT_SEED, QUERIES, SESSION_QUERIES, generate_blocks
 from bench.memory import cache_bytes_for
 from bench.report import render_markdown, render_text, targets
-from parity.goclient import ARCHIVE_PATH, BLOCKS_PATH, EXEC_PATH, GoClient
+from parity.goclient import ARCHIVE_PATH, GoClient
 from parity.reference import GoReference, RunningReference
 from recall import Block
+from recall._protocol import BLOCKS_PATH, EXEC_PATH
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SIZES = (100, 10_000, 100_000)

@@ -20,6 +20,7 @@ from parity.corpora.recall import plain_id_seq, symbolic_args
 from parity.corpus import CorpusBlock, CorpusCall, get_corpus
 from parity.errors import CorpusError, ParityError
 from parity.goclient import add_go_options, connection_from_options
+from parity.journal import write_atomically
 from parity.shrink import Case, GoOracle, shrink
 from recall import Block, Divergence
 from recall._tools import BlocksRead, score, start_tool
@@ -321,12 +322,7 @@ def run(args: argparse.Namespace) -> int:
     except CorpusError as exc:
         raise ParityError(f"the adopted cases do not fit the corpus: {exc}") from exc
     source = module_source((*written[0], *adoption.blocks), (*written[1], *adoption.calls))
-    temporary = module.with_name(module.name + ".tmp")
-    try:
-        temporary.write_text(source, encoding="utf-8")
-        os.replace(temporary, module)
-    except OSError as exc:
-        raise ParityError(f"{module}: cannot write: {exc}") from exc
+    write_atomically(module, source.encode("utf-8"))
     print(
         f"wrote {module}: {len(adoption.blocks)} blocks and {len(adoption.calls)} calls added;"
         " record them from Go: `make golden`, then `parity review --accept-all`"

@@ -29,8 +29,8 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from parity.errors import ParityError
-from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 from parity.journal import Journal, JournalBlock
+from recall._protocol import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 
 Mode = Literal["archive", "conditional", "delta", "fallback"]
 

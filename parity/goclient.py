@@ -27,9 +27,7 @@ import httpx
 
 from parity.errors import GoClientError
 from parity.journal import JournalBlock
-from recall._protocol import BLOCK_PATH as BLOCK_PATH
-from recall._protocol import BLOCKS_PATH as BLOCKS_PATH
-from recall._protocol import EXEC_PATH as EXEC_PATH
+from recall._protocol import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 
 ARCHIVE_PATH: Final = "/internal/v1/recall/archive"
 
@@ -456,8 +454,7 @@ class GoClient(contextlib.AbstractContextManager["GoClient"]):
             response = response if isinstance(response, dict) else {}
             status, answer = response.get("status"), response.get("body")
             if status != 200:
-                shown = json.dumps(answer)[:_SNIPPET]
-                raise fail(f"answered {status}: {shown}", status=status)
+                raise fail(f"answered {status}: {json.dumps(answer)[:_SNIPPET]}", status=status)
             results.append(self._read(request, answer, fail))
         if len(responses) != len(requests):
             raise self._fail(batch.what)(

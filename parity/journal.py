@@ -147,8 +147,11 @@ def dumps(journal: Journal, *, path: str | Path = "<journal>") -> str:
 
 def write(journal: Journal, path: str | Path) -> None:
     """Write ``journal`` canonically and atomically to ``path``."""
-    path = Path(path)
-    data = dumps(journal, path=path).encode("utf-8")
+    write_atomically(Path(path), dumps(journal, path=path).encode("utf-8"))
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically, keeping its mode; JournalError when that fails."""
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -174,11 +177,9 @@ class _DuplicateKeyError(ValueError):
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in obj:
-            raise _DuplicateKeyError(k)
-        obj[k] = v
+    if len(obj := dict(pairs)) < len(pairs):  # the first key that repeats one before it
+        keys = [k for k, _ in pairs]
+        raise _DuplicateKeyError(next(k for i, k in enumerate(keys) if k in keys[:i]))
     return obj
 
 

@@ -66,8 +66,7 @@ def _held(present: list[JournalBlock], corpus: Corpus, held: Journal) -> dict[st
 
 
 def _archive(go: GoClient, corpus: Corpus, held: Journal | None) -> dict[str, int]:
-    present = go.blocks()
-    if present:
+    if present := go.blocks():
         kept = None if held is None else _held(present, corpus, held)
         if kept is not None:
             return kept

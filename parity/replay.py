@@ -23,8 +23,8 @@ from parity.cli import Exit, corpora, corpus_options
 from parity.corpus import Corpus, ToolHost
 from parity.errors import CorpusError, ParityError
 from parity.fakego import FakeGo, Mode, Served
-from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 from parity.journal import UNKNOWN, Journal, JournalCall
+from recall._protocol import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 
 # The passes that tell the tools' outputs and reads apart (what a mutation run replays).
 MODES: tuple[Mode, ...] = ("archive", "delta", "fallback")

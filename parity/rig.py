@@ -21,9 +21,6 @@ from hypothesis import strategies as st
 
 from parity.errors import ParityError
 from parity.goclient import (
-    BLOCK_PATH,
-    BLOCKS_PATH,
-    EXEC_PATH,
     DebugRequest,
     GoConnection,
     archive_request,
@@ -34,6 +31,7 @@ from parity.goclient import (
 from parity.reference import GoReference
 from parity.strategies import BlockSpec
 from recall import AsyncGoTurnHost, GoTurnHost
+from recall._protocol import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 from recall._tools import replace_surrogates
 
 EXEC_REQUEST = f"POST {EXEC_PATH}"

@@ -204,8 +204,7 @@ class HostCore:
         if isinstance(step, str):
             return step
         if isinstance(step, BlockRead):
-            request = block_request(step.seq)
-            block = parse_block((yield request), step.seq)
+            block = parse_block((yield block_request(step.seq)), step.seq)
             if run is not None:
                 run.step, run.block = step, block
             return step.finish(block)
@@ -283,8 +282,7 @@ class HostCore:
 
     def _exec(self, name: str, args: str, shadow: ShadowState | None = None) -> Steps[str]:
         """Go's own output for the call, from /tool/exec (said to a ``shadow``)."""
-        request = exec_request(name, args)
-        output = parse_exec((yield request), name)
+        output = parse_exec((yield exec_request(name, args)), name)
         if shadow is not None:
             shadow.go_answered()
         return output

@@ -23,10 +23,11 @@ from bench.report import targets
 from bench.runner import SESSION_CALLS, SESSION_KINDS, Bench, _child, parse_args
 from parity.errors import GoReferenceError
 from parity.fixtures.go import go_unavailable
-from parity.goclient import BLOCKS_PATH, EXEC_PATH, GoClient, GoConnection
+from parity.goclient import GoClient, GoConnection
 from parity.reference import go_executable
 from recall._core import DEFAULT_CACHE_BYTES
 from recall._index import Searcher
+from recall._protocol import BLOCKS_PATH, EXEC_PATH
 from tests.recall.mockgo import MockGo, go_body
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,8 +14,8 @@ from parity.corpus import get_corpus
 from parity.errors import ParityError
 from parity.fakego import FakeGo, Served, blocks_body, go_json, names_tag
 from parity.fixtures.go import FreshGo
-from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 from parity.journal import Journal, JournalBlock, RecordedBy
+from recall._protocol import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 
 
 @pytest.mark.parametrize(

@@ -22,11 +22,8 @@ from parity.errors import GoClientError, ParityError
 from parity.fixtures.go import FreshGo
 from parity.goclient import (
     ARCHIVE_PATH,
-    BLOCK_PATH,
-    BLOCKS_PATH,
     CA_ENV,
     CERT_ENV,
-    EXEC_PATH,
     KEY_ENV,
     TOKEN_ENV,
     GoClient,
@@ -38,6 +35,7 @@ from parity.goclient import (
     outputs_request,
 )
 from parity.journal import JournalBlock
+from recall._protocol import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 
 TOKEN = "tok-GOCLIENT-4e1f-never-shown"
 UNREACHABLE = "http://127.0.0.1:9"

@@ -16,10 +16,10 @@ import pytest
 import recall._tools
 from parity.corpus import Corpus, CorpusCall, ToolHost, get_corpus
 from parity.errors import CorpusError, ParityError
-from parity.goclient import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 from parity.journal import Journal, JournalCall
 from parity.replay import ALL_MODES, Replayer, ReplayResult, check_consistency
 from recall._go.strconv import quote
+from recall._protocol import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
 
 from .conftest import RunCli, SmallGolden, copy_with_output, with_output, with_reads
 
