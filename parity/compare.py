@@ -71,9 +71,7 @@ class _Recording:
     def reads(self, reads: Sequence[str]) -> tuple[_Canonical, ...]:
         """Each read with its seq named by its block (a seq no block has stays as is)."""
         found = [(read, _READ_SEQ_RE.match(read)) for read in reads]
-        return tuple(
-            self._canonical(r, [(m.start(1), m.end(1), None)] if m else []) for r, m in found
-        )
+        return tuple(self._canonical(r, [(*m.span(1), None)] if m else []) for r, m in found)
 
     def _canonical(self, text: str, spans: Sequence[tuple[int, int, str | None]]) -> _Canonical:
         parts: list[str | _Name] = []
@@ -251,12 +249,10 @@ def compare(old: Journal, new: Journal, *, corpus: Corpus | None = None) -> Drif
     incomparable: dict[str, str] = {}
     reads_old = reads_new = 0
     for call in new.calls:
-        before = o.calls.get(call.case)
-        if before is None:
+        if (before := o.calls.get(call.case)) is None:
             continue
         wanted = _corpus_call(corpus, call.case)
-        why = _literal_mismatch(wanted, o, n)
-        if why is not None:
+        if (why := _literal_mismatch(wanted, o, n)) is not None:
             incomparable[call.case] = why
             continue
         t_old, t_new = o.template(before, wanted), n.template(call, wanted)

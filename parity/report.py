@@ -64,10 +64,9 @@ def reads_text(reads: Sequence[str] | None) -> str:
 
 def _bounded(lines: list[str], limit: int | None) -> list[str]:
     """``lines`` indented, the first ``limit`` of them (None: all), saying how many more."""
-    more = (
-        [f"… {len(lines) - limit} more lines"] if limit is not None and len(lines) > limit else []
-    )
-    return ["    " + line for line in lines[:limit] + more]
+    if limit is not None and len(lines) > limit:
+        lines = [*lines[:limit], f"… {len(lines) - limit} more lines"]
+    return ["    " + line for line in lines]
 
 
 def block(title: str, text: str, limit: int | None = None) -> str:
