@@ -17,12 +17,7 @@ class JournalError(ParityError):
     """A journal that cannot be read or written: its file, and the case and field."""
 
     def __init__(
-        self,
-        path: str | Path,
-        detail: str,
-        *,
-        case: str | None = None,
-        field: str | None = None,
+        self, path: str | Path, detail: str, *, case: str | None = None, field: str | None = None
     ) -> None:
         self.path, self.case, self.field, self.detail = str(path), case, field, detail
         named = (("case", case), ("field", field))

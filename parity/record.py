@@ -67,8 +67,7 @@ def _held(present: list[JournalBlock], corpus: Corpus, held: Journal) -> dict[st
 
 def _archive(go: GoClient, corpus: Corpus, held: Journal | None) -> dict[str, int]:
     if present := go.blocks():
-        kept = None if held is None else _held(present, corpus, held)
-        if kept is not None:
+        if held is not None and (kept := _held(present, corpus, held)) is not None:
             return kept
         other = " other than exactly the corpus's" if held is not None else ""
         raise ParityError(
@@ -119,10 +118,7 @@ def _pass(go: GoClient, corpus: Corpus, seqs: Mapping[str, int]) -> _Pass:
 
 
 def record(
-    corpus: Corpus,
-    *,
-    go_url: str | GoConnection | None = None,
-    held: Journal | None = None,
+    corpus: Corpus, *, go_url: str | GoConnection | None = None, held: Journal | None = None
 ) -> Journal:
     """Record ``corpus`` from a fresh Go reference, or the live Go at ``go_url`` (a URL,
     or a ``GoConnection`` with its token and TLS). A Go without ``/debug/version``: its

@@ -157,12 +157,7 @@ def _show(
 
 
 def run_review(
-    corpus: Corpus,
-    *,
-    journal_path: str,
-    decide: Decision | None,
-    answers: TextIO,
-    out: TextIO,
+    corpus: Corpus, *, journal_path: str, decide: Decision | None, answers: TextIO, out: TextIO
 ) -> int:
     """``parity review`` for one corpus: 0 nothing left, 4 items left for later.
 
