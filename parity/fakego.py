@@ -227,8 +227,7 @@ class FakeGo(HTTPServer):
             self.add_assertion(f"GET {BLOCKS_PATH}?since={since} without If-None-Match")
         if names_tag(none_match, tag) or since == tag:
             return self._reply(304, tag=tag)
-        old = self._tagged.get(since or "")
-        if old is None:
+        if (old := self._tagged.get(since or "")) is None:
             return self._reply(200, body=blocks_body(current.values()), tag=tag)
         blocks = [_block_obj(b) for seq, b in current.items() if seq not in old]
         gone = sorted(set(old) - set(current))

@@ -250,8 +250,7 @@ def _add_new(drift: Drift, journal_path: str, out: TextIO) -> int:
     if drift.added:
         journal_mod.write(drift.merged(drift.added), journal_path)
     print(f"{journal_path}: new cases added: {', '.join(drift.added) or 'none'}", file=out)
-    rest = [line for line in drift.lines() if not line.startswith("  added:")]
-    if rest:
+    if rest := [line for line in drift.lines() if not line.startswith("  added:")]:
         print("not taken (`parity record` records them for review):", *rest, sep="\n", file=out)
     return Exit.OK
 

@@ -217,7 +217,6 @@ class Replayer:
         self.fake.stop()
 
     def run(self, call: JournalCall, *, mode: Mode) -> ModeRun:
-        """Run one call in one mode."""
         self.fake.mode = mode
         primed = self._prime(call) if mode == "delta" else []
         mark = self.fake.mark()
