@@ -311,8 +311,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> argp
 
 def run(args: argparse.Namespace) -> int:
     """``parity diff``: 0 the same answers, 3 drift."""
-    old, new = journal.load(args.old), journal.load(args.new)
-    drift = compare(old, new)
+    drift = compare(journal.load(args.old), journal.load(args.new))
     if drift.identical:
         print(f"{args.old} and {args.new} record the same thing")
         return Exit.OK

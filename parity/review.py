@@ -171,8 +171,7 @@ def run_review(
     if not pending.exists():
         print(f"{journal_path}: nothing to review (no {pending})", file=out)
         return Exit.OK
-    old, new = journal_mod.load(journal_path), journal_mod.load(pending)
-    drift = compare(old, new, corpus=corpus)
+    drift = compare(journal_mod.load(journal_path), journal_mod.load(pending), corpus=corpus)
     if drift.identical:
         pending.unlink()
         print(f"{journal_path}: {pending} records the same thing; deleted it", file=out)
@@ -188,7 +187,7 @@ def run_review(
     )
     review = _review_whole if whole_only(drift) else _review_items
     with contextlib.ExitStack() as stack:
-        return review(drift, asker, _port(new, corpus, stack), names=names, out=out)
+        return review(drift, asker, _port(drift.new, corpus, stack), names=names, out=out)
 
 
 def _review_items(
