@@ -187,9 +187,7 @@ def module_source(blocks: Sequence[CorpusBlock], calls: Sequence[CorpusCall]) ->
     head = (recall_adopted.__doc__ or "").strip()
 
     def entries(items: Sequence[CorpusBlock] | Sequence[CorpusCall]) -> str:
-        if not items:
-            return "()"
-        return "(\n" + "".join(f"    {item.source()},\n" for item in items) + ")"
+        return "(\n" + "".join(f"    {item.source()},\n" for item in items) + ")" if items else "()"
 
     return (
         f'"""{head}\n"""\n\n'

@@ -50,9 +50,7 @@ def visible(text: str) -> str:
 
 def shorten(text: str, limit: int = 400) -> str:
     """``text`` cut to ``limit`` characters, saying how many were left out."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… ({len(text) - limit} more characters)"
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit} more characters)"
 
 
 def reads_text(reads: Sequence[str] | None) -> str:
