@@ -340,12 +340,10 @@ class GoClient(contextlib.AbstractContextManager["GoClient"]):
 
     def _refused(self, response: httpx.Response, what: str) -> GoClientError:
         status, hint = response.status_code, ""
-        if status == 401:
-            hint = (
-                f"; set ${TOKEN_ENV} to the Go's token"
-                if self.connection.token is None
-                else f"; the Go refused the token (${TOKEN_ENV}): is it this Go's?"
-            )
+        if status == 401 and self.connection.token is None:
+            hint = f"; set ${TOKEN_ENV} to the Go's token"
+        elif status == 401:
+            hint = f"; the Go refused the token (${TOKEN_ENV}): is it this Go's?"
         snippet = response.text[:_SNIPPET].rstrip()
         return self._fail(what)(f"answered {status}: {snippet}{hint}", status=status)
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import functools
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -314,11 +313,9 @@ class RecallMachine(RuleBasedStateMachine):
 
     def _changed(self) -> None:
         """The archive changed: the pool again, unless its readable set is the same."""
-        state = rig.state_key(self._blocks.items())
-        if state == self._state:
-            return
-        self._state = state
-        self._play_pool()
+        if (state := rig.state_key(self._blocks.items())) != self._state:
+            self._state = state
+            self._play_pool()
 
     def _play_pool(self) -> None:
         """The pool over the archive as it now is: the calls not yet played in this
@@ -383,9 +380,7 @@ def fuzz_stateful(run: rig.Run, *, steps: int = STEPS) -> rig.FuzzStats:
     # the seed as Run.fuzz sets it, where Hypothesis reads a machine's: on its class
     setattr(RecallMachine, "_hypothesis_internal_use_seed", run.seed)  # noqa: B010
     try:
-        found = run.fuzz(
-            functools.partial(run_state_machine_as_test, RecallMachine, settings=chosen)
-        )
+        found = run.fuzz(lambda: run_state_machine_as_test(RecallMachine, settings=chosen))
         if found is not None:
             run.stats.divergences[:] = [_with_static(_minimized(found, run), run)]
     finally:
