@@ -290,10 +290,9 @@ class GoClient(contextlib.AbstractContextManager["GoClient"]):
 
     def __init__(self, connection: GoConnection, *, timeout: float = 30.0) -> None:
         self.connection = connection
-        headers = {"Authorization": f"Bearer {connection.token}"} if connection.token else {}
         self._http = httpx.Client(
             base_url=connection.base_url,
-            headers=headers,
+            headers={"Authorization": f"Bearer {connection.token}"} if connection.token else {},
             timeout=timeout,
             verify=connection.ssl_context,
             trust_env=False,

@@ -351,8 +351,7 @@ class RecallMachine(RuleBasedStateMachine):
             return None if change is None else self._harness(self._go().client.run, change)
         calls_ = [(played.tool, played.args) for played, _, _ in pending]
         changes = () if change is None else (change,)
-        settled = self._harness(self._go().settle, calls_, *changes)
-        if settled is None:
+        if (settled := self._harness(self._go().settle, calls_, *changes)) is None:
             return None
         expected, server, answers = settled
         run = self._run
