@@ -173,8 +173,7 @@ def process_age() -> float:
     try:
         with open("/proc/self/stat", "rb") as f:
             ticks = int(f.read().rsplit(b")", 1)[1].split()[19])  # field 22, starttime
-        since_boot = time.clock_gettime(time.CLOCK_BOOTTIME)
-        return max(0.0, since_boot - ticks / os.sysconf("SC_CLK_TCK"))
+        return max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK"))
     except (OSError, ValueError, IndexError, AttributeError):
         return 0.0
 
@@ -216,8 +215,7 @@ def run(options: argparse.Namespace) -> int:
         plan = _Plan(
             options.mode, name, options.examples, deadline, seed_value, options.db, options.steps
         )
-        go = connection_from_options(options)
-        if go is not None:
+        if (go := connection_from_options(options)) is not None:
             print(f"parity fuzz: the Go at {go.url}, read only", flush=True)
             _run(replace(plan, mode="stateless"), results, go)
         elif options.workers > 1:
@@ -241,6 +239,5 @@ def run(options: argparse.Namespace) -> int:
     found = [d for s in results.values() for d in s.divergences]
     for divergence in found:
         print(divergence.report(), flush=True)
-    wall = time.monotonic() - started
-    print(f"parity fuzz: {_total(results)} ({wall:.1f} s in all)", flush=True)
+    print(f"parity fuzz: {_total(results)} ({time.monotonic() - started:.1f} s in all)", flush=True)
     return Exit.PORT_DIFFERS if found else Exit.OK

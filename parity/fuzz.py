@@ -267,12 +267,9 @@ def fuzz_go_url(connection: GoConnection, run: rig.Run) -> rig.FuzzStats:
     """Fuzz calls over a running Go's archive, read only: Go's outputs from its /tool/exec,
     the fallback checked on the host's own requests (the Go's log may hold other clients'),
     the Go's Unicode version probed."""
-    with contextlib.ExitStack() as stack:
-        go = stack.enter_context(GoClient(connection))
-        stack.callback(run.close)
+    with GoClient(connection) as go, contextlib.closing(run):
         blocks = [(b.seq, BlockSpec(b.label, b.content)) for b in go.blocks()]
         host = rig.Host(rig.HostSpec(), connection, run, unicode_version=probe(connection))
-        stack.callback(host.close)
         some = calls(tuple(seq for seq, _ in blocks), words_of(b for _, b in blocks))
         state = rig.state_key(blocks)
 
@@ -290,5 +287,6 @@ def fuzz_go_url(connection: GoConnection, run: rig.Run) -> rig.FuzzStats:
                     if reasons := rig.verdict(played, expected):
                         run.diverged(static_divergence(played, expected, reasons, blocks, None))
 
-        run.fuzz(fuzz_against_go_url)
+        with contextlib.closing(host):
+            run.fuzz(fuzz_against_go_url)
     return run.stats

@@ -290,10 +290,9 @@ class GoClient(contextlib.AbstractContextManager["GoClient"]):
 
     def __init__(self, connection: GoConnection, *, timeout: float = 30.0) -> None:
         self.connection = connection
-        headers = {"Authorization": f"Bearer {connection.token}"} if connection.token else {}
         self._http = httpx.Client(
             base_url=connection.base_url,
-            headers=headers,
+            headers={"Authorization": f"Bearer {connection.token}"} if connection.token else {},
             timeout=timeout,
             verify=connection.ssl_context,
             trust_env=False,
@@ -340,12 +339,10 @@ class GoClient(contextlib.AbstractContextManager["GoClient"]):
 
     def _refused(self, response: httpx.Response, what: str) -> GoClientError:
         status, hint = response.status_code, ""
-        if status == 401:
-            hint = (
-                f"; set ${TOKEN_ENV} to the Go's token"
-                if self.connection.token is None
-                else f"; the Go refused the token (${TOKEN_ENV}): is it this Go's?"
-            )
+        if status == 401 and self.connection.token is None:
+            hint = f"; set ${TOKEN_ENV} to the Go's token"
+        elif status == 401:
+            hint = f"; the Go refused the token (${TOKEN_ENV}): is it this Go's?"
         snippet = response.text[:_SNIPPET].rstrip()
         return self._fail(what)(f"answered {status}: {snippet}{hint}", status=status)
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import functools
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -314,11 +313,9 @@ class RecallMachine(RuleBasedStateMachine):
 
     def _changed(self) -> None:
         """The archive changed: the pool again, unless its readable set is the same."""
-        state = rig.state_key(self._blocks.items())
-        if state == self._state:
-            return
-        self._state = state
-        self._play_pool()
+        if (state := rig.state_key(self._blocks.items())) != self._state:
+            self._state = state
+            self._play_pool()
 
     def _play_pool(self) -> None:
         """The pool over the archive as it now is: the calls not yet played in this
@@ -354,8 +351,7 @@ class RecallMachine(RuleBasedStateMachine):
             return None if change is None else self._harness(self._go().client.run, change)
         calls_ = [(played.tool, played.args) for played, _, _ in pending]
         changes = () if change is None else (change,)
-        settled = self._harness(self._go().settle, calls_, *changes)
-        if settled is None:
+        if (settled := self._harness(self._go().settle, calls_, *changes)) is None:
             return None
         expected, server, answers = settled
         run = self._run
@@ -383,9 +379,7 @@ def fuzz_stateful(run: rig.Run, *, steps: int = STEPS) -> rig.FuzzStats:
     # the seed as Run.fuzz sets it, where Hypothesis reads a machine's: on its class
     setattr(RecallMachine, "_hypothesis_internal_use_seed", run.seed)  # noqa: B010
     try:
-        found = run.fuzz(
-            functools.partial(run_state_machine_as_test, RecallMachine, settings=chosen)
-        )
+        found = run.fuzz(lambda: run_state_machine_as_test(RecallMachine, settings=chosen))
         if found is not None:
             run.stats.divergences[:] = [_with_static(_minimized(found, run), run)]
     finally:

@@ -82,8 +82,7 @@ _VERSION_MARKERS = tuple("\U0001fae9\u1c89\ua7cb\ua7dc\U00010d50\U00016ea0\u20c1
 def _version_code_points() -> st.SearchStrategy[str]:
     """One code point that the Go releases the port matches quote differently: a common
     one, or any (nothing is drawn when every release carries the same Unicode)."""
-    ranges = version_code_point_ranges()
-    if not ranges:
+    if not (ranges := version_code_point_ranges()):
         return st.nothing()
     return st.one_of(st.sampled_from(_VERSION_MARKERS), _code_points(ranges))
 
