@@ -269,7 +269,6 @@ def fuzz_go_url(connection: GoConnection, run: rig.Run) -> rig.FuzzStats:
     the Go's Unicode version probed."""
     with GoClient(connection) as go, contextlib.closing(run):
         blocks = [(b.seq, BlockSpec(b.label, b.content)) for b in go.blocks()]
-        host = rig.Host(rig.HostSpec(), connection, run, unicode_version=probe(connection))
         some = calls(tuple(seq for seq, _ in blocks), words_of(b for _, b in blocks))
         state = rig.state_key(blocks)
 
@@ -287,6 +286,7 @@ def fuzz_go_url(connection: GoConnection, run: rig.Run) -> rig.FuzzStats:
                     if reasons := rig.verdict(played, expected):
                         run.diverged(static_divergence(played, expected, reasons, blocks, None))
 
-        with contextlib.closing(host):
+        host = rig.Host(rig.HostSpec(), connection, run, unicode_version=probe(connection))
+        with contextlib.closing(host):  # built last: nothing can raise before it is closed
             run.fuzz(fuzz_against_go_url)
     return run.stats
