@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"net/http"
@@ -17,26 +18,29 @@ type deltaBody struct {
 	Gone   []int64        `json:"gone"`
 }
 
+// body is a body of /blocks as the parts it is written from, never joined.
+type body [][]byte
+
 // encoded is the last body of /blocks of one kind (the full set at gen, or the
 // delta from since to gen), kept for reads of the same generations, which
 // wait for a single encoding.
 type encoded struct {
 	mu         sync.Mutex
 	since, gen uint64
-	body       []byte
+	body       body
 }
 
 // get returns e's body when it goes from since to the store's generation,
 // else the body that build encodes (false: build could not).
-func (e *encoded) get(s *server, since uint64, build func() ([]byte, uint64, bool)) ([]byte, uint64, bool) {
+func (e *encoded) get(s *server, since uint64, build func() (body, uint64, bool)) (body, uint64, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.body == nil || e.since != since || e.gen != s.store.Generation() {
-		body, gen, ok := build()
+		b, gen, ok := build()
 		if !ok {
 			return nil, gen, false
 		}
-		e.since, e.gen, e.body = since, gen, body
+		e.since, e.gen, e.body = since, gen, b
 	}
 	return e.body, e.gen, true
 }
@@ -59,11 +63,11 @@ func (s *server) handleBlocks(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if gen, ok := s.ownGeneration(since); hasSince && ok {
-			delta := func() ([]byte, uint64, bool) {
+			delta := func() (body, uint64, bool) {
 				blocks, gone, cur, ok := s.store.Delta(gen)
 				var buf bytes.Buffer
 				_ = json.NewEncoder(&buf).Encode(deltaBody{since, blocks, gone}) // strings and ints always encode
-				return buf.Bytes(), cur, ok
+				return body{buf.Bytes()}, cur, ok
 			}
 			if body, cur, ok := s.delta.get(s, gen, delta); ok {
 				s.writeBlocks(w, "delta", body, cur)
@@ -75,7 +79,7 @@ func (s *server) handleBlocks(w http.ResponseWriter, r *http.Request) {
 	s.writeBlocks(w, "full", body, gen)
 }
 
-// encodedBlock is a block of the last full body and its JSON.
+// encodedBlock is a block of the last full body and its JSON after a comma.
 type encodedBlock struct {
 	block recall.Block
 	json  []byte
@@ -83,37 +87,47 @@ type encodedBlock struct {
 
 // fullSet encodes the body {"blocks": [...]} of the current set as json.Encoder
 // writes it, and gives its generation. It encodes only the blocks not in the last
-// full body: the bench times the port's read, not the reference's encoding.
-func (s *server) fullSet() ([]byte, uint64, bool) {
+// full body, and joins none: the bench times the port's read, not the
+// reference's encoding.
+func (s *server) fullSet() (body, uint64, bool) {
 	blocks, gen := s.store.Snapshot()
 	next := make(map[int64]encodedBlock, len(blocks))
-	buf := bytes.NewBuffer(make([]byte, 0, len(s.full.body)*9/8))
-	buf.WriteString(`{"blocks":[`)
+	parts := make(body, 0, len(blocks)+2)
+	parts = append(parts, []byte(`{"blocks":[`))
 	for i, b := range blocks {
 		e, ok := s.fullBlocks[b.Seq]
 		if !ok || e.block != b { // a seq archived again after a Reset
 			j, _ := json.Marshal(b)
-			e = encodedBlock{b, j}
+			e = encodedBlock{b, append([]byte{','}, j...)}
 		}
 		next[b.Seq] = e
-		if i > 0 {
-			buf.WriteByte(',')
+		j := e.json
+		if i == 0 {
+			j = j[1:] // no comma before the first
 		}
-		buf.Write(e.json)
+		parts = append(parts, j)
 	}
-	buf.WriteString("]}\n")
+	parts = append(parts, []byte("]}\n"))
 	s.fullBlocks = next
-	return buf.Bytes(), gen, true
+	return parts, gen, true
 }
 
 // writeBlocks writes a 200 of /blocks, with the tag of generation gen unless
 // NoETag, and logs the answer as GET /debug/answers lists it.
-func (s *server) writeBlocks(w http.ResponseWriter, answer string, body []byte, gen uint64) {
+func (s *server) writeBlocks(w http.ResponseWriter, answer string, b body, gen uint64) {
 	if !s.NoETag {
 		w.Header().Set("ETag", s.etag(gen))
 	}
+	size := 0
+	for _, p := range b {
+		size += len(p)
+	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	_, _ = w.Write(body)
+	w.Header().Set("Content-Length", strconv.Itoa(size))
+	out := bufio.NewWriterSize(w, min(size, 1<<20)) // a few writes, whatever the parts
+	for _, p := range b {
+		_, _ = out.Write(p)
+	}
+	_ = out.Flush()
 	s.log(s.answers, answer)
 }

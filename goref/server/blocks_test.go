@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -276,12 +277,15 @@ func apply(set, blocks []recall.Block, gone []int64) []recall.Block {
 }
 
 // TestBlocksEncodedOnce checks that the full body of an unchanged set is
-// written again from the body kept, and made anew after a change.
+// written again from the parts kept, and made anew after a change.
 func TestBlocksEncodedOnce(t *testing.T) {
 	s := New(archive.New(1), Options{}).(*server)
 	get := func() []byte {
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, httptest.NewRequest("GET", PathBlocks, nil))
+		if n := rec.Header().Get("Content-Length"); n != strconv.Itoa(rec.Body.Len()) {
+			t.Errorf("Content-Length %s for a body of %d bytes", n, rec.Body.Len())
+		}
 		return rec.Body.Bytes()
 	}
 	s.store.Add("a", "one", false)
