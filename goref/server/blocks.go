@@ -18,8 +18,8 @@ type deltaBody struct {
 	Gone   []int64        `json:"gone"`
 }
 
-// body is a body of /blocks as the parts it is written from, never joined.
-type body [][]byte
+// bodyParts is a body of /blocks as the parts it is written from, never joined.
+type bodyParts [][]byte
 
 // encoded is the last body of /blocks of one kind (the full set at gen, or the
 // delta from since to gen), kept for reads of the same generations, which
@@ -27,20 +27,20 @@ type body [][]byte
 type encoded struct {
 	mu         sync.Mutex
 	since, gen uint64
-	body       body
+	body       bodyParts
 }
 
 // get returns e's body when it goes from since to the store's generation,
 // else the body that build encodes (false: build could not).
-func (e *encoded) get(s *server, since uint64, build func() (body, uint64, bool)) (body, uint64, bool) {
+func (e *encoded) get(s *server, since uint64, build func() (bodyParts, uint64, bool)) (bodyParts, uint64, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.body == nil || e.since != since || e.gen != s.store.Generation() {
-		b, gen, ok := build()
+		body, gen, ok := build()
 		if !ok {
 			return nil, gen, false
 		}
-		e.since, e.gen, e.body = since, gen, b
+		e.since, e.gen, e.body = since, gen, body
 	}
 	return e.body, e.gen, true
 }
@@ -63,11 +63,11 @@ func (s *server) handleBlocks(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if gen, ok := s.ownGeneration(since); hasSince && ok {
-			delta := func() (body, uint64, bool) {
+			delta := func() (bodyParts, uint64, bool) {
 				blocks, gone, cur, ok := s.store.Delta(gen)
 				var buf bytes.Buffer
 				_ = json.NewEncoder(&buf).Encode(deltaBody{since, blocks, gone}) // strings and ints always encode
-				return body{buf.Bytes()}, cur, ok
+				return bodyParts{buf.Bytes()}, cur, ok
 			}
 			if body, cur, ok := s.delta.get(s, gen, delta); ok {
 				s.writeBlocks(w, "delta", body, cur)
@@ -89,10 +89,10 @@ type encodedBlock struct {
 // writes it, and gives its generation. It encodes only the blocks not in the last
 // full body, and joins none: the bench times the port's read, not the
 // reference's encoding.
-func (s *server) fullSet() (body, uint64, bool) {
+func (s *server) fullSet() (bodyParts, uint64, bool) {
 	blocks, gen := s.store.Snapshot()
 	next := make(map[int64]encodedBlock, len(blocks))
-	parts := make(body, 0, len(blocks)+2)
+	parts := make(bodyParts, 0, len(blocks)+2)
 	parts = append(parts, []byte(`{"blocks":[`))
 	for i, b := range blocks {
 		e, ok := s.fullBlocks[b.Seq]
@@ -114,18 +114,18 @@ func (s *server) fullSet() (body, uint64, bool) {
 
 // writeBlocks writes a 200 of /blocks, with the tag of generation gen unless
 // NoETag, and logs the answer as GET /debug/answers lists it.
-func (s *server) writeBlocks(w http.ResponseWriter, answer string, b body, gen uint64) {
+func (s *server) writeBlocks(w http.ResponseWriter, answer string, body bodyParts, gen uint64) {
 	if !s.NoETag {
 		w.Header().Set("ETag", s.etag(gen))
 	}
 	size := 0
-	for _, p := range b {
+	for _, p := range body {
 		size += len(p)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(size))
 	out := bufio.NewWriterSize(w, min(size, 1<<20)) // a few writes, whatever the parts
-	for _, p := range b {
+	for _, p := range body {
 		_, _ = out.Write(p)
 	}
 	_ = out.Flush()
