@@ -37,17 +37,21 @@ def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
 
 
-def loads(body: bytearray) -> tuple[object, bool]:
+def loads(
+    body: bytearray, pairs: Callable[[list[tuple[str, Any]]], Any] | None = None
+) -> tuple[object, bool]:
     """Strict JSON from UTF-8 bytes (emptied once decoded), and whether its strings may
-    hold surrogates; ValueError when it is not JSON."""
+    hold surrogates (``pairs``: json's ``object_pairs_hook``); ValueError when it is not
+    JSON."""
     text = body.decode("utf-8")  # UnicodeDecodeError is a ValueError
     body.clear()  # the caller's buffer too: the text is all that is needed now
     # The text is valid UTF-8, so a surrogate can only come from a \uD800-\uDFFF escape.
     surrogates = "\\ud" in text or "\\uD" in text
     try:
-        return json.loads(text, parse_constant=_reject_constant), surrogates
+        doc = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=pairs)
     except RecursionError as exc:
         raise ValueError("JSON nested too deeply") from exc
+    return doc, surrogates
 
 
 def fields_from_json(item: object, surrogates: bool) -> Fields | None:
@@ -341,6 +345,144 @@ def read_set(
     return BlockSet.of_blocks(blocks, tag=tag)
 
 
+class BodyStream:
+    """A 200 /blocks body, without ``If-None-Match``, read as it arrives (``feed``, then
+    ``read``) into a set of images and heads (as ``BlockSet.compacted``'s): Go's compact
+    items are cut and decoded about ``_BATCH`` bytes at a time, their bytes then
+    dropped, so the body is never held whole. From the first bytes that are not such
+    items the rest is held, and ``read`` decodes it as ``read_set`` decodes a body: the
+    same set or the same NotBlocks (its message's place counted without the blocks
+    dropped). ``decoders`` gives ``read_set``'s decoders for a body of that many bytes."""
+
+    __slots__ = (
+        "_decoders",
+        "_dropped",
+        "_head",
+        "_heads",
+        "_images",
+        "_looked",
+        "_seqs",
+        "_state",
+        "pending",
+        "read_so_far",
+    )
+
+    def __init__(self, decoders: Callable[[int], Decoders]) -> None:
+        self._decoders = decoders
+        self.pending = bytearray()  # the bytes not decoded yet
+        self._state = _HEAD
+        self._head = b""  # the body's bytes up to its array's [
+        self._dropped = 0  # the bytes decoded and dropped
+        self._looked = 0  # where the last },{" may be in pending: no cut before
+        self._seqs: list[int] = []
+        self._images = Images()
+        self._heads: list[Block] = []
+        self.read_so_far = 0  # bytes fed
+
+    def feed(self, chunk: bytes) -> None:
+        """The body's next bytes: once ``_BATCH`` bytes wait, the items up to the last
+        ``},{"`` among them are decoded."""
+        pending = self.pending
+        pending += chunk
+        self.read_so_far += len(chunk)
+        if self._state is _HEAD and len(pending) >= _HEAD_BYTES:
+            self._take_head()
+        if self._state is _ITEMS and len(pending) >= _BATCH:
+            cut = pending.rfind(_CUT, max(0, self._looked - len(_CUT)))
+            self._looked = len(pending)
+            if cut >= 0:
+                self._decode(cut + 1, batch=True)
+
+    def _take_head(self) -> None:
+        """Go's ``{"blocks":[`` taken off the bytes (then items come), or the body held."""
+        head = _BLOCKS_HEAD.match(self.pending)
+        self._state = _HELD if head is None else _ITEMS
+        if head is not None:
+            self._head = bytes(self.pending[: head.end()])
+            del self.pending[: head.end()]
+
+    def _decode(self, end: int, *, batch: bool) -> None:
+        """Decode the items of ``pending[:end]``, dropped with the comma after them
+        (``batch``); from the first that is not a block, the rest is held."""
+        pending = self.pending
+        starts: list[int] = []
+        stops: list[int] = []
+        decoders = self._decoders(self.read_so_far)
+        try:
+            with memoryview(pending) as view:
+                _cut(FINDER(pending), 0, end, end, starts, stops)
+                fields = _decoded(pending, view, starts, stops, **decoders)
+        except NotCompact:
+            self._state = _HELD
+            return
+        fresh = [latin1_of(label, content) for _, label, content in fields]
+        self._seqs += [seq for seq, _, _ in fields]
+        self._heads += [head_of(*f) for f in fields]
+        self._images.extend(fresh, lowered=False)
+        drop = end + 1 if batch else end
+        self._dropped += drop
+        self._looked -= drop
+        del pending[:drop]
+
+    def read(self, *, tag: str | None) -> BlockSet:
+        """The set the whole body gives (with ``tag``); NotBlocks when it is not the
+        contract's, as ``read_set`` says."""
+        pending = self.pending
+        if self._state is _HEAD:
+            self._take_head()
+        if self._state is _ITEMS:
+            tail = _BLOCKS_TAIL.search(pending, max(0, len(pending) - 1024))
+            end = -1 if tail is None else tail.start()
+            if end == 0 or (end > 0 and pending[end - 1] == ord("}")):
+                self._decode(end, batch=False)
+                if self._state is _ITEMS:
+                    pending.clear()
+                    _check_order(self._seqs)
+                    return BlockSet(self._seqs, self._images, self._heads, tag=tag)
+            self._state = _HELD
+        body = bytearray(self._head) + pending
+        pending.clear()
+        if not self._seqs:  # the body, as it came
+            return read_set(body, tag=tag, **self._decoders(len(body))).compacted()
+        return self._rest(body, tag)
+
+    def _rest(self, body: bytearray, tag: str | None) -> BlockSet:
+        """The set of the blocks decoded, then the rest of the body (``body``: its head and
+        its held bytes), as ``read_set`` would read the whole body."""
+        top: list[list[tuple[str, Any]]] = [[]]
+
+        def pairs(members: list[tuple[str, Any]]) -> dict[str, Any]:
+            top[0] = members  # the outermost object is the last one decoded
+            return dict(members)
+
+        try:
+            _, surrogates = loads(body, pairs)
+        except ValueError as exc:
+            start, count = len(self._head), len(self._seqs)
+            where = f"bytes {start} to {start + self._dropped - 1} left out: {count} blocks"
+            raise NotBlocks(NOT_JSON.format(f"{exc} ({where})")) from exc
+        names = [name for name, _ in top[0]]
+        if "since" in names:  # never asked for: read without a tag
+            raise BadDelta(DELTA_SINCE)
+        at = len(names) - 1 - names[::-1].index("blocks")  # a repeated name: the last value
+        items = top[0][at][1]
+        if not isinstance(items, list):
+            raise NotBlocks(NOT_OBJECT)
+        seqs, images, heads = self._seqs, self._images, self._heads
+        if at:  # the array decoded is not the body's blocks
+            seqs, images, heads = [], Images(), []
+        blocks = _blocks_of(items, surrogates, NotBlocks, NOT_IN_ORDER)
+        seqs += [b.seq for b in blocks]
+        heads += [head_of(b.seq, b.label, b.content) for b in blocks]
+        images.extend([latin1_images(b) for b in blocks])
+        _check_order(seqs)
+        return BlockSet(seqs, images, heads, tag=tag)
+
+
+_HEAD, _ITEMS, _HELD = "head", "items", "held"  # a BodyStream's states
+_HEAD_BYTES: Final = 64  # bytes in which Go's body has its array's [: else it is held
+
+
 def apply_delta(
     kept: BlockSet,
     delta: dict[str, object],
@@ -478,16 +620,8 @@ def _compact(
                     pos = stops[-1] + 1
                     continue
             first = len(starts)
-            while pos < end and (first == len(starts) or pos - starts[first] <= batch):
-                cut = find(_CUT, pos, end)  # the item ends at the next },{" or the end
-                starts.append(pos)
-                stops.append(end if cut < 0 else cut + 1)
-                pos = stops[-1] + 1
-            spans = list(zip(starts[first:], stops[first:], strict=True))
-            taken = len(spans) > 1 and all(map(body.startswith, repeat(_SEQ_HEAD), starts[first:]))
-            fields = decode_many(view[starts[first] : stops[-1]]) if taken and decode_many else None
-            if fields is None or len(fields) != len(spans):
-                fields = [decode(view[start:stop]) for start, stop in spans]
+            pos = _cut(find, pos, end, batch, starts, stops)
+            fields = _decoded(body, view, starts[first:], stops[first:], decode, decode_many)
             fresh: list[tuple[bytes, bytes]] = []  # the latin1_of still to add, in order
             for seq, label, content in fields:
                 seqs.append(seq)
@@ -522,6 +656,44 @@ def _compact(
         ceiling=old.ceiling if old is not None and same_lineage else 0,
         reused=reused,
     )
+
+
+def _cut(
+    find: Callable[[bytes, int, int], int],
+    pos: int,
+    end: int,
+    batch: int,
+    starts: list[int],
+    stops: list[int],
+) -> int:
+    """Cut the items from ``pos``, each ending at the next ``},{"`` or at ``end``, into
+    ``starts`` and ``stops``: one at least, and more while within ``batch`` bytes of the
+    first's start; where the next item starts."""
+    first = pos
+    while pos < end and (pos == first or pos - first <= batch):
+        cut = find(_CUT, pos, end)
+        starts.append(pos)
+        stops.append(end if cut < 0 else cut + 1)
+        pos = stops[-1] + 1
+    return pos
+
+
+def _decoded(
+    body: bytearray,
+    view: memoryview,
+    starts: Sequence[int],
+    stops: Sequence[int],
+    decode: ItemDecoder,
+    decode_many: ItemsDecoder | None = None,
+) -> list[Fields]:
+    """The fields of the items cut at ``starts`` and ``stops``: in one ``decode_many`` call
+    when each starts with ``{"seq":``, else (or when it does not take them) one by one;
+    NotCompact when one is not a block."""
+    taken = len(starts) > 1 and all(map(body.startswith, repeat(_SEQ_HEAD), starts))
+    fields = decode_many(view[starts[0] : stops[-1]]) if taken and decode_many else None
+    if fields is None or len(fields) != len(starts):
+        fields = [decode(view[start:stop]) for start, stop in zip(starts, stops, strict=True)]
+    return fields
 
 
 _CHUNK: Final = 1 << 16  # bytes compared at once while a run of kept items matches

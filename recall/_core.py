@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import Final, Generic, TypeVar
 
-from recall._blocks import BadDelta, BlockSet
+from recall._blocks import BadDelta, BlockSet, BodyStream
 from recall._errors import FallbackFailedError, GoUnavailableError, RecallError, UnknownToolError
 from recall._fast import decoders
 from recall._go import DEFAULT_UNICODE_VERSION, quote_for
@@ -35,6 +35,7 @@ from recall._protocol import (
     parse_block,
     parse_blocks,
     parse_exec,
+    strong_etag,
 )
 from recall._shadow import PythonRun, ShadowState, Verdict
 from recall._tools import TOOLS, BlockRead, replace_surrogates, start_tool
@@ -169,7 +170,15 @@ class HostCore:
         return blocks_request(None if kept is None else kept.tag)
 
     def receive(self, request: Request, status: int, headers: Mapping[str, str]) -> Answer:
-        return Answer(request, status, headers, limit=self._max_body_bytes, timeout=self.timeout)
+        """The answer to feed ``request``'s body into: a whole /blocks set whose Blocks the
+        host would not keep (a strong ETag, no shadow, no ``?since=`` read answered whole
+        last) is decoded as it arrives (``BodyStream``), never held whole."""
+        stream = None
+        streamed = status == 200 and request == blocks_request() and self.shadow is None
+        if streamed and not self._whole_since and strong_etag(headers) is not None:
+            stream = BodyStream(decoders)
+        limit, timeout = self._max_body_bytes, self.timeout
+        return Answer(request, status, headers, limit=limit, timeout=timeout, stream=stream)
 
     def unavailable(self, request: Request, exc: Exception) -> GoUnavailableError:
         """The failure of ``request`` that ``exc`` (a transport error) is: its kind and what

@@ -13,7 +13,15 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Final, NamedTuple, TypeVar, Unpack
 
-from recall._blocks import BlockSet, NotBlocks, ReadOptions, fields_from_json, loads, read_set
+from recall._blocks import (
+    BlockSet,
+    BodyStream,
+    NotBlocks,
+    ReadOptions,
+    fields_from_json,
+    loads,
+    read_set,
+)
 from recall._errors import GoUnavailableError, UnknownToolError
 from recall._tools import Block, replace_surrogates
 
@@ -69,9 +77,21 @@ class Answer:
     """Go's answer to a request, its body fed as it arrives: GoUnavailableError for a status
     but 200 and 404 (and 304 to a conditional read), past ``limit`` bytes, or when not
     complete ``timeout`` seconds after its headers (httpx's bounds each wait, not a
-    trickle). ``what`` is the request's; lowercase ``headers``."""
+    trickle; time spent decoding a ``stream`` is not counted). ``what`` is the request's;
+    lowercase ``headers``. The body goes to ``stream`` when there is one, else to ``body``."""
 
-    __slots__ = ("_clock", "_deadline", "_limit", "_timeout", "body", "headers", "status", "what")
+    __slots__ = (
+        "_clock",
+        "_deadline",
+        "_limit",
+        "_size",
+        "_timeout",
+        "body",
+        "headers",
+        "status",
+        "stream",
+        "what",
+    )
 
     def __init__(
         self,
@@ -82,6 +102,7 @@ class Answer:
         limit: int,
         timeout: float,
         clock: Callable[[], float] = time.monotonic,
+        stream: BodyStream | None = None,
     ) -> None:
         what = request.what
         conditional = status == 304 and IF_NONE_MATCH in (request.headers or {})
@@ -93,14 +114,22 @@ class Answer:
         self.what, self._limit, self._timeout, self._clock = what, limit, timeout, clock
         self._deadline = clock() + timeout
         self.status, self.headers, self.body = status, headers, bytearray()
+        self.stream, self._size = stream, 0
 
     def feed(self, chunk: bytes) -> None:
-        if len(self.body) + len(chunk) > self._limit:
+        self._size += len(chunk)
+        if self._size > self._limit:
             raise GoUnavailableError(self.what, f"body larger than {self._limit} bytes")
-        if self._clock() > self._deadline:
+        clock = self._clock
+        if clock() > self._deadline:
             why = f"body not complete within {self._timeout:g}s of its headers"
             raise GoUnavailableError(self.what, why)
-        self.body += chunk
+        if self.stream is None:
+            self.body += chunk
+            return
+        started = clock()
+        self.stream.feed(chunk)
+        self._deadline += clock() - started
 
 
 # Go's answers.
@@ -156,8 +185,11 @@ def parse_blocks(
     if answer.status != 200:
         answer.body.clear()
         raise GoUnavailableError(what, f"status {answer.status}")
+    tag = strong_etag(answer.headers)
     try:
-        return read_set(answer.body, kept, tag=strong_etag(answer.headers), sent=sent, **read)
+        if answer.stream is not None:
+            return answer.stream.read(tag=tag)
+        return read_set(answer.body, kept, tag=tag, sent=sent, **read)
     except NotBlocks as exc:
         raise GoUnavailableError(what, str(exc)) from exc
 

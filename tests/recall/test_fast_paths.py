@@ -5,15 +5,17 @@
   each finder, over images joined at once, a chunk at a time, or piece by piece)
   against ``to_lower`` and ``score``: same scores for every block and term;
 - ``read_set`` (Go's compact /blocks body decoded item by item, alone or reusing the
-  set read before from the same body) against the whole body decoded at once
-  (``_listed``): the same Blocks, or the same error, for Go's bodies and bodies of
-  every other shape.
+  set read before from the same body) and ``BodyStream`` (the body fed in pieces,
+  decoded a batch at a time and dropped) against the whole body decoded at once
+  (``_listed``): the same Blocks (the same images and heads), or the same error, for
+  Go's bodies and bodies of every other shape.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Callable
 
 import pytest
@@ -27,7 +29,20 @@ from parity.fixtures.go import unavailable
 from parity.project import in_ci
 from parity.strategies import blocks, queries
 from recall import Block
-from recall._blocks import NOT_IN_ORDER, BlockSet, NotBlocks, _doc, _listed, read_set
+from recall._blocks import (
+    DELTA_SINCE,
+    NOT_IN_ORDER,
+    BlockSet,
+    BodyStream,
+    Decoders,
+    NotBlocks,
+    _doc,
+    _listed,
+    decode_item,
+    head_of,
+    read_set,
+)
+from recall._fast import decode_item_msgspec, decode_items_msgspec
 from recall._go.strings import LATIN1_LOWER, to_lower, to_lower_latin1
 from recall._tools import (
     FINDERS,
@@ -241,9 +256,58 @@ def _reusing(kept: BlockSet | None) -> Callable[[bytearray], list[Block]]:
     return lambda buffer: list(read_set(buffer, kept).view())
 
 
+_STREAM_DECODERS: list[Decoders] = [
+    {"decode": decode_item},
+    {"decode": decode_item_msgspec, "decode_many": decode_items_msgspec},
+]
+
+
+def _images_and_heads(blocks: list[Block]) -> tuple[list[int], list[Block], list[object]]:
+    heads = [head_of(b.seq, b.label, b.content) for b in blocks]
+    return [b.seq for b in blocks], heads, [latin1_images(b) for b in blocks]
+
+
+def _plain(message: str) -> str:
+    """An error without its places (a stream counts them without the blocks dropped)."""
+    return re.sub(r"[0-9]+", "N", message.partition(" (bytes ")[0])
+
+
+def _streamed(body: bytes, piece: int, decoders: Decoders) -> tuple[tuple[str, object], int]:
+    """BodyStream's outcome for the body fed ``piece`` bytes at a time, and the most bytes
+    it held at once."""
+    stream = BodyStream(lambda size: decoders)
+    held = 0
+    try:
+        for at in range(0, len(body), piece):
+            stream.feed(body[at : at + piece])
+            held = max(held, len(stream.pending))
+        blocks = stream.read(tag='"t"')
+    except NotBlocks as exc:
+        return ("error", _plain(str(exc))), held
+    assert not stream.pending
+    assert not blocks.complete  # images and heads alone
+    return ("ok", (blocks.seqs, blocks.heads, list(blocks.images))), held
+
+
+def _same_streamed(body: bytes, expected: tuple[str, object]) -> None:
+    kind, value = expected
+    if kind == "ok":
+        assert isinstance(value, list)
+        expected = kind, _images_and_heads(value)
+    else:
+        expected = kind, _plain(str(value))
+    with pytest.MonkeyPatch.context() as patch:
+        for batch, piece, decoders in itertools.product(
+            (16, 1 << 20), (1, 7, 64, max(1, len(body))), _STREAM_DECODERS
+        ):
+            patch.setattr(recall._blocks, "_BATCH", batch)
+            assert _streamed(body, piece, decoders)[0] == expected, (batch, piece, body[:300])
+
+
 def _same(body: bytes) -> None:
     expected = _outcome(_whole_in_order, body)
     assert _outcome(_emptying, body) == expected, body[:300]
+    _same_streamed(body, expected)
     assert _outcome(_reusing(None), body) == expected, body[:300]
     try:
         kept = read_set(bytearray(body))
@@ -279,6 +343,11 @@ def test_read_set_on_go_bodies(items: list[dict[str, object]]) -> None:
             by_bytes = read_set(bytearray(body))
         assert cut.raw is not None  # Go's body is cut into its items
         assert (by_bytes.starts, by_bytes.stops) == (cut.starts, cut.stops)
+        with pytest.MonkeyPatch.context() as patch:  # streamed: a batch of 16 bytes or so
+            patch.setattr(recall._blocks, "_BATCH", 16)
+            _, held = _streamed(body, 7, _STREAM_DECODERS[1])
+        longest = max(map(len, (go_json(item) for item in items)), default=0)
+        assert held <= 16 + 7 + longest + len(b'{"blocks":[')  # never the whole body
     else:
         assert kind == "error"
 
@@ -330,6 +399,22 @@ def test_read_set_on_other_bodies(items: list[dict[str, object]], data: st.DataO
         b'{"blocks":[{"seq":1,"label":"a","content":"b"}, {"seq":2,"label":"a","content":"b"}]}',
         b'{"blocks":[{"seq":1,"label":"a","content":"b"},{"seq":2,"label":"a","content":"b"},]}',
         b'{"blocks":[{"seq":1,"label":"a","content":"b"}],"blocks":[]}',
+        b'{"blocks":[{"seq":1,"label":"a","content":"b"},{"seq":2,"label":"a","content":"b"}],'
+        b'"blocks":[{"seq":3,"label":"","content":"c"}]}',
+        b'{"blocks":[{"seq":1,"label":"a","content":"b"},{"seq":2,"label":"a","content":"b"}],'
+        b'"blocks":{}}',
+        b'{"blocks":[{"seq":1,"label":"a","content":"b"},{"seq":2,"label":"a","content":"b"}],'
+        b'"more":{"blocks":[]}}',
+        b'{"blocks":[{"seq":1,"label":"a","content":"b"},{"seq":2,"label":"a","content":"b"},'
+        b'{"seq":3,"label":"a","content":"b"} ]}\n',
+        b'{"blocks":[{"seq":1,"label":"a","content":"b"},{"seq":2,"label":"a","content":"b"},'
+        b'{"seq":3,"label":"a","content":"b"},{"seq":4,"label":"a","content":"b"}]',
+        b'{"blocks":[{"seq":1,"label":"a","content":"b"},{"seq":2,"label":"a","content":"b"},'
+        b'{"seq":1,"label":"a","content":"b"},{"seq":4,"label":"a","content":"b"}]}',
+        b'{"blocks":[{"seq":1,"label":"a","content":"b"},{"seq":2,"label":"a","content":"b"},'
+        b'{"seq":3,"label":"a","content":"b\xff"},{"seq":4,"label":"a","content":"b"}]}',
+        b'{"blocks":[{"seq":1,"label":"a","content":"b"},{"seq":2,"label":"a","content":"b"},'
+        b'{"seq":3,"label":"a","content":"b"}}]}',
         b'{"blocks":[{"seq":1,"x":[{"a":1},{"b":2}],"label":"a","content":"b"}]}',
         b'{"blocks":[{"seq":1,"label":"\\ud800","content":"\\udc00x"}]}',
         b'{"blocks":[{"seq":1,"label":"a","content":"b"},{"seq":NaN}]}',
@@ -347,6 +432,16 @@ def test_read_set_on_other_bodies(items: list[dict[str, object]], data: st.DataO
 )
 def test_read_set_edges(body: bytes) -> None:
     _same(body)
+
+
+@pytest.mark.parametrize("at", ["first", "last"])
+def test_a_stream_refuses_a_delta_it_did_not_ask_for(at: str) -> None:
+    items = b'"blocks":[{"seq":1,"label":"a","content":"b"},{"seq":2,"label":"a","content":"b"}]'
+    body = b'{"since":"x",' + items + b"}" if at == "first" else b"{" + items + b',"since":"x"}'
+    with pytest.raises(NotBlocks) as whole:
+        read_set(bytearray(body))
+    _same_streamed(body, ("error", str(whole.value)))
+    assert str(whole.value) == DELTA_SINCE
 
 
 def test_go_json_escapes_html() -> None:

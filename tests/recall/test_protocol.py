@@ -17,7 +17,7 @@ import pytest
 from parity.fixtures.go import FreshGo
 from recall import Block, GoUnavailableError, UnknownToolError
 from recall import _protocol as protocol
-from recall._blocks import BlockSet, read_set
+from recall._blocks import BlockSet, BodyStream, decode_item, read_set
 from recall._protocol import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH, Answer, Request
 
 BLOCK7 = {"seq": 7, "label": "<b>L</b>", "content": "a & b"}
@@ -411,6 +411,32 @@ def test_the_whole_body_within_the_timeout_of_its_headers() -> None:
         body.feed(b"x")
     assert caught.value.why == "body not complete within 0.5s of its headers"
     assert body.body == b"xxxxx"
+
+
+def test_the_time_a_stream_spends_decoding_is_not_the_bodys() -> None:
+    clock = Clock()
+
+    class Slow(BodyStream):
+        __slots__ = ()
+
+        def feed(self, chunk: bytes) -> None:
+            super().feed(chunk)
+            clock.now += 0.3  # decoding, after the bytes came
+
+    stream = Slow(lambda size: {"decode": decode_item})
+    body = Answer(
+        protocol.blocks_request(), 200, {}, limit=LIMIT, timeout=0.5, clock=clock, stream=stream
+    )
+    raw = b'{"blocks":[{"seq":1,"label":"a","content":"b"}]}'
+    for start in range(0, len(raw), 4):
+        clock.now += 0.01  # the bytes on time
+        body.feed(raw[start : start + 4])
+    assert clock.now > 100.5 + 3  # far past the deadline, by the decoding alone
+    assert not body.body  # the bytes went to the stream
+    assert stream.read(tag=None).seqs == [1]
+    clock.now += 0.5
+    with pytest.raises(GoUnavailableError, match=r"body not complete within 0\.5s"):
+        body.feed(b" ")
 
 
 def test_a_status_that_is_a_failure_reads_no_body() -> None:
