@@ -414,6 +414,10 @@ def test_read_set_on_other_bodies(items: list[dict[str, object]], data: st.DataO
         b'{"blocks":[{"seq":1,"label":"a","content":"b"},{"seq":2,"label":"a","content":"b"},'
         b'{"seq":3,"label":"a","content":"b\xff"},{"seq":4,"label":"a","content":"b"}]}',
         b'{"blocks":[{"seq":1,"label":"a","content":"b"},{"seq":2,"label":"a","content":"b"},'
+        b'{"seq":3,"label":"a","content":"\xed\xa0\x80"},{"seq":4,"label":"a","content":"b"}]}',
+        b'{"blocks":[{"seq":1,"label":"a","content":"b"},{"seq":2,"label":"a","content":"b"},'
+        b'{"seq":3, "label":"a","content":"b"} , {"seq":4,"label":"a","x":[{},{"y":"},{"}]}]}',
+        b'{"blocks":[{"seq":1,"label":"a","content":"b"},{"seq":2,"label":"a","content":"b"},'
         b'{"seq":3,"label":"a","content":"b"}}]}',
         b'{"blocks":[{"seq":1,"x":[{"a":1},{"b":2}],"label":"a","content":"b"}]}',
         b'{"blocks":[{"seq":1,"label":"\\ud800","content":"\\udc00x"}]}',
