@@ -364,7 +364,6 @@ class BodyStream:
         "_seqs",
         "_state",
         "pending",
-        "read_so_far",
     )
 
     def __init__(self, decoders: Callable[[int], Decoders]) -> None:
@@ -377,14 +376,17 @@ class BodyStream:
         self._seqs: list[int] = []
         self._images = Images()
         self._heads: list[Block] = []
-        self.read_so_far = 0  # bytes fed
+
+    @property
+    def read_so_far(self) -> int:
+        """The bytes fed: the head, those decoded and dropped, those pending."""
+        return len(self._head) + self._dropped + len(self.pending)
 
     def feed(self, chunk: bytes) -> None:
         """The body's next bytes: once ``_BATCH`` bytes wait, the items up to the last
         ``},{"`` among them are decoded."""
         pending = self.pending
         pending += chunk
-        self.read_so_far += len(chunk)
         if self._state is _HEAD and len(pending) >= _HEAD_BYTES:
             self._take_head()
         if self._state is _ITEMS and len(pending) >= _BATCH:
