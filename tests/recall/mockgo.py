@@ -18,6 +18,7 @@ import functools
 import json
 import re
 import threading
+import time
 from collections.abc import Callable, Sequence
 
 import httpx
@@ -142,12 +143,15 @@ def cold(body: bytes, args: str) -> str:
 
 
 class Recording(httpx.BaseTransport, httpx.AsyncBaseTransport):
-    """httpx's own transports, recording each /blocks read: (If-None-Match sent, status)."""
+    """httpx's own transports, recording each /blocks read: (If-None-Match sent, status).
+    ``hold``: seconds each sync /blocks read stays in flight before it is sent (callers
+    arriving meanwhile find it still flying)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, hold: float = 0.0) -> None:
         # plain http, verify=False: no CA store to load (about 35 ms of CPU each)
         self._sync = httpx.HTTPTransport(verify=False)
         self._async = httpx.AsyncHTTPTransport(verify=False)
+        self._hold = hold
         self.reads: list[tuple[str | None, int]] = []
 
     def _record(self, request: httpx.Request, response: httpx.Response) -> httpx.Response:
@@ -156,6 +160,8 @@ class Recording(httpx.BaseTransport, httpx.AsyncBaseTransport):
         return response
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if self._hold and request.url.path == BLOCKS_PATH:
+            time.sleep(self._hold)
         return self._record(request, self._sync.handle_request(request))
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:

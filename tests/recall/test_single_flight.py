@@ -72,7 +72,7 @@ def answered(go: RunningReference) -> int:
 @pytest.mark.go
 def test_16_threads_share_one_read_per_change(fresh_go: FreshGo) -> None:
     go = seeded(fresh_go)
-    recording = Recording()
+    recording = Recording(hold=0.05)  # the threads not yet scheduled join it meanwhile
     barrier = threading.Barrier(THREADS)
     with GoTurnHost(go.base_url, transport=recording) as host:
 
