@@ -21,7 +21,7 @@ from parity.cli import Exit
 from parity.errors import ParityError
 from parity.fuzz import PROFILES, fuzz_go_url, fuzz_reference, profile
 from parity.goclient import TOKEN_ENV, GoConnection, add_go_options, connection_from_options
-from parity.rig import FuzzStats, Run
+from parity.rig import FuzzStats, Run, past_bound_unsaid
 
 MODES = ("both", "stateless", "stateful")
 
@@ -53,6 +53,7 @@ class _Plan:
     steps: int | None
 
 
+@past_bound_unsaid()  # in each worker process too
 def _run(
     plan: _Plan, results: dict[str, FuzzStats] | None = None, go: GoConnection | None = None
 ) -> dict[str, FuzzStats]:

@@ -45,6 +45,8 @@ T = TypeVar("T")
 DEFAULT_MAX_BODY_BYTES: Final = 512 * 1024 * 1024
 DEFAULT_CACHE_BYTES: Final = 64 * 1024 * 1024
 _log = logging.getLogger("recall")
+PAST_BOUND: Final = "the archive (%s) is past cache_bytes (%.1f MiB): %s"
+"""The template of the warning a host logs once, the first time a set does not fit."""
 
 
 class Flight:
@@ -276,12 +278,7 @@ class HostCore:
                 else f"only what searches need is kept ({kept.size / 2**20:.1f} MiB); a re-read"
                 " then decodes every block"
             )
-            _log.warning(
-                "the archive (%s) is past cache_bytes (%.1f MiB): %s",
-                size,
-                self._budget / 2**20,
-                what,
-            )
+            _log.warning(PAST_BOUND, size, self._budget / 2**20, what)
         return kept
 
     def _fits(self, blocks: BlockSet) -> bool:

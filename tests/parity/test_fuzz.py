@@ -5,9 +5,11 @@ The ``ci`` profile's fuzz run (derandomized, bounded) is part of ``make test``.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import json
+import logging
 import os
 import pickle
 import re
@@ -33,6 +35,7 @@ from parity import campaign, cli, fuzz, rig
 from parity import strategies as ps
 from parity.corpus import Corpus, CorpusBlock, CorpusCall
 from parity.errors import ParityError
+from parity.fakego import go_json
 from parity.fixtures.go import unavailable
 from parity.reference import GoReference, RunningReference
 from parity.stateful import fuzz_stateful
@@ -563,13 +566,45 @@ def test_cli_reports_an_unreachable_go(capsys: pytest.CaptureFixture[str]) -> No
     assert "the Go at http://127.0.0.1:9 did not answer" in err
 
 
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_past_bound_unsaid_drops_that_warning_alone(
+    kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    items = [{"seq": s, "label": f"l{s}", "content": "échec " * 200} for s in range(1, 9)]
+    go = httpx.MockTransport(lambda _: httpx.Response(200, content=go_json({"blocks": items})))
+    options: dict[str, Any] = {"transport": go, "cache_bytes": rig.CACHE_SIZES[2]}
+
+    async def search_async() -> str:
+        async with AsyncGoTurnHost("http://go.test", **options) as host:
+            return await host.exec_tool("recall_search", '{"query": "échec"}')
+
+    def search() -> str:
+        if kind == "async":
+            return asyncio.run(search_async())
+        with GoTurnHost("http://go.test", **options) as host:
+            return host.exec_tool("recall_search", '{"query": "échec"}')
+
+    with rig.past_bound_unsaid():
+        within = search()  # the set (9.7 KB of JSON) past the tiny cache_bytes
+        logging.getLogger("recall").warning("another warning")
+    assert search() == within  # the filter gone with the block
+    assert "r8" in within
+    said = [r.getMessage() for r in caplog.records if r.name == "recall"]
+    assert said[0] == "another warning"
+    assert len(said) == 2
+    assert "past cache_bytes" in said[1]
+
+
 @pytest.mark.once
 @pytest.mark.go
 def test_cli_runs_both_fuzzers(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.setattr(campaign, "usable_cpus", lambda: 1)  # --workers auto: one process
     assert cli.main(["fuzz", "--examples", "5", "--profile", "ci"]) == 0
+    assert not [r for r in caplog.records if r.name == "recall"]  # tiny caches, unsaid
     out = capsys.readouterr().out
     assert "Go references of our own" in out
     for mode in ("stateless", "stateful"):
