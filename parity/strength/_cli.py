@@ -11,8 +11,14 @@ from typing import TextIO
 
 from parity.cli import Exit
 from parity.strength._cover import Coverage, go_coverage, pct, python_coverage
-from parity.strength._explain import EXPLANATIONS_PATH, Explanations, entry_for, load_explanations
-from parity.strength._mutants import Mutant, generate_mutants, sample_mutants, short
+from parity.strength._explain import (
+    EXPLANATIONS_PATH,
+    Explanations,
+    entry_for,
+    generate_mutants,
+    load_explanations,
+)
+from parity.strength._mutants import Mutant, sample_mutants, short
 from parity.strength._runner import MutantResult, run_mutants
 
 SEED = 20240611

@@ -1,7 +1,8 @@
-"""The explanations (``explanations.toml`` beside this module), and what no longer fits.
-An entry names its code by the text of its line, without white space (and the lines before
-it where one line names more than one place), a mutant's also by its change: never a file,
-line number or function (``docs/strength.md``, "Explanations as data")."""
+"""The explanations (``explanations.toml`` beside this module), what no longer fits, and
+the mutants of the tool logic they mark out (``generate_mutants``). An entry names its
+code by the text of its line, without white space (and the lines before it where one
+line names more than one place), a mutant's also by its change: never a file, line
+number or function (``docs/strength.md``, "Explanations as data")."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import msgspec
 
 from parity.errors import ParityError
 from parity.project import project_root
-from parity.strength._mutants import Mutant, _lines, _Mutator, code_at, squeeze
+from parity.strength._mutants import Mutant, _lines, _Mutator, code_at, mutants_of_source, squeeze
 
 EXPLANATIONS_PATH = Path(__file__).with_name("explanations.toml")
 PACKAGE = "recall"
@@ -235,3 +236,15 @@ def _port_files() -> dict[str, str]:
         parts = file.with_suffix("").parts
         found[".".join(parts[: -1 if parts[-1] == "__init__" else None])] = file.as_posix()
     return found
+
+
+def generate_mutants(modules: Sequence[str] | None = None) -> list[Mutant]:
+    """Every mutant of these modules (default: the tool logic), less what is not tool logic."""
+    explained = load_explanations()
+    out: list[Mutant] = []
+    for module in modules if modules is not None else explained.tool_logic_modules():
+        file = module_file(module)
+        source = (project_root() / file).read_text("utf-8")
+        skip = explained.not_tool_logic_reason
+        out += mutants_of_source(source, module=module, file=file, first_id=len(out) + 1, skip=skip)
+    return out

@@ -366,20 +366,6 @@ def mutants_of_source(
     return [replace(m, id=first_id + i, source=source) for i, (_, m) in enumerate(found)]
 
 
-def generate_mutants(modules: Sequence[str] | None = None) -> list[Mutant]:
-    """Every mutant of these modules (default: the tool logic), less what is not tool logic."""
-    from parity.strength._explain import load_explanations, module_file
-
-    explained = load_explanations()
-    out: list[Mutant] = []
-    for module in modules if modules is not None else explained.tool_logic_modules():
-        file = module_file(module)
-        source = (project_root() / file).read_text("utf-8")
-        skip = explained.not_tool_logic_reason
-        out += mutants_of_source(source, module=module, file=file, first_id=len(out) + 1, skip=skip)
-    return out
-
-
 def sample_mutants(mutants: Sequence[Mutant], size: int, *, seed: int) -> list[Mutant]:
     """``size`` mutants drawn with ``seed`` (the same ones for the same list), in order."""
     if size >= len(mutants):

@@ -22,11 +22,12 @@ from parity.strength._explain import (
     Explanations,
     StrengthDataError,
     entry_for,
+    generate_mutants,
     load_explanations,
     module_file,
     parse_explanations,
 )
-from parity.strength._mutants import Mutant, generate_mutants, mutants_of_source, regex_variants
+from parity.strength._mutants import Mutant, mutants_of_source, regex_variants
 from parity.strength._runner import MutantResult, run_mutants
 from tests.runwide import made_once
 
