@@ -126,6 +126,7 @@ def test_quick_bench_runs_reports_ratios_and_checks_parity(tmp_path: Path) -> No
                 assert f"{figure['ratio']:.2f}x" in done.stdout
         assert entry["index"]["index_bytes"] > 0
         assert set(entry["fetch"]) == {"delta", "plain"}
+        assert entry["not_modified_s"] > 0  # its 304s counted in the delta Go's log
     memory = sizes[-1]["memory"]
     for mode in ("rss", "tracemalloc"):
         first, *again = memory[mode]
