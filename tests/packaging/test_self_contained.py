@@ -39,6 +39,7 @@ def test_the_contract_is_in_the_repository() -> None:
     for section in (
         "## The Go HTTP API",
         "### Conditional reads of `/blocks`",
+        "### Incremental reads of `/blocks`",
         "## `recall`",
         "## `recall_search`",
         "## The texts",
