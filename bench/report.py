@@ -135,7 +135,7 @@ def _other_lines(entry: dict[str, Any]) -> Iterator[str]:
         repeated = entry["delta/best"]["repeated"]["go_s"] / len(SESSION_QUERIES)
         yield (
             "a 304 alone, sent as a host sends it (the floor of a search through the kept "
-            f"set): {not_modified * 1000:.2f} ms = {not_modified / repeated:.2f}x Go's repeated"
+            f"set): {not_modified * 1000:.2f} ms = {not_modified / repeated:.3f}x Go's repeated"
             " search"
         )
     if (warm := entry.get("delta/warm", {}).get("warm_s")) is not None:
