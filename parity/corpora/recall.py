@@ -129,7 +129,10 @@ def _calls() -> tuple[CorpusCall, ...]:
             if isinstance(spec, str):
                 spec = {"args": spec}
             depth = spec.get("nested", 0)
-            args = spec.get("args", '{"query": "deploy", "x": ' + "[" * depth + "]" * depth + "}")
+            arrays = "[" * depth + "]" * depth
+            if spec.get("in_object", False):
+                arrays = '{"a": ' + arrays + "}"
+            args = spec.get("args", '{"query": "deploy", "x": ' + arrays + "}")
             calls.append(CorpusCall(case, tool, args, tuple(spec.get("literal_seqs", ()))))
     return tuple(calls)
 
