@@ -38,6 +38,7 @@ class _Invalid(Exception):
 
 
 _NOT_WS = re.compile(r"[^ \t\n\r]")
+_OPENS = re.compile(r"\[(?:[ \t\n\r]*\[)*")  # a run of arrays opened
 _STRING = re.compile(
     r'"([^"\\\x00-\x1f]*+(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*+)*+)"'
 )
@@ -121,14 +122,18 @@ def _skip_value(text: str, pos: int, depth: int) -> int:
         # A value starts at pos.
         c = text[pos : pos + 1]
         if c in ("{", "["):
-            if depth + len(closers) + 1 > MAX_NESTING_DEPTH:
+            # Arrays opened one after the other (deeply nested args) are taken at once.
+            opened = _OPENS.match(text, pos) if c == "[" else None
+            n = 1 if opened is None else opened.group().count("[")
+            if depth + len(closers) + n > MAX_NESTING_DEPTH:
                 raise _Invalid
-            pos = _ws(text, pos + 1)
+            pos = _ws(text, pos + 1 if opened is None else opened.end())
             close = "}" if c == "{" else "]"
+            closers += close * n
             if text.startswith(close, pos):
+                closers.pop()
                 pos += 1
             else:
-                closers.append(close)
                 if close == "}":
                     _, pos = _key(text, pos)
                 continue

@@ -386,6 +386,17 @@ UNMARSHAL_CASES = [
     "[" * MAX_NESTING_DEPTH + "]" * MAX_NESTING_DEPTH,
     '{"a":' + "[" * (MAX_NESTING_DEPTH + 5),
     '{"a":' + "[" * 20000 + "]" * 20000 + "}",
+    # runs of arrays opened at once: with spaces, after an object or an array, at the limit
+    '{"a": [ [\t[\n[\r\n[ 1 ] ] ] ] ]}',
+    '{"a": [ [ ] , [[ ]] , [[[1]] ,2] ]}',
+    '{"a": [[[1]]]]}',
+    '{"a": [[[1]}',
+    '{"a": [[[ }',
+    '{"a": [[[1,]]]}',
+    '{"a":{"b":' + "[ " * (MAX_NESTING_DEPTH - 2) + "]" * (MAX_NESTING_DEPTH - 2) + "}}",
+    '{"a":{"b":' + "[ " * (MAX_NESTING_DEPTH - 1) + "]" * (MAX_NESTING_DEPTH - 1) + "}}",
+    '{"a":[1,' + "[" * (MAX_NESTING_DEPTH - 2) + "]" * (MAX_NESTING_DEPTH - 1) + "}",
+    '{"a":[1,' + "[" * (MAX_NESTING_DEPTH - 1) + "]" * MAX_NESTING_DEPTH + "}",
 ]
 
 
