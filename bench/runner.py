@@ -138,10 +138,9 @@ class Bench:
         bench's last read, sent as a host sends a conditional read: a request built once,
         through httpx's transport, over a kept connection (opened by one more, untimed)."""
         connection = self.gos["delta"].connection
-        token = {"Authorization": f"Bearer {connection.token}"} if connection.token else {}
         url = connection.base_url.rstrip("/") + BLOCKS_PATH
         tag = self.tag or ""
-        headers = {IF_NONE_MATCH: tag, **token}
+        headers = {IF_NONE_MATCH: tag, **connection.headers}
         request = httpx.Request("GET", url, params={"since": tag}, headers=headers)
         self.expect("delta", reads=samples + 1)
 

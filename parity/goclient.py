@@ -117,6 +117,11 @@ class GoConnection:
                 ) from exc
         return context
 
+    @property
+    def headers(self) -> dict[str, str]:
+        """What every request to this Go carries: ``Authorization`` with its token, if any."""
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+
     def mask(self, text: str) -> str:
         """``text`` with the token (and any password of the URL) replaced by ``***``."""
         for secret in (self.token, httpx.URL(self.base_url).password):
@@ -292,7 +297,7 @@ class GoClient(contextlib.AbstractContextManager["GoClient"]):
         self.connection = connection
         self._http = httpx.Client(
             base_url=connection.base_url,
-            headers={"Authorization": f"Bearer {connection.token}"} if connection.token else {},
+            headers=connection.headers,
             timeout=timeout,
             verify=connection.ssl_context,
             trust_env=False,
