@@ -164,24 +164,21 @@ _SPACES = _weighted((3, st.just("")), (1, st.just(" ")), (2, _SPACE_RUN))
 """A run of zero to three space runes, Go's or the ones only Python strips."""
 
 
-def _mapped_digits(text: str, zero: int) -> str:
-    return "".join(chr(zero + ord(c) - 0x30) if "0" <= c <= "9" else c for c in text)
-
-
 _ZEROS = st.sampled_from([0, 0, 0, 1, 2, 3, 25])
 _DIGIT_STYLES = st.sampled_from(["ascii"] * 6 + ["zero", "mixed", "odd", "underscore", "space"])
 _NON_DECIMAL = st.sampled_from("⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃①②③⑦⑩Ⅶⅶ½")  # isdigit/isnumeric, not decimal
 
 
 def _digit_text(draw: st.DrawFn, number: int) -> str:
-    """The decimal digits of ``number`` in a drawn style: zeros, Unicode digits, junk."""
+    """The decimal digits of ``number`` (>= 0) in a drawn style: zeros, Unicode digits, junk."""
     text = "0" * draw(_ZEROS) + str(number)
     style = draw(_DIGIT_STYLES)
     if style == "zero":
-        text = _mapped_digits(text, draw(st.sampled_from(DIGIT_ZEROS[1:])))
+        zero = draw(st.sampled_from(DIGIT_ZEROS[1:]))
+        text = "".join(chr(zero + int(c)) for c in text)
     elif style == "mixed":
-        zero = st.sampled_from(DIGIT_ZEROS)
-        text = "".join(_mapped_digits(c, draw(zero)) if c.isdigit() else c for c in text)
+        zeros = st.sampled_from(DIGIT_ZEROS)
+        text = "".join(chr(draw(zeros) + int(c)) for c in text)
     elif style == "odd":
         at = draw(st.integers(0, len(text)))
         text = text[:at] + draw(_NON_DECIMAL) + text[at:]
@@ -380,8 +377,7 @@ def limits() -> st.SearchStrategy[str]:
 
 def _escape(c: str, *, upper: bool) -> str:
     """``c`` as ``\\uXXXX`` escapes: one, or a surrogate pair past U+FFFF."""
-    units = c.encode("utf-16-be", "surrogatepass")
-    hexes = (units[i : i + 2].hex() for i in range(0, len(units), 2))
+    hexes = c.encode("utf-16-be", "surrogatepass").hex(" ", 2).split()
     return "".join(f"\\u{h.upper() if upper else h}" for h in hexes)
 
 
