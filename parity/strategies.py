@@ -24,8 +24,6 @@ from recall._tools import replace_surrogates
 T = TypeVar("T")
 
 INT64_MAX = 2**63 - 1
-MAX_NESTING = 10000
-"""Go's ``encoding/json`` nesting limit: depth 10000 decodes, 10001 is an error."""
 
 GO_SPACES = (
     "\t\n\v\f\r \x85\xa0\u1680"

@@ -42,6 +42,7 @@ from parity.stateful import fuzz_stateful
 from recall import AsyncGoTurnHost, GoTurnHost
 from recall._go import DEFAULT_UNICODE_VERSION as GO_UNICODE_VERSION
 from recall._go import strings as go_strings
+from recall._go.json import MAX_NESTING_DEPTH
 from recall._go.strconv import is_print
 
 FIND = settings(  # the first example found, unshrunk
@@ -250,8 +251,8 @@ RAW_ARGS: Table = [
         "a non-object",
         lambda s: not _python_json_error(s) and s.strip()[:1] in ('"', "[", "n", "1"),
     ),
-    ("nesting past Go's limit", lambda s: _depth(s) > ps.MAX_NESTING),
-    ("nesting at Go's limit", lambda s: _depth(s) == ps.MAX_NESTING),
+    ("nesting past Go's limit", lambda s: _depth(s) > MAX_NESTING_DEPTH),
+    ("nesting at Go's limit", lambda s: _depth(s) == MAX_NESTING_DEPTH),
     (
         "a lone surrogate escape",
         lambda s: re.search(r"\\ud800(?!\\u[dD][c-fC-F])", s, re.I) is not None,
