@@ -63,13 +63,13 @@ print(json.dumps({"wall": wall, "cpu": cpu}))
 """
 
 # "import time: <self us> | <cumulative us> | <indent><module>"
-_IMPORTTIME = re.compile(r"^import time:\s*(\d+) \|\s*(\d+) \| (\s*)(\S+)$", re.MULTILINE)
+_IMPORTTIME = re.compile(r"^import time:\s*(\d+) \|\s*(\d+) \| \s*(\S+)$", re.MULTILINE)
 
 
 def _importtime(stderr: str) -> tuple[float, float]:
     """``recall``'s cumulative import and ``recall._go``'s own modules (self, summed), in ms."""
     cumulative = go_self = 0.0
-    for self_us, cumulative_us, _, name in _IMPORTTIME.findall(stderr):
+    for self_us, cumulative_us, name in _IMPORTTIME.findall(stderr):
         if name == "recall":
             cumulative = int(cumulative_us) / 1000
         if name == "recall._go" or name.startswith("recall._go."):
