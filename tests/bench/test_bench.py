@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +19,7 @@ from bench.data import QUERIES, SESSION_QUERIES, generate_blocks
 from bench.kernel import check_parity, ns_per_op
 from bench.memory import CACHE_PER_JSON_BYTE, cache_bytes_for
 from bench.report import targets
-from bench.runner import SESSION_CALLS, SESSION_KINDS, Bench, _child, parse_args
+from bench.runner import CHILD_ENV, ROOT, SESSION_CALLS, SESSION_KINDS, Bench, _child, parse_args
 from parity.errors import GoReferenceError
 from parity.fixtures.go import go_unavailable
 from parity.goclient import GoClient, GoConnection
@@ -29,8 +28,6 @@ from recall._core import DEFAULT_CACHE_BYTES
 from recall._index import Searcher
 from recall._protocol import BLOCKS_PATH, EXEC_PATH
 from tests.recall.mockgo import MockGo, go_body
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_data_is_deterministic_and_realistic() -> None:
@@ -92,11 +89,10 @@ def test_quick_bench_runs_reports_ratios_and_checks_parity(tmp_path: Path) -> No
         go_executable()
     except GoReferenceError as exc:
         go_unavailable(exc)
-    env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MAKELEVEL"}}
     done = subprocess.run(
         [sys.executable, "-m", "bench", "--quick", "--out-dir", str(tmp_path)],
         cwd=ROOT,
-        env=env,
+        env=CHILD_ENV,
         capture_output=True,
         text=True,
         timeout=600,
