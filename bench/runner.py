@@ -34,7 +34,7 @@ import httpx
 from bench import BenchError, ParityFailure, coldstart, kernel
 from bench.data import DEFAULT_SEED, QUERIES, SESSION_QUERIES, generate_blocks
 from bench.memory import cache_bytes_for
-from bench.report import render_markdown, render_text, targets
+from bench.report import KINDS, render_markdown, render_text, targets
 from parity.goclient import ARCHIVE_PATH, GoClient
 from parity.reference import GoReference, RunningReference
 from recall import Block
@@ -47,9 +47,9 @@ TIMEOUT = 300.0
 DETAIL_SIZE = 10_000
 """The largest size with the decoders, the index and ``json`` sessions measured."""
 GOS = ("delta", "plain")
-SESSION_KINDS = ("delta/best", "delta/warm", "plain/best", "delta/json")
-"""``GO/HOW``: ``best`` decodes as the hosts do, ``warm`` after ``host.warm()``, ``json``
-with json's scanner only (up to ``DETAIL_SIZE``)."""
+SESSION_KINDS = tuple(KINDS)
+"""``GO/HOW``, the report's ``KINDS``: ``best`` decodes as the hosts do, ``warm`` after
+``host.warm()``, ``json`` with json's scanner only (up to ``DETAIL_SIZE``)."""
 NOT_MODIFIED_SAMPLES = 6  # 304s timed a round, as many as the searches of a session's six
 HERDS = (("sync", 16), ("async", 50))  # (host kind, callers) of the herds after a change
 SESSION_CALLS = 1 + 2 * len(SESSION_QUERIES) + 1  # recall_search calls a session, each side
