@@ -83,8 +83,7 @@ class Served:
             return None
         if path == BLOCKS_PATH:
             return "blocks"
-        seqs = [v for k, v in urllib.parse.parse_qsl(query, keep_blank_values=True) if k == "seq"]
-        seq = _int64(seqs[0]) if seqs else None
+        seq = _int64(urllib.parse.parse_qs(query, keep_blank_values=True).get("seq", [""])[0])
         return f"block?{query}" if seq is None else f"block?seq={seq}"
 
     def __str__(self) -> str:
@@ -105,8 +104,7 @@ class FakeGo(HTTPServer):
         self.etag = '"fake-' + hashlib.sha256(self._blocks_body).hexdigest()[:16] + '"'
         """The strong ETag of the blocks in ``conditional`` mode."""
         self._tagged: dict[str, dict[int, JournalBlock]] = {}  # every set delta mode served
-        self._current = ""
-        self.stage()
+        self.stage()  # the journal's set, current under the first tag
         # the first recorded output where two calls share a tool and args
         self._outputs = {(c.tool, c.args): c.output for c in reversed(journal.calls)}
         self.expect_request(BLOCK_PATH, method="GET").respond_with_handler(self._block)
