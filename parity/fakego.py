@@ -234,7 +234,7 @@ class FakeGo(HTTPServer):
         return self._reply(200, {"since": since, "blocks": blocks, "gone": gone}, tag=tag)
 
     def _exec(self, request: Request) -> Response:
-        if self.mode == "archive":
+        if self.mode != "fallback":
             return self._unavailable("/tool/exec")
         try:
             body = json.loads(request.get_data(as_text=True))

@@ -12,7 +12,7 @@ import pytest
 
 from parity.corpus import get_corpus
 from parity.errors import ParityError
-from parity.fakego import FakeGo, Served, blocks_body, go_json, names_tag
+from parity.fakego import FakeGo, Mode, Served, blocks_body, go_json, names_tag
 from parity.fixtures.go import FreshGo
 from parity.journal import Journal, JournalBlock, RecordedBy
 from recall._protocol import BLOCK_PATH, BLOCKS_PATH, EXEC_PATH
@@ -89,10 +89,15 @@ def test_block_routes(fake_go: FakeGo, client: httpx.Client, golden: Journal) ->
     assert client.get(BLOCKS_PATH).json()["blocks"][0]["seq"] == first.seq
 
 
-def test_exec_answers_500_in_archive_mode(fake_go: FakeGo, client: httpx.Client) -> None:
-    answer = client.post(EXEC_PATH, json={"name": "recall", "args": "{}"})
+@pytest.mark.parametrize("mode", ["archive", "conditional", "delta"])
+def test_exec_answers_500_but_in_fallback_mode(
+    fake_go: FakeGo, client: httpx.Client, golden: Journal, mode: Mode
+) -> None:
+    fake_go.mode = mode
+    call = golden.call("recall-id-plain")  # a recorded call: only the mode refuses it
+    answer = client.post(EXEC_PATH, json={"name": call.tool, "args": call.args})
     assert answer.status_code == 500
-    assert "error" in answer.json()
+    assert answer.json() == {"error": f"fake Go: /tool/exec disabled in {mode} mode"}
 
 
 def test_fallback_mode(fake_go: FakeGo, client: httpx.Client, golden: Journal) -> None:
