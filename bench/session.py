@@ -1,12 +1,12 @@
 """One session of a host in a fresh process, Python beside Go: what ``make bench`` times.
 
-``python -m bench.session URL [--go-first] [--warm] [--no-steady]``
-times ``import recall``, ``GoTurnHost(URL)``, ``host.warm()`` (``--warm``), then each
-search beside Go's /tool/exec: **first** (Python first: it bears a cold process's
-costs), **repeated** (the six ``SESSION_QUERIES``), **steady** (the six again) and
-**new block** (a block archived untimed, then locked again). Python and Go alternate
-(``--go-first``: Go first); every output is compared with Go's: a difference is printed
-(exit 1). It prints one JSON object.
+``python -m bench.session URL [--go-first] [--warm] [--no-steady] [--cache-bytes N]
+[--decoder best|json]`` times ``import recall``, ``GoTurnHost(URL)``, ``host.warm()``
+(``--warm``), then each search beside Go's /tool/exec: **first** (Python first: it bears
+a cold process's costs), **repeated** (the six ``SESSION_QUERIES``), **steady** (the six
+again) and **new block** (a block archived untimed, then locked again). Python and Go
+alternate (``--go-first``: Go first); every output is compared with Go's: a difference is
+printed (exit 1). It prints one JSON object.
 """
 
 from __future__ import annotations
