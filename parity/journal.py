@@ -172,14 +172,11 @@ def write_atomically(path: Path, data: bytes) -> None:
         raise JournalError(path, f"cannot write: {e.strerror or e}") from e
 
 
-class _DuplicateKeyError(ValueError):
-    pass
-
-
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _pairs(path: Path, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     if len(obj := dict(pairs)) < len(pairs):  # the first key that repeats one before it
         keys = [k for k, _ in pairs]
-        raise _DuplicateKeyError(next(k for i, k in enumerate(keys) if k in keys[:i]))
+        key = next(k for i, k in enumerate(keys) if k in keys[:i])
+        raise JournalError(path, f"a JSON object repeats the key {key!r}", field=key)
     return obj
 
 
@@ -205,10 +202,9 @@ def load(path: str | Path) -> Journal:
         )
         raise _damaged(path, detail, data[: e.start]) from e
     try:
-        obj = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant)
-    except _DuplicateKeyError as e:
-        key = e.args[0]
-        raise JournalError(path, f"a JSON object repeats the key {key!r}", field=key) from e
+        obj = json.loads(
+            text, object_pairs_hook=functools.partial(_pairs, path), parse_constant=_no_constant
+        )
     except json.JSONDecodeError as e:
         detail = (
             f"ends early at line {e.lineno} column {e.colno} (truncated?)"
