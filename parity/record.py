@@ -217,7 +217,7 @@ def run_record(
     if pending.exists():
         pending.unlink()
         print(f"removed {pending}: the recording it held is out of date", file=out)
-    return 0
+    return Exit.OK
 
 
 def _unicode_note(go: GoConnection, old: Journal, out: TextIO) -> None:
@@ -260,14 +260,14 @@ def _check(drift: Drift, journal_path: str, out: TextIO, *, full: bool) -> int:
     calls = len(drift.new.calls)
     if drift.identical:
         print(f"{journal_path}: matches the Go ({calls} calls)", file=out)
-        return 0
+        return Exit.OK
     if not drift:
         how = "nothing the Go reports differs"
         if drift.first_seqs is not None:
             how = "only the seq base differs" if drift.shifted else "the seqs differ"
         head = f"{journal_path}: matches the Go modulo its seqs ({calls} calls): {how}"
         print(head, *drift.notes(), sep="\n", file=out)
-        return 0
+        return Exit.OK
     print(
         f"{journal_path}: DRIFT, the Go no longer answers as recorded:",
         *drift.lines(),
