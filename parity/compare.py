@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from parity import journal, report
@@ -185,9 +184,7 @@ class Drift:
                 after = self.old.cases[i - 1] if i else None
                 order.insert(order.index(after) + 1 if after in order else 0, case)
         rb = b.recorded_by if RECORDED_BY in taken else a.recorded_by
-        return dataclasses.replace(
-            a, recorded_by=rb, calls=tuple(calls[c] for c in order if c in calls)
-        )
+        return replace(a, recorded_by=rb, calls=tuple(calls[c] for c in order if c in calls))
 
     def in_old_seqs(self, case: str, *, output: str | None = None) -> JournalCall:
         """The new call of ``case``, the seqs its output and reads print written as the
@@ -196,12 +193,12 @@ class Drift:
         old, new = _Recording(self.old, self.corpus), _Recording(self.new, self.corpus)
         call = new.calls[case]
         if output is not None:
-            call = dataclasses.replace(call, output=output)
+            call = replace(call, output=output)
         printed = new.output(call, new.template(call, _corpus_call(self.corpus, case)))
         reads = None
         if call.reads is not None:
             reads = tuple(map(old.render, new.reads(call.reads), call.reads))
-        return dataclasses.replace(call, output=old.render(printed, call.output), reads=reads)
+        return replace(call, output=old.render(printed, call.output), reads=reads)
 
 
 def _corpus_call(corpus: Corpus | None, case: str) -> CorpusCall | None:
