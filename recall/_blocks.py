@@ -59,9 +59,7 @@ def fields_from_json(item: object, surrogates: bool) -> Fields | None:
     ``surrogates``, a lone surrogate becomes U+FFFD, as in Go."""
     if not isinstance(item, dict):
         return None
-    seq = item.get("seq")
-    label = item.get("label")
-    content = item.get("content")
+    seq, label, content = item.get("seq"), item.get("label"), item.get("content")
     if type(seq) is not int or not 1 <= seq <= MAX_SEQ:  # bool is not an int here
         return None
     if not isinstance(label, str) or not isinstance(content, str):

@@ -143,9 +143,7 @@ class MemoryArchive:
 
 def replace_surrogates(text: str) -> str:
     """Replace each surrogate code point (paired or not) with U+FFFD, as a Go string would."""
-    if text.isascii():
-        return text
-    return _SURROGATE.sub("\ufffd", text)
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
 
 
 def recall_id_to_seq(block_id: str) -> int | None:
@@ -545,9 +543,7 @@ class BlockRead(NamedTuple):
 
     def finish(self, block: Block | None) -> str:
         """The output, given the block read (None: absent or unreadable)."""
-        if block is None:
-            return text_not_found(self.block_id, self.quote)
-        return text_block(block)
+        return text_not_found(self.block_id, self.quote) if block is None else text_block(block)
 
 
 class BlocksRead(NamedTuple):
@@ -582,9 +578,7 @@ def tool_recall(m: Mapping[str, object], quote: Quote = quote) -> str | BlockRea
     if not isinstance(block_id, str) or not trim_space(block_id):
         return TEXT_MISSING_ID
     seq = recall_id_to_seq(block_id)
-    if seq is None:
-        return text_not_found(block_id, quote)
-    return BlockRead(seq, block_id, quote)
+    return text_not_found(block_id, quote) if seq is None else BlockRead(seq, block_id, quote)
 
 
 def tool_recall_search(m: Mapping[str, object], quote: Quote = quote) -> str | BlocksRead:

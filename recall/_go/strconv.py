@@ -94,6 +94,4 @@ def quote_for(unicode_version: str) -> Callable[[str], str]:
 
 def float64_to_int(f: float) -> int:
     """Return Go's int(f) on amd64: truncated toward zero; MinInt64 for NaN or out of range."""
-    if math.isnan(f) or not -_TWO_63 <= f < _TWO_63:
-        return _MIN_INT64
-    return int(f)
+    return _MIN_INT64 if math.isnan(f) or not -_TWO_63 <= f < _TWO_63 else int(f)
