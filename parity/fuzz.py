@@ -137,7 +137,7 @@ def report_head(divergence: Any, what: str, call: tuple[str, str, str] | None) -
         tool, args, host = call
         lines.append(
             mismatch_report(
-                case=divergence.case,
+                title=f"MISMATCH {divergence.case}",
                 tool=tool,
                 args=args,
                 expected=divergence.go_output,

@@ -89,19 +89,17 @@ def mismatch_report(
     actual: str,
     expected_name: str = "go (golden)",
     actual_name: str = "python",
+    title: str,
     limit: int | None = None,
-    case: str = "",
-    title: str | None = None,
 ) -> str:
-    """A readable account of why ``actual`` is not ``expected`` for this case, under
-    ``title`` (default ``MISMATCH case``); ``limit``: at most that many lines of each
-    output and of the diff."""
+    """A readable account, under ``title``, of why ``actual`` is not ``expected``;
+    ``limit``: at most that many lines of each output and of the diff."""
     d = first_difference(expected, actual)
     where = "the outputs are equal"
     if d is not None:
         where = f"first difference at byte {d.offset} (line {d.line}, col {d.column})"
     lines = [
-        *head(title or f"MISMATCH {case}", tool, args),
+        *head(title, tool, args),
         f"  {where}",
         block(expected_name, expected, limit),
         block(actual_name, actual, limit),

@@ -37,7 +37,7 @@ def test_shorten() -> None:
 
 def test_mismatch_report() -> None:
     text = mismatch_report(
-        case="search-x",
+        title="MISMATCH search-x",
         tool="recall_search",
         args='{"query": "x"}',
         expected="1 of 1\n[r1] a\u200b",
@@ -56,7 +56,11 @@ def test_mismatch_report() -> None:
 
 def test_an_args_value_with_a_newline_keeps_the_report_indented() -> None:
     text = mismatch_report(
-        case="c", tool="recall_search", args='{"query":\n"a\\nb"}', expected="x", actual="y"
+        title="MISMATCH c",
+        tool="recall_search",
+        args='{"query":\n"a\\nb"}',
+        expected="x",
+        actual="y",
     )
     lines = text.splitlines()
     assert lines[0] == "MISMATCH c"
