@@ -404,7 +404,7 @@ def test_check_against_a_production_like_go_says_only_the_seq_base_differs(
     assert (status, err) == (0, ""), out
     calls = len(golden.calls)
     lines = out.splitlines()
-    assert f"matches the Go modulo its seqs ({calls} calls): only the seq base differs" in lines[1]
+    assert f"matches the Go ({calls} calls) but for what follows:" in lines[1]
     assert "  seqs:    only the seq base differs (first seq 1000 -> 1); " in out
     assert (
         f"  not recorded in the new journal (not compared): the reads of {calls - 1} calls, "
