@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from parity import journal as journal_mod
 from parity import report
@@ -226,11 +226,9 @@ class Replayer:
             output = self.host.exec_tool(call.tool, call.args)
         except Exception as e:  # the implementation's failure is the case's failure
             error = f"{type(e).__name__}: {e}"
-        served = tuple(self.fake.served_since(mark))
-        problems = (
-            primed + self.fake.problems() + _request_problems(call, mode, served, self.corpus)
-        )
-        return ModeRun(mode, output, error, served, tuple(problems))
+        run = ModeRun(mode, output, error, tuple(self.fake.served_since(mark)), ())
+        problems = primed + self.fake.problems() + _request_problems(call, run, self.corpus)
+        return replace(run, problems=tuple(problems))
 
     def _prime(self, call: JournalCall) -> list[str]:
         """Have the host search once over a stale set, then serve the journal's again
@@ -284,23 +282,22 @@ class Replayer:
         return result
 
 
-def _request_problems(
-    call: JournalCall, mode: Mode, served: Sequence[Served], corpus: Corpus
-) -> list[str]:
-    """What is wrong with the requests one call made, for a tool run in Python."""
+def _request_problems(call: JournalCall, run: ModeRun, corpus: Corpus) -> list[str]:
+    """What is wrong with the requests of ``run`` (its problems not counted yet), for a
+    tool run in Python."""
     if call.tool not in corpus.tools:
         return []
+    served = run.served
     execs = [s for s in served if s.path == EXEC_PATH]
     reads = [s for s in served if s.path in (BLOCK_PATH, BLOCKS_PATH)]
-    if mode != "fallback":  # archive, conditional, delta: the tools' own reads and outputs
+    if run.mode != "fallback":  # archive, conditional, delta: the tools' own reads, outputs
         problems = []
         if execs:
             problems.append(f"fell back on POST {EXEC_PATH} (the fake answered 500)")
-        made = tuple(r for s in served if (r := s.read) is not None)
-        if call.reads is not None and made != call.reads:
+        if call.reads is not None and run.reads != call.reads:
             problems.append(
                 f"archive reads differ from Go's: expected {report.reads_text(call.reads)} "
-                f"(as Go's tool read), actual {report.reads_text(made)}"
+                f"(as Go's tool read), actual {report.reads_text(run.reads)}"
             )
         return problems
     if reads and len(execs) != 1:
