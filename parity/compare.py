@@ -191,9 +191,7 @@ class Drift:
         old journal's (each left as it is where they cannot all be mapped); ``output``:
         another output in the new seqs (the port's) to write so instead."""
         old, new = _Recording(self.old, self.corpus), _Recording(self.new, self.corpus)
-        call = new.calls[case]
-        if output is not None:
-            call = replace(call, output=output)
+        call = new.calls[case] if output is None else replace(new.calls[case], output=output)
         printed = new.output(call, new.template(call, _corpus_call(self.corpus, case)))
         reads = None
         if call.reads is not None:

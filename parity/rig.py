@@ -136,15 +136,11 @@ def past_bound_unsaid() -> Iterator[None]:
     the tiny one of CACHE_SIZES is past it by design, and a fuzz run's thousands of hosts
     would each log it once."""
     log = logging.getLogger("recall")
-    log.addFilter(_not_past_bound)
+    log.addFilter(unsaid := lambda record: record.msg != PAST_BOUND)
     try:
         yield
     finally:
-        log.removeFilter(_not_past_bound)
-
-
-def _not_past_bound(record: logging.LogRecord) -> bool:
-    return record.msg != PAST_BOUND
+        log.removeFilter(unsaid)
 
 
 class TransportWrap(Protocol):
