@@ -263,7 +263,7 @@ def _check(drift: Drift, journal_path: str, out: TextIO, *, full: bool) -> int:
         return Exit.OK
     if not drift:  # the differences are notes (the seqs, what one side did not record)
         head = f"{journal_path}: matches the Go ({calls} calls) but for what follows:"
-        print(head, *(drift.notes() or ["  nothing the Go reports differs"]), sep="\n", file=out)
+        print(head, *drift.notes(), sep="\n", file=out)
         return Exit.OK
     print(
         f"{journal_path}: DRIFT, the Go no longer answers as recorded:",
